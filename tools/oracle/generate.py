@@ -1,0 +1,439 @@
+"""Asks JAX about every case in cases.py and writes the answers as goldens.
+
+Usage (normally through tools/oracle/generate.sh, which sets the environment):
+
+    JAX_PLATFORMS=cpu XLA_FLAGS=--xla_force_host_platform_device_count=8 \
+        python tools/oracle/generate.py OUTDIR
+
+Writes OUTDIR/<group>.json for each group in cases.GROUPS. Output is
+deterministic: sorted keys, no timestamps, no object addresses. A case whose
+JAX outcome contradicts the corpus (an error where none was expected, or the
+reverse, or an error message lacking one of the case's phrases) stops the run:
+the corpus states facts, and a wrong fact must be fixed, not recorded.
+"""
+
+import contextlib
+import dataclasses
+import io
+import json
+import math
+import os
+import sys
+import warnings
+
+warnings.simplefilter("ignore")  # make_mesh's axis_types deprecation notice
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import jaxlib  # noqa: E402
+import numpy as np  # noqa: E402
+from jax.experimental import mesh_utils  # noqa: E402
+from jax.sharding import AbstractMesh, AxisType, Mesh, NamedSharding  # noqa: E402
+from jax.sharding import PartitionSpec as P  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cases  # noqa: E402
+
+TYPES = {"Auto": AxisType.Auto, "Explicit": AxisType.Explicit, "Manual": AxisType.Manual}
+DTYPES = {"f32": np.float32, "i32": np.int32}
+
+
+class CaseError(Exception):
+    pass
+
+
+# ---------------------------------------------------------------------------
+# Encoding helpers.
+
+def to_p(spec):
+    out = []
+    for e in spec:
+        if e == cases.U:
+            out.append(P.UNCONSTRAINED)
+        elif isinstance(e, list):
+            out.append(tuple(e))
+        else:
+            out.append(e)
+    return P(*out)
+
+
+def from_p(p):
+    out = []
+    for e in p:
+        if e is P.UNCONSTRAINED:
+            out.append(cases.U)
+        elif isinstance(e, tuple):
+            out.append(list(e))
+        else:
+            out.append(e)
+    return out
+
+
+def types_of(m):
+    if "types" not in m:
+        return tuple(AxisType.Auto for _ in m["names"])
+    return tuple(TYPES[t] for t in m["types"])
+
+
+def make_mesh(m):
+    devs = jax.devices()
+    ids = m.get("devices", list(range(math.prod(m["shape"]))))
+    arr = np.array([devs[i] for i in ids], dtype=object).reshape(m["shape"])
+    return Mesh(arr, tuple(m["names"]), axis_types=types_of(m))
+
+
+def ranges(index, shape):
+    out = []
+    for sl, n in zip(index, shape):
+        start, stop, step = sl.indices(n)
+        assert step == 1, sl
+        out.append([start, stop])
+    return out
+
+
+def err(e):
+    return {"class": type(e).__name__, "message": str(e)}
+
+
+def run(case, fn):
+    """Runs fn; checks the outcome against the case's error expectation."""
+    want_err = bool(case.get("error"))
+    try:
+        got = fn()
+    except CaseError:
+        raise
+    except Exception as e:  # noqa: BLE001 - every JAX error class is data here
+        if not want_err:
+            raise CaseError("case %s: unexpected %s: %s" % (case["name"], type(e).__name__, e))
+        for ph in case.get("phrases", []):
+            if ph not in str(e):
+                raise CaseError("case %s: phrase %r not in JAX message %r" % (case["name"], ph, str(e)))
+        return {"error": err(e)}
+    if want_err:
+        raise CaseError("case %s: JAX raised no error (got %r)" % (case["name"], got))
+    return got
+
+
+def record(case, result):
+    out = {k: v for k, v in case.items() if k != "error"}
+    out["expect_error"] = bool(case.get("error"))
+    out["jax"] = result
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Groups.
+
+def mesh_props(mesh):
+    return {
+        "axis_names": list(mesh.axis_names),
+        "axis_sizes": list(mesh.axis_sizes),
+        "axis_types": [repr(t) for t in mesh.axis_types],
+        "size": mesh.size,
+        "shape": [[k, v] for k, v in mesh.shape.items()],
+        "device_ids": [int(i) for i in np.asarray(mesh.device_ids).flat],
+        "str": str(mesh),
+        "repr": repr(mesh),
+    }
+
+
+def gen_mesh(case):
+    return run(case, lambda: mesh_props(make_mesh(case["mesh"])))
+
+
+def gen_make_mesh(case):
+    def f():
+        m = jax.make_mesh(tuple(case["shape"]), tuple(case["names"]),
+                          axis_types=(AxisType.Auto,) * len(case["names"]))
+        return mesh_props(m)
+    return run(case, f)
+
+
+def gen_abstract(case):
+    def f():
+        m = case["mesh"]
+        a = AbstractMesh(tuple(m["shape"]), tuple(m["names"]), axis_types=types_of(m))
+        return {"axis_names": list(a.axis_names), "axis_sizes": list(a.axis_sizes),
+                "axis_types": [repr(t) for t in a.axis_types], "size": a.size,
+                "str": str(a), "repr": repr(a)}
+    return run(case, f)
+
+
+def gen_spec(case):
+    def f():
+        p = to_p(case["spec"])
+        return {"canonical": from_p(p), "len": len(p), "repr": repr(p)}
+    return run(case, f)
+
+
+def gen_sharding(case):
+    def f():
+        mesh = make_mesh(case["mesh"])
+        s = NamedSharding(mesh, to_p(case["spec"]))
+        shape = tuple(case["shape"])
+        s.check_compatible_aval(shape)
+        shard_shape = s.shard_shape(shape)
+        dim = s.devices_indices_map(shape)
+        x = np.arange(math.prod(shape), dtype=np.int32).reshape(shape)
+        arr = jax.device_put(x, s)
+        shards = {sh.device.id: sh for sh in arr.addressable_shards}
+        devices = []
+        for d in mesh.devices.flat:
+            sh = shards[d.id]
+            assert sh.index == dim[d], (case["name"], sh.index, dim[d])
+            assert np.array_equal(np.asarray(sh.data), x[sh.index]), case["name"]
+            devices.append({"id": d.id, "index": ranges(dim[d], shape), "replica_id": sh.replica_id})
+        assert [sh.device.id for sh in arr.addressable_shards] == [d["id"] for d in devices], case["name"]
+        return {
+            "spec_repr": repr(s.spec),
+            "shard_shape": list(shard_shape),
+            "is_fully_replicated": bool(s.is_fully_replicated),
+            "hlo_sharding": str(s._to_xla_hlo_sharding(len(shape))),
+            "devices": devices,
+        }
+    return run(case, f)
+
+
+def to_rules(rules):
+    if not isinstance(rules, list):
+        return rules
+
+    def conv(x):
+        if isinstance(x, list):
+            return tuple(conv(e) for e in x)
+        return x
+    return tuple((r[0], conv(r[1])) for r in rules)
+
+
+def gen_flax(case):
+    from flax.linen import partitioning as nnp
+
+    def f():
+        names = tuple(P.UNCONSTRAINED if n == cases.U else n for n in case["names"])
+        p = nnp.logical_to_mesh_axes(names, to_rules(case["rules"]))
+        return {"result": from_p(p), "repr": repr(p)}
+    return run(case, f)
+
+
+@dataclasses.dataclass(frozen=True)
+class FakeTPU:
+    """A TPU-like device: the attributes mesh_utils reads, nothing else."""
+    id: int
+    platform: str
+    device_kind: str
+    process_index: int
+    coords: tuple
+    core_on_chip: int
+    slice_index: int
+
+
+def fake_devices(topo):
+    """Devices of one or more TPU slices, in the order a TPU runtime lists them:
+    by slice, then by host (each host owns a 2x2x1 block of chips; hosts
+    ordered z, y, x), then by chip inside the host (y, x), then by core.
+    Ids number the chips by global coordinates, x fastest, then y, z, slice,
+    with the cores of a chip adjacent."""
+    x, y, z = topo["chips"]
+    cores = topo["cores"]
+    hx, hy = min(2, x), min(2, y)
+    out = []
+    host = 0
+    for sl in range(topo["slices"]):
+        for hz in range(z):
+            for hyi in range(y // hy):
+                for hxi in range(x // hx):
+                    for cy in range(hy):
+                        for cx in range(hx):
+                            gx, gy = hxi * hx + cx, hyi * hy + cy
+                            for core in range(cores):
+                                out.append(FakeTPU(
+                                    id=core + cores * (gx + x * (gy + y * (hz + z * sl))),
+                                    platform="tpu", device_kind=topo["kind"],
+                                    process_index=host, coords=(gx, gy, hz),
+                                    core_on_chip=core, slice_index=sl))
+                    host += 1
+    if topo["reverse"]:
+        out.reverse()
+    return out
+
+
+def dev_json(d):
+    return {"id": d.id, "kind": d.device_kind, "platform": d.platform, "process_index": d.process_index,
+            "coords": list(d.coords), "core_on_chip": d.core_on_chip, "slice_index": d.slice_index}
+
+
+def case_devices(case):
+    if case.get("cpu"):
+        return list(jax.devices()), None
+    devs = fake_devices(case["topo"])
+    return devs, [dev_json(d) for d in devs]
+
+
+def gen_mesh_utils(case):
+    devs, listing = case_devices(case)
+
+    def f():
+        arr = mesh_utils.create_device_mesh(
+            tuple(case["shape"]), devices=devs,
+            contiguous_submeshes=case.get("contiguous_submeshes", False),
+            allow_split_physical_axes=case.get("allow_split_physical_axes", False))
+        ids = [d.id for d in arr.flat]
+        if "expect_ids" in case and ids != case["expect_ids"]:
+            raise CaseError("case %s: JAX gives ids %s, corpus says %s" % (case["name"], ids, case["expect_ids"]))
+        return {"shape": list(arr.shape), "ids": ids}
+    out = run(case, f)
+    if listing is not None:
+        out["input_devices"] = listing
+    return out
+
+
+def gen_hybrid(case):
+    devs, listing = case_devices(case)
+
+    def f():
+        arr = mesh_utils.create_hybrid_device_mesh(tuple(case["shape"]), tuple(case["dcn"]), devices=devs)
+        ids = [d.id for d in arr.flat]
+        if "expect_ids" in case and ids != case["expect_ids"]:
+            raise CaseError("case %s: JAX gives ids %s, corpus says %s" % (case["name"], ids, case["expect_ids"]))
+        return {"shape": list(arr.shape), "ids": ids}
+    out = run(case, f)
+    out["input_devices"] = listing
+    return out
+
+
+def gen_visualize(case):
+    def f():
+        mesh = make_mesh(case["mesh"])
+        s = NamedSharding(mesh, to_p(case["spec"]))
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            jax.debug.visualize_sharding(tuple(case["shape"]), s, use_color=False)
+        return {"text": buf.getvalue()}
+    return run(case, f)
+
+
+def _programs(mesh):
+    def ns(*spec):
+        return NamedSharding(mesh, to_p(list(spec)))
+
+    def mul2(x):
+        return x * jnp.asarray(2, x.dtype)
+
+    def wsc_none_y(x):
+        y = jax.lax.with_sharding_constraint(x * 2, ns(None, "y"))
+        return y + 1
+
+    def wsc_x_u(x):
+        y = jax.lax.with_sharding_constraint(x * 2, ns("x", cases.U))
+        return y + 1
+
+    def smap_psum_x(x):
+        return jax.shard_map(lambda b: jax.lax.psum(b, "x"), mesh=mesh,
+                             in_specs=P("x", None), out_specs=P())(x)
+
+    def smap_psum_xy(x):
+        return jax.shard_map(lambda b: jax.lax.psum(b, "x"), mesh=mesh,
+                             in_specs=P("x", "y"), out_specs=P(None, "y"))(x)
+
+    return {
+        "mul2": mul2,
+        "add": lambda x, y: x + y,
+        "matmul": lambda x, w: x @ w,
+        "sum0": lambda x: jnp.sum(x, axis=0),
+        "sum_all": lambda x: jnp.sum(x),
+        "wsc_none_y": wsc_none_y,
+        "wsc_x_u": wsc_x_u,
+        "smap_psum_x": smap_psum_x,
+        "smap_psum_xy": smap_psum_xy,
+    }
+
+
+def gen_lowering(case):
+    def f():
+        mesh = make_mesh(case["mesh"])
+        fn = _programs(mesh)[case["program"]]
+        in_sh = tuple(NamedSharding(mesh, to_p(a["spec"])) for a in case["args"])
+        out_sh = NamedSharding(mesh, to_p(case["out"]))
+        jf = jax.jit(fn, in_shardings=in_sh, out_shardings=out_sh)
+        args = []
+        for a, s in zip(case["args"], in_sh):
+            x = np.arange(math.prod(a["shape"])).astype(DTYPES[a["dtype"]]).reshape(a["shape"])
+            args.append(jax.device_put(x, s))
+        text = jf.lower(*args).as_text()
+        y = np.asarray(jf(*args))
+        want = np.asarray(fn(*[np.asarray(a) for a in args]))
+        assert np.array_equal(y, want), case["name"]
+        return {"stablehlo": text,
+                "result": {"shape": list(y.shape), "dtype": str(y.dtype),
+                           "values": [v.item() for v in y.reshape(-1)]}}
+    return run(case, f)
+
+
+GENERATORS = {
+    "mesh": gen_mesh, "make_mesh": gen_make_mesh, "abstract_mesh": gen_abstract, "spec": gen_spec,
+    "sharding": gen_sharding, "flax": gen_flax, "mesh_utils": gen_mesh_utils, "hybrid_mesh": gen_hybrid,
+    "visualize": gen_visualize, "lowering": gen_lowering,
+}
+
+
+# ---------------------------------------------------------------------------
+# Deterministic JSON: sorted keys, one case per block, short scalar lists inline.
+
+def dump(v, indent=0):
+    pad = " " * indent
+    if isinstance(v, dict):
+        if not v:
+            return "{}"
+        if all(not isinstance(e, dict) for e in v.values()):
+            flat = json.dumps(v, ensure_ascii=False, sort_keys=True)
+            if len(flat) <= 100 and "\n" not in flat:
+                return flat
+        items = ["%s %s: %s" % (pad, json.dumps(k), dump(v[k], indent + 1)) for k in sorted(v)]
+        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+    if isinstance(v, list):
+        if all(not isinstance(e, (dict, list)) for e in v) or \
+                all(isinstance(e, list) and all(not isinstance(f, (dict, list)) for f in e) for e in v):
+            return json.dumps(v, ensure_ascii=False)
+        items = ["%s %s" % (pad, dump(e, indent + 1)) for e in v]
+        return "[\n" + ",\n".join(items) + "\n" + pad + "]"
+    return json.dumps(v, ensure_ascii=False)
+
+
+def main(argv):
+    if len(argv) != 2:
+        print("usage: generate.py OUTDIR", file=sys.stderr)
+        return 2
+    outdir = argv[1]
+    if jax.device_count() != 8 or jax.default_backend() != "cpu":
+        print("oracle: need 8 CPU devices (JAX_PLATFORMS=cpu "
+              "XLA_FLAGS=--xla_force_host_platform_device_count=8)", file=sys.stderr)
+        return 2
+    import flax
+    os.makedirs(outdir, exist_ok=True)
+    names = set()
+    total = 0
+    for group, corpus in cases.GROUPS.items():
+        out = []
+        for case in corpus:
+            if case["name"] in names:
+                raise CaseError("duplicate case name %s/%s" % (group, case["name"]))
+            names.add(case["name"])
+            out.append(record(case, GENERATORS[group](case)))
+        names.clear()
+        doc = {"group": group, "jax_version": jax.__version__, "jaxlib_version": jaxlib.__version__,
+               "flax_version": flax.__version__, "numpy_version": np.__version__,
+               "generator": "tools/oracle/generate.py", "cases": out}
+        with open(os.path.join(outdir, group + ".json"), "w", encoding="utf-8") as fh:
+            fh.write(dump(doc) + "\n")
+        total += len(out)
+        print("oracle: %-14s %4d cases" % (group, len(out)))
+    print("oracle: %d cases, jax %s" % (total, jax.__version__))
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv))
+    except CaseError as e:
+        print("oracle: " + str(e), file=sys.stderr)
+        sys.exit(1)
