@@ -74,15 +74,15 @@ MESH = [
     {"name": "4d_2x1x2x2", "mesh": M([2, 1, 2, 2], ["a", "b", "c", "d"])},
     {"name": "long_names", "mesh": M([2, 4], ["data", "model"])},
     {"name": "err_names_fewer_than_dims", "mesh": M([4, 2], ["x"]), "error": True,
-     "kind": "invalid_mesh", "phrases": ["ndim", "2", "1"]},
+     "kind": "invalid_mesh", "phrases": ["2", "1"]},
     {"name": "err_names_more_than_dims", "mesh": M([8], ["x", "y"]), "error": True,
-     "kind": "invalid_mesh", "phrases": ["ndim", "1", "2"]},
+     "kind": "invalid_mesh", "phrases": ["1", "2"]},
     {"name": "err_types_too_few", "mesh": M([4, 2], ["x", "y"], types=["Auto"]), "error": True,
-     "kind": "invalid_mesh", "phrases": ["axis_types"]},
+     "kind": "invalid_mesh", "phrases": ["types"]},
     {"name": "err_types_too_many", "mesh": M([8], ["x"], types=["Auto", "Explicit"]), "error": True,
-     "kind": "invalid_mesh", "phrases": ["axis_types"]},
+     "kind": "invalid_mesh", "phrases": ["types"]},
     {"name": "err_device_count", "mesh": M([3, 3], ["x", "y"], devices=[0, 1, 2, 3, 4, 5, 6, 7]), "error": True,
-     "kind": "invalid_mesh", "phrases": ["8"]},
+     "kind": "device_count", "phrases": ["8"]},
     # JAX accepts these; see docs/jax-compat.md for xlamesh's choice.
     {"name": "jax_accepts_duplicate_names", "mesh": M([4, 2], ["x", "x"])},
     {"name": "jax_accepts_duplicate_devices", "mesh": M([2, 2], ["x", "y"], devices=[0, 0, 1, 1])},
@@ -94,9 +94,9 @@ MAKE_MESH = [
     {"name": "make_2x2_takes_prefix", "shape": [2, 2], "names": ["x", "y"]},
     {"name": "make_2x2x2", "shape": [2, 2, 2], "names": ["x", "y", "z"]},
     {"name": "err_make_too_few_devices", "shape": [4, 4], "names": ["x", "y"], "error": True,
-     "kind": "invalid_mesh", "phrases": ["8", "(4, 4)"]},
+     "kind": "device_count", "phrases": ["8", "(4, 4)"]},
     {"name": "err_make_names_mismatch", "shape": [4], "names": ["x", "y"], "error": True,
-     "kind": "invalid_mesh", "phrases": ["ndim"]},
+     "kind": "invalid_mesh", "phrases": ["1", "2"]},
 ]
 
 # AbstractMesh(sizes, names, types).
@@ -105,7 +105,7 @@ ABSTRACT = [
     {"name": "abs_3d_types", "mesh": M([2, 2, 2], ["x", "y", "z"], types=["Explicit", "Auto", "Manual"])},
     {"name": "abs_size1", "mesh": M([1, 8], ["p", "q"])},
     {"name": "abs_err_types_len", "mesh": M([4, 2], ["x", "y"], types=["Explicit"]), "error": True,
-     "kind": "invalid_mesh", "phrases": ["axis_types"]},
+     "kind": "invalid_mesh", "phrases": ["types"]},
 ]
 
 
@@ -275,9 +275,9 @@ FLAX = [
     {"name": "tuple_blocked_whole", "rules": [["a", "y"], ["b", ["x", "y"]], ["b", "x"]], "names": ["a", "b"]},
     {"name": "tuple_none_inside", "rules": [["a", ["x", None]]], "names": ["a"]},
     {"name": "err_duplicate_name", "rules": _R1, "names": ["foo", "foo"], "error": True,
-     "kind": "duplicate_axis", "phrases": ["foo", "more than once"], "src": _PT + "test_logical_to_mesh_axes_errors"},
+     "kind": "rule", "phrases": ["foo"], "src": _PT + "test_logical_to_mesh_axes_errors"},
     {"name": "err_rules_not_sequence", "rules": "foo", "names": ["foo"], "error": True,
-     "kind": "invalid_spec", "phrases": ["rule"]},
+     "kind": "rule", "phrases": ["rule"]},
 ]
 
 
@@ -313,7 +313,7 @@ MESH_UTILS = [
     {"name": "v4_4x4x4_contiguous", "topo": T(4, 4, 4, "TPU v4"), "shape": [16, 4], "contiguous_submeshes": True,
      "src": _MU + "test_create_contiguous_submeshes_for_tpu_v4"},
     {"name": "err_v4_two_cores_per_chip", "topo": T(2, 2, 1, "TPU v4", cores=2), "shape": [8], "error": True,
-     "kind": "invalid_mesh", "phrases": ["one device per chip"]},
+     "kind": "no_assignment", "phrases": ["one device per chip"]},
     {"name": "v5e_2x2_4", "topo": T(2, 2, 1, "TPU v5 lite"), "shape": [4]},
     {"name": "v5e_2x2_2x2", "topo": T(2, 2, 1, "TPU v5 lite"), "shape": [2, 2]},
     {"name": "v5e_2x4_8", "topo": T(2, 4, 1, "TPU v5 lite"), "shape": [8]},
@@ -325,15 +325,15 @@ MESH_UTILS = [
     {"name": "split_needed_4x4x4_2x32", "topo": T(4, 4, 4, "TPU v4"), "shape": [2, 32], "allow_split_physical_axes": True},
     {"name": "cpu_8_4x2", "cpu": True, "shape": [4, 2]},
     {"name": "cpu_8_2x2x2", "cpu": True, "shape": [2, 2, 2]},
-    {"name": "err_count", "cpu": True, "shape": [3, 3], "error": True, "kind": "invalid_mesh",
+    {"name": "err_count", "cpu": True, "shape": [3, 3], "error": True, "kind": "device_count",
      "phrases": ["8", "(3, 3)"]},
     {"name": "err_no_assignment", "topo": T(4, 4, 4, "TPU v4"), "shape": [2, 32], "error": True,
-     "kind": "invalid_mesh", "phrases": ["32"], "src": _MU + "(Failed to find assignment)"},
+     "kind": "no_assignment", "phrases": ["32"], "src": _MU + "(Failed to find assignment)"},
     {"name": "err_contiguous_topology", "topo": T(4, 4, 8, "TPU v4"), "shape": [1, 16, 8], "contiguous_submeshes": True,
-     "error": True, "kind": "invalid_mesh", "phrases": ["contiguous submeshes", "(4, 4, 8)"],
+     "error": True, "kind": "no_assignment", "phrases": ["contiguous submeshes", "(4, 4, 8)"],
      "src": _MU + "test_create_contiguous_submeshes_errors"},
     {"name": "err_contiguous_shape", "topo": T(4, 8, 8, "TPU v4"), "shape": [1, 128, 2], "contiguous_submeshes": True,
-     "error": True, "kind": "invalid_mesh", "phrases": ["contiguous submeshes", "(1, 128, 2)"],
+     "error": True, "kind": "no_assignment", "phrases": ["contiguous submeshes", "(1, 128, 2)"],
      "src": _MU + "test_create_contiguous_submeshes_errors"},
 ]
 
@@ -346,7 +346,7 @@ HYBRID = [
     {"name": "v4_4x4x4_2slices_b", "topo": T(4, 4, 4, "TPU v4", slices=2), "shape": [1, 4, 16], "dcn": [1, 2, 1],
      "src": _MU + "test_create_hybrid_device_mesh 2X4x4x4b"},
     {"name": "err_slice_count", "topo": T(2, 2, 1, "TPU v4", slices=2), "shape": [2, 2], "dcn": [1, 4], "error": True,
-     "kind": "invalid_mesh", "phrases": ["Number of slices 2"]},
+     "kind": "device_count", "phrases": ["2"]},
 ]
 
 
@@ -371,7 +371,7 @@ VISUALIZE = [
     {"name": "2d_2x2_sub", "mesh": M22_SUB, "spec": ["x", "y"], "shape": [4, 4]},
     {"name": "2d_3d_mesh_xy_z", "mesh": M222, "spec": [["x", "y"], "z"], "shape": [8, 4]},
     {"name": "err_rank3", "mesh": M222, "spec": ["x"], "shape": [2, 2, 2], "error": True,
-     "kind": "rank", "phrases": ["1 and 2 dimensions"]},
+     "kind": "unsupported", "phrases": ["1 and 2"]},
 ]
 
 

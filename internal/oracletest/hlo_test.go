@@ -1,0 +1,275 @@
+package oracletest
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// moduleInfo is the structure of a lowered module that the oracle compares
+// (see the normalisation section of docs/jax-compat.md).
+type moduleInfo struct {
+	NumPartitions string
+	NumReplicas   string
+	Meshes        []string // `@mesh = <["x"=4, "y"=2]>`
+	Args          []string // `tensor<8x2xf32> #sdy.sharding<@mesh, [{"x"}, {"y"}]>`
+	Results       []string
+	Constraints   []string // `<@mesh, [{}, {"y"}]> : tensor<8x2xf32>`
+	Manual        []string // `in=[...] out=[...] manual_axes={...} body=(tensor<2x2xf32>)`
+	Ops           []string // op names in @main, in order, nested regions included
+}
+
+var (
+	reLoc        = regexp.MustCompile(`\s*loc\((?:[^()]|\([^()]*\))*\)`)
+	reLocLine    = regexp.MustCompile(`(?m)^#loc.*\n?`)
+	reDropAttr   = regexp.MustCompile(`(jax\.result_info|mhlo\.layout_mode) = "[^"]*"(, )?`)
+	reEmptyAttrs = regexp.MustCompile(`(>) \{\}`)
+	reTrailComma = regexp.MustCompile(`, \}`)
+	reModuleName = regexp.MustCompile(`(?m)^module @[\w.$-]+`)
+	reNumParts   = regexp.MustCompile(`mhlo\.num_partitions = (\d+)`)
+	reNumReps    = regexp.MustCompile(`mhlo\.num_replicas = (\d+)`)
+	reMesh       = regexp.MustCompile(`(?m)^\s*sdy\.mesh (@[\w.$-]+) = (.*?)\s*$`)
+	reOp         = regexp.MustCompile(`^\s*(?:%[\w#:.-]+(?:\s*,\s*%[\w#:.-]+)*\s*=\s*)?"?([a-z_][\w]*\.[\w.]+|return)\b`)
+	reConstraint = regexp.MustCompile(`sdy\.sharding_constraint %[\w#:.-]+ (<.*>) : (tensor<[^>]*>)`)
+	reManual     = regexp.MustCompile(`sdy\.manual_computation\(([^)]*)\) in_shardings=(\[.*?\]) out_shardings=(\[.*?\]) manual_axes=(\{[^}]*\}) \(([^)]*)\)`)
+	reRegionArg  = regexp.MustCompile(`%[\w#.-]+: `)
+)
+
+// normalizeModule drops what the oracle does not compare: locations,
+// jax.result_info and mhlo.layout_mode attributes, and the module's name.
+func normalizeModule(text string) string {
+	text = reLocLine.ReplaceAllString(text, "")
+	text = reLoc.ReplaceAllString(text, "")
+	text = reDropAttr.ReplaceAllString(text, "")
+	text = reTrailComma.ReplaceAllString(text, "}")
+	text = reEmptyAttrs.ReplaceAllString(text, "$1")
+	text = reModuleName.ReplaceAllString(text, "module")
+	return strings.TrimSpace(text) + "\n"
+}
+
+// parseModule extracts a moduleInfo from (normalised) StableHLO text.
+func parseModule(text string) (moduleInfo, error) {
+	text = normalizeModule(text)
+	var mi moduleInfo
+	if m := reNumParts.FindStringSubmatch(text); m != nil {
+		mi.NumPartitions = m[1]
+	}
+	if m := reNumReps.FindStringSubmatch(text); m != nil {
+		mi.NumReplicas = m[1]
+	}
+	for _, m := range reMesh.FindAllStringSubmatch(text, -1) {
+		mi.Meshes = append(mi.Meshes, m[1]+" = "+m[2])
+	}
+	start := strings.Index(text, "@main(")
+	if start < 0 {
+		return mi, fmt.Errorf("no @main")
+	}
+	rest := text[start+len("@main"):]
+	args, n, err := balanced(rest, '(', ')')
+	if err != nil {
+		return mi, fmt.Errorf("@main arguments: %v", err)
+	}
+	for _, a := range splitTop(args) {
+		mi.Args = append(mi.Args, valueSig(a))
+	}
+	rest = strings.TrimSpace(rest[n:])
+	if !strings.HasPrefix(rest, "->") {
+		return mi, fmt.Errorf("@main: no results")
+	}
+	rest = strings.TrimSpace(rest[2:])
+	var results []string
+	if strings.HasPrefix(rest, "(") {
+		res, n, err := balanced(rest, '(', ')')
+		if err != nil {
+			return mi, fmt.Errorf("@main results: %v", err)
+		}
+		results = splitTop(res)
+		rest = rest[n:]
+	} else {
+		end := strings.Index(rest, " {\n")
+		if end < 0 {
+			return mi, fmt.Errorf("@main: no body")
+		}
+		results = []string{rest[:end]}
+		rest = rest[end:]
+	}
+	for _, r := range results {
+		mi.Results = append(mi.Results, valueSig(r))
+	}
+	body := rest[strings.Index(rest, "{")+1:]
+	depth := 1
+	for _, line := range strings.Split(body, "\n") {
+		if depth <= 0 {
+			break
+		}
+		depth += strings.Count(line, "{") - strings.Count(line, "}")
+		if m := reOp.FindStringSubmatch(line); m != nil {
+			name := m[1]
+			if name == "return" {
+				name = "func.return"
+			}
+			mi.Ops = append(mi.Ops, name)
+		}
+		if m := reConstraint.FindStringSubmatch(line); m != nil {
+			mi.Constraints = append(mi.Constraints, m[1]+" : "+m[2])
+		}
+		if m := reManual.FindStringSubmatch(line); m != nil {
+			body := reRegionArg.ReplaceAllString(m[5], "")
+			mi.Manual = append(mi.Manual, fmt.Sprintf("in=%s out=%s manual_axes=%s body=(%s)", m[2], m[3], m[4], body))
+		}
+	}
+	return mi, nil
+}
+
+// valueSig turns `%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<...>}` or
+// `tensor<8xf32> {...}` into `tensor<8xf32> #sdy.sharding<...>`.
+func valueSig(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.Index(s, ": "); strings.HasPrefix(s, "%") && i >= 0 {
+		s = s[i+2:]
+	}
+	typ := s
+	if i := strings.Index(s, " {"); i >= 0 {
+		typ = s[:i]
+	}
+	sig := strings.TrimSpace(typ)
+	if i := strings.Index(s, "#sdy.sharding<"); i >= 0 {
+		sh, n, err := balanced(s[i+len("#sdy.sharding"):], '<', '>')
+		if err == nil {
+			_ = n
+			sig += " #sdy.sharding<" + sh + ">"
+		}
+	}
+	return sig
+}
+
+// balanced returns the text inside the bracket pair s starts with, and the
+// length consumed including both brackets. Quoted strings are skipped.
+func balanced(s string, open, close byte) (string, int, error) {
+	if len(s) == 0 || s[0] != open {
+		return "", 0, fmt.Errorf("expected %q", open)
+	}
+	depth, inStr := 0, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case inStr:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == open:
+			depth++
+		case c == close && !(close == '>' && i > 0 && s[i-1] == '-'):
+			depth--
+			if depth == 0 {
+				return s[1:i], i + 1, nil
+			}
+		}
+	}
+	return "", 0, fmt.Errorf("unbalanced %q", open)
+}
+
+// splitTop splits s at commas outside brackets and strings.
+func splitTop(s string) []string {
+	var out []string
+	depth, inStr, start := 0, false, 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case inStr:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == '(' || c == '[' || c == '{' || c == '<':
+			depth++
+		case c == ')' || c == ']' || c == '}' || (c == '>' && (i == 0 || s[i-1] != '-')):
+			depth--
+		case c == ',' && depth == 0:
+			out = append(out, strings.TrimSpace(s[start:i]))
+			start = i + 1
+		}
+	}
+	if strings.TrimSpace(s[start:]) != "" {
+		out = append(out, strings.TrimSpace(s[start:]))
+	}
+	return out
+}
+
+// diffModules lists how got's structure differs from want's.
+func diffModules(want, got moduleInfo) []string {
+	var d []string
+	cmp := func(what string, w, g []string) {
+		if !slices.Equal(w, g) {
+			d = append(d, fmt.Sprintf("%s: JAX %q, xlamesh %q", what, w, g))
+		}
+	}
+	if want.NumPartitions != got.NumPartitions {
+		d = append(d, fmt.Sprintf("num_partitions: JAX %s, xlamesh %s", want.NumPartitions, got.NumPartitions))
+	}
+	if want.NumReplicas != got.NumReplicas {
+		d = append(d, fmt.Sprintf("num_replicas: JAX %s, xlamesh %s", want.NumReplicas, got.NumReplicas))
+	}
+	cmp("meshes", want.Meshes, got.Meshes)
+	cmp("@main arguments", want.Args, got.Args)
+	cmp("@main results", want.Results, got.Results)
+	cmp("sharding constraints", want.Constraints, got.Constraints)
+	cmp("manual computations", want.Manual, got.Manual)
+	cmp("op sequence", want.Ops, got.Ops)
+	return d
+}
+
+// TestParseJAXModules checks the normaliser on every lowered golden: each
+// parses, and the structure of two of them is spelled out exactly.
+func TestParseJAXModules(t *testing.T) {
+	g := loadGolden[loweringCase](t, "lowering")
+	infos := map[string]moduleInfo{}
+	for _, c := range g.Cases {
+		mi, err := parseModule(c.JAX.StableHLO)
+		if err != nil {
+			t.Errorf("%s: %v", c.Name, err)
+			continue
+		}
+		if len(mi.Args) != len(c.Args) || len(mi.Results) != 1 || len(mi.Meshes) != 1 {
+			t.Errorf("%s: parsed %d args, %d results, %d meshes", c.Name, len(mi.Args), len(mi.Results), len(mi.Meshes))
+		}
+		if n := normalizeModule(c.JAX.StableHLO); strings.Contains(n, "result_info") || strings.Contains(n, "@jit_") {
+			t.Errorf("%s: normalised text keeps dropped parts:\n%s", c.Name, n)
+		}
+		infos[c.Name] = mi
+	}
+	want := map[string]moduleInfo{
+		"wsc_mid": {
+			NumPartitions: "8", NumReplicas: "1",
+			Meshes:      []string{`@mesh = <["x"=4, "y"=2]>`},
+			Args:        []string{`tensor<8x2xf32> #sdy.sharding<@mesh, [{"x"}, {}]>`},
+			Results:     []string{`tensor<8x2xf32> #sdy.sharding<@mesh, [{}, {}]>`},
+			Constraints: []string{`<@mesh, [{}, {"y"}]> : tensor<8x2xf32>`},
+			Ops: []string{"stablehlo.constant", "stablehlo.broadcast_in_dim", "stablehlo.multiply",
+				"sdy.sharding_constraint", "stablehlo.constant", "stablehlo.broadcast_in_dim", "stablehlo.add", "func.return"},
+		},
+		"shard_map_psum": {
+			NumPartitions: "8", NumReplicas: "1",
+			Meshes:  []string{`@mesh = <["x"=4, "y"=2]>`},
+			Args:    []string{`tensor<8x2xf32> #sdy.sharding<@mesh, [{"x"}, {}]>`},
+			Results: []string{`tensor<2x2xf32> #sdy.sharding<@mesh, [{}, {}]>`},
+			Manual:  []string{`in=[<@mesh, [{"x"}, {}]>] out=[<@mesh, [{}, {}]>] manual_axes={"x", "y"} body=(tensor<2x2xf32>)`},
+			Ops: []string{"sdy.manual_computation", "stablehlo.all_reduce", "stablehlo.add", "stablehlo.return",
+				"sdy.return", "func.return"},
+		},
+	}
+	for name, w := range want {
+		if d := diffModules(w, infos[name]); len(d) > 0 {
+			t.Errorf("%s: parse of JAX's module:\n  %s", name, strings.Join(d, "\n  "))
+		}
+	}
+}
