@@ -1,0 +1,55 @@
+// Package shardy holds the attributes of the Shardy (`sdy`) MLIR dialect as
+// Go values, prints them as the exact dialect text and parses that text
+// back.
+//
+// It sits between package mesh and package lower: a mesh.NamedSharding
+// (JAX's mesh + PartitionSpec) becomes a TensorSharding here
+// (FromNamedSharding), and lower writes the String() of these values into
+// StableHLO modules: `sdy.mesh @mesh = <["x"=4, "y"=2]>` symbols,
+// `#sdy.sharding<@mesh, [{"x"}, {}]>` on function arguments and results,
+// stripped `<@mesh, [...]>` shardings in sdy.sharding_constraint and
+// sdy.manual_computation.
+//
+// # Values
+//
+//   - Mesh: named axes and optional device_ids, `<["x"=4, "y"=2]>`; the
+//     maximal mesh `<[], device_ids=[3]>`; the empty mesh `<[]>`. MeshOp is
+//     the `sdy.mesh @name = <...>` symbol op.
+//   - AxisRef: a whole axis `"x"` or a sub-axis `"x":(1)2`.
+//   - DimSharding: one dimension, closed `{"x", "y"}` / `{}` or open
+//     `{"x", ?}` / `{?}`, with an optional priority `p0`.
+//   - TensorSharding: mesh (symbol or inline), one DimSharding per
+//     dimension, `replicated={...}` and `unreduced={...}`. String() is the
+//     `#sdy.sharding<...>` attribute, Stripped() the bare `<...>` form.
+//   - TensorShardingPerValue: `#sdy.sharding_per_value<[...]>` for op results.
+//   - ManualAxes: the `manual_axes={"x"}` list of sdy.manual_computation.
+//
+// All values are immutable: constructors copy their inputs, accessors return
+// copies, With methods return new values. They are safe for concurrent use.
+//
+// # Printing and parsing
+//
+// Every value's String() is the dialect's own text, written by one recursive
+// writer, and the Parse functions (ParseMesh, ParseMeshOp,
+// ParseTensorSharding, ParseTensorShardingPerValue, ...) read it back:
+// Parse(v.String()) equals v, and printing parsed canonical text gives the
+// same text. The parser also reads what JAX emits that the printer would
+// write differently (whitespace, `"\""` escapes, `unreduced=sum{...}`, the
+// older `<"x"=4>` mesh form). Parse errors are *ParseError values with the
+// byte offset: "shardy: offset 9: expected ',' or '}', found 'y'".
+//
+// # Validation
+//
+// Constructors and parsers do not check Shardy's semantic rules; Validate
+// methods do, with the wording of Shardy's verifier ("unknown axis name",
+// "duplicate axis ref", "sharding doesn't match tensor rank: 2 != 1", ...),
+// wrapping exported sentinel errors such as ErrUnknownAxis for errors.Is.
+//
+// # GSPMD
+//
+// For XLA's other partitioner the same shardings are written as HloSharding
+// text in `mhlo.sharding` attributes: GSPMD converts a mesh.NamedSharding
+// and TensorSharding.GSPMD a TensorSharding on a Mesh, e.g.
+// `{devices=[4,2]<=[8]}`, `{devices=[2,1,4]<=[4,2]T(1,0)
+// last_tile_dim_replicate}`, `{replicated}`, `{maximal device=0}`.
+package shardy

@@ -1,0 +1,329 @@
+package shardy
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// GSPMD forms. The alternative (GSPMD) partitioner reads shardings as
+// `mhlo.sharding = "<HloSharding text>"`; these are the texts XLA's
+// HloSharding::ToString prints.
+const (
+	// GSPMDReplicated is the fully replicated HloSharding text.
+	GSPMDReplicated = "{replicated}"
+	// GSPMDManual is the HloSharding text of a value inside a manual
+	// (shard_map) region.
+	GSPMDManual = "{manual}"
+)
+
+// GSPMDMaximal returns the HloSharding text placing a value on one device:
+// `{maximal device=0}`.
+func GSPMDMaximal(deviceID int) string {
+	return fmt.Sprintf("{maximal device=%d}", deviceID)
+}
+
+// tiling describes a sharding in terms of mesh factors: the mesh's axes,
+// split where sub-axes need it, in mesh order (major to minor).
+type tiling struct {
+	factors []int   // factor sizes, mesh order
+	dims    [][]int // per tensor dimension, the factors sharding it, major to minor
+	manual  []bool  // per factor: a manual axis (shard_map), if unused by dims
+	ids     []int   // device ids in mesh order; nil for iota
+}
+
+// subgroup kinds, in XLA's OpSharding.Type order (REPLICATED=0 < MANUAL=4).
+const (
+	groupReplicated = iota
+	groupManual
+)
+
+// hloText returns the HloSharding text of t, following JAX's
+// named_sharding_to_xla_hlo_sharding and XLA's HloSharding::Subgroup and
+// iota canonicalisation: size-1 factors are dropped; unused factors form a
+// trailing replication dimension (and a manual one for manual factors).
+func (t tiling) hloText() string {
+	keep := make([]int, len(t.factors)) // old factor -> new, or -1
+	var reshape []int
+	for i, f := range t.factors {
+		keep[i] = -1
+		if f != 1 {
+			keep[i] = len(reshape)
+			reshape = append(reshape, f)
+		}
+	}
+	used := make([]bool, len(reshape))
+	var perm []int
+	tileDims := make([]int, len(t.dims))
+	for d, fs := range t.dims {
+		tileDims[d] = 1
+		for _, f := range fs {
+			if k := keep[f]; k >= 0 {
+				tileDims[d] *= reshape[k]
+				perm = append(perm, k)
+				used[k] = true
+			}
+		}
+	}
+	anyManual := false
+	var groups [2][]int
+	for i, k := range keep {
+		if k < 0 {
+			continue
+		}
+		if t.manual != nil && t.manual[i] {
+			anyManual = true
+		}
+		if used[k] {
+			continue
+		}
+		if t.manual != nil && t.manual[i] {
+			groups[groupManual] = append(groups[groupManual], k)
+		} else {
+			groups[groupReplicated] = append(groups[groupReplicated], k)
+		}
+	}
+	if len(perm) == 0 && !anyManual {
+		return GSPMDReplicated
+	}
+	var types []int
+	for g, ks := range groups {
+		if len(ks) == 0 {
+			continue
+		}
+		size := 1
+		for _, k := range ks {
+			size *= reshape[k]
+		}
+		tileDims = append(tileDims, size)
+		perm = append(perm, ks...)
+		types = append(types, g)
+	}
+	data := 1
+	for _, d := range tileDims[:len(t.dims)] {
+		data *= d
+	}
+	if len(types) == 1 && data == 1 {
+		if types[0] == groupManual {
+			return GSPMDManual
+		}
+		return GSPMDReplicated
+	}
+
+	var b strings.Builder
+	b.WriteString("{devices=[")
+	writeInts(&b, tileDims, ",")
+	b.WriteByte(']')
+	if t.ids == nil {
+		writeIota(&b, reshape, perm)
+	} else {
+		flat := transposedIota(reshape, perm)
+		for i, p := range flat {
+			flat[i] = t.ids[p]
+		}
+		if r, q, ok := iotaForm(flat); ok {
+			writeIota(&b, r, q)
+		} else {
+			writeInts(&b, flat, ",")
+		}
+	}
+	switch {
+	case slices.Equal(types, []int{groupReplicated}):
+		b.WriteString(" last_tile_dim_replicate")
+	case len(types) > 0:
+		b.WriteString(" last_tile_dims={")
+		for i, g := range types {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			if g == groupManual {
+				b.WriteString("manual")
+			} else {
+				b.WriteString("replicated")
+			}
+		}
+		b.WriteByte('}')
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+func writeInts(b *strings.Builder, v []int, sep string) {
+	for i, x := range v {
+		if i > 0 {
+			b.WriteString(sep)
+		}
+		writeInt(b, x)
+	}
+}
+
+// writeIota writes XLA's iota tile assignment `<=[8]` or `<=[4,2]T(1,0)`
+// after canonicalising reshape dims and permutation.
+func writeIota(b *strings.Builder, reshape, perm []int) {
+	r, q := canonicalIota(reshape, perm)
+	b.WriteString("<=[")
+	writeInts(b, r, ",")
+	b.WriteByte(']')
+	if len(q) > 1 {
+		b.WriteString("T(")
+		writeInts(b, q, ",")
+		b.WriteByte(')')
+	}
+}
+
+// canonicalIota is XLA's CanonicalizeIotaDims followed by
+// IotaTileAssignment::Create's identity check: repeatedly drop size-1 dims
+// and merge runs of dims that stay adjacent and in order under perm; an
+// identity (or empty) result becomes [product] with no transpose.
+func canonicalIota(reshape, perm []int) ([]int, []int) {
+	total := 1
+	for _, d := range reshape {
+		total *= d
+	}
+	dims, p := slices.Clone(reshape), slices.Clone(perm)
+	if len(dims) > 1 {
+		for {
+			// Drop dims of size one.
+			oldToNew := make([]int, len(dims))
+			var nd []int
+			for i, d := range dims {
+				oldToNew[i] = -1
+				if d != 1 {
+					oldToNew[i] = len(nd)
+					nd = append(nd, d)
+				}
+			}
+			var np []int
+			for _, x := range p {
+				if n := oldToNew[x]; n >= 0 {
+					np = append(np, n)
+				}
+			}
+			dims, p = nd, np
+			// Merge major-to-minor runs.
+			changed := false
+			for i, base := 1, 0; i < len(dims); i++ {
+				if p[base]+(i-base) == p[i] {
+					dims[p[base]] *= dims[p[i]]
+					dims[p[i]] = 1
+					changed = true
+				} else {
+					base = i
+				}
+			}
+			if !changed {
+				break
+			}
+		}
+	}
+	identity := true
+	for i, x := range p {
+		if x != i {
+			identity = false
+		}
+	}
+	if len(dims) == 0 || identity {
+		return []int{total}, []int{0}
+	}
+	return dims, p
+}
+
+// transposedIota returns iota(product).reshape(reshape).transpose(perm),
+// flattened.
+func transposedIota(reshape, perm []int) []int {
+	n := 1
+	for _, d := range reshape {
+		n *= d
+	}
+	strides := make([]int, len(reshape))
+	s := 1
+	for i := len(reshape) - 1; i >= 0; i-- {
+		strides[i] = s
+		s *= reshape[i]
+	}
+	out := make([]int, 0, n)
+	idx := make([]int, len(perm)) // index over the transposed shape
+	for range n {
+		v := 0
+		for j, k := range perm {
+			v += idx[j] * strides[k]
+		}
+		out = append(out, v)
+		for j := len(perm) - 1; j >= 0; j-- {
+			idx[j]++
+			if idx[j] < reshape[perm[j]] {
+				break
+			}
+			idx[j] = 0
+		}
+	}
+	return out
+}
+
+// iotaForm reports whether the flat device list a equals
+// iota(len(a)).reshape(r).transpose(q) for some r and q, and returns them.
+// It peels output dimensions from the minor end: each has a constant stride,
+// whose run length is its size; then it checks the strides form an iota
+// layout and verifies every entry.
+func iotaForm(a []int) (r, q []int, ok bool) {
+	n := len(a)
+	if n == 0 || a[0] != 0 {
+		return nil, nil, false
+	}
+	type dim struct{ size, stride int }
+	var out []dim // minor to major
+	block := 1
+	for block < n {
+		s := a[block]
+		l := 1
+		for l*block < n && a[l*block] == l*s {
+			l++
+		}
+		if (n/block)%l != 0 || l < 2 {
+			return nil, nil, false
+		}
+		out = append(out, dim{l, s})
+		block *= l
+	}
+	// The strides must be those of an iota layout of some reshape.
+	byStride := slices.Clone(out)
+	slices.SortFunc(byStride, func(x, y dim) int { return x.stride - y.stride })
+	want := 1
+	for _, d := range byStride {
+		if d.stride != want {
+			return nil, nil, false
+		}
+		want *= d.size
+	}
+	// Verify every entry.
+	idx := make([]int, len(out))
+	for i := range n {
+		v := 0
+		for j, d := range out {
+			v += idx[j] * d.stride
+		}
+		if a[i] != v {
+			return nil, nil, false
+		}
+		for j := range out {
+			idx[j]++
+			if idx[j] < out[j].size {
+				break
+			}
+			idx[j] = 0
+		}
+	}
+	// r: sizes by stride, major first; q: output dims major first, as
+	// positions in r.
+	for i := len(byStride) - 1; i >= 0; i-- {
+		r = append(r, byStride[i].size)
+	}
+	for j := len(out) - 1; j >= 0; j-- {
+		for i := len(byStride) - 1; i >= 0; i-- {
+			if byStride[i].stride == out[j].stride {
+				q = append(q, len(byStride)-1-i)
+			}
+		}
+	}
+	return r, q, true
+}

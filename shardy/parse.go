@@ -1,0 +1,624 @@
+package shardy
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// The parser is a hand-written recursive descent over the attribute text.
+// Whitespace (and // comments) may appear between any two tokens, as in
+// MLIR. Errors stop the parse at the first problem; parse functions return
+// the error as a *ParseError with the byte offset.
+
+type parser struct {
+	src string
+	pos int
+}
+
+// bailout carries a *ParseError out of the recursive descent.
+type bailout struct{ err *ParseError }
+
+func parse[T any](src string, f func(p *parser) T) (v T, err error) {
+	p := &parser{src: src}
+	defer func() {
+		if r := recover(); r != nil {
+			b, ok := r.(bailout)
+			if !ok {
+				panic(r)
+			}
+			var zero T
+			v, err = zero, b.err
+		}
+	}()
+	v = f(p)
+	p.skipSpace()
+	if p.pos < len(p.src) {
+		p.failExpected("end of input")
+	}
+	return v, nil
+}
+
+// ParseMesh reads a mesh attribute: `<["x"=4, "y"=2]>`,
+// `<["x"=2], device_ids=[1, 0]>`, `<[]>`, also with a `#sdy.mesh` or
+// `mesh` prefix, and the older JAX form `<"x"=4, "y"=2>`.
+func ParseMesh(s string) (Mesh, error) {
+	return parse(s, func(p *parser) Mesh {
+		p.skipSpace()
+		if p.peek() == '#' {
+			p.pos++
+			p.keyword("sdy.mesh")
+		} else if p.peekWord() == "mesh" {
+			p.keyword("mesh")
+		}
+		return p.meshBody()
+	})
+}
+
+// ParseMeshOp reads a mesh symbol op: `sdy.mesh @mesh = <["x"=4, "y"=2]>`.
+func ParseMeshOp(s string) (MeshOp, error) {
+	return parse(s, (*parser).meshOp)
+}
+
+// ParseMeshOps reads a sequence of mesh symbol ops, one after another
+// (typically one per line).
+func ParseMeshOps(s string) ([]MeshOp, error) {
+	return parse(s, func(p *parser) []MeshOp {
+		var ops []MeshOp
+		for {
+			p.skipSpace()
+			if p.pos >= len(p.src) {
+				return ops
+			}
+			ops = append(ops, p.meshOp())
+		}
+	})
+}
+
+// ParseAxisRef reads an axis reference: `"x"` or `"x":(1)2`.
+func ParseAxisRef(s string) (AxisRef, error) {
+	return parse(s, (*parser).axisRef)
+}
+
+// ParseDimSharding reads one dimension sharding: `{}`, `{?}`,
+// `{"x", "y"}`, `{"x", ?}p1`.
+func ParseDimSharding(s string) (DimSharding, error) {
+	return parse(s, (*parser).dim)
+}
+
+// ParseTensorSharding reads a tensor sharding, with or without the
+// `#sdy.sharding` prefix: `#sdy.sharding<@mesh, [{"x"}p0, {?}],
+// replicated={"y"}>`, `<mesh<["x"=2]>, [{"x"}]>`.
+func ParseTensorSharding(s string) (TensorSharding, error) {
+	return parse(s, func(p *parser) TensorSharding {
+		p.skipSpace()
+		if p.peek() == '#' {
+			p.pos++
+			p.keyword("sdy.sharding")
+		}
+		return p.sharding()
+	})
+}
+
+// ParseTensorShardingPerValue reads `#sdy.sharding_per_value<[<@mesh,
+// [{"x"}]>, ...]>`; the prefix may be omitted (`<[...]>`).
+func ParseTensorShardingPerValue(s string) (TensorShardingPerValue, error) {
+	return parse(s, func(p *parser) TensorShardingPerValue {
+		p.skipSpace()
+		if p.peek() == '#' {
+			p.pos++
+			p.keyword("sdy.sharding_per_value")
+		}
+		p.expect('<')
+		list := p.shardingList()
+		p.expect('>')
+		return TensorShardingPerValue{shardings: list}
+	})
+}
+
+// ParseShardingList reads a bracketed list of stripped shardings, as in
+// manual_computation's in_shardings=[...]: `[<@mesh, [{"x"}]>, <@mesh, []>]`.
+func ParseShardingList(s string) ([]TensorSharding, error) {
+	return parse(s, (*parser).shardingList)
+}
+
+// ParseManualAxes reads a manual_computation axis list: `{"x", "y"}` or `{}`.
+func ParseManualAxes(s string) (ManualAxes, error) {
+	return parse(s, func(p *parser) ManualAxes {
+		p.expect('{')
+		var names []string
+		if !p.accept('}') {
+			for {
+				names = append(names, p.str())
+				if p.accept('}') {
+					break
+				}
+				p.expectOneOf(',', "',' or '}'")
+			}
+		}
+		return ManualAxes{names: names}
+	})
+}
+
+// MustParseTensorSharding is ParseTensorSharding that panics on error, for
+// tests and package-level variables.
+func MustParseTensorSharding(s string) TensorSharding {
+	v, err := ParseTensorSharding(s)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// MustParseMesh is ParseMesh that panics on error.
+func MustParseMesh(s string) Mesh {
+	v, err := ParseMesh(s)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// ---- grammar ----
+
+func (p *parser) meshOp() MeshOp {
+	p.keyword("sdy.mesh")
+	name := p.symbol()
+	p.expect('=')
+	p.skipSpace()
+	if p.peek() == '#' {
+		p.pos++
+		p.keyword("sdy.mesh")
+	}
+	return MeshOp{name: name, mesh: p.meshBody()}
+}
+
+// meshBody reads `<[axes](, device_ids=[ids])?>`.
+func (p *parser) meshBody() Mesh {
+	var m Mesh
+	p.expect('<')
+	p.skipSpace()
+	switch {
+	case p.accept('['):
+		if !p.accept(']') {
+			for {
+				m.axes = append(m.axes, p.meshAxis())
+				if p.accept(']') {
+					break
+				}
+				p.expectOneOf(',', "',' or ']'")
+			}
+		}
+		if p.accept('>') {
+			return m
+		}
+		p.expectOneOf(',', "',' or '>'")
+	case p.peek() == '"':
+		// Older JAX form: <"x"=4, "y"=2>.
+		for {
+			m.axes = append(m.axes, p.meshAxis())
+			if p.accept('>') {
+				return m
+			}
+			p.expectOneOf(',', "',' or '>'")
+			p.skipSpace()
+			if p.peek() != '"' {
+				break
+			}
+		}
+	case p.accept('>'):
+		return m
+	default:
+		p.failExpected("'['")
+	}
+	p.keyword("device_ids")
+	p.expect('=')
+	p.expect('[')
+	m.ids = []int{}
+	if !p.accept(']') {
+		for {
+			m.ids = append(m.ids, p.integer("device id"))
+			if p.accept(']') {
+				break
+			}
+			p.expectOneOf(',', "',' or ']'")
+		}
+	}
+	if len(m.ids) == 0 {
+		m.ids = nil
+	}
+	p.expect('>')
+	return m
+}
+
+func (p *parser) meshAxis() MeshAxis {
+	name := p.str()
+	p.expect('=')
+	return MeshAxis{Name: name, Size: p.integer("axis size")}
+}
+
+func (p *parser) axisRef() AxisRef {
+	name := p.str()
+	if !p.accept(':') {
+		return Axis(name)
+	}
+	p.expect('(')
+	pre := p.integer("sub-axis pre-size")
+	p.expect(')')
+	size := p.integer("sub-axis size")
+	return SubAxis(name, pre, size)
+}
+
+func (p *parser) dim() DimSharding {
+	var d DimSharding
+	p.expect('{')
+	if !p.accept('}') {
+		for {
+			p.skipSpace()
+			if p.accept('?') {
+				d.open = true
+				p.expectOneOf('}', "'}' after '?'")
+				break
+			}
+			d.axes = append(d.axes, p.axisRef())
+			if p.accept('}') {
+				break
+			}
+			p.expectOneOf(',', "',' or '}'")
+		}
+	}
+	// Optional priority: a keyword p<digits> right after the brace.
+	p.skipSpace()
+	if p.pos < len(p.src) && (isLetter(p.src[p.pos]) || p.src[p.pos] == '_') {
+		start := p.pos
+		w := p.word()
+		digits := strings.TrimPrefix(w, "p")
+		if len(w) < 2 || w[0] != 'p' || strings.Trim(digits, "0123456789") != "" {
+			p.failAt(start, "expecting priority in format 'p<number>', got: %s", w)
+		}
+		if len(digits) > 1 && digits[0] == '0' {
+			p.failAt(start, "priorities with leading zeros are not allowed, got: %s", w)
+		}
+		n, err := strconv.ParseInt(digits, 10, 0)
+		if err != nil {
+			p.failAt(start, "priority out of range: %s", w)
+		}
+		d.priority, d.hasPriority = int(n), true
+	}
+	return d
+}
+
+func (p *parser) sharding() TensorSharding {
+	var s TensorSharding
+	p.expect('<')
+	p.skipSpace()
+	switch {
+	case p.peek() == '@':
+		s.meshName = p.symbol()
+	case p.peek() == '#':
+		p.pos++
+		p.keyword("sdy.mesh")
+		s.inline, s.mesh = true, p.meshBody()
+	case p.peekWord() == "mesh":
+		p.keyword("mesh")
+		s.inline, s.mesh = true, p.meshBody()
+	default:
+		p.failExpected("mesh symbol '@name' or inline 'mesh<...>'")
+	}
+	p.expect(',')
+	p.expect('[')
+	s.dims = []DimSharding{}
+	if !p.accept(']') {
+		for {
+			s.dims = append(s.dims, p.dim())
+			if p.accept(']') {
+				break
+			}
+			p.expectOneOf(',', "',' or ']'")
+		}
+	}
+	seenRep, seenUnred := false, false
+	for !p.accept('>') {
+		p.expectOneOf(',', "',' or '>'")
+		start := p.skipSpacePos()
+		switch w := p.peekWord(); w {
+		case "replicated":
+			if seenRep {
+				p.failAt(start, "duplicate 'replicated' list")
+			}
+			seenRep = true
+			p.keyword(w)
+			p.expect('=')
+			s.replicated = p.refList()
+		case "unreduced":
+			if seenUnred {
+				p.failAt(start, "duplicate 'unreduced' list")
+			}
+			seenUnred = true
+			p.keyword(w)
+			p.expect('=')
+			p.skipSpace()
+			s.reduction = ReduceSum
+			switch p.peekWord() {
+			case "sum":
+				p.keyword("sum")
+			case "max":
+				p.keyword("max")
+				s.reduction = ReduceMax
+			case "min":
+				p.keyword("min")
+				s.reduction = ReduceMin
+			}
+			s.unreduced = p.refList()
+		default:
+			p.failExpected("'replicated' or 'unreduced'")
+		}
+	}
+	if len(s.unreduced) == 0 {
+		s.reduction = 0
+	}
+	return s
+}
+
+func (p *parser) refList() []AxisRef {
+	var refs []AxisRef
+	p.expect('{')
+	if p.accept('}') {
+		return nil
+	}
+	for {
+		refs = append(refs, p.axisRef())
+		if p.accept('}') {
+			return refs
+		}
+		p.expectOneOf(',', "',' or '}'")
+	}
+}
+
+func (p *parser) shardingList() []TensorSharding {
+	list := []TensorSharding{}
+	p.expect('[')
+	if p.accept(']') {
+		return list
+	}
+	for {
+		list = append(list, p.sharding())
+		if p.accept(']') {
+			return list
+		}
+		p.expectOneOf(',', "',' or ']'")
+	}
+}
+
+// ---- tokens ----
+
+func (p *parser) skipSpace() {
+	for p.pos < len(p.src) {
+		switch c := p.src[p.pos]; {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			p.pos++
+		case c == '/' && strings.HasPrefix(p.src[p.pos:], "//"):
+			if i := strings.IndexByte(p.src[p.pos:], '\n'); i >= 0 {
+				p.pos += i + 1
+			} else {
+				p.pos = len(p.src)
+			}
+		default:
+			return
+		}
+	}
+}
+
+func (p *parser) skipSpacePos() int {
+	p.skipSpace()
+	return p.pos
+}
+
+// peek returns the byte at the current position, or 0 at the end.
+func (p *parser) peek() byte {
+	if p.pos < len(p.src) {
+		return p.src[p.pos]
+	}
+	return 0
+}
+
+// accept skips space and consumes c if it comes next.
+func (p *parser) accept(c byte) bool {
+	p.skipSpace()
+	if p.peek() == c && p.pos < len(p.src) {
+		p.pos++
+		return true
+	}
+	return false
+}
+
+func (p *parser) expect(c byte) {
+	p.expectOneOf(c, "'"+string(c)+"'")
+}
+
+func (p *parser) expectOneOf(c byte, what string) {
+	if !p.accept(c) {
+		p.failExpected(what)
+	}
+}
+
+// peekWord returns the bare identifier at the current position (after
+// space) without consuming it.
+func (p *parser) peekWord() string {
+	p.skipSpace()
+	end := p.pos
+	for end < len(p.src) && isWordByte(p.src[end], end == p.pos) {
+		end++
+	}
+	return p.src[p.pos:end]
+}
+
+func isWordByte(c byte, first bool) bool {
+	return isLetter(c) || c == '_' || !first && (isDigit(c) || c == '$' || c == '.')
+}
+
+// word consumes a bare identifier [a-zA-Z_][a-zA-Z0-9_$.]*.
+func (p *parser) word() string {
+	w := p.peekWord()
+	if w == "" {
+		p.failExpected("identifier")
+	}
+	p.pos += len(w)
+	return w
+}
+
+// keyword consumes the bare identifier kw.
+func (p *parser) keyword(kw string) {
+	if p.peekWord() != kw {
+		p.failExpected("'" + kw + "'")
+	}
+	p.pos += len(kw)
+}
+
+// symbol consumes @name or @"name".
+func (p *parser) symbol() string {
+	p.expectOneOf('@', "symbol '@name'")
+	if p.peek() == '"' {
+		return p.str()
+	}
+	start := p.pos
+	for p.pos < len(p.src) && isWordByte(p.src[p.pos], p.pos == start) {
+		p.pos++
+	}
+	if p.pos == start {
+		p.failExpected("symbol name")
+	}
+	return p.src[start:p.pos]
+}
+
+// str consumes an MLIR string literal and returns its value. Escapes are
+// \\, \", \n, \t and \XX (two hex digits).
+func (p *parser) str() string {
+	p.skipSpace()
+	if p.peek() != '"' {
+		p.failExpected("string")
+	}
+	start := p.pos
+	p.pos++
+	var b strings.Builder
+	for {
+		if p.pos >= len(p.src) {
+			p.failAt(start, "unterminated string literal")
+		}
+		c := p.src[p.pos]
+		switch {
+		case c == '"':
+			p.pos++
+			return b.String()
+		case c == '\n' || c == '\r' || c == 0:
+			p.failAt(p.pos, "unterminated string literal")
+		case c == '\\':
+			if p.pos+1 >= len(p.src) {
+				p.failAt(p.pos, "unterminated string literal")
+			}
+			switch e := p.src[p.pos+1]; {
+			case e == '\\' || e == '"':
+				b.WriteByte(e)
+				p.pos += 2
+			case e == 'n':
+				b.WriteByte('\n')
+				p.pos += 2
+			case e == 't':
+				b.WriteByte('\t')
+				p.pos += 2
+			case p.pos+2 < len(p.src) && isHex(e) && isHex(p.src[p.pos+2]):
+				b.WriteByte(unhex(e)<<4 | unhex(p.src[p.pos+2]))
+				p.pos += 3
+			default:
+				p.failAt(p.pos, "unknown escape in string literal")
+			}
+		default:
+			b.WriteByte(c)
+			p.pos++
+		}
+	}
+}
+
+func isHex(c byte) bool { return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+
+func unhex(c byte) byte {
+	switch {
+	case isDigit(c):
+		return c - '0'
+	case c >= 'a':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
+}
+
+// integer consumes a decimal integer with an optional '-' sign.
+func (p *parser) integer(what string) int {
+	p.skipSpace()
+	start := p.pos
+	if p.peek() == '-' {
+		p.pos++
+	}
+	digits := p.pos
+	for p.pos < len(p.src) && isDigit(p.src[p.pos]) {
+		p.pos++
+	}
+	if p.pos == digits {
+		p.pos = start
+		p.failExpected(what)
+	}
+	n, err := strconv.ParseInt(p.src[start:p.pos], 10, 0)
+	if err != nil {
+		p.failAt(start, "%s out of range: %s", what, p.src[start:p.pos])
+	}
+	return int(n)
+}
+
+// ---- errors ----
+
+func (p *parser) failAt(pos int, format string, args ...any) {
+	panic(bailout{&ParseError{Offset: pos, Msg: fmt.Sprintf(format, args...)}})
+}
+
+func (p *parser) failExpected(what string) {
+	p.skipSpace()
+	panic(bailout{&ParseError{Offset: p.pos, Expected: what, Found: p.describe()}})
+}
+
+// describe names the token at the current position for error messages.
+func (p *parser) describe() string {
+	if p.pos >= len(p.src) {
+		return "end of input"
+	}
+	rest := p.src[p.pos:]
+	const maxLen = 24
+	var tok string
+	switch c := rest[0]; {
+	case c == '"':
+		end := 1
+		for end < len(rest) && rest[end] != '"' && rest[end] != '\n' {
+			if rest[end] == '\\' {
+				end++
+			}
+			end++
+		}
+		tok = rest[:min(end+1, len(rest))]
+		if len(tok) > maxLen {
+			tok = tok[:maxLen] + "..."
+		}
+		return tok
+	case isWordByte(c, true):
+		tok = p.peekWord()
+	case isDigit(c) || c == '-':
+		end := 1
+		for end < len(rest) && isDigit(rest[end]) {
+			end++
+		}
+		tok = rest[:end]
+	default:
+		tok = rest[:1]
+	}
+	if len(tok) > maxLen {
+		tok = tok[:maxLen] + "..."
+	}
+	return "'" + tok + "'"
+}
