@@ -1,0 +1,169 @@
+package pjrt
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	gopjrt "github.com/gomlx/gopjrt/dtypes"
+	gpjrt "github.com/gomlx/gopjrt/pjrt"
+)
+
+// Buffer is an array on one device. Close it when done; a finalizer frees a forgotten buffer,
+// but only Close makes the memory's lifetime predictable. Safe for concurrent use.
+type Buffer struct {
+	dev   *Device
+	shape Shape
+	st    *bufferState
+}
+
+// bufferState is what the finalizer needs; it must not point back to the Buffer.
+type bufferState struct {
+	// mu is held shared while the device memory is read (copies, executions) and exclusively
+	// while it is destroyed or donated.
+	mu     sync.RWMutex
+	g      *gpjrt.Buffer
+	closed bool
+}
+
+var liveBuffers atomic.Int64
+
+// LiveBuffers returns the number of buffers created by this package and not yet closed or
+// finalized: a leak check for tests.
+func LiveBuffers() int64 { return liveBuffers.Load() }
+
+func newBuffer(dev *Device, shape Shape, g *gpjrt.Buffer) *Buffer {
+	// gopjrt caches a buffer's dimensions on first use without a lock; filling the cache now,
+	// while this goroutine is the only owner, keeps later concurrent reads race-free.
+	_, _ = g.Dimensions()
+	st := &bufferState{g: g}
+	b := &Buffer{dev: dev, shape: shape, st: st}
+	liveBuffers.Add(1)
+	runtime.AddCleanup(b, func(st *bufferState) { _ = st.destroy() }, st)
+	return b
+}
+
+func (st *bufferState) destroy() error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.closed {
+		return nil
+	}
+	st.closed = true
+	liveBuffers.Add(-1)
+	return wrapGopjrt("destroy buffer", ErrClosed, st.g.Destroy())
+}
+
+// BufferFromHost copies a flat Go slice ([]float32, []int64, []bool, ...; row-major) with the
+// given dimensions to an addressable device of the client.
+func (c *Client) BufferFromHost(dev *Device, flat any, dims []int) (*Buffer, error) {
+	dt, err := DTypeOf(flat)
+	if err != nil {
+		return nil, err
+	}
+	return c.BufferFromBytes(dev, dt, dims, rawBytes(flat))
+}
+
+// BufferFromBytes copies raw row-major bytes of the given dtype and dimensions to a device.
+func (c *Client) BufferFromBytes(dev *Device, dtype DType, dims []int, data []byte) (*Buffer, error) {
+	shape := Shape{DType: dtype, Dims: append([]int(nil), dims...)}
+	if !dtype.Valid() {
+		return nil, fmt.Errorf("pjrt: buffer from host: %w: unknown dtype %d", ErrHostData, int32(dtype))
+	}
+	for i, d := range dims {
+		if d < 0 {
+			return nil, fmt.Errorf("pjrt: buffer from host: %w: dimension %d is %d in %v", ErrHostData, i, d, dims)
+		}
+	}
+	if len(data) != shape.Bytes() {
+		return nil, fmt.Errorf("pjrt: buffer from host: %w: %s needs %d bytes (%d elements), got %d bytes",
+			ErrHostData, shape, shape.Bytes(), shape.Size(), len(data))
+	}
+	if err := c.checkDevice(dev); err != nil {
+		return nil, fmt.Errorf("pjrt: buffer from host: %w", err)
+	}
+	done, err := c.use("buffer from host")
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if len(data) == 0 {
+		data = make([]byte, 1) // PJRT needs a valid pointer even for zero elements
+	}
+	g, err := c.g.BufferFromHost().ToDevice(dev.g).FromRawData(data, gopjrt.DType(dtype), shape.Dims).Done()
+	if err != nil {
+		return nil, wrapGopjrt(fmt.Sprintf("buffer from host to %s", dev), ErrHostData, err)
+	}
+	return newBuffer(dev, shape, g), nil
+}
+
+// checkDevice checks that dev is an addressable device of c.
+func (c *Client) checkDevice(dev *Device) error {
+	if dev == nil {
+		return fmt.Errorf("%w: nil device", ErrDevice)
+	}
+	if dev.client != c {
+		return fmt.Errorf("%w: device %d belongs to another client", ErrDevice, dev.ID())
+	}
+	if !dev.info.addressable {
+		return fmt.Errorf("%w: device %d is not addressable from process %d", ErrDevice, dev.ID(), c.processIndex)
+	}
+	return nil
+}
+
+// Device returns the device holding the buffer.
+func (b *Buffer) Device() *Device { return b.dev }
+
+// Shape returns the buffer's dtype and dimensions.
+func (b *Buffer) Shape() Shape { return Shape{DType: b.shape.DType, Dims: append([]int(nil), b.shape.Dims...)} }
+
+// DType returns the buffer's element type.
+func (b *Buffer) DType() DType { return b.shape.DType }
+
+// Dims returns the buffer's dimensions.
+func (b *Buffer) Dims() []int { return append([]int(nil), b.shape.Dims...) }
+
+// String returns e.g. "Buffer(f32[4,2] on CpuDevice(id=3))".
+func (b *Buffer) String() string { return fmt.Sprintf("Buffer(%s on %s)", b.shape, b.dev) }
+
+// ToHost copies the buffer to a new flat Go slice of its dtype ([]float32, []int64, ...;
+// []uint16 raw bits for F16 and BF16).
+func (b *Buffer) ToHost() (any, error) {
+	flat := newFlat(b.shape.DType, b.shape.Size())
+	if err := b.CopyToHost(rawBytes(flat)); err != nil {
+		return nil, err
+	}
+	return flat, nil
+}
+
+// CopyToHost copies the buffer's row-major bytes into dst, which must be exactly Shape().Bytes() long.
+func (b *Buffer) CopyToHost(dst []byte) error {
+	if len(dst) != b.shape.Bytes() {
+		return fmt.Errorf("pjrt: copy to host: %w: %s needs %d bytes, got %d", ErrHostData, b.shape, b.shape.Bytes(), len(dst))
+	}
+	done, err := b.dev.client.use("copy to host")
+	if err != nil {
+		return err
+	}
+	defer done()
+	b.st.mu.RLock()
+	defer b.st.mu.RUnlock()
+	if b.st.closed {
+		return fmt.Errorf("pjrt: copy to host: buffer %w", ErrClosed)
+	}
+	if len(dst) == 0 {
+		return nil
+	}
+	return wrapGopjrt("copy to host", ErrHostData, b.st.g.ToHost(dst))
+}
+
+// Close frees the device memory. It is idempotent; a closed buffer cannot be used again.
+func (b *Buffer) Close() error { return b.st.destroy() }
+
+// IsClosed reports whether Close was called (or the buffer was donated to an execution).
+func (b *Buffer) IsClosed() bool {
+	b.st.mu.RLock()
+	defer b.st.mu.RUnlock()
+	return b.st.closed
+}

@@ -1,0 +1,106 @@
+package pjrt
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+)
+
+// Sentinel errors, wrapped with context by every function of the package; test them with errors.Is.
+var (
+	// ErrPluginNotFound: no plugin file at the given path, or none found by name or in the project cache.
+	ErrPluginNotFound = errors.New("PJRT plugin not found")
+	// ErrNotPlugin: the file exists but is not a loadable PJRT plugin (not a shared object, no GetPjrtApi).
+	ErrNotPlugin = errors.New("not a PJRT plugin")
+	// ErrPluginVersion: the plugin speaks a PJRT C API version gopjrt v0.10.0 cannot drive.
+	ErrPluginVersion = errors.New("unsupported PJRT C API version")
+	// ErrClosed: the client, executable or buffer was already closed.
+	ErrClosed = errors.New("already closed")
+	// ErrCompile: the plugin rejected a program.
+	ErrCompile = errors.New("compile failed")
+	// ErrExecute: the plugin failed to run an executable, or its arguments do not fit it.
+	ErrExecute = errors.New("execute failed")
+	// ErrDevice: a device id, device or device assignment is not valid for the client.
+	ErrDevice = errors.New("invalid device")
+	// ErrHostData: host data does not match the declared dtype or dimensions.
+	ErrHostData = errors.New("invalid host data")
+)
+
+// Error is an error reported by the PJRT plugin itself: the operation, PJRT's error code and the
+// plugin's message. Match it with errors.As; it also matches the sentinel given as Kind.
+type Error struct {
+	Op   string // the PJRT call or xlamesh operation, e.g. "compile"
+	Code Code   // the PJRT error code (Unknown when the plugin did not say)
+	Msg  string // the plugin's message
+	Kind error  // the sentinel this error is a case of (ErrCompile, ErrExecute, ...), or nil
+}
+
+func (e *Error) Error() string {
+	if e.Code != 0 {
+		return fmt.Sprintf("pjrt: %s: %s (%s)", e.Op, e.Msg, e.Code)
+	}
+	return fmt.Sprintf("pjrt: %s: %s", e.Op, e.Msg)
+}
+
+// Unwrap lets errors.Is match the error's Kind.
+func (e *Error) Unwrap() error { return e.Kind }
+
+// Code is a PJRT error code (PJRT_Error_Code, the same numbering as absl::StatusCode).
+type Code int
+
+// PJRT error codes.
+const (
+	Cancelled          Code = 1
+	Unknown            Code = 2
+	InvalidArgument    Code = 3
+	DeadlineExceeded   Code = 4
+	NotFound           Code = 5
+	AlreadyExists      Code = 6
+	PermissionDenied   Code = 7
+	ResourceExhausted  Code = 8
+	FailedPrecondition Code = 9
+	Aborted            Code = 10
+	OutOfRange         Code = 11
+	Unimplemented      Code = 12
+	Internal           Code = 13
+	Unavailable        Code = 14
+	DataLoss           Code = 15
+	Unauthenticated    Code = 16
+)
+
+var codeNames = map[Code]string{
+	Cancelled: "Cancelled", Unknown: "Unknown", InvalidArgument: "InvalidArgument",
+	DeadlineExceeded: "DeadlineExceeded", NotFound: "NotFound", AlreadyExists: "AlreadyExists",
+	PermissionDenied: "PermissionDenied", ResourceExhausted: "ResourceExhausted",
+	FailedPrecondition: "FailedPrecondition", Aborted: "Aborted", OutOfRange: "OutOfRange",
+	Unimplemented: "Unimplemented", Internal: "Internal", Unavailable: "Unavailable",
+	DataLoss: "DataLoss", Unauthenticated: "Unauthenticated",
+}
+
+// String returns the code's name, e.g. "InvalidArgument".
+func (c Code) String() string {
+	if s, ok := codeNames[c]; ok {
+		return s
+	}
+	return fmt.Sprintf("Code(%d)", int(c))
+}
+
+// gopjrtCode finds the code gopjrt folds into its messages: "PJRT error (code=3): ...".
+var gopjrtCode = regexp.MustCompile(`PJRT error \(code=(\d+)\): `)
+
+// wrapGopjrt turns an error returned by gopjrt into an *Error of the given kind, recovering the
+// PJRT error code that gopjrt folds into its text.
+func wrapGopjrt(op string, kind error, err error) error {
+	if err == nil {
+		return nil
+	}
+	msg, code := err.Error(), Unknown
+	if m := gopjrtCode.FindStringSubmatchIndex(msg); m != nil {
+		if n, convErr := strconv.Atoi(msg[m[2]:m[3]]); convErr == nil {
+			code = Code(n)
+		}
+		msg = msg[:m[0]] + msg[m[1]:]
+	}
+	return &Error{Op: op, Code: code, Msg: msg, Kind: kind}
+}

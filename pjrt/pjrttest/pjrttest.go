@@ -1,0 +1,50 @@
+// Package pjrttest gives integration tests a real PJRT client on XLA's CPU plugin.
+//
+// Tests call Client(t) for the shared 8-device client. When the plugin is missing the test fails
+// (it never skips, in CI or anywhere) with the message that says how to install it.
+package pjrttest
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/xlamesh/xlamesh/pjrt"
+)
+
+var (
+	mu      sync.Mutex
+	clients = map[int]*pjrt.Client{}
+)
+
+// Client returns the CPU client with pjrt.DefaultCPUDeviceCount devices shared by all tests of the
+// test binary, opening it on first use. It fails the test when the plugin cannot be loaded.
+func Client(t testing.TB) *pjrt.Client {
+	t.Helper()
+	return ClientWithDevices(t, pjrt.DefaultCPUDeviceCount)
+}
+
+// ClientWithDevices is Client with n CPU devices; clients are shared per device count and stay
+// open until the process exits.
+func ClientWithDevices(t testing.TB, n int) *pjrt.Client {
+	t.Helper()
+	c, err := open(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func open(n int) (*pjrt.Client, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if c, ok := clients[n]; ok {
+		return c, nil
+	}
+	c, err := pjrt.Open(pjrt.WithCPUDeviceCount(n))
+	if err != nil {
+		return nil, fmt.Errorf("integration tests need XLA's CPU PJRT plugin: %w", err)
+	}
+	clients[n] = c
+	return c, nil
+}
