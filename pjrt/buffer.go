@@ -116,7 +116,9 @@ func (c *Client) checkDevice(dev *Device) error {
 func (b *Buffer) Device() *Device { return b.dev }
 
 // Shape returns the buffer's dtype and dimensions.
-func (b *Buffer) Shape() Shape { return Shape{DType: b.shape.DType, Dims: append([]int(nil), b.shape.Dims...)} }
+func (b *Buffer) Shape() Shape {
+	return Shape{DType: b.shape.DType, Dims: append([]int(nil), b.shape.Dims...)}
+}
 
 // DType returns the buffer's element type.
 func (b *Buffer) DType() DType { return b.shape.DType }

@@ -41,16 +41,16 @@ func WithCreateOption(name string, value any) Option {
 // Client is an open PJRT client: a plugin plus the devices it drives. Close it when done; the
 // buffers and executables it made become invalid then.
 type Client struct {
-	plugin           *Plugin
-	g                *gopjrt.Client
-	platform         string
-	platformVersion  string
-	processIndex     int
-	devices          []*Device
-	addressable      []*Device
-	byID             map[int]*Device
-	mu               sync.RWMutex // guards closed against use in flight
-	closed           bool
+	plugin          *Plugin
+	g               *gopjrt.Client
+	platform        string
+	platformVersion string
+	processIndex    int
+	devices         []*Device
+	addressable     []*Device
+	byID            map[int]*Device
+	mu              sync.RWMutex // guards closed against use in flight
+	closed          bool
 }
 
 // Open loads a plugin and creates a client. With no options it opens the pinned CPU plugin with
