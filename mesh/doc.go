@@ -1,0 +1,43 @@
+// Package mesh is the model a user of xlamesh thinks in, after JAX: a Mesh
+// of devices with named axes, a PartitionSpec saying which mesh axes split
+// each array dimension, and a NamedSharding pairing the two, with the shard
+// geometry it implies.
+//
+// # Place in the data flow
+//
+// Devices come from a PJRT client (package pjrt implements Device) or, in
+// tests, from SimDevices. New arranges them into a Mesh; Create does the same
+// the way JAX's mesh_utils.create_device_mesh orders them. A NamedSharding
+// built from a Mesh (or from its device-free Abstract form) goes on to
+// package shardy, which prints it as Shardy attributes, and to lower, which
+// annotates StableHLO with it. Lowering depends only on the Abstract mesh;
+// the device ids in mesh order become the compile-time device assignment.
+//
+// # Geometry
+//
+// For an array of global shape S, DevicesIndicesMap gives each device (in
+// mesh order) the [start, stop) range it holds of every dimension. A
+// dimension mapped to axes (a1, ..., ak) is split into the product of their
+// sizes, and the first axis is major. Replicated dimensions hold the full
+// range. ReplicaIDs numbers the devices holding the same index in mesh
+// order. The values match JAX's devices_indices_map and replica_id.
+//
+// # Logical axis rules
+//
+// LogicalToMesh maps logical dimension names ("batch", "embed") to mesh axes
+// through ordered rules, with flax's algorithm (flax.linen.spmd).
+//
+// # Errors
+//
+// Nothing here panics on bad input except the Must helpers. Errors start
+// with "mesh: ", follow JAX's wording, name the offending axis, dimension
+// and sizes, and wrap the package's sentinel errors (ErrUnknownAxis,
+// ErrIndivisible, ...); the common ones are also typed (UnknownAxisError,
+// IndivisibleError, ...).
+//
+// # Sketch
+//
+//	m, err := mesh.New(client.Devices(), []int{4, 2}, "x", "y")
+//	s, err := mesh.NewNamedSharding(m, mesh.P("x", nil))
+//	idx, err := s.DevicesIndicesMap([]int{8, 8}) // idx[0] == [0:2, 0:8]
+package mesh

@@ -1,0 +1,221 @@
+package mesh
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Range is the half-open interval [Start, Stop) of one array dimension.
+type Range struct{ Start, Stop int }
+
+// Len returns Stop - Start.
+func (r Range) Len() int { return r.Stop - r.Start }
+
+// String returns "start:stop".
+func (r Range) String() string { return strconv.Itoa(r.Start) + ":" + strconv.Itoa(r.Stop) }
+
+// Index is the part of a global array one device holds: one Range per array
+// dimension. Replicated dimensions hold the full range.
+type Index []Range
+
+// Equal reports whether i and j select the same ranges.
+func (i Index) Equal(j Index) bool { return slices.Equal(i, j) }
+
+// String returns numpy-like text, e.g. [0:4, 0:8].
+func (i Index) String() string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for k, r := range i {
+		if k > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(r.String())
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// Shard is one device's part of a global array.
+type Shard struct {
+	Device    Device
+	Index     Index
+	ReplicaID int
+}
+
+// CheckShape reports whether the sharding can lay out an array of the given
+// shape, in JAX's order: an error wrapping ErrShape for a negative
+// dimension, ErrUnconstrained if the spec has Unconstrained entries,
+// *RankError (ErrRank) if the spec is longer than the rank, and
+// *IndivisibleError (ErrIndivisible) for the first dimension its partition
+// count does not divide.
+func (s NamedSharding) CheckShape(shape []int) error {
+	if err := s.valid(); err != nil {
+		return err
+	}
+	for d, n := range shape {
+		if n < 0 {
+			return fmt.Errorf("mesh: %w: dimension %d of shape %s is negative", ErrShape, d, pyIntTuple(shape))
+		}
+	}
+	for d, dim := range s.spec.dims {
+		if dim.IsUnconstrained() {
+			return fmt.Errorf("mesh: %w: unconstrained dims are not allowed in shard geometry, but %s has UNCONSTRAINED at dim %d", ErrUnconstrained, s.spec, d)
+		}
+	}
+	if s.spec.Len() > len(shape) {
+		return &RankError{Sharding: s.String(), SpecLen: s.spec.Len(), Rank: len(shape)}
+	}
+	for d, t := range s.tile {
+		if shape[d]%t != 0 {
+			return &IndivisibleError{Sharding: s.String(), Dim: d, Parts: t, Size: shape[d],
+				Shape: slices.Clone(shape), Tiling: s.Tiling(len(shape))}
+		}
+	}
+	return nil
+}
+
+// ShardShape returns the shape of each device's shard of an array of the
+// given global shape, or CheckShape's error.
+func (s NamedSharding) ShardShape(shape []int) ([]int, error) {
+	if err := s.CheckShape(shape); err != nil {
+		return nil, err
+	}
+	out := slices.Clone(shape)
+	for d, t := range s.tile {
+		out[d] /= t
+	}
+	return out, nil
+}
+
+// DevicesIndicesMap returns, for each device of the mesh in mesh order
+// (parallel to Mesh().Devices()), the index it holds of an array of the
+// given global shape. It returns CheckShape's error, or one wrapping
+// ErrNoDevices for an abstract sharding.
+func (s NamedSharding) DevicesIndicesMap(shape []int) ([]Index, error) {
+	if _, err := s.Mesh(); err != nil {
+		return nil, err
+	}
+	return s.PositionIndices(shape)
+}
+
+// PositionIndices is DevicesIndicesMap by mesh position; it works on
+// abstract shardings too.
+func (s NamedSharding) PositionIndices(shape []int) ([]Index, error) {
+	if err := s.CheckShape(shape); err != nil {
+		return nil, err
+	}
+	n, rank := s.abs.Size(), len(shape)
+	backing := make([]Range, n*rank)
+	out := make([]Index, n)
+	sizes := s.abs.sizes
+	coords := make([]int, len(sizes))
+	for p := range n {
+		idx := Index(backing[p*rank : (p+1)*rank : (p+1)*rank])
+		for d := range rank {
+			if d >= len(s.tile) || s.tile[d] == 1 {
+				idx[d] = Range{0, shape[d]}
+				continue
+			}
+			b := 0
+			for _, a := range s.dimAxes[d] {
+				b = b*sizes[a] + coords[a]
+			}
+			k := shape[d] / s.tile[d]
+			idx[d] = Range{b * k, (b + 1) * k}
+		}
+		out[p] = idx
+		for a := len(coords) - 1; a >= 0; a-- {
+			coords[a]++
+			if coords[a] < sizes[a] {
+				break
+			}
+			coords[a] = 0
+		}
+	}
+	return out, nil
+}
+
+// ReplicaIDs returns each mesh position's replica id, parallel to
+// Mesh().Devices(): the number of earlier devices in mesh order holding the
+// same index, which is the row-major rank of the device's coordinates along
+// the axes the spec does not name. It works on abstract shardings too.
+func (s NamedSharding) ReplicaIDs() ([]int, error) {
+	if err := s.valid(); err != nil {
+		return nil, err
+	}
+	n := s.abs.Size()
+	sizes := s.abs.sizes
+	out := make([]int, n)
+	coords := make([]int, len(sizes))
+	for p := range n {
+		r := 0
+		for a, u := range s.used {
+			if !u {
+				r = r*sizes[a] + coords[a]
+			}
+		}
+		out[p] = r
+		for a := len(coords) - 1; a >= 0; a-- {
+			coords[a]++
+			if coords[a] < sizes[a] {
+				break
+			}
+			coords[a] = 0
+		}
+	}
+	return out, nil
+}
+
+// Shards returns every device's shard of an array of the given global shape,
+// in mesh order. Errors are those of DevicesIndicesMap.
+func (s NamedSharding) Shards(shape []int) ([]Shard, error) {
+	idx, err := s.DevicesIndicesMap(shape)
+	if err != nil {
+		return nil, err
+	}
+	rids, _ := s.ReplicaIDs()
+	out := make([]Shard, len(idx))
+	for p := range idx {
+		out[p] = Shard{Device: s.mesh.devices[p], Index: idx[p], ReplicaID: rids[p]}
+	}
+	return out, nil
+}
+
+// AddressableShards returns the shards held by devices of the given process,
+// in mesh order (JAX's addressable_devices_indices_map). Errors are those of
+// DevicesIndicesMap.
+func (s NamedSharding) AddressableShards(shape []int, process int) ([]Shard, error) {
+	all, err := s.Shards(shape)
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0:0]
+	for _, sh := range all {
+		if sh.Device.ProcessIndex() == process {
+			out = append(out, sh)
+		}
+	}
+	return out, nil
+}
+
+// DevicesHolding returns the devices, in mesh order, whose shard of an array
+// of the given global shape is exactly index. Errors are those of
+// DevicesIndicesMap, plus ErrShape when index has the wrong rank.
+func (s NamedSharding) DevicesHolding(shape []int, index Index) ([]Device, error) {
+	idx, err := s.DevicesIndicesMap(shape)
+	if err != nil {
+		return nil, err
+	}
+	if len(index) != len(shape) {
+		return nil, fmt.Errorf("mesh: %w: index %s has %d ranges for an array of rank %d", ErrShape, index, len(index), len(shape))
+	}
+	var out []Device
+	for p, ix := range idx {
+		if ix.Equal(index) {
+			out = append(out, s.mesh.devices[p])
+		}
+	}
+	return out, nil
+}
