@@ -6,7 +6,27 @@ type knownDiff struct {
 	why    string
 }
 
+const (
+	whyUnconstrainedGeometry = "xlamesh rejects Unconstrained in shard geometry (ErrUnconstrained, documented on mesh.Unconstrained): " +
+		"an unconstrained dim has no layout until the compiler picks one. JAX 0.8.1's devices_indices_map and device_put treat it as None (replicated)."
+	whyGSPMDOneDevice = "shardy.GSPMD prints {replicated} for a sharding on a 1-device mesh that names a (size-1) axis; " +
+		"JAX prints a tiled form with all-1 tiles, e.g. {devices=[1,1]<=[1]} (on larger meshes JAX drops size-1 axes and agrees). " +
+		"Reported to shardy; both compile to the same layout."
+)
+
 // known lists, by "group/case", every disagreement with JAX that is either a
 // deliberate xlamesh choice or an open issue reported to the package that
 // owns it. Anything else that disagrees fails the tests.
-var known = map[string]knownDiff{}
+var known = map[string]knownDiff{
+	"mesh/jax_accepts_duplicate_names": {statusDeliberate, "xlamesh rejects duplicate axis names (ErrDuplicateAxis); " +
+		"JAX 0.8.1 accepts Mesh(devices, ('x', 'x')) and its shape dict silently collapses to {'x': 2}."},
+	"mesh/jax_accepts_duplicate_devices": {statusDeliberate, "xlamesh rejects a device placed twice (ErrDuplicateDevice); JAX does not check."},
+
+	"sharding/m8_u_8":        {statusDeliberate, whyUnconstrainedGeometry},
+	"sharding/m42_u_y_8x2":   {statusDeliberate, whyUnconstrainedGeometry},
+	"sharding/m42_x_u_8x2":   {statusDeliberate, whyUnconstrainedGeometry},
+	"sharding/mixed_u_y_8x2": {statusDeliberate, whyUnconstrainedGeometry},
+	"sharding/zero_size_dim": {statusOpen, "array with a zero-sized dim ([0, 3], P('x') on 4x2): every device's index is the same empty block, " +
+		"so JAX's replica ids (count of earlier devices with an identical index) are 0..7; mesh.ReplicaIDs takes no shape and returns the " +
+		"unused-axes rank [0 1 0 1 ...]. Reported to mesh."},
+}

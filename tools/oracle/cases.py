@@ -238,7 +238,7 @@ def _sharding_cases():
         phrases=["axis 0", "partitioned 4 times", "2"])
     add("err_indivisible_perm", M42_PERM, ["y", "x"], [2, 6], error=True, kind="indivisible",
         phrases=["axis 1", "partitioned 4 times", "6"])
-    add("err_indivisible_zero_ok", M42, ["x"], [0, 3])
+    add("zero_size_dim", M42, ["x"], [0, 3])
     return out
 
 
