@@ -14,6 +14,7 @@ const DefaultCPUDeviceCount = 8
 type Option func(*openConfig)
 
 type openConfig struct {
+	anyAPI   bool
 	plugin   string
 	cpuCount int
 	options  map[string]any
@@ -26,6 +27,12 @@ func WithPlugin(nameOrPath string) Option { return func(c *openConfig) { c.plugi
 // WithCPUDeviceCount sets the number of devices of a CPU client (default DefaultCPUDeviceCount).
 // It is sent as the "cpu_device_count" create option, which only CPU plugins understand.
 func WithCPUDeviceCount(n int) Option { return func(c *openConfig) { c.cpuCount = n } }
+
+// WithAnyAPIVersion skips the check that the plugin's PJRT C API version is within
+// [MinAPIMinor, MaxAPIMinor]. Newer plugins accept gopjrt v0.10.0's smaller structs only where XLA
+// relaxed its size checks; docs/plugins.md lists the plugins tried this way. Note that a plugin
+// already loaded with the check keeps its first result.
+func WithAnyAPIVersion() Option { return func(c *openConfig) { c.anyAPI = true } }
 
 // WithCreateOption passes a raw PJRT_Client_Create option to the plugin (value: string, int64,
 // []int64, float32 or bool), e.g. GPU plugins' "memory_fraction".
@@ -64,7 +71,7 @@ func Open(opts ...Option) (*Client, error) {
 	if name == "" {
 		name = "cpu"
 	}
-	p, err := LoadPlugin(name)
+	p, err := loadPlugin(name, !cfg.anyAPI)
 	if err != nil {
 		return nil, err
 	}

@@ -77,7 +77,10 @@ var (
 // missing file, a file that is not a shared library, or a library without GetPjrtApi gives an
 // error matching ErrPluginNotFound or ErrNotPlugin, and a plugin outside [MinAPIMinor, MaxAPIMinor]
 // gives ErrPluginVersion; none of them can crash the process.
-func LoadPlugin(nameOrPath string) (*Plugin, error) {
+func LoadPlugin(nameOrPath string) (*Plugin, error) { return loadPlugin(nameOrPath, true) }
+
+// loadPlugin is LoadPlugin; checkVersion=false skips the API window (WithAnyAPIVersion).
+func loadPlugin(nameOrPath string, checkVersion bool) (*Plugin, error) {
 	path, err := resolvePlugin(nameOrPath)
 	if err != nil {
 		return nil, err
@@ -94,9 +97,10 @@ func LoadPlugin(nameOrPath string) (*Plugin, error) {
 	if err != nil {
 		return nil, err
 	}
-	if major != 0 || minor < MinAPIMinor || minor > MaxAPIMinor {
+	if checkVersion && (major != 0 || minor < MinAPIMinor || minor > MaxAPIMinor) {
 		return nil, fmt.Errorf("pjrt: plugin %s speaks PJRT C API %d.%d: %w: gopjrt v0.10.0 works with 0.%d to 0.%d; "+
-			"use the pinned xla-cpu-pjrt==0.0.1 (API 0.81, `make setup`) or a plugin built from XLA of 2025-11 to 2026-01",
+			"use the pinned xla-cpu-pjrt==0.0.1 (API 0.81, `make setup`) or a plugin built from XLA of 2025-11 to 2026-01, "+
+			"or open it with pjrt.WithAnyAPIVersion() at your own risk (see docs/plugins.md)",
 			path, major, minor, ErrPluginVersion, MinAPIMinor, MaxAPIMinor)
 	}
 	g, err := gopjrt.GetPlugin(path)
