@@ -4,9 +4,10 @@ import "strings"
 
 // AxisRef refers to a mesh axis, whole (`"x"`) or a sub-axis (`"x":(m)k`).
 //
-// A sub-axis `"x":(m)k` is the k-sized slice of axis x that comes after a
-// pre-size m: with x split major to minor as [size(x)/(m·k), k, m] it is
-// the middle factor. AxisRef is a comparable value; == compares refs.
+// A sub-axis `"x":(m)k` is the middle factor when axis x is split major to
+// minor as [m, k, size(x)/(m·k)]: m (the pre-size) is the product of the
+// more major part. So on x=4, `"x":(1)2` is the major half and `"x":(2)2`
+// the minor half. AxisRef is a comparable value; == compares refs.
 type AxisRef struct {
 	name    string
 	sub     bool

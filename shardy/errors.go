@@ -69,3 +69,18 @@ func (e *ParseError) Error() string {
 
 // Unwrap returns ErrSyntax.
 func (e *ParseError) Unwrap() error { return ErrSyntax }
+
+// kindError is an error with its own text that still matches the given
+// sentinels with errors.Is.
+type kindError struct {
+	msg   string
+	kinds []error
+}
+
+func (e *kindError) Error() string   { return e.msg }
+func (e *kindError) Unwrap() []error { return e.kinds }
+
+// errorf formats a message and makes it match kinds with errors.Is.
+func errorf(kinds []error, format string, args ...any) error {
+	return &kindError{msg: fmt.Sprintf(format, args...), kinds: kinds}
+}

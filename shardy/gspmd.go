@@ -327,3 +327,77 @@ func iotaForm(a []int) (r, q []int, ok bool) {
 	}
 	return r, q, true
 }
+
+// GSPMD returns the GSPMD `mhlo.sharding` text of s on mesh m (the mesh its
+// symbol names; an inline mesh is used instead of m). Device ids are the
+// mesh's logical ids: with device_ids the tile assignment lists them, as a
+// transposed iota when the order is one (`<=[2,4]T(1,0)`) and as an explicit
+// list otherwise (`{devices=[4,2]0,2,4,6,1,3,5,7}`). A maximal mesh gives
+// `{maximal device=N}`; open and closed dimensions print alike. Sub-axes
+// split their axis into factors. Errors: those of Mesh.Validate and
+// Validate (rank unchecked), and ErrUnsupported for unreduced axes or
+// sub-axes that do not split their axis into a chain of factors.
+func (s TensorSharding) GSPMD(m Mesh) (string, error) {
+	if s.inline {
+		m = s.mesh
+	}
+	if err := m.Validate(); err != nil {
+		return "", err
+	}
+	if err := s.Validate(m, -1); err != nil {
+		return "", err
+	}
+	if m.IsMaximal() {
+		return GSPMDMaximal(m.ids[0]), nil
+	}
+	if len(s.unreduced) > 0 {
+		return "", fmt.Errorf("shardy: %w: unreduced axes %s have no GSPMD form", ErrUnsupported, s)
+	}
+	// Split every axis at the boundaries its sub-axes need. Boundaries are
+	// pre-sizes counted from the major end: sub-axis (m)k covers [m, m·k].
+	refs := slices.Clone(s.replicated)
+	for _, d := range s.dims {
+		refs = append(refs, d.axes...)
+	}
+	var t tiling
+	t.ids = m.ids
+	bounds := make([][]int, len(m.axes))
+	first := make([]int, len(m.axes)) // first factor of each axis
+	for i, a := range m.axes {
+		b := []int{1, a.Size}
+		for _, r := range refs {
+			if r.sub && r.name == a.Name {
+				b = append(b, r.preSize, r.preSize*r.size)
+			}
+		}
+		slices.Sort(b)
+		b = slices.Compact(b)
+		for j := 1; j < len(b); j++ {
+			if b[j]%b[j-1] != 0 {
+				return "", fmt.Errorf("shardy: %w: sub-axes of axis %s in %s do not split it into factors",
+					ErrUnsupported, quoteName(a.Name), s)
+			}
+		}
+		bounds[i] = b
+		first[i] = len(t.factors)
+		for j := 1; j < len(b); j++ {
+			t.factors = append(t.factors, b[j]/b[j-1])
+		}
+	}
+	t.dims = make([][]int, len(s.dims))
+	for d, dim := range s.dims {
+		for _, r := range dim.axes {
+			i := m.AxisIndex(r.name)
+			lo, hi := 1, m.axes[i].Size
+			if r.sub {
+				lo, hi = r.preSize, r.preSize*r.size
+			}
+			for j := 1; j < len(bounds[i]); j++ {
+				if bounds[i][j-1] >= lo && bounds[i][j] <= hi {
+					t.dims[d] = append(t.dims[d], first[i]+j-1)
+				}
+			}
+		}
+	}
+	return t.hloText(), nil
+}

@@ -1,0 +1,292 @@
+package shardy
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// ErrDuplicateMesh: two sdy.mesh ops define the same symbol.
+var ErrDuplicateMesh = errors.New("redefinition of mesh symbol")
+
+// Validate checks m against Shardy's mesh rules: axis sizes at least 1, no
+// duplicate axis names, and device_ids (when given) a non-iota permutation
+// of 0..N-1 where N is the product of the axis sizes, except for a maximal
+// mesh (no axes, one non-negative id). Errors wrap ErrAxisSize,
+// ErrDuplicateAxisName or ErrDeviceIDs.
+func (m Mesh) Validate() error {
+	if err := m.validate(); err != nil {
+		return fmt.Errorf("shardy: mesh %s: %w", m, err)
+	}
+	return nil
+}
+
+func (m Mesh) validate() error {
+	for i, a := range m.axes {
+		if a.Size < 1 {
+			return fmt.Errorf("axis %s: %w, got: %d", quoteName(a.Name), ErrAxisSize, a.Size)
+		}
+		for _, b := range m.axes[:i] {
+			if b.Name == a.Name {
+				return fmt.Errorf("%w: %s", ErrDuplicateAxisName, quoteName(a.Name))
+			}
+		}
+	}
+	if len(m.ids) == 0 {
+		return nil
+	}
+	for _, id := range m.ids {
+		if id < 0 {
+			return errorf([]error{ErrDeviceIDs}, "device id must be non-negative, got: %d", id)
+		}
+	}
+	if m.IsMaximal() {
+		return nil
+	}
+	if n := productCapped(m.AxisSizes()); n != len(m.ids) {
+		return errorf([]error{ErrDeviceIDs}, "total product of axis sizes must match total number of device ids, got: %d != %d",
+			n, len(m.ids))
+	}
+	sorted := slices.Clone(m.ids)
+	slices.Sort(sorted)
+	if !isIota(sorted) {
+		var b strings.Builder
+		b.WriteByte('[')
+		writeInts(&b, sorted, ", ")
+		b.WriteByte(']')
+		return errorf([]error{ErrDeviceIDs}, "sorted device ids must be iota(product(axes)), got: %s", b.String())
+	}
+	if isIota(m.ids) {
+		return errorf([]error{ErrDeviceIDs}, "if the ordered device ids are the same as iota(product(axes)), no need to specify them for simplicity")
+	}
+	return nil
+}
+
+// productCapped multiplies sizes, saturating at a value no device list reaches.
+func productCapped(sizes []int) int {
+	const limit = 1 << 40
+	n := 1
+	for _, s := range sizes {
+		if s <= 0 {
+			return 0
+		}
+		if n > limit/s {
+			return limit
+		}
+		n *= s
+	}
+	return n
+}
+
+// Validate checks the mesh symbol ops of one module: each mesh is valid
+// (Mesh.Validate) and no symbol is defined twice (ErrDuplicateMesh).
+func ValidateMeshOps(ops []MeshOp) error {
+	for i, op := range ops {
+		for _, o := range ops[:i] {
+			if o.name == op.name {
+				var b strings.Builder
+				writeSymbol(&b, op.name)
+				return fmt.Errorf("shardy: %w: %s", ErrDuplicateMesh, b.String())
+			}
+		}
+		if err := op.mesh.validate(); err != nil {
+			var b strings.Builder
+			writeSymbol(&b, op.name)
+			return fmt.Errorf("shardy: mesh %s: %w", b.String(), err)
+		}
+	}
+	return nil
+}
+
+// Validate checks s against mesh m (the mesh its symbol names; an inline
+// mesh is used instead of m, and validated too) for a tensor of the given
+// rank (a negative rank skips the rank check), with Shardy's verifier rules:
+//   - rank: "sharding doesn't match tensor rank: 2 != 1" (ErrRank); on a
+//     maximal mesh no dimension shardings at all (ErrMaximal);
+//   - priorities: not negative, not on an empty closed dimension (ErrPriority);
+//   - axis refs: known axes (ErrUnknownAxis), each axis used once across
+//     dimensions, replicated and unreduced (ErrDuplicateAxisRef), sub-axis
+//     rules (ErrSubAxis);
+//   - replicated and unreduced sorted in mesh order (ErrUnordered).
+func (s TensorSharding) Validate(m Mesh, rank int) error {
+	if s.inline {
+		m = s.mesh
+		if err := m.validate(); err != nil {
+			return fmt.Errorf("shardy: inline mesh %s: %w", m, err)
+		}
+	}
+	if err := s.validate(m, rank); err != nil {
+		return fmt.Errorf("shardy: %w", err)
+	}
+	return nil
+}
+
+// ValidateIn is Validate with the mesh looked up by symbol among a module's
+// mesh ops; an unknown symbol gives "unknown mesh: @m" (ErrUnknownMesh).
+func (s TensorSharding) ValidateIn(meshes []MeshOp, rank int) error {
+	if s.inline {
+		return s.Validate(Mesh{}, rank)
+	}
+	m, ok := lookupMesh(meshes, s.meshName)
+	if !ok {
+		var b strings.Builder
+		writeSymbol(&b, s.meshName)
+		return fmt.Errorf("shardy: %w: %s", ErrUnknownMesh, b.String())
+	}
+	return s.Validate(m, rank)
+}
+
+// ValidateIn checks each sharding of p against its mesh among meshes, for
+// values of the given ranks (one per op result; nil skips rank checks but
+// not the count check when ranks is non-nil). The count must match
+// ("shardings don't match number of values: 2 != 1", ErrCount).
+func (p TensorShardingPerValue) ValidateIn(meshes []MeshOp, ranks []int) error {
+	if ranks != nil && len(ranks) != len(p.shardings) {
+		return fmt.Errorf("shardy: %w: %d != %d", ErrCount, len(p.shardings), len(ranks))
+	}
+	for i, s := range p.shardings {
+		rank := -1
+		if ranks != nil {
+			rank = ranks[i]
+		}
+		if err := s.ValidateIn(meshes, rank); err != nil {
+			return fmt.Errorf("shardy: value %d: %w", i, unprefix(err))
+		}
+	}
+	return nil
+}
+
+// Validate checks that every manual axis is a mesh axis (ErrUnknownAxis:
+// "unknown manual axis") used once (ErrDuplicateAxisRef).
+func (a ManualAxes) Validate(m Mesh) error {
+	for i, n := range a.names {
+		if m.AxisIndex(n) < 0 {
+			return errorf([]error{ErrUnknownAxis}, "shardy: unknown manual axis: %s", quoteName(n))
+		}
+		if slices.Contains(a.names[:i], n) {
+			return fmt.Errorf("shardy: manual axes: %w: %s", ErrDuplicateAxisRef, quoteName(n))
+		}
+	}
+	return nil
+}
+
+// unprefixed wraps an error, dropping the leading "shardy: " from its text.
+type unprefixed struct{ err error }
+
+func (u unprefixed) Error() string { return strings.TrimPrefix(u.err.Error(), "shardy: ") }
+func (u unprefixed) Unwrap() error { return u.err }
+
+func unprefix(err error) error { return unprefixed{err} }
+
+// refUse is one axis reference and where it appears.
+type refUse struct {
+	ref   AxisRef
+	where string
+}
+
+func (s TensorSharding) validate(m Mesh, rank int) error {
+	if m.IsMaximal() {
+		if len(s.dims) > 0 {
+			return fmt.Errorf("%w (no dimension shardings), got %d", ErrMaximal, len(s.dims))
+		}
+	} else if rank >= 0 && rank != len(s.dims) {
+		return fmt.Errorf("%w: %d != %d", ErrRank, len(s.dims), rank)
+	}
+	var uses []refUse
+	for i, d := range s.dims {
+		where := fmt.Sprintf("dim %d", i)
+		if d.hasPriority && d.priority < 0 {
+			return errorf([]error{ErrPriority}, "dim %d has a negative priority", i)
+		}
+		if d.hasPriority && !d.open && len(d.axes) == 0 {
+			return errorf([]error{ErrPriority}, "dim %d is empty and closed but has a priority", i)
+		}
+		if err := checkRefs(d.axes, m, where); err != nil {
+			return err
+		}
+		for _, r := range d.axes {
+			uses = append(uses, refUse{r, where})
+		}
+	}
+	for _, list := range []struct {
+		name string
+		refs []AxisRef
+	}{{"replicated", s.replicated}, {"unreduced", s.unreduced}} {
+		if err := checkRefs(list.refs, m, list.name); err != nil {
+			return err
+		}
+		for i := 1; i < len(list.refs); i++ {
+			if compareRefs(list.refs[i-1], list.refs[i], m) > 0 {
+				return fmt.Errorf("%s %w", list.name, ErrUnordered)
+			}
+		}
+		for _, r := range list.refs {
+			uses = append(uses, refUse{r, list.name})
+		}
+	}
+	return checkDuplicates(uses)
+}
+
+// checkRefs verifies each ref of one list against m: known axis, sub-axis
+// sizes, and no two consecutive sub-axes that could be merged.
+func checkRefs(refs []AxisRef, m Mesh, where string) error {
+	for i, r := range refs {
+		size, ok := m.AxisSize(r.name)
+		if !ok {
+			return fmt.Errorf("%s: %w: %s", where, ErrUnknownAxis, quoteName(r.name))
+		}
+		if r.sub {
+			if err := checkSubAxis(r, size); err != nil {
+				return fmt.Errorf("%s: %w", where, err)
+			}
+		}
+		if i > 0 {
+			p := refs[i-1]
+			if p.sub && r.sub && p.name == r.name && p.preSize*p.size == r.preSize {
+				return errorf([]error{ErrSubAxis}, "%s: two consecutive sub-axes can be merged: %s, %s", where, p, r)
+			}
+		}
+	}
+	return nil
+}
+
+func checkSubAxis(r AxisRef, axisSize int) error {
+	if r.preSize < 1 {
+		return errorf([]error{ErrSubAxis}, "sub-axis pre-size must be at least 1, got: %d (%s)", r.preSize, r)
+	}
+	if r.size <= 1 {
+		return errorf([]error{ErrSubAxis}, "sub-axis sizes must be greater than 1, got: %d (%s)", r.size, r)
+	}
+	next := productCapped([]int{r.preSize, r.size})
+	if axisSize%next != 0 {
+		return errorf([]error{ErrSubAxis}, "sub-axis next pre-size %d doesn't divide the size of the full axis %d (%s)", next, axisSize, r)
+	}
+	if r.size == axisSize {
+		return errorf([]error{ErrSubAxis}, "sub-axis size is equal to the full axis size (%s)", r)
+	}
+	return nil
+}
+
+// checkDuplicates rejects an axis used twice, a full axis used with one of
+// its sub-axes, and overlapping sub-axes, anywhere in one sharding.
+func checkDuplicates(uses []refUse) error {
+	for i, u := range uses {
+		for _, v := range uses[:i] {
+			if u.ref.name != v.ref.name {
+				continue
+			}
+			a, b := v.ref, u.ref
+			switch {
+			case a == b:
+				return fmt.Errorf("%s: %w: %s", u.where, ErrDuplicateAxisRef, b)
+			case a.sub != b.sub:
+				return errorf([]error{ErrDuplicateAxisRef, ErrSubAxis},
+					"%s: both sub-axis and full-axis are used for axis name: %s", u.where, quoteName(b.name))
+			case a.preSize < b.preSize*b.size && b.preSize < a.preSize*a.size:
+				return errorf([]error{ErrDuplicateAxisRef, ErrSubAxis}, "%s: overlapping sub-axes: %s and %s", u.where, a, b)
+			}
+		}
+	}
+	return nil
+}
