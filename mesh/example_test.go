@@ -3,6 +3,7 @@ package mesh_test
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/xlamesh/xlamesh/mesh"
 )
@@ -64,4 +65,44 @@ func ExampleNewNamedSharding_unknownAxis() {
 	// Output:
 	// mesh: resource axis w of P('x', 'w') (dim 1) is not found in mesh: ('x', 'y')
 	// true
+}
+
+func ExampleVisualize() {
+	m, _ := mesh.New(mesh.SimDevices(8), []int{4, 2}, "x", "y")
+	s, _ := mesh.NewNamedSharding(m, mesh.P("x", "y"))
+	if err := mesh.Visualize(os.Stdout, s, []int{8, 8}); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// ┌──────────┬──────────┐
+	// │  CPU 0   │  CPU 1   │
+	// ├──────────┼──────────┤
+	// │  CPU 2   │  CPU 3   │
+	// ├──────────┼──────────┤
+	// │  CPU 4   │  CPU 5   │
+	// ├──────────┼──────────┤
+	// │  CPU 6   │  CPU 7   │
+	// └──────────┴──────────┘
+}
+
+func ExampleLogicalToMesh() {
+	rules := []mesh.Rule{
+		mesh.R("batch", "data"),
+		mesh.R("embed", "model"),
+		mesh.R("heads", "model"), // model is taken by embed when both appear
+		mesh.R("length"),         // never sharded
+	}
+	spec, err := mesh.LogicalToMesh([]string{"batch", "length", "embed", "heads"}, rules)
+	fmt.Println(spec, err)
+
+	m, _ := mesh.New(mesh.SimDevices(8), []int{4, 2}, "data", "model")
+	s, err := mesh.LogicalSharding(m, []string{"batch", "heads"}, rules)
+	fmt.Println(s, err)
+
+	_, _, err = mesh.LogicalConstraint([]string{"batch", "mlp"}, rules, mesh.RaiseError)
+	fmt.Println(err)
+	// Output:
+	// P('data', None, 'model', None) <nil>
+	// NamedSharding(mesh=Mesh('data': 4, 'model': 2), spec=P('data', 'model')) <nil>
+	// mesh: logical axis rule: axis names ('batch', 'mlp') did not match a rule
 }

@@ -1,0 +1,74 @@
+package mesh
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestVisualize(t *testing.T) {
+	blank := "│           │           │\n"
+	tests := []struct {
+		name  string
+		sizes []int
+		names []string
+		spec  PartitionSpec
+		shape []int
+		want  string
+		err   error
+	}{
+		// jax_semantics.md §8: (8,8) on a 4x2 mesh with P(None,'y'): 11-wide
+		// columns, 4 blank lines above and below the labels.
+		{name: "none_y", sizes: []int{4, 2}, names: []string{"x", "y"}, spec: P(nil, "y"), shape: []int{8, 8},
+			want: "┌───────────┬───────────┐\n" + strings.Repeat(blank, 4) +
+				"│CPU 0,2,4,6│CPU 1,3,5,7│\n" + strings.Repeat(blank, 4) +
+				"└───────────┴───────────┘\n"},
+		// 1-D, 8 chunks: width int(1/8*1*2.5)=0 clamps to 9; label "CPU 0": (lp,r)=divmod(9-5-2,2)=(1,0).
+		{name: "1d 8 chunks", sizes: []int{8}, names: []string{"x"}, spec: P("x"), shape: []int{8},
+			want: "┌───────┬───────┬───────┬───────┬───────┬───────┬───────┬───────┐\n" +
+				"│ CPU 0 │ CPU 1 │ CPU 2 │ CPU 3 │ CPU 4 │ CPU 5 │ CPU 6 │ CPU 7 │\n" +
+				"└───────┴───────┴───────┴───────┴───────┴───────┴───────┴───────┘\n"},
+		// 1-D fully replicated (8,): base width int(10/8)=1, width int(1*1*2.5)=2 -> 9.
+		{name: "1d replicated", sizes: []int{8}, names: []string{"x"}, spec: P(), shape: []int{8},
+			want: "┌───────────────────┐\n│CPU 0,1,2,3,4,5,6,7│\n└───────────────────┘\n"},
+		// 2-D P('x','y') on 2x2, shape (4,4): h=int(0.5*10)=5 -> tp,bp = 1,2; w=int(0.5*10*2.5)=12 -> lp,rp=2,3.
+		{name: "2x2 x_y", sizes: []int{2, 2}, names: []string{"x", "y"}, spec: P("x", "y"), shape: []int{4, 4},
+			want: "┌──────────┬──────────┐\n" +
+				"│          │          │\n" +
+				"│  CPU 0   │  CPU 1   │\n" +
+				"│          │          │\n" +
+				"│          │          │\n" +
+				"├──────────┼──────────┤\n" +
+				"│          │          │\n" +
+				"│  CPU 2   │  CPU 3   │\n" +
+				"│          │          │\n" +
+				"│          │          │\n" +
+				"└──────────┴──────────┘\n"},
+		{name: "rank 3", sizes: []int{2}, names: []string{"x"}, spec: P(), shape: []int{2, 2, 2}, err: ErrUnsupported},
+		{name: "scalar", sizes: []int{2}, names: []string{"x"}, spec: P(), shape: []int{}, err: ErrUnsupported},
+		{name: "indivisible", sizes: []int{2}, names: []string{"x"}, spec: P("x"), shape: []int{3}, err: ErrIndivisible},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := mustMesh(t, nil, tc.sizes, tc.names...)
+			var b strings.Builder
+			err := Visualize(&b, MustNamedSharding(m, tc.spec), tc.shape)
+			if tc.err != nil {
+				if !errors.Is(err, tc.err) {
+					t.Fatalf("err = %v, want %v", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b.String() != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", b.String(), tc.want)
+			}
+		})
+	}
+	as, _ := NewAbstractSharding(MustAbstract([]int{2}, []string{"x"}), P("x"))
+	if err := Visualize(&strings.Builder{}, as, []int{4}); !errors.Is(err, ErrNoDevices) {
+		t.Errorf("abstract err = %v", err)
+	}
+}
