@@ -1,0 +1,54 @@
+// Package lower builds StableHLO modules in Go and lowers JAX-style shardings into them.
+//
+// It sits between the model and the compiler: mesh.Mesh and mesh.NamedSharding (package
+// mesh) describe where data lives; shardy turns them into Shardy attributes; lower writes
+// a whole module — ops, functions, `sdy.mesh` symbols, `sdy.sharding` on @main's
+// arguments and results, sharding constraints and shard_map regions — as MLIR text that
+// XLA's StableHLO parser accepts; package pjrt compiles that text with the mesh's device
+// assignment and runs it.
+//
+// # Building
+//
+// A Module holds functions; each Function method adds one op and returns its result, so a
+// program reads like the math it computes:
+//
+//	m := lower.NewModule("jit_f")
+//	f := m.Main()
+//	x := f.Arg(lower.F32.Shape(8, 2), sharding) // sdy.sharding on %arg0
+//	f.Return(f.Mul(x, f.Constant(2.0)))        // weak constant: f32, broadcast to 8x2
+//	f.ShardResults(sharding)
+//	prog, err := m.Build()
+//
+// Ops infer their result shapes and check their operands. The first error sticks: later
+// ops are no-ops returning the zero Value, and Build returns that error as an *OpError
+// naming the function, the op and the operand, wrapping a sentinel such as ErrShape,
+// ErrForeignValue, ErrUnknownAxis, ErrMeshMismatch or ErrIndivisible.
+//
+// # Shardings
+//
+// Shardings are mesh.NamedSharding values. The module keeps one `sdy.mesh @mesh` per mesh
+// shape (a second shape is an error unless WithMultipleMeshes is given); lowering depends
+// only on the abstract mesh, so the same program on two meshes of one shape prints the
+// same text, apart from `device_ids` when a mesh orders the module's devices differently.
+// ShardingConstraint is JAX's with_sharding_constraint; ShardMap is shard_map, lowered to
+// `sdy.manual_computation`, with the collectives (AllReduce, AllGather, ReduceScatter,
+// AllToAll, CollectivePermute) available in its body over the manual axes.
+//
+// # Partitioners
+//
+// WithPartitioner(GSPMD) writes the same program for XLA's older GSPMD partitioner:
+// `mhlo.sharding` strings, `@Sharding` custom calls for constraints and
+// `@SPMDFullToShardShape`/`@SPMDShardToFullShape` around shard_map bodies. A module never
+// mixes the two; compile it with the partitioner Program.Partitioner reports.
+//
+// # Modules written elsewhere
+//
+// Wrap takes StableHLO text produced by another tool (for example jax.export), finds
+// @main's signature and attaches a mesh and argument/result shardings.
+//
+// # Printing
+//
+// Ops are printed in MLIR's generic form ("stablehlo.add"(...) : (...) -> ...), which
+// every StableHLO version parses; constants, custom calls, calls and the sdy ops use their
+// pretty forms. Every form here is compiled by the XLA CPU plugin in the integration tests.
+package lower
