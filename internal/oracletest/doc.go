@@ -19,7 +19,7 @@
 // Errors are compared by kind (the mesh sentinel the xlamesh error must wrap)
 // and by key phrases that both messages must contain.
 //
-// Every disagreement found is either a test failure, or listed in known.go
+// Every disagreement found is either a test failure, or listed in known_test.go
 // as a deliberate difference or an open issue reported to the owning package;
 // docs/jax-compat.md is generated from the run:
 //

@@ -371,7 +371,7 @@ VISUALIZE = [
     {"name": "2d_2x2_sub", "mesh": M22_SUB, "spec": ["x", "y"], "shape": [4, 4]},
     {"name": "2d_3d_mesh_xy_z", "mesh": M222, "spec": [["x", "y"], "z"], "shape": [8, 4]},
     {"name": "err_rank3", "mesh": M222, "spec": ["x"], "shape": [2, 2, 2], "error": True,
-     "kind": "unsupported", "phrases": ["1 and 2"]},
+     "kind": "unsupported", "phrases": ["and 2"]},
 ]
 
 
@@ -395,6 +395,12 @@ LOWERING = [
      "out": [["x", "y"], "z"]},
     {"name": "elementwise_yx_tuple", "program": "mul2", "mesh": M42, "args": [A([8, 2], [["y", "x"]])],
      "out": [["y", "x"]]},
+    {"name": "elementwise_mixed_types_x", "program": "mul2", "mesh": M42_MIXED, "args": [A([8, 2], ["x"])],
+     "out": ["x"]},
+    {"name": "elementwise_mixed_types_repl", "program": "mul2", "mesh": M42_MIXED, "args": [A([8, 2], [])],
+     "out": []},
+    {"name": "elementwise_explicit_y", "program": "mul2", "mesh": M42_EXPL, "args": [A([8, 2], [None, "y"])],
+     "out": [None, "y"]},
     {"name": "add_i32", "program": "add", "mesh": M42,
      "args": [A([8, 4], ["x"], "i32"), A([8, 4], [None, "y"], "i32")], "out": ["x", "y"]},
     {"name": "matmul_batch", "program": "matmul", "mesh": M42, "args": [A([8, 4], ["x", None]), A([4, 2], [])],
