@@ -57,3 +57,6 @@ func (d *Device) String() string {
 	}
 	return fmt.Sprintf("Device(%s, id=%d)", d.client.platform, d.info.id)
 }
+
+// Client returns the client the device belongs to.
+func (d *Device) Client() *Client { return d.client }

@@ -95,12 +95,32 @@ func DTypeOf(flat any) (DType, error) {
 	return 0, fmt.Errorf("pjrt: %w: unsupported element type %s (use []bool, []int8..[]int64, []uint8..[]uint64, []float32, []float64, or BufferFromBytes)", ErrHostData, t.Elem())
 }
 
+// HostBytes returns the dtype of a flat Go slice and a view of its memory as bytes (no copy).
+func HostBytes(flat any) ([]byte, DType, error) {
+	d, err := DTypeOf(flat)
+	if err != nil {
+		return nil, 0, err
+	}
+	return rawBytes(flat), d, nil
+}
+
+// FlatFromBytes copies row-major bytes into a new flat Go slice of dtype d ([]uint16 holding the
+// raw bits for F16 and BF16). len(data) must be a multiple of d.Size().
+func FlatFromBytes(d DType, data []byte) (any, error) {
+	if !d.Valid() || len(data)%d.Size() != 0 {
+		return nil, fmt.Errorf("pjrt: %w: %d bytes are not a whole number of %v elements", ErrHostData, len(data), d)
+	}
+	flat := newFlat(d, len(data)/d.Size())
+	copy(rawBytes(flat), data)
+	return flat, nil
+}
+
 // rawBytes views a flat slice's memory as bytes, without copying.
 func rawBytes(flat any) []byte {
 	v := reflect.ValueOf(flat)
 	n := v.Len() * int(v.Type().Elem().Size())
 	if n == 0 {
-		return nil
+		return []byte{}
 	}
 	return unsafe.Slice((*byte)(v.UnsafePointer()), n)
 }

@@ -1,0 +1,308 @@
+package jit
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/xlamesh/xlamesh/mesh"
+	"github.com/xlamesh/xlamesh/pjrt"
+)
+
+// Array is a global array laid out over a mesh, like jax.Array: a global shape and dtype, a
+// NamedSharding, and one device buffer per addressable device of the mesh (in mesh order).
+// Replicas hold copies. An Array owns its buffers: Close frees them. Safe for concurrent use.
+type Array struct {
+	shape    []int
+	dtype    pjrt.DType
+	sharding mesh.NamedSharding
+	shards   []Shard // addressable devices, mesh order
+
+	mu     sync.RWMutex // held shared while buffers are in use, exclusively to close
+	closed bool
+}
+
+// Shard is one addressable device's part of an Array, like jax.Shard.
+type Shard struct {
+	Device    *pjrt.Device
+	Index     mesh.Index // the [start, stop) ranges of the global array this shard holds
+	ReplicaID int        // how many earlier devices (mesh order) hold the same index
+	Data      *pjrt.Buffer
+}
+
+// Put copies a host array (a flat row-major Go slice: []float32, []int64, []bool, ...) with the
+// given global shape onto the mesh of s: each addressable device receives exactly its shard, like
+// jax.device_put(x, sharding). Bad shapes fail with mesh's errors (mesh.ErrRank, mesh.ErrIndivisible).
+func Put(c *pjrt.Client, flat any, shape []int, s mesh.NamedSharding) (*Array, error) {
+	data, dt, err := pjrt.HostBytes(flat)
+	if err != nil {
+		return nil, fmt.Errorf("jit: put: %w", err)
+	}
+	return PutBytes(c, dt, shape, data, s)
+}
+
+// PutBytes is Put for raw row-major bytes of the given dtype (the only way to put F16 and BF16).
+func PutBytes(c *pjrt.Client, dtype pjrt.DType, shape []int, data []byte, s mesh.NamedSharding) (*Array, error) {
+	if !dtype.Valid() {
+		return nil, fmt.Errorf("jit: put: %w: unknown dtype %v", pjrt.ErrHostData, dtype)
+	}
+	if err := s.CheckShape(shape); err != nil {
+		return nil, fmt.Errorf("jit: put: %w", err)
+	}
+	global := pjrt.Shape{DType: dtype, Dims: shape}
+	if len(data) != global.Bytes() {
+		return nil, fmt.Errorf("jit: put: %w: global shape %s needs %d bytes (%d elements), got %d bytes",
+			pjrt.ErrHostData, global, global.Bytes(), global.Size(), len(data))
+	}
+	placed, shardShape, err := placement(c, s, shape)
+	if err != nil {
+		return nil, fmt.Errorf("jit: put: %w", err)
+	}
+	shardBytes := pjrt.Shape{DType: dtype, Dims: shardShape}.Bytes()
+	byIndex := map[string][]byte{} // replicas share one host copy of their block
+	for i := range placed {
+		key := indexKey(placed[i].Index)
+		block, ok := byIndex[key]
+		if !ok {
+			block = extractBlock(data, shape, placed[i].Index, dtype.Size(), shardBytes)
+			byIndex[key] = block
+		}
+		b, err := c.BufferFromBytes(placed[i].Device, dtype, shardShape, block)
+		if err != nil {
+			closeShards(placed[:i])
+			return nil, fmt.Errorf("jit: put: shard %d on %s: %w", i, placed[i].Device, err)
+		}
+		placed[i].Data = b
+	}
+	return newArray(shape, dtype, s, placed), nil
+}
+
+// FromCallback builds an Array from a callback that returns the data (a flat row-major Go slice
+// of the given dtype) of one shard given its index, like jax.make_array_from_callback. The
+// callback is called once per addressable device in mesh order, or once in all for a fully
+// replicated sharding; each result must have the shard's size and the dtype.
+func FromCallback(c *pjrt.Client, shape []int, dtype pjrt.DType, s mesh.NamedSharding,
+	data func(index mesh.Index) (any, error)) (*Array, error) {
+	if err := s.CheckShape(shape); err != nil {
+		return nil, fmt.Errorf("jit: from callback: %w", err)
+	}
+	placed, shardShape, err := placement(c, s, shape)
+	if err != nil {
+		return nil, fmt.Errorf("jit: from callback: %w", err)
+	}
+	want := pjrt.Shape{DType: dtype, Dims: shardShape}
+	var replicated []byte
+	for i := range placed {
+		block := replicated
+		if block == nil {
+			flat, err := data(slices.Clone(placed[i].Index))
+			if err != nil {
+				closeShards(placed[:i])
+				return nil, fmt.Errorf("jit: from callback: index %v: %w", placed[i].Index, err)
+			}
+			raw, got, err := pjrt.HostBytes(flat)
+			if err == nil && got != dtype {
+				err = fmt.Errorf("%w: callback returned dtype %v, want %v", ErrShard, got, dtype)
+			}
+			if err == nil && len(raw) != want.Bytes() {
+				err = fmt.Errorf("%w: expected shard shape %v (%d elements), callback returned %d elements",
+					ErrShard, shardShape, want.Size(), len(raw)/dtype.Size())
+			}
+			if err != nil {
+				closeShards(placed[:i])
+				return nil, fmt.Errorf("jit: from callback: index %v on %s: %w", placed[i].Index, placed[i].Device, err)
+			}
+			block = raw
+			if s.IsFullyReplicated() {
+				replicated = block
+			}
+		}
+		b, err := c.BufferFromBytes(placed[i].Device, dtype, shardShape, block)
+		if err != nil {
+			closeShards(placed[:i])
+			return nil, fmt.Errorf("jit: from callback: %w", err)
+		}
+		placed[i].Data = b
+	}
+	return newArray(shape, dtype, s, placed), nil
+}
+
+// FromShards builds an Array from existing device buffers, one per addressable device of the
+// sharding's mesh in mesh order, each holding that device's shard (the GlobalDeviceArray checks:
+// devices in order, shapes equal to the shard shape, one dtype). On success the Array owns the
+// buffers; on error they are left to the caller.
+func FromShards(c *pjrt.Client, shape []int, s mesh.NamedSharding, buffers []*pjrt.Buffer) (*Array, error) {
+	if err := s.CheckShape(shape); err != nil {
+		return nil, fmt.Errorf("jit: from shards: %w", err)
+	}
+	placed, shardShape, err := placement(c, s, shape)
+	if err != nil {
+		return nil, fmt.Errorf("jit: from shards: %w", err)
+	}
+	if len(buffers) != len(placed) {
+		return nil, fmt.Errorf("jit: from shards: %w: got %d buffers for %d addressable devices", ErrShard, len(buffers), len(placed))
+	}
+	var dtype pjrt.DType
+	for i, b := range buffers {
+		switch {
+		case b == nil:
+			return nil, fmt.Errorf("jit: from shards: %w: buffer %d is nil", ErrShard, i)
+		case b.IsClosed():
+			return nil, fmt.Errorf("jit: from shards: buffer %d: %w", i, pjrt.ErrClosed)
+		case b.Device() != placed[i].Device:
+			return nil, fmt.Errorf("jit: from shards: %w: buffer %d is on device %d, the mesh's addressable device %d is %d",
+				ErrShard, i, b.Device().ID(), i, placed[i].Device.ID())
+		case !slices.Equal(b.Dims(), shardShape):
+			return nil, fmt.Errorf("jit: from shards: %w: buffer %d has shape %v, expected shard shape %v", ErrShard, i, b.Dims(), shardShape)
+		case i > 0 && b.DType() != dtype:
+			return nil, fmt.Errorf("jit: from shards: %w: buffer %d has dtype %v, buffer 0 has %v", ErrShard, i, b.DType(), dtype)
+		}
+		dtype = b.DType()
+		placed[i].Data = b
+	}
+	return newArray(shape, dtype, s, placed), nil
+}
+
+// placement returns the addressable shards of s for shape (without data) with their pjrt devices.
+func placement(c *pjrt.Client, s mesh.NamedSharding, shape []int) ([]Shard, []int, error) {
+	shardShape, err := s.ShardShape(shape)
+	if err != nil {
+		return nil, nil, err
+	}
+	ms, err := s.AddressableShards(shape, c.ProcessIndex())
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]Shard, len(ms))
+	for i, sh := range ms {
+		d, err := clientDevice(c, sh.Device)
+		if err != nil {
+			return nil, nil, err
+		}
+		out[i] = Shard{Device: d, Index: sh.Index, ReplicaID: sh.ReplicaID}
+	}
+	return out, shardShape, nil
+}
+
+// clientDevice returns the pjrt device of c that a mesh device stands for.
+func clientDevice(c *pjrt.Client, d mesh.Device) (*pjrt.Device, error) {
+	pd, ok := d.(*pjrt.Device)
+	if !ok {
+		return nil, fmt.Errorf("%w: mesh device %d (%T) is not a pjrt device; build the mesh from client.Devices()", ErrDevice, d.ID(), d)
+	}
+	cd, err := c.Device(pd.ID())
+	if err != nil || cd != pd {
+		return nil, fmt.Errorf("%w: mesh device %d belongs to another client", ErrDevice, pd.ID())
+	}
+	return pd, nil
+}
+
+func newArray(shape []int, dtype pjrt.DType, s mesh.NamedSharding, shards []Shard) *Array {
+	return &Array{shape: slices.Clone(shape), dtype: dtype, sharding: s, shards: shards}
+}
+
+func closeShards(shards []Shard) {
+	for _, s := range shards {
+		if s.Data != nil {
+			_ = s.Data.Close()
+		}
+	}
+}
+
+func indexKey(idx mesh.Index) string {
+	var b strings.Builder
+	for _, r := range idx {
+		fmt.Fprintf(&b, "%d:%d,", r.Start, r.Stop)
+	}
+	return b.String()
+}
+
+// Shape returns the global shape.
+func (a *Array) Shape() []int { return slices.Clone(a.shape) }
+
+// DType returns the element type.
+func (a *Array) DType() pjrt.DType { return a.dtype }
+
+// Sharding returns how the array is laid out.
+func (a *Array) Sharding() mesh.NamedSharding { return a.sharding }
+
+// IsFullyReplicated reports whether every device holds the whole array.
+func (a *Array) IsFullyReplicated() bool { return a.sharding.IsFullyReplicated() }
+
+// AddressableShards returns the shards on this process's devices, in mesh order. The buffers stay
+// owned by the array.
+func (a *Array) AddressableShards() []Shard {
+	out := make([]Shard, len(a.shards))
+	for i, s := range a.shards {
+		out[i] = s
+		out[i].Index = slices.Clone(s.Index)
+	}
+	return out
+}
+
+// String returns e.g. "Array(i64[8,2], NamedSharding(Mesh('x': 4, 'y': 2), P('x', 'y')))".
+func (a *Array) String() string {
+	return fmt.Sprintf("Array(%s, %s)", pjrt.Shape{DType: a.dtype, Dims: a.shape}, a.sharding)
+}
+
+// ToHost gathers the global array into a new flat row-major Go slice of its dtype ([]uint16 raw
+// bits for F16 and BF16), reading each distinct shard once, from its replica 0.
+func (a *Array) ToHost() (any, error) {
+	data, err := a.ToHostBytes()
+	if err != nil {
+		return nil, err
+	}
+	return pjrt.FlatFromBytes(a.dtype, data)
+}
+
+// ToHostBytes is ToHost returning raw row-major bytes.
+func (a *Array) ToHostBytes() ([]byte, error) {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	if a.closed {
+		return nil, fmt.Errorf("jit: to host: %w", ErrClosed)
+	}
+	global := pjrt.Shape{DType: a.dtype, Dims: a.shape}
+	out := make([]byte, global.Bytes())
+	distinct := 0
+	for _, s := range a.shards {
+		if s.ReplicaID != 0 {
+			continue
+		}
+		distinct++
+		block := make([]byte, s.Data.Shape().Bytes())
+		if err := s.Data.CopyToHost(block); err != nil {
+			return nil, fmt.Errorf("jit: to host: shard on %s: %w", s.Device, err)
+		}
+		insertBlock(out, a.shape, s.Index, a.dtype.Size(), block)
+	}
+	if distinct != a.sharding.NumShards() {
+		return nil, fmt.Errorf("jit: to host: %w: this process holds %d of the %d distinct shards", ErrNotAddressable, distinct, a.sharding.NumShards())
+	}
+	return out, nil
+}
+
+// Close frees the array's device buffers. It is idempotent.
+func (a *Array) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return nil
+	}
+	a.closed = true
+	var first error
+	for _, s := range a.shards {
+		if err := s.Data.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// IsClosed reports whether the array was closed or donated.
+func (a *Array) IsClosed() bool {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return a.closed
+}
