@@ -173,7 +173,8 @@ func (v Value) Shape() Shape {
 // DType is shorthand for v.Shape().DType().
 func (v Value) DType() DType { return v.Shape().DType() }
 
-// String returns the SSA name, e.g. "%arg0" or "%3" ("<invalid>" for the zero Value).
+// String returns the value's SSA name in creation order, e.g. "%arg0" or "%3" ("<invalid>"
+// for the zero Value); errors use it. The printed module renumbers values in text order.
 func (v Value) String() string {
 	if v.v == nil {
 		return "<invalid>"
@@ -493,11 +494,13 @@ func (m *Module) Build() (*Program, error) {
 		return nil, m.err
 	}
 	if m.main == nil {
-		return nil, &OpError{Func: "main", Op: "func.func", Operand: -1, Err: fmt.Errorf("%w: module has no @main", ErrFunction)}
+		m.err = &OpError{Func: "main", Op: "func.func", Operand: -1, Err: fmt.Errorf("%w: module has no @main", ErrFunction)}
+		return nil, m.err
 	}
 	for _, f := range m.funcs {
 		if !f.returned {
-			return nil, &OpError{Func: f.name, Op: "func.func", Operand: -1, Err: fmt.Errorf("%w: @%s has no return", ErrFunction, f.name)}
+			m.err = &OpError{Func: f.name, Op: "func.func", Operand: -1, Err: fmt.Errorf("%w: @%s has no return", ErrFunction, f.name)}
+			return nil, m.err
 		}
 	}
 	p := &Program{

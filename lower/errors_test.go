@@ -1,0 +1,287 @@
+package lower_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/xlamesh/xlamesh/lower"
+	"github.com/xlamesh/xlamesh/mesh"
+)
+
+var mesh24 = mesh.MustNew(mesh.SimDevices(8), []int{2, 4}, "x", "y")
+
+func TestBuildErrors(t *testing.T) {
+	f32 := lower.F32.Shape
+	specs := func(ps ...mesh.PartitionSpec) []mesh.PartitionSpec { return ps }
+	tests := []struct {
+		name     string
+		opts     []lower.Option
+		build    func(m *lower.Module)
+		sentinel error
+		msg      string // the whole error text
+		op       string
+		operand  int
+	}{
+		{
+			name: "shape mismatch",
+			build: func(m *lower.Module) {
+				f := m.Main()
+				x, y := f.Arg(f32(4, 2)), f.Arg(f32(2, 4))
+				f.Return(f.Add(x, y))
+			},
+			sentinel: lower.ErrShape, op: "add", operand: 1,
+			msg: "lower: @main: add: operand 1 (%arg1): shape mismatch: operand shapes differ: tensor<4x2xf32> vs tensor<2x4xf32>",
+		},
+		{
+			name: "dtype mismatch",
+			build: func(m *lower.Module) {
+				f := m.Main()
+				x, y := f.Arg(f32(4)), f.Arg(lower.S32.Shape(4))
+				f.Return(f.Mul(x, y))
+			},
+			sentinel: lower.ErrDType, op: "multiply", operand: 1,
+			msg: "lower: @main: multiply: operand 1 (%arg1): element type mismatch: operand types differ: tensor<4xf32> vs tensor<4xi32>",
+		},
+		{
+			name: "value from another function",
+			build: func(m *lower.Module) {
+				h := m.Func("helper")
+				hx := h.Arg(f32(4))
+				h.Return(hx)
+				f := m.Main()
+				x := f.Arg(f32(4))
+				f.Return(f.Add(x, hx))
+			},
+			sentinel: lower.ErrForeignValue, op: "add", operand: 1,
+			msg: "lower: @main: add: operand 1 (%arg0): value from another function: value is defined in @helper, not in @main",
+		},
+		{
+			name: "outer value in shard_map body",
+			build: func(m *lower.Module) {
+				f := m.Main()
+				x := f.Arg(f32(8, 4), ns("x"))
+				outs := f.ShardMap(mesh42.Abstract(), specs(mesh.P("x")), specs(mesh.P("x")), nil,
+					func(g *lower.Function, args []lower.Value) []lower.Value {
+						return []lower.Value{g.Add(args[0], x)}
+					}, x)
+				f.Return(outs...)
+			},
+			sentinel: lower.ErrForeignValue, op: "add", operand: 1,
+			msg: "lower: @main: add: operand 1 (%arg0): value from another function: using value defined outside the region",
+		},
+		{
+			name: "wrong rank for argument sharding",
+			build: func(m *lower.Module) {
+				f := m.Main()
+				f.Return(f.Arg(f32(8), ns("x", "y")))
+			},
+			sentinel: mesh.ErrRank, op: "func.func argument", operand: 0,
+		},
+		{
+			name: "wrong rank for constraint",
+			build: func(m *lower.Module) {
+				f := m.Main()
+				x := f.Arg(f32(8))
+				f.Return(f.ShardingConstraint(x, ns("x", "y")))
+			},
+			sentinel: lower.ErrSharding, op: "sdy.sharding_constraint", operand: 0,
+			msg: "lower: @main: sdy.sharding_constraint: operand 0 (%arg0): invalid sharding: spec P('x', 'y') has 2 entries for a rank-1 value tensor<8xf32>",
+		},
+		{
+			name: "unknown manual axis",
+			build: func(m *lower.Module) {
+				f := m.Main()
+				x := f.Arg(f32(8, 4))
+				outs := f.ShardMap(mesh42.Abstract(), specs(mesh.P()), specs(mesh.P()), []string{"z"},
+					func(g *lower.Function, args []lower.Value) []lower.Value { return args }, x)
+				f.Return(outs...)
+			},
+			sentinel: lower.ErrUnknownAxis, op: "sdy.manual_computation", operand: -1,
+			msg: `lower: @main: sdy.manual_computation: unknown mesh axis: unknown manual axis "z" (mesh has ("x", "y"))`,
+		},
+		{
+			name: "unknown collective axis",
+			build: func(m *lower.Module) {
+				f := m.Main()
+				x := f.Arg(f32(8, 4))
+				outs := f.ShardMap(mesh42.Abstract(), specs(mesh.P("x")), specs(mesh.P()), nil,
+					func(g *lower.Function, args []lower.Value) []lower.Value {
+						return []lower.Value{g.AllReduce(g.Sum(args[0]), lower.Sum, "x", "w")}
+					}, x)
+				f.Return(outs...)
+			},
+			sentinel: lower.ErrUnknownAxis, op: "all_reduce", operand: 0,
+			msg: `lower: @main: all_reduce: operand 0 (%2): unknown mesh axis: unknown axis "w" (mesh has ("x", "y"))`,
+		},
+		{
+			name: "unknown axis in spec",
+			build: func(m *lower.Module) {
+				f := m.Main()
+				x := f.Arg(f32(8, 4))
+				outs := f.ShardMap(mesh42.Abstract(), specs(mesh.P("q")), specs(mesh.P()), nil,
+					func(g *lower.Function, args []lower.Value) []lower.Value { return args }, x)
+				f.Return(outs...)
+			},
+			sentinel: mesh.ErrUnknownAxis, op: "sdy.manual_computation", operand: 0,
+		},
+		{
+			name: "non-divisible manual dimension",
+			build: func(m *lower.Module) {
+				f := m.Main()
+				x := f.Arg(f32(6, 4))
+				outs := f.ShardMap(mesh42.Abstract(), specs(mesh.P("x")), specs(mesh.P("x")), nil,
+					func(g *lower.Function, args []lower.Value) []lower.Value { return args }, x)
+				f.Return(outs...)
+			},
+			sentinel: lower.ErrIndivisible, op: "sdy.manual_computation", operand: 0,
+			msg: "lower: @main: sdy.manual_computation: operand 0 (%arg0): not divisible: dim 0: dimension size 6 is not divisible by the manual axes size 4",
+		},
+		{
+			name: "meshes of different shapes",
+			build: func(m *lower.Module) {
+				f := m.Main()
+				x := f.Arg(f32(8, 8), ns("x"))
+				f.Return(f.ShardingConstraint(x, mesh.MustNamedSharding(mesh24, mesh.P("y"))))
+			},
+			sentinel: lower.ErrMeshMismatch, op: "sdy.sharding_constraint", operand: 0,
+			msg: "lower: @main: sdy.sharding_constraint: operand 0 (%arg0): mesh mismatch: sharding on mesh AbstractMesh('x': 2, 'y': 4), but the module already uses mesh AbstractMesh('x': 4, 'y': 2) (one mesh shape per module; see WithMultipleMeshes)",
+		},
+		{
+			name: "collective outside shard_map",
+			build: func(m *lower.Module) {
+				f := m.Main()
+				f.Return(f.AllReduce(f.Arg(f32(4)), lower.Sum, "x"))
+			},
+			sentinel: lower.ErrNotManual, op: "all_reduce", operand: 0,
+		},
+		{
+			name: "collective over a free axis",
+			build: func(m *lower.Module) {
+				f := m.Main()
+				x := f.Arg(f32(8, 4))
+				outs := f.ShardMap(mesh42.Abstract(), specs(mesh.P("x")), specs(mesh.P("x")), []string{"x"},
+					func(g *lower.Function, args []lower.Value) []lower.Value {
+						return []lower.Value{g.AllGather(args[0], 1, "y")}
+					}, x)
+				f.Return(outs...)
+			},
+			sentinel: lower.ErrNotManual, op: "all_gather", operand: 0,
+		},
+		{
+			name: "constraint on a manual axis inside the body",
+			build: func(m *lower.Module) {
+				f := m.Main()
+				x := f.Arg(f32(8, 4))
+				outs := f.ShardMap(mesh42.Abstract(), specs(mesh.P("x")), specs(mesh.P("x")), []string{"x"},
+					func(g *lower.Function, args []lower.Value) []lower.Value {
+						return []lower.Value{g.ShardingConstraint(args[0], ns("x"))}
+					}, x)
+				f.Return(outs...)
+			},
+			sentinel: lower.ErrSharding, op: "sdy.sharding_constraint", operand: 0,
+		},
+		{
+			name: "partial shard_map in GSPMD mode",
+			opts: []lower.Option{lower.WithPartitioner(lower.GSPMD)},
+			build: func(m *lower.Module) {
+				f := m.Main()
+				x := f.Arg(f32(8, 4))
+				outs := f.ShardMap(mesh42.Abstract(), specs(mesh.P("x")), specs(mesh.P("x")), []string{"x"},
+					func(g *lower.Function, args []lower.Value) []lower.Value { return args }, x)
+				f.Return(outs...)
+			},
+			sentinel: lower.ErrPartitioner, op: "sdy.manual_computation", operand: -1,
+		},
+		{
+			name: "dot_general contracting sizes differ",
+			build: func(m *lower.Module) {
+				f := m.Main()
+				f.Return(f.MatMul(f.Arg(f32(4, 3)), f.Arg(f32(4, 3))))
+			},
+			sentinel: lower.ErrShape, op: "dot_general", operand: 1,
+			msg: "lower: @main: dot_general: operand 1 (%arg1): shape mismatch: contracting dimension sizes differ: lhs dimension 1 is 3, rhs dimension 0 is 4",
+		},
+		{
+			name: "reshape element count",
+			build: func(m *lower.Module) {
+				f := m.Main()
+				f.Return(f.Reshape(f.Arg(f32(4, 3)), 5))
+			},
+			sentinel: lower.ErrShape, op: "reshape", operand: 0,
+			msg: "lower: @main: reshape: operand 0 (%arg0): shape mismatch: cannot reshape tensor<4x3xf32> (12 elements) to tensor<5xf32> (5 elements)",
+		},
+		{
+			name: "constant overflow",
+			build: func(m *lower.Module) {
+				f := m.Main()
+				f.Return(f.ConstantOf(lower.U8, 300))
+			},
+			sentinel: lower.ErrDType, op: "constant", operand: -1,
+			msg: "lower: @main: constant: element type mismatch: constant 300 overflows u8",
+		},
+		{
+			name: "no return",
+			build: func(m *lower.Module) {
+				m.Main().Arg(f32(4))
+			},
+			sentinel: lower.ErrFunction, op: "func.func", operand: -1,
+			msg: "lower: @main: func.func: invalid function: @main has no return",
+		},
+		{
+			name: "call before callee returns",
+			build: func(m *lower.Module) {
+				h := m.Func("helper")
+				h.Arg(f32(4))
+				f := m.Main()
+				f.Return(f.Call(h, f.Arg(f32(4)))...)
+			},
+			sentinel: lower.ErrFunction, op: "func.call", operand: -1,
+		},
+		{
+			name: "first error sticks",
+			build: func(m *lower.Module) {
+				f := m.Main()
+				x := f.Arg(f32(4))
+				bad := f.Transpose(x, 1, 0)      // first error
+				y := f.Add(bad, f.Reshape(x, 7)) // no-ops: zero Values
+				f.Return(y)
+			},
+			sentinel: lower.ErrShape, op: "transpose", operand: 0,
+			msg: "lower: @main: transpose: operand 0 (%arg0): shape mismatch: permutation [1 0] is not a permutation of rank 1",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := lower.NewModule("bad", tc.opts...)
+			tc.build(m)
+			prog, err := m.Build()
+			require.Nil(t, prog)
+			require.Error(t, err)
+			require.ErrorIs(t, err, tc.sentinel)
+			if tc.msg != "" {
+				require.Equal(t, tc.msg, err.Error())
+			}
+			var oe *lower.OpError
+			require.True(t, errors.As(err, &oe))
+			require.Equal(t, tc.op, oe.Op)
+			require.Equal(t, tc.operand, oe.Operand)
+			require.Equal(t, err, m.Err())
+		})
+	}
+}
+
+// After an error every op returns the zero Value.
+func TestStickyZeroValues(t *testing.T) {
+	m := lower.NewModule("sticky")
+	f := m.Main()
+	x := f.Arg(lower.F32.Shape(4))
+	bad := f.Reshape(x, 3)
+	require.False(t, bad.Valid())
+	for _, v := range []lower.Value{f.Add(x, x), f.Constant(1.0), f.Iota(lower.S32.Shape(3), 0), f.Exp(x)} {
+		require.False(t, v.Valid())
+		require.Equal(t, "<invalid>", v.String())
+	}
+	_, err := m.Build()
+	require.ErrorIs(t, err, lower.ErrShape)
+}

@@ -1,0 +1,102 @@
+package lower_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/xlamesh/xlamesh/lower"
+	"github.com/xlamesh/xlamesh/mesh"
+)
+
+// jaxExported is StableHLO in the form jax.export writes it (pretty ops, no shardings).
+const jaxExported = `module @jit_f attributes {jax.uses_shape_polymorphism = false, mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<8x2xf32>, %arg1: tensor<2xf32> {jax.buffer_donor = true}) -> (tensor<8x2xf32> {jax.result_info = "result"}) {
+    %0 = stablehlo.broadcast_in_dim %arg1, dims = [1] : (tensor<2xf32>) -> tensor<8x2xf32>
+    %1 = stablehlo.add %arg0, %0 : tensor<8x2xf32>
+    return %1 : tensor<8x2xf32>
+  }
+}
+`
+
+const bareModule = `module {
+  func.func @main(%x: tensor<8x2xf32>) -> tensor<8x2xf32> {
+    %0 = stablehlo.multiply %x, %x : tensor<8x2xf32>
+    return %0 : tensor<8x2xf32>
+  }
+}
+`
+
+func TestWrap(t *testing.T) {
+	tests := []struct {
+		name          string
+		text          string
+		args, results []mesh.NamedSharding
+		opts          []lower.Option
+		want          string
+	}{
+		{
+			name: "jax export", text: jaxExported,
+			args: []mesh.NamedSharding{ns("x", "y"), ns("y")}, results: []mesh.NamedSharding{ns("x", "y")},
+			want: `module @jit_f attributes {jax.uses_shape_polymorphism = false, mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @mesh = <["x"=4, "y"=2]>
+  func.func public @main(%arg0: tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}, %arg1: tensor<2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}]>, jax.buffer_donor = true}) -> (tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>, jax.result_info = "result"}) {
+    %0 = stablehlo.broadcast_in_dim %arg1, dims = [1] : (tensor<2xf32>) -> tensor<8x2xf32>
+    %1 = stablehlo.add %arg0, %0 : tensor<8x2xf32>
+    return %1 : tensor<8x2xf32>
+  }
+}
+`,
+		},
+		{
+			name: "bare module, GSPMD", text: bareModule, opts: []lower.Option{lower.WithPartitioner(lower.GSPMD)},
+			args: []mesh.NamedSharding{ns("x")}, results: []mesh.NamedSharding{ns(nil, "y")},
+			want: `module attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func @main(%x: tensor<8x2xf32> {mhlo.sharding = "{devices=[4,1,2]<=[8] last_tile_dim_replicate}"}) -> (tensor<8x2xf32> {mhlo.sharding = "{devices=[1,2,4]<=[4,2]T(1,0) last_tile_dim_replicate}"}) {
+    %0 = stablehlo.multiply %x, %x : tensor<8x2xf32>
+    return %0 : tensor<8x2xf32>
+  }
+}
+`,
+		},
+		{
+			name: "bare module, result left open", text: bareModule,
+			args: []mesh.NamedSharding{ns("x")}, results: []mesh.NamedSharding{{}},
+			want: `module attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @mesh = <["x"=4, "y"=2]>
+  func.func @main(%x: tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> tensor<8x2xf32> {
+    %0 = stablehlo.multiply %x, %x : tensor<8x2xf32>
+    return %0 : tensor<8x2xf32>
+  }
+}
+`,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := lower.Wrap(tc.text, tc.args, tc.results, tc.opts...)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, p.Text())
+			require.Equal(t, 8, p.NumPartitions())
+		})
+	}
+}
+
+func TestWrapErrors(t *testing.T) {
+	_, err := lower.Wrap("func.func @main() {}", nil, nil)
+	require.ErrorIs(t, err, lower.ErrWrap)
+	_, err = lower.Wrap(bareModule, nil, nil)
+	require.ErrorContains(t, err, "lower: wrap: cannot wrap module: @main has 1 arguments and 1 results, got 0 and 0 shardings")
+	_, err = lower.Wrap(bareModule, []mesh.NamedSharding{ns(nil, nil, "x")}, []mesh.NamedSharding{{}})
+	require.ErrorIs(t, err, mesh.ErrRank)
+	require.Error(t, err)
+	seedText := mustBuild(t, goldenCases[0], lower.Shardy).Text()
+	_, err = lower.Wrap(seedText, []mesh.NamedSharding{ns()}, []mesh.NamedSharding{{}})
+	require.ErrorContains(t, err, "already has sdy.mesh symbols")
+}
+
+func mustBuild(t *testing.T, c goldenCase, p lower.Partitioner) *lower.Program {
+	t.Helper()
+	prog, err := build(c, p)
+	require.NoError(t, err)
+	return prog
+}
