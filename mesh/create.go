@@ -267,8 +267,8 @@ type physicalMesh struct {
 }
 
 // physicalTPUMesh places TPU devices at coords - min (JAX's
-// _get_physical_tpu_mesh): v2/v3 use (x, y, core), TPU7x (x, y, z, core),
-// others (x, y, z) with one device per chip.
+// _get_physical_tpu_mesh): v2/v3 use (x, y, core), TPU7x and v5p with two
+// cores per chip (x, y, z, core), others (x, y, z) with one device per chip.
 func physicalTPUMesh(devices []Device) (physicalMesh, error) {
 	cds := make([]CoordsDevice, len(devices))
 	for i, d := range devices {
@@ -291,6 +291,14 @@ func physicalTPUMesh(devices []Device) (physicalMesh, error) {
 	kind := devices[0].Kind()
 	var shape []int
 	var place func(d CoordsDevice) ([]int, error)
+	onePerChip := func(d CoordsDevice) ([]int, error) {
+		if d.CoreOnChip() != 0 {
+			return nil, fmt.Errorf("mesh: %w: creating meshes for TPU >v3 requires one device per chip (\"megacore\" mode), got core %d for device %d of kind %s",
+				ErrNoAssignment, d.CoreOnChip(), d.ID(), kind)
+		}
+		c := d.Coords()
+		return []int{c[0] - lo[0], c[1] - lo[1], c[2] - lo[2]}, nil
+	}
 	switch kind {
 	case "TPU v2", "TPU v3":
 		shape = []int{dims[0], dims[1], cores}
@@ -301,7 +309,12 @@ func physicalTPUMesh(devices []Device) (physicalMesh, error) {
 			}
 			return []int{c[0] - lo[0], c[1] - lo[1], d.CoreOnChip() - loC}, nil
 		}
-	case "TPU7x", "TPU7":
+	case "TPU7x", "TPU7", "TPU v5p":
+		if kind == "TPU v5p" && cores != 2 {
+			shape = dims
+			place = onePerChip
+			break
+		}
 		shape = []int{dims[0], dims[1], dims[2], cores}
 		place = func(d CoordsDevice) ([]int, error) {
 			c := d.Coords()
@@ -309,14 +322,7 @@ func physicalTPUMesh(devices []Device) (physicalMesh, error) {
 		}
 	default:
 		shape = dims
-		place = func(d CoordsDevice) ([]int, error) {
-			if d.CoreOnChip() != 0 {
-				return nil, fmt.Errorf("mesh: %w: creating meshes for TPU >v3 requires one device per chip (\"megacore\" mode), got core %d for device %d of kind %s",
-					ErrNoAssignment, d.CoreOnChip(), d.ID(), kind)
-			}
-			c := d.Coords()
-			return []int{c[0] - lo[0], c[1] - lo[1], c[2] - lo[2]}, nil
-		}
+		place = onePerChip
 	}
 	pm := physicalMesh{shape: shape}
 	if want := dims[0] * dims[1] * dims[2] * cores; want != len(devices) {

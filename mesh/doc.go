@@ -22,10 +22,24 @@
 // range. ReplicaIDs numbers the devices holding the same index in mesh
 // order. The values match JAX's devices_indices_map and replica_id.
 //
+// # Creating meshes
+//
+// New takes devices in the order given. Create orders them first, as JAX's
+// mesh_utils.create_device_mesh does: GPUs by id, TPU trays in ring order,
+// and other TPU slices by physical coordinates, mapping the most
+// communication-heavy (last) logical axis onto whole physical axes first.
+// CreateHybrid lays several slices out along DCN axes, which are major.
+// LocalMesh returns the sub-cube a process owns.
+//
 // # Logical axis rules
 //
 // LogicalToMesh maps logical dimension names ("batch", "embed") to mesh axes
 // through ordered rules, with flax's algorithm (flax.linen.spmd).
+//
+// # Visualisation
+//
+// Visualize writes the box table jax.debug.visualize_array_sharding prints
+// for a 1-D or 2-D array, without colour.
 //
 // # Errors
 //

@@ -24,6 +24,8 @@ type VisualizeConfig struct {
 // of the devices holding it, e.g. "CPU 0,2,4,6", and sized by JAX's rules.
 // It returns an error wrapping ErrUnsupported for other ranks or a zero-size
 // dimension, ErrNoDevices for an abstract sharding, or CheckShape's error.
+// The output ends with the table's last line; rich's shrinking of tables
+// wider than the console (80 columns) is not modelled.
 func Visualize(w io.Writer, s NamedSharding, shape []int) error {
 	return VisualizeConfig{}.Fprint(w, s, shape)
 }
