@@ -23,6 +23,9 @@ func GSPMDMaximal(deviceID int) string {
 	return fmt.Sprintf("{maximal device=%d}", deviceID)
 }
 
+// maxDevices bounds the meshes GSPMD converts, so that sizes never overflow.
+const maxDevices = 1 << 31
+
 // tiling describes a sharding in terms of mesh factors: the mesh's axes,
 // split where sub-axes need it, in mesh order (major to minor).
 type tiling struct {
@@ -349,6 +352,9 @@ func (s TensorSharding) GSPMD(m Mesh) (string, error) {
 	}
 	if m.IsMaximal() {
 		return GSPMDMaximal(m.ids[0]), nil
+	}
+	if productCapped(m.AxisSizes()) > maxDevices {
+		return "", fmt.Errorf("shardy: %w: mesh %s has more than %d devices", ErrUnsupported, m, maxDevices)
 	}
 	if len(s.unreduced) > 0 {
 		return "", fmt.Errorf("shardy: %w: unreduced axes %s have no GSPMD form", ErrUnsupported, s)

@@ -122,14 +122,16 @@ func (m Mesh) Size() int {
 // uses the default iota order.
 func (m Mesh) DeviceIDs() []int { return slices.Clone(m.ids) }
 
-// Devices returns the device ids in mesh (row-major) order, explicit or iota.
+// Devices returns the device ids in mesh (row-major) order, explicit or
+// iota. It returns nil for an invalid mesh (an axis size below 1) and for
+// meshes of more than 2^31 devices.
 func (m Mesh) Devices() []int {
 	if m.ids != nil {
 		return slices.Clone(m.ids)
 	}
-	n := m.Size()
-	if n < 0 {
-		n = 0
+	n := productCapped(m.AxisSizes())
+	if n > maxDevices {
+		return nil
 	}
 	ids := make([]int, n)
 	for i := range ids {

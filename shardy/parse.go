@@ -622,3 +622,26 @@ func (p *parser) describe() string {
 	}
 	return "'" + tok + "'"
 }
+
+// MeshOpsInModule finds the `sdy.mesh` ops of a StableHLO module's text
+// (lines starting with "sdy.mesh", as JAX and lower print them, optionally
+// followed by a `loc(...)`) and parses them. Errors carry the offset within
+// the offending line.
+func MeshOpsInModule(module string) ([]MeshOp, error) {
+	var ops []MeshOp
+	for line := range strings.Lines(module) {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "sdy.mesh ") && !strings.HasPrefix(line, "sdy.mesh\t") {
+			continue
+		}
+		if i := strings.LastIndex(line, " loc("); i > 0 && strings.HasSuffix(line, ")") {
+			line = strings.TrimSpace(line[:i])
+		}
+		op, err := ParseMeshOp(line)
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, op)
+	}
+	return ops, nil
+}

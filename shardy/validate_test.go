@@ -1,0 +1,129 @@
+package shardy
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestValidateSharding(t *testing.T) {
+	m := MustParseMesh(`<["a"=2, "b"=4, "c"=6]>`)
+	meshes := []MeshOp{NewMeshOp("mesh", m), NewMeshOp("maximal_mesh_0", MaximalMesh(0)), NewMeshOp("empty_mesh", EmptyMesh())}
+	tests := []struct {
+		name    string
+		in      string
+		rank    int
+		wantErr string
+		kind    error
+	}{
+		{"ok", `<@mesh, [{"a"}, {"b", "c"}]>`, 2, "", nil},
+		{"ok open priorities", `<@mesh, [{"a", ?}p1, {?}p0]>`, 2, "", nil},
+		{"ok replicated", `<@mesh, [{"b"}], replicated={"a", "c"}>`, 1, "", nil},
+		{"ok sub-axes", `<@mesh, [{"b":(1)2}, {"b":(2)2}], replicated={"c":(1)2}>`, 2, "", nil},
+		{"ok scalar", `<@mesh, []>`, 0, "", nil},
+		{"ok maximal", `<@maximal_mesh_0, []>`, 3, "", nil},
+		{"ok empty mesh", `<@empty_mesh, [{}, {?}]>`, 2, "", nil},
+		{"ok rank skipped", `<@mesh, [{}]>`, -1, "", nil},
+		{"ok inline", `<mesh<["x"=2]>, [{"x"}]>`, 1, "", nil},
+		{"unknown mesh", `<@m, [{}]>`, 1, `shardy: unknown mesh: @m`, ErrUnknownMesh},
+		{"rank", `<@mesh, [{"a"}, {}]>`, 1, `shardy: sharding doesn't match tensor rank: 2 != 1`, ErrRank},
+		{"maximal with dims", `<@maximal_mesh_0, [{}]>`, 1,
+			`shardy: a maximal sharding can only have a sharding with rank 0 (no dimension shardings), got 1`, ErrMaximal},
+		{"unknown axis", `<@mesh, [{"a"}, {"z"}]>`, 2, `shardy: dim 1: unknown axis name: "z"`, ErrUnknownAxis},
+		{"unknown replicated", `<@mesh, [{}], replicated={"z"}>`, 1, `shardy: replicated: unknown axis name: "z"`, ErrUnknownAxis},
+		{"unknown unreduced", `<@mesh, [{}], unreduced={"z"}>`, 1, `shardy: unreduced: unknown axis name: "z"`, ErrUnknownAxis},
+		{"dup in dim", `<@mesh, [{"a", "a"}]>`, 1, `shardy: dim 0: duplicate axis ref: "a"`, ErrDuplicateAxisRef},
+		{"dup across dims", `<@mesh, [{"a"}, {"b", "a"}]>`, 2, `shardy: dim 1: duplicate axis ref: "a"`, ErrDuplicateAxisRef},
+		{"dup replicated", `<@mesh, [{"a"}], replicated={"a"}>`, 1, `shardy: replicated: duplicate axis ref: "a"`, ErrDuplicateAxisRef},
+		{"dup unreduced", `<@mesh, [{}], replicated={"b"}, unreduced={"b"}>`, 1, `shardy: unreduced: duplicate axis ref: "b"`, ErrDuplicateAxisRef},
+		{"replicated order", `<@mesh, [{}], replicated={"c", "a"}>`, 1, `shardy: replicated axes are not ordered w.r.t. mesh`, ErrUnordered},
+		{"unreduced order", `<@mesh, [{}], unreduced={"b", "a"}>`, 1, `shardy: unreduced axes are not ordered w.r.t. mesh`, ErrUnordered},
+		{"sub-axis order", `<@mesh, [{}], replicated={"b":(2)2, "b":(1)2}>`, 1, `shardy: replicated axes are not ordered w.r.t. mesh`, ErrUnordered},
+		{"negative priority", `<@mesh, [{"a"}]>`, -2, "", nil}, // replaced below
+		{"closed empty priority", `<@mesh, [{"a"}, {}p1]>`, 2, `shardy: dim 1 is empty and closed but has a priority`, ErrPriority},
+		{"sub and full", `<@mesh, [{"b":(1)2}, {"b"}]>`, 2, `shardy: dim 1: both sub-axis and full-axis are used for axis name: "b"`, ErrSubAxis},
+		{"overlap", `<@mesh, [{"c":(1)3}, {"a"}], replicated={"c":(1)2}>`, 2,
+			`shardy: replicated: overlapping sub-axes: "c":(1)3 and "c":(1)2`, ErrDuplicateAxisRef},
+		{"dup sub-axis", `<@mesh, [{"b":(1)2}, {"b":(1)2}]>`, 2, `shardy: dim 1: duplicate axis ref: "b":(1)2`, ErrDuplicateAxisRef},
+		{"mergeable", `<@mesh, [{"b":(1)2, "b":(2)2}]>`, 1,
+			`shardy: dim 0: two consecutive sub-axes can be merged: "b":(1)2, "b":(2)2`, ErrSubAxis},
+		{"sub pre-size", `<@mesh, [{"b":(0)2}]>`, 1, `shardy: dim 0: sub-axis pre-size must be at least 1, got: 0 ("b":(0)2)`, ErrSubAxis},
+		{"sub size", `<@mesh, [{"b":(1)1}]>`, 1, `shardy: dim 0: sub-axis sizes must be greater than 1, got: 1 ("b":(1)1)`, ErrSubAxis},
+		{"sub divide", `<@mesh, [{"c":(2)2}]>`, 1,
+			`shardy: dim 0: sub-axis next pre-size 4 doesn't divide the size of the full axis 6 ("c":(2)2)`, ErrSubAxis},
+		{"sub full size", `<@mesh, [{"b":(1)4}]>`, 1, `shardy: dim 0: sub-axis size is equal to the full axis size ("b":(1)4)`, ErrSubAxis},
+		{"inline bad mesh", `<mesh<["x"=2, "x"=2]>, [{"x"}]>`, 1,
+			`shardy: inline mesh <["x"=2, "x"=2]>: duplicate axis name: "x"`, ErrDuplicateAxisName},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := MustParseTensorSharding(tt.in)
+			if tt.name == "negative priority" {
+				s = NewTensorSharding("mesh", Closed(Axis("a")).WithPriority(-1))
+				tt.rank, tt.wantErr, tt.kind = 1, `shardy: dim 0 has a negative priority`, ErrPriority
+			}
+			err := s.ValidateIn(meshes, tt.rank)
+			if tt.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.EqualError(t, err, tt.wantErr)
+			assert.ErrorIs(t, err, tt.kind)
+		})
+	}
+}
+
+func TestValidateMesh(t *testing.T) {
+	tests := []struct {
+		in      string
+		wantErr string
+		kind    error
+	}{
+		{`<["x"=4, "y"=2]>`, "", nil},
+		{`<["x"=1]>`, "", nil},
+		{`<[], device_ids=[3]>`, "", nil},
+		{`<[]>`, "", nil},
+		{`<["x"=2, "y"=4], device_ids=[0, 2, 4, 6, 1, 3, 5, 7]>`, "", nil},
+		{`<["x"=0]>`, `shardy: mesh <["x"=0]>: axis "x": axis size must be at least 1, got: 0`, ErrAxisSize},
+		{`<["x"=2, "x"=2]>`, `shardy: mesh <["x"=2, "x"=2]>: duplicate axis name: "x"`, ErrDuplicateAxisName},
+		{`<["x"=2], device_ids=[0, 1]>`,
+			`shardy: mesh <["x"=2], device_ids=[0, 1]>: if the ordered device ids are the same as iota(product(axes)), no need to specify them for simplicity`,
+			ErrDeviceIDs},
+		{`<["x"=2], device_ids=[1, 2]>`, `shardy: mesh <["x"=2], device_ids=[1, 2]>: sorted device ids must be iota(product(axes)), got: [1, 2]`, ErrDeviceIDs},
+		{`<["x"=2], device_ids=[1, 1]>`, `shardy: mesh <["x"=2], device_ids=[1, 1]>: sorted device ids must be iota(product(axes)), got: [1, 1]`, ErrDeviceIDs},
+		{`<["x"=2], device_ids=[0, 2, 1]>`,
+			`shardy: mesh <["x"=2], device_ids=[0, 2, 1]>: total product of axis sizes must match total number of device ids, got: 2 != 3`, ErrDeviceIDs},
+		{`<[], device_ids=[-1]>`, `shardy: mesh <[], device_ids=[-1]>: device id must be non-negative, got: -1`, ErrDeviceIDs},
+	}
+	for _, tt := range tests {
+		err := MustParseMesh(tt.in).Validate()
+		if tt.wantErr == "" {
+			assert.NoError(t, err, tt.in)
+			continue
+		}
+		assert.EqualError(t, err, tt.wantErr, tt.in)
+		assert.ErrorIs(t, err, tt.kind, tt.in)
+	}
+	err := ValidateMeshOps([]MeshOp{NewMeshOp("mesh", EmptyMesh()), NewMeshOp("mesh", EmptyMesh())})
+	assert.EqualError(t, err, `shardy: redefinition of mesh symbol: @mesh`)
+	assert.ErrorIs(t, err, ErrDuplicateMesh)
+	err = ValidateMeshOps([]MeshOp{NewMeshOp("m", MustParseMesh(`<["x"=0]>`))})
+	assert.EqualError(t, err, `shardy: mesh @m: axis "x": axis size must be at least 1, got: 0`)
+}
+
+func TestValidatePerValueAndManual(t *testing.T) {
+	meshes := []MeshOp{NewMeshOp("mesh", MustParseMesh(`<["x"=2, "y"=2]>`))}
+	pv, err := ParseTensorShardingPerValue(`#sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>, <@mesh, [{"z"}]>]>`)
+	require.NoError(t, err)
+	assert.EqualError(t, pv.ValidateIn(meshes, []int{2}), `shardy: shardings don't match number of values: 2 != 1`)
+	err = pv.ValidateIn(meshes, []int{2, 1})
+	assert.EqualError(t, err, `shardy: value 1: dim 0: unknown axis name: "z"`)
+	assert.ErrorIs(t, err, ErrUnknownAxis)
+	m := meshes[0].Mesh()
+	assert.NoError(t, NewManualAxes("x", "y").Validate(m))
+	err = NewManualAxes("x", "w").Validate(m)
+	assert.EqualError(t, err, `shardy: unknown manual axis: "w"`)
+	assert.ErrorIs(t, err, ErrUnknownAxis)
+	assert.ErrorIs(t, NewManualAxes("x", "x").Validate(m), ErrDuplicateAxisRef)
+}
