@@ -295,9 +295,20 @@ func (f *Function) Call(c *pjrt.Client, args ...*Array) ([]*Array, error) {
 			return nil, fmt.Errorf("jit: %s: %w: donated argument %d out of range for %d arguments", f.name, ErrArguments, d, len(args))
 		}
 	}
+	for i, a := range args {
+		if a == nil {
+			return nil, fmt.Errorf("jit: %s: %w: argument %d is nil", f.name, ErrArguments, i)
+		}
+	}
 	m, err := args[0].sharding.Mesh()
 	if err != nil {
 		return nil, fmt.Errorf("jit: %s: argument 0: %w", f.name, err)
+	}
+	for i, a := range args[1:] {
+		if am, err := a.sharding.Mesh(); err != nil || !am.Equal(m) {
+			return nil, fmt.Errorf("jit: %s: %w: argument %d is on %#v, argument 0 on %#v; all arguments must share one mesh",
+				f.name, ErrArguments, i+1, am, m)
+		}
 	}
 	// Reshard first, so that every array below is laid out as compiled.
 	args, resharded, err := f.reshardArgs(c, m, args)
@@ -311,14 +322,6 @@ func (f *Function) Call(c *pjrt.Client, args ...*Array) ([]*Array, error) {
 	}
 	types := make([]ArgType, len(args))
 	for i, a := range args {
-		if a == nil {
-			return nil, fmt.Errorf("jit: %s: %w: argument %d is nil", f.name, ErrArguments, i)
-		}
-		am, err := a.sharding.Mesh()
-		if err != nil || !am.Equal(m) {
-			return nil, fmt.Errorf("jit: %s: %w: argument %d is on %s, argument 0 on %s; all arguments must share one mesh",
-				f.name, ErrArguments, i, am, m)
-		}
 		ld, err := lower.ParseDType(a.dtype.String())
 		if err != nil {
 			return nil, fmt.Errorf("jit: %s: argument %d: %w", f.name, i, err)
@@ -346,9 +349,6 @@ func (f *Function) reshardArgs(c *pjrt.Client, m mesh.Mesh, args []*Array) ([]*A
 	out := slices.Clone(args)
 	var made []*Array
 	for i, a := range args {
-		if a == nil {
-			return nil, made, fmt.Errorf("jit: %s: %w: argument %d is nil", f.name, ErrArguments, i)
-		}
 		want, err := mesh.NewNamedSharding(m, f.opt.in[i])
 		if err != nil {
 			return nil, made, fmt.Errorf("jit: %s: InSpecs[%d]: %w", f.name, i, err)
@@ -358,7 +358,7 @@ func (f *Function) reshardArgs(c *pjrt.Client, m mesh.Mesh, args []*Array) ([]*A
 		}
 		if !f.opt.reshard {
 			return nil, made, fmt.Errorf("jit: %s: %w: argument %d: the sharding passed to jit does not match the sharding it was compiled for: got %s, want %s (use jit.Reshard to move it)",
-				f.name, ErrArguments, i, a.sharding, want)
+				f.name, ErrArguments, i, a.sharding.Spec(), want.Spec())
 		}
 		if slices.Contains(f.opt.donate, i) {
 			return nil, made, fmt.Errorf("jit: %s: %w: argument %d is donated and must already have sharding %s", f.name, ErrArguments, i, want)
