@@ -109,6 +109,11 @@ func (p *printer) lhs(o *op) {
 
 func (m *Module) print() string {
 	p := &printer{ids: make(map[*value]int)}
+	n := 0
+	for _, f := range m.funcs {
+		n += len(f.ops)
+	}
+	p.b.Grow(256 + 128*n)
 	p.str("module ")
 	if m.name != "" {
 		p.str("@")

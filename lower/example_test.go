@@ -1,0 +1,140 @@
+package lower_test
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/xlamesh/xlamesh/lower"
+	"github.com/xlamesh/xlamesh/mesh"
+)
+
+// The seed program of JAX's Shardy announcement: f(x) = x * 2 on an 8x2 array sharded
+// P("x", "y") over a 4x2 mesh.
+func Example() {
+	m8 := mesh.MustNew(mesh.SimDevices(8), []int{4, 2}, "x", "y")
+	s := mesh.MustNamedSharding(m8, mesh.P("x", "y"))
+
+	m := lower.NewModule("jit_f")
+	f := m.Main()
+	x := f.Arg(lower.S64.Shape(8, 2), s)
+	f.Return(f.Mul(x, f.Constant(2)))
+	f.ShardResults(s)
+	prog, err := m.Build()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Print(prog.Text())
+	// Output:
+	// module @jit_f attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
+	//   sdy.mesh @mesh = <["x"=4, "y"=2]>
+	//   func.func public @main(%arg0: tensor<8x2xi64> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) -> (tensor<8x2xi64> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) {
+	//     %0 = stablehlo.constant dense<2> : tensor<8x2xi64>
+	//     %1 = "stablehlo.multiply"(%arg0, %0) : (tensor<8x2xi64>, tensor<8x2xi64>) -> tensor<8x2xi64>
+	//     return %1 : tensor<8x2xi64>
+	//   }
+	// }
+}
+
+// A shard_map that sums each shard and all-reduces the partial sums, lowered for GSPMD.
+func ExampleFunction_ShardMap() {
+	abs := mesh.MustAbstract([]int{4}, []string{"d"})
+	s, _ := mesh.NewAbstractSharding(abs, mesh.P("d"))
+
+	m := lower.NewModule("psum", lower.WithPartitioner(lower.GSPMD))
+	f := m.Main()
+	x := f.Arg(lower.F32.Shape(8), s)
+	total := f.ShardMap(abs, []mesh.PartitionSpec{mesh.P("d")}, []mesh.PartitionSpec{mesh.P()}, nil,
+		func(g *lower.Function, args []lower.Value) []lower.Value {
+			return []lower.Value{g.AllReduce(g.Sum(args[0]), lower.Sum, "d")}
+		}, x)
+	f.Return(total...)
+	prog, _ := m.Build()
+	fmt.Print(prog.Text())
+	// Output:
+	// module @psum attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} {
+	//   func.func public @main(%arg0: tensor<8xf32> {mhlo.sharding = "{devices=[4]<=[4]}"}) -> (tensor<f32>) {
+	//     %0 = stablehlo.custom_call @Sharding(%arg0) {mhlo.sharding = "{devices=[4]<=[4]}"} : (tensor<8xf32>) -> tensor<8xf32>
+	//     %1 = stablehlo.custom_call @SPMDFullToShardShape(%0) {mhlo.sharding = "{manual}"} : (tensor<8xf32>) -> tensor<2xf32>
+	//     %2 = stablehlo.constant dense<0.0> : tensor<f32>
+	//     %3 = "stablehlo.reduce"(%1, %2) <{dimensions = array<i64: 0>}> ({
+	//     ^bb0(%arg1: tensor<f32>, %arg2: tensor<f32>):
+	//       %4 = "stablehlo.add"(%arg1, %arg2) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+	//       "stablehlo.return"(%4) : (tensor<f32>) -> ()
+	//     }) : (tensor<2xf32>, tensor<f32>) -> tensor<f32>
+	//     %5 = "stablehlo.all_reduce"(%3) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>, use_global_device_ids}> ({
+	//     ^bb0(%arg3: tensor<f32>, %arg4: tensor<f32>):
+	//       %6 = "stablehlo.add"(%arg3, %arg4) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+	//       "stablehlo.return"(%6) : (tensor<f32>) -> ()
+	//     }) : (tensor<f32>) -> tensor<f32>
+	//     %7 = stablehlo.custom_call @Sharding(%5) {mhlo.sharding = "{manual}"} : (tensor<f32>) -> tensor<f32>
+	//     %8 = stablehlo.custom_call @SPMDShardToFullShape(%7) {mhlo.sharding = "{replicated}"} : (tensor<f32>) -> tensor<f32>
+	//     return %8 : tensor<f32>
+	//   }
+	// }
+}
+
+// A constraint in the middle of a program: JAX's with_sharding_constraint.
+func ExampleFunction_ShardingConstraint() {
+	m8 := mesh.MustNew(mesh.SimDevices(8), []int{4, 2}, "x", "y")
+	m := lower.NewModule("")
+	f := m.Main()
+	x := f.Arg(lower.F32.Shape(8, 4), mesh.MustNamedSharding(m8, mesh.P("x")))
+	y := f.ShardingConstraint(f.Exp(x), mesh.MustNamedSharding(m8, mesh.P(nil, "y")))
+	f.Return(y)
+	f.ShardResults(mesh.MustNamedSharding(m8, mesh.P(nil, "y")))
+	prog, _ := m.Build()
+	fmt.Print(prog.Text())
+	// Output:
+	// module attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
+	//   sdy.mesh @mesh = <["x"=4, "y"=2]>
+	//   func.func public @main(%arg0: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}) {
+	//     %0 = "stablehlo.exponential"(%arg0) : (tensor<8x4xf32>) -> tensor<8x4xf32>
+	//     %1 = sdy.sharding_constraint %0 <@mesh, [{}, {"y"}]> : tensor<8x4xf32>
+	//     return %1 : tensor<8x4xf32>
+	//   }
+	// }
+}
+
+// Errors stick: the first one is reported by Build, naming the op and the operand.
+func ExampleModule_Build_error() {
+	m := lower.NewModule("bad")
+	f := m.Main()
+	x := f.Arg(lower.F32.Shape(4, 2))
+	y := f.Arg(lower.F32.Shape(2, 4))
+	z := f.Add(x, y)   // shape error, recorded
+	f.Return(f.Exp(z)) // no-op
+	_, err := m.Build()
+	fmt.Println(err)
+	fmt.Println(errors.Is(err, lower.ErrShape))
+	// Output:
+	// lower: @main: add: operand 1 (%arg1): shape mismatch: operand shapes differ: tensor<4x2xf32> vs tensor<2x4xf32>
+	// true
+}
+
+// Wrap annotates a module exported by another tool.
+func ExampleWrap() {
+	text := `module @jit_g {
+  func.func public @main(%arg0: tensor<8xf32>) -> (tensor<8xf32> {jax.result_info = "result"}) {
+    %0 = stablehlo.sine %arg0 : tensor<8xf32>
+    return %0 : tensor<8xf32>
+  }
+}
+`
+	abs := mesh.MustAbstract([]int{2}, []string{"b"})
+	s, _ := mesh.NewAbstractSharding(abs, mesh.P("b"))
+	prog, err := lower.Wrap(text, []mesh.NamedSharding{s}, []mesh.NamedSharding{s})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Print(prog.Text())
+	// Output:
+	// module @jit_g attributes {mhlo.num_partitions = 2 : i32, mhlo.num_replicas = 1 : i32} {
+	//   sdy.mesh @mesh = <["b"=2]>
+	//   func.func public @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"b"}]>}) -> (tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"b"}]>, jax.result_info = "result"}) {
+	//     %0 = stablehlo.sine %arg0 : tensor<8xf32>
+	//     return %0 : tensor<8xf32>
+	//   }
+	// }
+}
