@@ -53,7 +53,7 @@ var (
 		`#sdy.sharding_per_value<[<@maximal_mesh_0, []>]>`,
 		`#sdy.sharding_per_value<[]>`,
 	}
-	canonicalDims = []string{`{}`, `{?}`, `{"x"}`, `{"x", ?}`, `{"x", "y"}p1`, `{?}p0`, `{"x":(2)2, "y"}`}
+	canonicalDims   = []string{`{}`, `{?}`, `{"x"}`, `{"x", ?}`, `{"x", "y"}p1`, `{?}p0`, `{"x":(2)2, "y"}`}
 	canonicalManual = []string{`{}`, `{"x"}`, `{"x", "y"}`}
 )
 
