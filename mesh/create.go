@@ -352,16 +352,22 @@ func physicalTPUMesh(devices []Device) (physicalMesh, error) {
 	return pm, nil
 }
 
-// transposeTricks maps a physical topology and a mesh shape (without size-1
-// dims) to the physical transpose that makes per-process sub-meshes
-// contiguous (JAX's _TRANSPOSE_TRICKS).
-var transposeTricks = map[string]map[string][]int{
-	"(2, 2, 1)":   {"(2, 2)": {0, 1, 2}},
-	"(2, 2, 4)":   {"(4, 4)": {0, 1, 2}},
-	"(4, 4, 4)":   {"(16, 4)": {0, 2, 1}},
-	"(4, 8, 8)":   {"(64, 4)": {0, 2, 1}, "(4, 64)": {0, 2, 1}},
-	"(8, 8, 8)":   {"(64, 8)": {0, 2, 1}},
-	"(8, 16, 16)": {"(256, 8)": {0, 2, 1}, "(8, 256)": {0, 2, 1}},
+// transposeTrick is one entry of JAX's _TRANSPOSE_TRICKS: for a mesh shape
+// (without size-1 dims) on a physical topology, the physical transpose that
+// makes per-process sub-meshes contiguous.
+type transposeTrick struct {
+	shape string
+	perm  []int
+}
+
+// transposeTricks maps a physical topology to its tricks, in JAX's order.
+var transposeTricks = map[string][]transposeTrick{
+	"(2, 2, 1)":   {{"(2, 2)", []int{0, 1, 2}}},
+	"(2, 2, 4)":   {{"(4, 4)", []int{0, 1, 2}}},
+	"(4, 4, 4)":   {{"(16, 4)", []int{0, 2, 1}}},
+	"(4, 8, 8)":   {{"(64, 4)", []int{0, 2, 1}}, {"(4, 64)", []int{0, 2, 1}}},
+	"(8, 8, 8)":   {{"(64, 8)", []int{0, 2, 1}}},
+	"(8, 16, 16)": {{"(256, 8)", []int{0, 2, 1}}, {"(8, 256)", []int{0, 2, 1}}},
 }
 
 // transpose returns the physical mesh with its axes permuted.
@@ -409,17 +415,16 @@ func tpuOrder(devices []Device, shape []int, cfg createConfig) ([]Device, error)
 				nontrivial = append(nontrivial, s)
 			}
 		}
-		perm, ok := tricks[pyIntTuple(nontrivial)]
-		if !ok {
+		i := slices.IndexFunc(tricks, func(tr transposeTrick) bool { return tr.shape == pyIntTuple(nontrivial) })
+		if i < 0 {
 			var avail []string
-			for k := range tricks {
-				avail = append(avail, k)
+			for _, tr := range tricks {
+				avail = append(avail, tr.shape)
 			}
-			slices.Sort(avail)
-			return nil, fmt.Errorf("mesh: %w: create_device_mesh cannot create contiguous submeshes for mesh shape %s and physical mesh topology %s; available mesh shapes: %s",
+			return nil, fmt.Errorf("mesh: %w: create_device_mesh cannot create contiguous submeshes for mesh shape %s and physical mesh topology %s; available mesh shapes: [%s]",
 				ErrNoAssignment, pyIntTuple(shape), topo, strings.Join(avail, ", "))
 		}
-		pm = pm.transpose(perm)
+		pm = pm.transpose(tricks[i].perm)
 	}
 	assign, err := assignAxes(pm.shape, shape, cfg.allowSplit)
 	if err != nil {
@@ -463,8 +468,8 @@ func assignAxes(phys, logical []int, allowSplit bool) ([][]int, error) {
 				continue
 			}
 			if !allowSplit {
-				return nil, fmt.Errorf("mesh: %w: failed to find assignment for logical axis %d of size %d with remaining assignable mesh %v; the size of each axis in your logical mesh must be equal to the product of some subset of the physical mesh axis sizes, e.g. logical mesh (4, 16) is compatible with physical mesh 4x4x4 since 4=4 and 16=4x4 (use AllowSplitPhysicalAxes to split physical axes)",
-					ErrNoAssignment, l, size, avail)
+				return nil, fmt.Errorf("mesh: %w: failed to find assignment for logical_axis_index %d of size %d with remaining assignable mesh %s; the size of each axis in your logical mesh must be equal to the product of some subset of the physical mesh axis sizes, e.g. logical mesh (4, 16) is compatible with physical mesh 4x4x4 since 4=4 and 16=4x4 (use AllowSplitPhysicalAxes to split physical axes)",
+					ErrNoAssignment, l, size, pyList(avail))
 			}
 			return splitAxes(phys, logical)
 		}
@@ -663,4 +668,13 @@ func (pm physicalMesh) logical(shape []int, assign [][]int) []Device {
 		out[q] = pm.devices[pos]
 	}
 	return out
+}
+
+// pyList formats ints as a Python list: [4, 4, 4].
+func pyList(v []int) string {
+	parts := make([]string, len(v))
+	for i, n := range v {
+		parts[i] = fmt.Sprint(n)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
 }

@@ -116,7 +116,7 @@ func TestCreate(t *testing.T) {
 			err: "mesh: device count mismatch: number of devices 8 must equal the product of mesh shape (3, 3)", is: ErrDeviceCount},
 		// §7: NotImplementedError when whole physical axes cannot form the logical axis.
 		{name: "no assignment", devices: mockTPUDevices(4, 4, 4, "TPU v4", true, 1), shape: []int{2, 32},
-			err: "mesh: no device assignment: failed to find assignment for logical axis 1 of size 32 with remaining assignable mesh [4 4 4]", is: ErrNoAssignment},
+			err: "mesh: no device assignment: failed to find assignment for logical_axis_index 1 of size 32 with remaining assignable mesh [4, 4, 4]", is: ErrNoAssignment},
 		{name: "megacore", devices: mockTPUDevices(2, 2, 1, "TPU v4", false, 1), shape: []int{8},
 			err: `requires one device per chip ("megacore" mode), got core 1 for device 1 of kind TPU v4`, is: ErrNoAssignment},
 		{name: "hole", devices: chips("TPU v4", [3]int{0, 0, 0}, [3]int{1, 0, 0}, [3]int{0, 1, 0}, [3]int{0, 1, 0}), shape: []int{4},
@@ -127,7 +127,7 @@ func TestCreate(t *testing.T) {
 		{name: "contiguous topology", devices: mockTPUDevices(4, 4, 8, "TPU v4", true, 1), shape: []int{1, 16, 8}, opts: []CreateOption{ContiguousSubmeshes()},
 			err: "create_device_mesh cannot create contiguous submeshes for physical mesh topology (4, 4, 8)", is: ErrNoAssignment},
 		{name: "contiguous shape", devices: mockTPUDevices(4, 8, 8, "TPU v4", true, 1), shape: []int{1, 128, 2}, opts: []CreateOption{ContiguousSubmeshes()},
-			err: "create_device_mesh cannot create contiguous submeshes for mesh shape (1, 128, 2) and physical mesh topology (4, 8, 8); available mesh shapes: (4, 64), (64, 4)", is: ErrNoAssignment},
+			err: "create_device_mesh cannot create contiguous submeshes for mesh shape (1, 128, 2) and physical mesh topology (4, 8, 8); available mesh shapes: [(64, 4), (4, 64)]", is: ErrNoAssignment},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -225,9 +225,9 @@ func TestCreateContiguous(t *testing.T) {
 		var x, y, z int
 		fmt.Sscanf(topo, "(%d, %d, %d)", &x, &y, &z)
 		devices := mockTPUDevices(x, y, z, "TPU v4", true, 1)
-		for shape := range shapes {
+		for _, tr := range shapes {
 			var a, b int
-			fmt.Sscanf(shape, "(%d, %d)", &a, &b)
+			fmt.Sscanf(tr.shape, "(%d, %d)", &a, &b)
 			for _, full := range [][]int{{a, b}, {1, 1, a, b, 1, 1}} {
 				m, err := Create(devices, full, axisNames(len(full)), ContiguousSubmeshes())
 				if err != nil {

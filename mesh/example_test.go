@@ -106,3 +106,15 @@ func ExampleLogicalToMesh() {
 	// NamedSharding(mesh=Mesh('data': 4, 'model': 2), spec=P('data', 'model')) <nil>
 	// mesh: logical axis rule: axis names ('batch', 'mlp') did not match a rule
 }
+
+func ExampleCreate() {
+	// Four TPU v4 chips in a 2x2x1 slice, listed in id order.
+	var devices []mesh.Device
+	for id, c := range [][]int{{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {1, 1, 0}} {
+		devices = append(devices, mesh.SimDevice{Id: id, PlatformName: "tpu", KindName: "TPU v4", Coordinates: c})
+	}
+	ring, _ := mesh.Create(devices, []int{4}, []string{"x"})
+	grid, _ := mesh.Create(devices, []int{2, 2}, []string{"data", "model"})
+	fmt.Println(ring.DeviceIDs(), grid.DeviceIDs())
+	// Output: [0 2 1 3] [0 1 2 3]
+}

@@ -140,18 +140,42 @@ func (s NamedSharding) PositionIndices(shape []int) ([]Index, error) {
 // ReplicaIDs returns each mesh position's replica id, parallel to
 // Mesh().Devices(): the number of earlier devices in mesh order holding the
 // same index, which is the row-major rank of the device's coordinates along
-// the axes the spec does not name. It works on abstract shardings too.
+// the axes the spec does not name. It works on abstract shardings too. For
+// an array with a zero-size dimension use ReplicaIDsFor, since all its
+// shards are the same empty block.
 func (s NamedSharding) ReplicaIDs() ([]int, error) {
 	if err := s.valid(); err != nil {
 		return nil, err
 	}
+	return s.replicaIDs(s.used), nil
+}
+
+// ReplicaIDsFor is ReplicaIDs for an array of the given global shape, with
+// CheckShape's errors: axes splitting a zero-size dimension do not tell
+// shards apart, so they count as unused.
+func (s NamedSharding) ReplicaIDsFor(shape []int) ([]int, error) {
+	if err := s.CheckShape(shape); err != nil {
+		return nil, err
+	}
+	used := slices.Clone(s.used)
+	for d, axes := range s.dimAxes {
+		if shape[d] == 0 {
+			for _, a := range axes {
+				used[a] = false
+			}
+		}
+	}
+	return s.replicaIDs(used), nil
+}
+
+func (s NamedSharding) replicaIDs(used []bool) []int {
 	n := s.abs.Size()
 	sizes := s.abs.sizes
 	out := make([]int, n)
 	coords := make([]int, len(sizes))
 	for p := range n {
 		r := 0
-		for a, u := range s.used {
+		for a, u := range used {
 			if !u {
 				r = r*sizes[a] + coords[a]
 			}
@@ -165,7 +189,7 @@ func (s NamedSharding) ReplicaIDs() ([]int, error) {
 			coords[a] = 0
 		}
 	}
-	return out, nil
+	return out
 }
 
 // Shards returns every device's shard of an array of the given global shape,
@@ -175,7 +199,7 @@ func (s NamedSharding) Shards(shape []int) ([]Shard, error) {
 	if err != nil {
 		return nil, err
 	}
-	rids, _ := s.ReplicaIDs()
+	rids, _ := s.ReplicaIDsFor(shape)
 	out := make([]Shard, len(idx))
 	for p := range idx {
 		out[p] = Shard{Device: s.mesh.devices[p], Index: idx[p], ReplicaID: rids[p]}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,8 +25,9 @@ type VisualizeConfig struct {
 // of the devices holding it, e.g. "CPU 0,2,4,6", and sized by JAX's rules.
 // It returns an error wrapping ErrUnsupported for other ranks or a zero-size
 // dimension, ErrNoDevices for an abstract sharding, or CheckShape's error.
-// The output ends with the table's last line; rich's shrinking of tables
-// wider than the console (80 columns) is not modelled.
+// A table wider than MaxWidth columns is shrunk as rich shrinks it (labels
+// wrap, or vanish when the padding leaves no room). The output ends with the
+// table's last line.
 func Visualize(w io.Writer, s NamedSharding, shape []int) error {
 	return VisualizeConfig{}.Fprint(w, s, shape)
 }
@@ -127,6 +129,10 @@ func (c VisualizeConfig) Fprint(w io.Writer, s NamedSharding, shape []int) error
 		}
 	}
 
+	// Like rich, shrink the widest columns when the table (columns plus
+	// borders) is wider than the console, which is MaxWidth columns wide.
+	colW = fitWidths(colW, c.MaxWidth-(cols+1))
+
 	bw := bufio.NewWriter(w)
 	border := func(l, mid, r string) {
 		bw.WriteString(l)
@@ -144,31 +150,173 @@ func (c VisualizeConfig) Fprint(w io.Writer, s NamedSharding, shape []int) error
 		if i > 0 {
 			border("├", "┼", "┤")
 		}
+		lines := make([][]string, len(row))
 		height := 0
-		for _, ce := range row {
-			height = max(height, ce.top+1+ce.bot)
+		for j, ce := range row {
+			lines[j] = cellLines(ce.label, colW[j], ce.top, ce.right, ce.bot, ce.left)
+			height = max(height, len(lines[j]))
 		}
 		for line := range height {
 			bw.WriteString("│")
-			for j, ce := range row {
+			for j := range row {
 				if j > 0 {
 					bw.WriteString("│")
 				}
-				if line != ce.top {
+				if line < len(lines[j]) {
+					bw.WriteString(lines[j][line])
+				} else {
 					bw.WriteString(strings.Repeat(" ", colW[j]))
-					continue
 				}
-				inner := colW[j] - ce.left - ce.right
-				excess := inner - len(ce.label)
-				bw.WriteString(strings.Repeat(" ", ce.left+excess/2))
-				bw.WriteString(ce.label)
-				bw.WriteString(strings.Repeat(" ", excess-excess/2+ce.right))
 			}
 			bw.WriteString("│\n")
 		}
 	}
 	border("└", "┴", "┘")
 	return bw.Flush()
+}
+
+// cellLines renders one padded, centred label into lines of exactly width
+// columns, as rich's Padding(Align(label, "center")) does: the label is
+// wrapped at spaces (folding longer words) to the inner width, the block is
+// centred with the extra space on the right, and lines are cropped to the
+// column width.
+func cellLines(label string, width, top, right, bot, left int) []string {
+	blank := strings.Repeat(" ", width)
+	inner := width - left - right
+	var content []string
+	if inner <= 0 {
+		content = []string{""}
+	} else {
+		content = wrapWords(label, inner)
+	}
+	block := 0
+	for _, l := range content {
+		block = max(block, len(l))
+	}
+	out := make([]string, 0, top+len(content)+bot)
+	for range top {
+		out = append(out, blank)
+	}
+	for _, l := range content {
+		excess := max(inner, 0) - block
+		line := strings.Repeat(" ", left+excess/2) + l + strings.Repeat(" ", block-len(l)+excess-excess/2+right)
+		if len(line) > width {
+			line = line[:width]
+		}
+		out = append(out, line+strings.Repeat(" ", width-len(line)))
+	}
+	for range bot {
+		out = append(out, blank)
+	}
+	return out
+}
+
+// wrapWords wraps text at spaces into lines of at most width bytes, folding
+// words longer than width.
+func wrapWords(text string, width int) []string {
+	var lines []string
+	cur := ""
+	for _, w := range strings.Fields(text) {
+		for len(w) > width {
+			if cur != "" {
+				lines = append(lines, cur)
+				cur = ""
+			}
+			lines = append(lines, w[:width])
+			w = w[width:]
+		}
+		switch {
+		case cur == "":
+			cur = w
+		case len(cur)+1+len(w) <= width:
+			cur += " " + w
+		default:
+			lines = append(lines, cur)
+			cur = w
+		}
+	}
+	if cur != "" || len(lines) == 0 {
+		lines = append(lines, cur)
+	}
+	return lines
+}
+
+// fitWidths shrinks column widths to fit max the way rich's Table does
+// (_collapse_widths, then an even reduction as a last resort).
+func fitWidths(widths []int, limit int) []int {
+	total := 0
+	for _, w := range widths {
+		total += w
+	}
+	if total <= limit {
+		return widths
+	}
+	widths = slices.Clone(widths)
+	excess := total - limit
+	for total > 0 && excess > 0 {
+		maxW := slices.Max(widths)
+		second := 0
+		for _, w := range widths {
+			if w != maxW {
+				second = max(second, w)
+			}
+		}
+		diff := maxW - second
+		if diff == 0 {
+			break
+		}
+		ratios := make([]int, len(widths))
+		maxima := make([]int, len(widths))
+		for i, w := range widths {
+			if w == maxW {
+				ratios[i] = 1
+			}
+			maxima[i] = min(excess, diff)
+		}
+		widths = ratioReduce(excess, ratios, maxima, widths)
+		total = 0
+		for _, w := range widths {
+			total += w
+		}
+		excess = total - limit
+	}
+	if excess > 0 {
+		ones := make([]int, len(widths))
+		for i := range ones {
+			ones[i] = 1
+		}
+		widths = ratioReduce(excess, ones, slices.Clone(widths), widths)
+	}
+	return widths
+}
+
+// ratioReduce is rich's ratio_reduce: take total from values in proportion
+// to ratios, at most maxima[i] from each, rounding half to even as Python
+// does.
+func ratioReduce(total int, ratios, maxima, values []int) []int {
+	ratios = slices.Clone(ratios)
+	totalRatio := 0
+	for i := range ratios {
+		if maxima[i] == 0 {
+			ratios[i] = 0
+		}
+		totalRatio += ratios[i]
+	}
+	out := slices.Clone(values)
+	if totalRatio == 0 {
+		return out
+	}
+	remaining := total
+	for i, r := range ratios {
+		if r == 0 || totalRatio <= 0 {
+			continue
+		}
+		d := min(maxima[i], int(math.RoundToEven(float64(r)*float64(remaining)/float64(totalRatio))))
+		out[i] = values[i] - d
+		remaining -= d
+		totalRatio -= r
+	}
+	return out
 }
 
 // chunkIndex is the index of a range among equal chunks (JAX's
