@@ -166,10 +166,14 @@ func errDiffs(h caseHead, je *jaxError, err error) []string {
 	if !errors.Is(err, want) {
 		d = append(d, fmt.Sprintf("error kind: want wrapping %v, got %q", want, err))
 	}
+	var missing []string
 	for _, p := range h.Phrases {
 		if !strings.Contains(err.Error(), p) {
-			d = append(d, fmt.Sprintf("message lacks %q: %q (JAX: %q)", p, err, je.Message))
+			missing = append(missing, p)
 		}
+	}
+	if len(missing) > 0 {
+		d = append(d, fmt.Sprintf("message lacks %q: %q (JAX: %q)", missing, err, shorten(je.Message, 300)))
 	}
 	return d
 }
@@ -192,4 +196,12 @@ func eq1[T comparable](d *[]string, what string, want, got T) {
 	if want != got {
 		*d = append(*d, fmt.Sprintf("%s: JAX %v, xlamesh %v", what, want, got))
 	}
+}
+
+// shorten cuts s to at most n bytes, marking the cut.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }

@@ -22,20 +22,24 @@ type moduleInfo struct {
 }
 
 var (
-	reLoc        = regexp.MustCompile(`\s*loc\((?:[^()]|\([^()]*\))*\)`)
-	reLocLine    = regexp.MustCompile(`(?m)^#loc.*\n?`)
-	reDropAttr   = regexp.MustCompile(`(jax\.result_info|mhlo\.layout_mode) = "[^"]*"(, )?`)
-	reEmptyAttrs = regexp.MustCompile(`(>) \{\}`)
-	reTrailComma = regexp.MustCompile(`, \}`)
-	reModuleName = regexp.MustCompile(`(?m)^module @[\w.$-]+`)
-	reNumParts   = regexp.MustCompile(`mhlo\.num_partitions = (\d+)`)
-	reNumReps    = regexp.MustCompile(`mhlo\.num_replicas = (\d+)`)
-	reMesh       = regexp.MustCompile(`(?m)^\s*sdy\.mesh (@[\w.$-]+) = (.*?)\s*$`)
-	reOp         = regexp.MustCompile(`^\s*(?:%[\w#:.-]+(?:\s*,\s*%[\w#:.-]+)*\s*=\s*)?"?([a-z_][\w]*\.[\w.]+|return)\b`)
-	reConstraint = regexp.MustCompile(`sdy\.sharding_constraint %[\w#:.-]+ (<.*>) : (tensor<[^>]*>)`)
-	reManual     = regexp.MustCompile(`sdy\.manual_computation\(([^)]*)\) in_shardings=(\[.*?\]) out_shardings=(\[.*?\]) manual_axes=(\{[^}]*\}) \(([^)]*)\)`)
-	reRegionArg  = regexp.MustCompile(`%[\w#.-]+: `)
-	reApplies    = regexp.MustCompile(` applies ([a-z_]+\.[\w.]+)`)
+	reLoc          = regexp.MustCompile(`\s*loc\((?:[^()]|\([^()]*\))*\)`)
+	reLocLine      = regexp.MustCompile(`(?m)^#loc.*\n?`)
+	reDropAttr     = regexp.MustCompile(`(jax\.result_info|mhlo\.layout_mode) = "[^"]*"(, )?`)
+	reEmptyAttrs   = regexp.MustCompile(`(>) \{\}`)
+	reTrailComma   = regexp.MustCompile(`, \}`)
+	reModuleName   = regexp.MustCompile(`(?m)^module @[\w.$-]+`)
+	reNumParts     = regexp.MustCompile(`mhlo\.num_partitions = (\d+)`)
+	reNumReps      = regexp.MustCompile(`mhlo\.num_replicas = (\d+)`)
+	reMesh         = regexp.MustCompile(`(?m)^\s*sdy\.mesh (@[\w.$-]+) = (.*?)\s*$`)
+	reOp           = regexp.MustCompile(`^\s*(?:%[\w#:.-]+(?:\s*,\s*%[\w#:.-]+)*\s*=\s*)?"?([a-z_][\w]*\.[\w.]+|return|call)\b`)
+	reConstraint   = regexp.MustCompile(`sdy\.sharding_constraint %[\w#:.-]+ (<.*>) : (tensor<[^>]*>)`)
+	reManual       = regexp.MustCompile(`sdy\.manual_computation\(([^)]*)\) in_shardings=(\[.*?\]) out_shardings=(\[.*?\]) manual_axes=(\{[^}]*\}) \(([^)]*)\)`)
+	reRegionArg    = regexp.MustCompile(`%[\w#.-]+: `)
+	reApplies      = regexp.MustCompile(` applies ([a-z_]+\.[\w.]+)`)
+	rePrivate      = regexp.MustCompile(`func\.func private @([\w.$-]+)\(`)
+	reCall         = regexp.MustCompile(`^\s*(?:%[\w#:.-]+(?:\s*,\s*%[\w#:.-]+)*\s*=\s*)?(?:func\.)?call @([\w.$-]+)\(`)
+	reCustomCall   = regexp.MustCompile(`stablehlo\.custom_call"?\s*@([\w.$-]+)`)
+	reMHLOSharding = regexp.MustCompile(`mhlo\.sharding = "([^"]*)"`)
 )
 
 // normalizeModule drops what the oracle does not compare: locations,
@@ -100,33 +104,79 @@ func parseModule(text string) (moduleInfo, error) {
 		mi.Results = append(mi.Results, valueSig(r))
 	}
 	body := rest[strings.Index(rest, "{")+1:]
+	private := map[string]bodyInfo{}
+	for _, m := range rePrivate.FindAllStringSubmatchIndex(text, -1) {
+		name := text[m[2]:m[3]]
+		open := strings.Index(text[m[1]:], " {\n")
+		if open < 0 {
+			return mi, fmt.Errorf("@%s: no body", name)
+		}
+		private[name] = scanBody(text[m[1]+open+3:], nil)
+	}
+	b := scanBody(body, private)
+	mi.Ops, mi.Constraints, mi.Manual = b.ops, b.constraints, b.manual
+	return mi, nil
+}
+
+// bodyInfo is what scanBody finds in one function body.
+type bodyInfo struct{ ops, constraints, manual []string }
+
+// scanBody reads a function body (from just after its opening brace) up to
+// its closing brace. A call to a private function in private is replaced by
+// that function's body without its return (JAX's GSPMD shard_map calls
+// @shmap_body; xlamesh inlines the body).
+func scanBody(body string, private map[string]bodyInfo) bodyInfo {
+	var bi bodyInfo
 	depth := 1
 	for _, line := range strings.Split(body, "\n") {
 		if depth <= 0 {
 			break
 		}
 		depth += strings.Count(line, "{") - strings.Count(line, "}")
+		if m := reCall.FindStringSubmatch(line); m != nil {
+			if callee, ok := private[m[1]]; ok {
+				ops := callee.ops
+				if n := len(ops); n > 0 && ops[n-1] == "func.return" {
+					ops = ops[:n-1]
+				}
+				bi.ops = append(bi.ops, ops...)
+				bi.constraints = append(bi.constraints, callee.constraints...)
+				bi.manual = append(bi.manual, callee.manual...)
+				continue
+			}
+		}
 		if m := reOp.FindStringSubmatch(line); m != nil {
 			name := m[1]
-			if name == "return" {
+			switch name {
+			case "return":
 				name = "func.return"
+			case "call":
+				name = "func.call"
 			}
-			mi.Ops = append(mi.Ops, name)
+			if t := reCustomCall.FindStringSubmatch(line); t != nil {
+				name += " @" + t[1]
+				c := "@" + t[1]
+				if sh := reMHLOSharding.FindStringSubmatch(line); sh != nil {
+					c += " " + sh[1]
+				}
+				bi.constraints = append(bi.constraints, c)
+			}
+			bi.ops = append(bi.ops, name)
 			// The compact `stablehlo.reduce(...) applies stablehlo.add` has the
 			// region {add; return} implicitly; spell it as the generic form does.
 			if m := reApplies.FindStringSubmatch(line); m != nil {
-				mi.Ops = append(mi.Ops, m[1], "stablehlo.return")
+				bi.ops = append(bi.ops, m[1], "stablehlo.return")
 			}
 		}
 		if m := reConstraint.FindStringSubmatch(line); m != nil {
-			mi.Constraints = append(mi.Constraints, m[1]+" : "+m[2])
+			bi.constraints = append(bi.constraints, m[1]+" : "+m[2])
 		}
 		if m := reManual.FindStringSubmatch(line); m != nil {
 			body := reRegionArg.ReplaceAllString(m[5], "")
-			mi.Manual = append(mi.Manual, fmt.Sprintf("in=%s out=%s manual_axes=%s body=(%s)", m[2], m[3], m[4], body))
+			bi.manual = append(bi.manual, fmt.Sprintf("in=%s out=%s manual_axes=%s body=(%s)", m[2], m[3], m[4], body))
 		}
 	}
-	return mi, nil
+	return bi
 }
 
 // valueSig turns `%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<...>}` or
@@ -141,6 +191,9 @@ func valueSig(s string) string {
 		typ = s[:i]
 	}
 	sig := strings.TrimSpace(typ)
+	if m := reMHLOSharding.FindStringSubmatch(s); m != nil {
+		sig += " mhlo.sharding=" + m[1]
+	}
 	if i := strings.Index(s, "#sdy.sharding<"); i >= 0 {
 		sh, n, err := balanced(s[i+len("#sdy.sharding"):], '<', '>')
 		if err == nil {
@@ -254,12 +307,19 @@ func TestParseJAXModules(t *testing.T) {
 	g := loadGolden[loweringCase](t, "lowering")
 	infos := map[string]moduleInfo{}
 	for _, c := range g.Cases {
+		if c.ExpectError {
+			continue
+		}
 		mi, err := parseModule(c.JAX.StableHLO)
 		if err != nil {
 			t.Errorf("%s: %v", c.Name, err)
 			continue
 		}
-		if len(mi.Args) != len(c.Args) || len(mi.Results) != 1 || len(mi.Meshes) != 1 {
+		wantMeshes := 1
+		if c.Partitioner == "gspmd" {
+			wantMeshes = 0
+		}
+		if len(mi.Args) != len(c.Args) || len(mi.Results) != 1 || len(mi.Meshes) != wantMeshes {
 			t.Errorf("%s: parsed %d args, %d results, %d meshes", c.Name, len(mi.Args), len(mi.Results), len(mi.Meshes))
 		}
 		if n := normalizeModule(c.JAX.StableHLO); strings.Contains(n, "result_info") || strings.Contains(n, "@jit_") {
@@ -286,6 +346,16 @@ func TestParseJAXModules(t *testing.T) {
 			Ops: []string{"sdy.manual_computation", "stablehlo.all_reduce", "stablehlo.add", "stablehlo.return",
 				"sdy.return", "func.return"},
 		},
+	}
+	want["gspmd_shard_map_psum"] = moduleInfo{
+		NumPartitions: "8", NumReplicas: "1",
+		Args:    []string{`tensor<8x2xf32> mhlo.sharding={devices=[4,1,2]<=[8] last_tile_dim_replicate}`},
+		Results: []string{`tensor<2x2xf32> mhlo.sharding={replicated}`},
+		Constraints: []string{"@Sharding {devices=[4,1,2]<=[8] last_tile_dim_replicate}", "@SPMDFullToShardShape {manual}",
+			"@Sharding {manual}", "@SPMDShardToFullShape {replicated}"},
+		Ops: []string{"stablehlo.custom_call @Sharding", "stablehlo.custom_call @SPMDFullToShardShape",
+			"stablehlo.all_reduce", "stablehlo.add", "stablehlo.return",
+			"stablehlo.custom_call @Sharding", "stablehlo.custom_call @SPMDShardToFullShape", "func.return"},
 	}
 	for name, w := range want {
 		if d := diffModules(w, infos[name]); len(d) > 0 {

@@ -56,6 +56,9 @@ func psumShardMap(f *lower.Function, m mesh.Mesh, a []lower.Value, in, out mesh.
 			return []lower.Value{g.AllReduce(args[0], lower.Sum, "x")}
 		}, a[0])
 	if len(res) != 1 {
+		if err := f.Module().Err(); err != nil {
+			return lower.Value{}, err
+		}
 		return lower.Value{}, fmt.Errorf("shard_map returned %d results", len(res))
 	}
 	return res[0], nil
@@ -73,7 +76,11 @@ func lowerCase(c loweringCase) (*lower.Program, mesh.Mesh, error) {
 	if !ok {
 		return nil, m, fmt.Errorf("no xlamesh program %q", c.Program)
 	}
-	mod := lower.NewModule("jit_" + c.Program)
+	var opts []lower.Option
+	if c.Partitioner == "gspmd" {
+		opts = append(opts, lower.WithPartitioner(lower.GSPMD))
+	}
+	mod := lower.NewModule("jit_"+c.Program, opts...)
 	f := mod.Main()
 	var args []lower.Value
 	for _, a := range c.Args {
@@ -105,11 +112,15 @@ func TestLowering(t *testing.T) {
 		"and its text compared with `jax.jit(f, in_shardings=..., out_shardings=...).lower(...).as_text()` after the normalisation below.")
 	for _, c := range g.Cases {
 		t.Run(c.Name, func(t *testing.T) {
-			want, err := parseModule(c.JAX.StableHLO)
-			if err != nil {
-				t.Fatalf("JAX module: %v", err)
-			}
 			p, _, err := lowerCase(c)
+			if c.ExpectError {
+				report.check(t, "lowering", c.Name, errDiffs(c.caseHead, c.JAX.Error, err))
+				return
+			}
+			want, err2 := parseModule(c.JAX.StableHLO)
+			if err2 != nil {
+				t.Fatalf("JAX module: %v", err2)
+			}
 			if err != nil {
 				report.check(t, "lowering", c.Name, []string{fmt.Sprintf("xlamesh lowering: %v", err)})
 				return
@@ -129,6 +140,8 @@ func TestLowering(t *testing.T) {
 }
 
 func init() {
+	kinds["lower_sharding"] = lower.ErrSharding
+	kinds["lower_indivisible"] = lower.ErrIndivisible
 	xlameshModule = func(c loweringCase) (string, error) {
 		p, _, err := lowerCase(c)
 		if err != nil {

@@ -10,11 +10,12 @@ type loweringArg struct {
 // loweringCase is one case of testdata/oracle/lowering.json.
 type loweringCase struct {
 	caseHead
-	Program string        `json:"program"`
-	Mesh    meshJSON      `json:"mesh"`
-	Args    []loweringArg `json:"args"`
-	Out     []any         `json:"out"`
-	JAX     struct {
+	Program     string        `json:"program"`
+	Partitioner string        `json:"partitioner"` // "" (Shardy) or "gspmd"
+	Mesh        meshJSON      `json:"mesh"`
+	Args        []loweringArg `json:"args"`
+	Out         []any         `json:"out"`
+	JAX         struct {
 		StableHLO string `json:"stablehlo"`
 		Result    struct {
 			Shape  []int     `json:"shape"`

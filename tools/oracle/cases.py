@@ -424,6 +424,30 @@ LOWERING = [
      "out": [None, "y"]},
 ]
 
+# The same programs lowered for XLA's GSPMD partitioner (jax_use_shardy_partitioner=False):
+# mhlo.sharding strings instead of sdy attributes.
+LOWERING += [dict(c, name="gspmd_" + c["name"], partitioner="gspmd") for c in LOWERING if c["name"] in (
+    "elementwise_x_y", "elementwise_perm_mesh", "elementwise_3d_xy_z", "matmul_2d", "matmul_batch",
+    "reduce_sum_sharded_axis", "wsc_mid", "shard_map_psum")]
+
+# Errors jit / with_sharding_constraint / shard_map raise while lowering.
+LOWERING += [
+    {"name": "err_jit_arg_indivisible", "program": "mul2", "mesh": M42, "args": [A([6, 2], ["x"])], "out": ["x"],
+     "error": True, "kind": "indivisible", "phrases": ["4", "6"], "src": "pjit_test.py test_uneven_shard_error"},
+    {"name": "err_jit_arg_rank", "program": "mul2", "mesh": M42, "args": [A([8], ["x", "y"])], "out": [],
+     "error": True, "kind": "rank", "phrases": ["rank at least 2", "rank 1"]},
+    {"name": "err_jit_out_indivisible", "program": "sum0", "mesh": M42, "args": [A([8, 3], ["x"])], "out": ["x"],
+     "error": True, "kind": "indivisible", "phrases": ["4", "3"]},
+    {"name": "err_jit_out_rank", "program": "sum_all", "mesh": M42, "args": [A([8, 2], [])], "out": ["x"],
+     "error": True, "kind": "rank", "phrases": ["rank at least 1", "rank 0"]},
+    {"name": "err_wsc_rank", "program": "wsc_none_y", "mesh": M42, "args": [A([8], [])], "out": [],
+     "error": True, "kind": "lower_sharding", "phrases": ["rank"]},
+    {"name": "err_shard_map_indivisible", "program": "smap_psum_x", "mesh": M42, "args": [A([2, 2], [])], "out": [],
+     "error": True, "kind": "lower_indivisible", "phrases": ["4", "2"], "src": "shard_map_test.py (not evenly divisible)"},
+    {"name": "err_shard_map_rank", "program": "smap_psum_xy", "mesh": M42, "args": [A([8], [])], "out": [],
+     "error": True, "kind": "lower_sharding", "phrases": ["rank"], "src": "shard_map_test.py (which has rank 1)"},
+]
+
 GROUPS = {
     "mesh": MESH, "make_mesh": MAKE_MESH, "abstract_mesh": ABSTRACT, "spec": SPEC,
     "sharding": SHARDING, "flax": FLAX, "mesh_utils": MESH_UTILS, "hybrid_mesh": HYBRID,

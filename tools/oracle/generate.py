@@ -355,11 +355,25 @@ def gen_lowering(case):
         in_sh = tuple(NamedSharding(mesh, to_p(a["spec"])) for a in case["args"])
         out_sh = NamedSharding(mesh, to_p(case["out"]))
         jf = jax.jit(fn, in_shardings=in_sh, out_shardings=out_sh)
-        args = []
-        for a, s in zip(case["args"], in_sh):
-            x = np.arange(math.prod(a["shape"])).astype(DTYPES[a["dtype"]]).reshape(a["shape"])
-            args.append(jax.device_put(x, s))
-        text = jf.lower(*args).as_text()
+        # Error cases lower bare avals, so the error is jit's own (device_put
+        # would reject an indivisible argument first, in its own words). The
+        # others lower the committed arrays they then run on, as a user's
+        # jit call does (on meshes with Explicit axes the arrays' sharding
+        # types add sharding constraints to the module).
+        if case.get("error"):
+            args = [jax.ShapeDtypeStruct(tuple(a["shape"]), DTYPES[a["dtype"]]) for a in case["args"]]
+        else:
+            args = []
+            for a, s in zip(case["args"], in_sh):
+                x = np.arange(math.prod(a["shape"])).astype(DTYPES[a["dtype"]]).reshape(a["shape"])
+                args.append(jax.device_put(x, s))
+        gspmd = case.get("partitioner") == "gspmd"
+        prev = jax.config.jax_use_shardy_partitioner
+        jax.config.update("jax_use_shardy_partitioner", not gspmd)
+        try:
+            text = jf.lower(*args).as_text()
+        finally:
+            jax.config.update("jax_use_shardy_partitioner", prev)
         y = np.asarray(jf(*args))
         want = np.asarray(fn(*[np.asarray(a) for a in args]))
         assert np.array_equal(y, want), case["name"]
