@@ -259,3 +259,13 @@ var goldenCases = []goldenCase{
 		f.ShardResults(ns("x", "y"))
 	}},
 }
+
+func init() {
+	goldenCases = append(goldenCases, goldenCase{name: "entry_defaults", gspmd: true, build: func(m *lower.Module) {
+		f := m.Main()
+		x := f.Arg(lower.F32.Shape(8, 4), ns("x"))
+		b := f.Arg(lower.F32.Shape(4))
+		y := f.Add(x, f.BroadcastInDim(b, []int{8, 4}, []int{1}))
+		f.Return(y, f.Sum(y, 0))
+	}})
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/xlamesh/xlamesh/mesh"
 )
@@ -378,6 +379,10 @@ func (f *Function) Return(vs ...Value) {
 
 // ShardResults annotates the results of a returned @main with one sharding each
 // (`sdy.sharding` or `mhlo.sharding`). The shardings must fit the result shapes.
+//
+// In a module with a mesh, Build annotates what is left: arguments without a sharding
+// are replicated, and (with Shardy) results without one get an open sharding, `{?}` in
+// every dimension, so XLA chooses it (Program.ResultSharding then reports none).
 func (f *Function) ShardResults(shardings ...mesh.NamedSharding) {
 	const opName = "func.func result"
 	if f.failed() {
@@ -503,6 +508,10 @@ func (m *Module) Build() (*Program, error) {
 			return nil, m.err
 		}
 	}
+	if err := m.annotateEntry(); err != nil {
+		m.err = err
+		return nil, err
+	}
 	p := &Program{
 		partitioner:   m.cfg.partitioner,
 		numPartitions: m.numPartitions(),
@@ -518,6 +527,59 @@ func (m *Module) Build() (*Program, error) {
 	}
 	p.text = m.print()
 	return p, nil
+}
+
+// annotateEntry gives every unannotated @main argument a replicated sharding and, with
+// Shardy, every unannotated result an open one (`{?}` per dimension: XLA chooses), so
+// that propagation never picks an entry sharding the caller did not ask for. Modules
+// without a mesh are left alone.
+func (m *Module) annotateEntry() error {
+	var sym *meshSym
+	for _, s := range m.meshes {
+		if !s.maximal {
+			sym = s
+			break
+		}
+	}
+	if sym == nil {
+		return nil
+	}
+	f := m.main
+	for i, a := range f.args {
+		if f.argSh[i] != nil {
+			continue
+		}
+		s, err := mesh.NewAbstractSharding(sym.abs, mesh.P())
+		if err != nil {
+			return &OpError{Func: "main", Op: "func.func argument", Operand: i, Err: fmt.Errorf("%w: %w", ErrSharding, err)}
+		}
+		attr, err := m.entryShardingAttr(s, a.shape)
+		if err != nil {
+			return &OpError{Func: "main", Op: "func.func argument", Operand: i, Err: err}
+		}
+		f.argAttrs[i], f.argSh[i] = attr, &s
+	}
+	if m.cfg.partitioner != Shardy {
+		return nil
+	}
+	for i, r := range f.results {
+		if f.resAttrs[i] != "" {
+			continue
+		}
+		var b strings.Builder
+		b.WriteString("sdy.sharding = #sdy.sharding<@")
+		b.WriteString(sym.name)
+		b.WriteString(", [")
+		for d := range r.shape.Rank() {
+			if d > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("{?}")
+		}
+		b.WriteString("]>")
+		f.resAttrs[i] = b.String()
+	}
+	return nil
 }
 
 func (m *Module) numPartitions() int {
