@@ -26,18 +26,11 @@ var known = map[string]knownDiff{
 		"JAX 0.8.1 accepts Mesh(devices, ('x', 'x')) and its shape dict silently collapses to {'x': 2}."},
 	"mesh/jax_accepts_duplicate_devices": {statusDeliberate, "xlamesh rejects a device placed twice (ErrDuplicateDevice); JAX does not check."},
 
-	"sharding/m8_u_8":        {statusDeliberate, whyUnconstrainedGeometry},
-	"sharding/m42_u_y_8x2":   {statusDeliberate, whyUnconstrainedGeometry},
-	"sharding/m42_x_u_8x2":   {statusDeliberate, whyUnconstrainedGeometry},
-	"sharding/mixed_u_y_8x2": {statusDeliberate, whyUnconstrainedGeometry},
-	"visualize/2d_4x2_wide": {statusOpen, "table wider than 80 columns (8x32 array on 4x2, P('x', 'y')): rich shrinks JAX's columns to fit " +
-		"the 80-column console and, with 1-line rows, the labels vanish; mesh.Visualize prints the unshrunk 100-column table with labels. Reported to mesh."},
-
+	"sharding/m8_u_8":                       {statusDeliberate, whyUnconstrainedGeometry},
+	"sharding/m42_u_y_8x2":                  {statusDeliberate, whyUnconstrainedGeometry},
+	"sharding/m42_x_u_8x2":                  {statusDeliberate, whyUnconstrainedGeometry},
+	"sharding/mixed_u_y_8x2":                {statusDeliberate, whyUnconstrainedGeometry},
 	"lowering/elementwise_mixed_types_x":    {statusOpen, whyShardingInTypes},
 	"lowering/elementwise_mixed_types_repl": {statusOpen, whyShardingInTypes},
 	"lowering/elementwise_explicit_y":       {statusOpen, whyShardingInTypes},
-
-	"sharding/zero_size_dim": {statusOpen, "array with a zero-sized dim ([0, 3], P('x') on 4x2): every device's index is the same empty block, " +
-		"so JAX's replica ids (count of earlier devices with an identical index) are 0..7; mesh.ReplicaIDs takes no shape and returns the " +
-		"unused-axes rank [0 1 0 1 ...]. Reported to mesh."},
 }

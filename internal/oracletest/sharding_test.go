@@ -45,7 +45,7 @@ func shardingErr(m mesh.Mesh, c shardingCase) (mesh.NamedSharding, error) {
 }
 
 // TestSharding compares NamedSharding geometry with JAX's
-// devices_indices_map, shard_shape, addressable_shards' replica ids,
+// devices_indices_map, shard_shape, addressable_shards' replica ids (ReplicaIDsFor),
 // is_fully_replicated and the GSPMD sharding text (shardy.GSPMD).
 func TestSharding(t *testing.T) {
 	g := loadGolden[shardingCase](t, "sharding")
@@ -100,8 +100,8 @@ func compareGeometry(c shardingCase, m mesh.Mesh, s mesh.NamedSharding) []string
 		}
 		eq(&d, "indices", wantIdx, got)
 	}
-	if r, err := s.ReplicaIDs(); err != nil {
-		d = append(d, fmt.Sprintf("ReplicaIDs: %v", err))
+	if r, err := s.ReplicaIDsFor(c.Shape); err != nil {
+		d = append(d, fmt.Sprintf("ReplicaIDsFor: %v", err))
 	} else {
 		eq(&d, "replica ids", wantReplicas, r)
 	}
