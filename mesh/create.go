@@ -56,6 +56,9 @@ func Create(devices []Device, shape []int, names []string, opts ...CreateOption)
 	if err != nil {
 		return Mesh{}, err
 	}
+	if abs.Empty() {
+		return New(devices, nil)
+	}
 	ordered, err := deviceOrder(devices, shape, cfg)
 	if err != nil {
 		return Mesh{}, err

@@ -60,6 +60,7 @@ type DuplicateAxisError struct {
 	Axes []string      // the repeated axes, sorted
 }
 
+// Error returns the message, in JAX's wording.
 func (e *DuplicateAxisError) Error() string {
 	return fmt.Sprintf("mesh: a single NamedSharding spec specification can map every mesh axis to at most one positional dimension, but %s has duplicate entries for %s",
 		e.Spec, backquoted(e.Axes))
@@ -77,6 +78,7 @@ type UnknownAxisError struct {
 	MeshAxes []string      // the mesh's axis names, in mesh order
 }
 
+// Error returns the message, in JAX's wording.
 func (e *UnknownAxisError) Error() string {
 	return fmt.Sprintf("mesh: resource axis %s of %s (dim %d) is not found in mesh: %s",
 		e.Axis, e.Spec, e.Dim, pyStrTuple(e.MeshAxes))
@@ -93,6 +95,7 @@ type RankError struct {
 	Rank     int    // the array's rank
 }
 
+// Error returns the message, in JAX's wording.
 func (e *RankError) Error() string {
 	msg := fmt.Sprintf("mesh: sharding %s is only valid for values of rank at least %d, but was applied to a value of rank %d",
 		e.Sharding, e.SpecLen, e.Rank)
@@ -116,6 +119,7 @@ type IndivisibleError struct {
 	Tiling   []int  // partitions per dimension
 }
 
+// Error returns the message, in JAX's wording.
 func (e *IndivisibleError) Error() string {
 	return fmt.Sprintf("mesh: %s implies that array axis %d is partitioned %d times, but the dimension size is %d (full shape: %s, per-dimension tiling factors: %s should evenly divide the shape)",
 		e.Sharding, e.Dim, e.Parts, e.Size, pyIntTuple(e.Shape), pyIntTuple(e.Tiling))

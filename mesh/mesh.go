@@ -166,6 +166,9 @@ func (m Mesh) DeviceIDs() []int { return slices.Clone(m.ids) }
 // Device returns the device at the given mesh coordinates, one per axis, or
 // an error wrapping ErrInvalidMesh when they are out of range.
 func (m Mesh) Device(coords ...int) (Device, error) {
+	if m.Empty() {
+		return nil, fmt.Errorf("mesh: %w: the empty mesh has no devices", ErrInvalidMesh)
+	}
 	if len(coords) != m.NumAxes() {
 		return nil, fmt.Errorf("mesh: %w: got %d coordinates for a mesh with %d axes", ErrInvalidMesh, len(coords), m.NumAxes())
 	}
