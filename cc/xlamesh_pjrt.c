@@ -312,3 +312,52 @@ void xm_executable_info_free(xm_executable_info* info) {
   free(info->fingerprint);
   memset(info, 0, sizeof(*info));
 }
+
+char* xm_executable_optimized_program(const PJRT_Api* api, PJRT_LoadedExecutable* executable,
+                                      char** code, size_t* code_size, char** format, int* code_out) {
+  if (api == NULL || executable == NULL || code == NULL || code_size == NULL || format == NULL ||
+      code_out == NULL) {
+    if (code_out != NULL) *code_out = XM_ERR_BAD_ARGUMENT;
+    return errorf("xm_executable_optimized_program: NULL argument");
+  }
+  *code = NULL;
+  *code_size = 0;
+  *format = NULL;
+  REQUIRE_FN(api, PJRT_LoadedExecutable_GetExecutable, code_out);
+  REQUIRE_FN(api, PJRT_Executable_OptimizedProgram, code_out);
+  PJRT_LoadedExecutable_GetExecutable_Args ge = {0};
+  ge.struct_size = PJRT_LoadedExecutable_GetExecutable_Args_STRUCT_SIZE;
+  ge.loaded_executable = executable;
+  char* msg = take_error(api, api->PJRT_LoadedExecutable_GetExecutable(&ge),
+                         "PJRT_LoadedExecutable_GetExecutable", code_out);
+  if (msg != NULL) return msg;
+
+  PJRT_Program program = {0};
+  program.struct_size = PJRT_Program_STRUCT_SIZE;
+  PJRT_Executable_OptimizedProgram_Args op = {0};
+  op.struct_size = PJRT_Executable_OptimizedProgram_Args_STRUCT_SIZE;
+  op.executable = ge.executable;
+  op.program = &program;
+  // First call: the size; second call: the bytes.
+  msg = take_error(api, api->PJRT_Executable_OptimizedProgram(&op), "PJRT_Executable_OptimizedProgram", code_out);
+  if (msg == NULL) {
+    char* buf = malloc(program.code_size > 0 ? program.code_size : 1);
+    if (buf == NULL) {
+      *code_out = PJRT_Error_Code_RESOURCE_EXHAUSTED;
+      msg = errorf("out of memory for a %zu-byte optimized program", program.code_size);
+    } else {
+      program.code = buf;
+      msg = take_error(api, api->PJRT_Executable_OptimizedProgram(&op), "PJRT_Executable_OptimizedProgram",
+                       code_out);
+      if (msg == NULL) {
+        *code = buf;
+        *code_size = program.code_size;
+        *format = errorf("%.*s", (int)program.format_size, program.format != NULL ? program.format : "");
+      } else {
+        free(buf);
+      }
+    }
+  }
+  destroy_executable(api, ge.executable);
+  return msg;
+}

@@ -73,6 +73,12 @@ char* xm_executable_info_get(const PJRT_Api* api, PJRT_LoadedExecutable* executa
 // xm_executable_info_free releases what xm_executable_info_get allocated; safe on a zero value.
 void xm_executable_info_free(xm_executable_info* info);
 
+// xm_executable_optimized_program returns the serialized optimized program of a loaded
+// executable (PJRT_Executable_OptimizedProgram: for XLA an HloModuleProto, format "hlo").
+// *code (malloc'd, *code_size bytes) and *format (malloc'd, NUL-terminated) are the caller's to free.
+char* xm_executable_optimized_program(const PJRT_Api* api, PJRT_LoadedExecutable* executable,
+                                      char** code, size_t* code_size, char** format, int* code_out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -192,7 +192,11 @@ func (f *Function) lowerNow(m mesh.Abstract, args []ArgType) (prog *lower.Progra
 		}
 		outs[i], shardings[i] = spec, s
 	}
-	main.ShardResults(shardings...)
+	// With no declared result sharding at all the results carry no sdy.sharding, which leaves
+	// them open to propagation just like JAX's unspecified out_shardings.
+	if len(f.opt.out) > 0 {
+		main.ShardResults(shardings...)
+	}
 	prog, err = mod.Build()
 	if err != nil {
 		return nil, nil, fmt.Errorf("jit: %s: %w: %w", f.name, ErrLowering, err)

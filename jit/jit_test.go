@@ -412,3 +412,27 @@ func TestGSPMDFunction(t *testing.T) {
 	assert.Equal(t, int32(30), got.([]int32)[15])
 	assert.Equal(t, []int{2, 2}, outs[0].AddressableShards()[3].Data.Dims())
 }
+
+// TestUnspecifiedOutputChosenByXLA leaves both results' shardings to XLA and reads back what it
+// chose: x*x keeps x's P('x', 'y'); its transpose comes out P('y', 'x').
+func TestUnspecifiedOutputChosenByXLA(t *testing.T) {
+	c := pjrttest.Client(t)
+	checkNoLeak(t)
+	m := mesh42(t, c)
+	x, err := jit.Put(c, arange[int64](16), []int{8, 2}, sharding(t, m, mesh.P("x", "y")))
+	require.NoError(t, err)
+	defer x.Close()
+	f := jit.New("square_and_transpose", func(f *lower.Function, a []lower.Value) []lower.Value {
+		sq := f.Mul(a[0], a[0])
+		return []lower.Value{sq, f.Transpose(sq, 1, 0)}
+	})
+	outs, err := f.Call(c, x)
+	require.NoError(t, err)
+	defer outs[0].Close()
+	defer outs[1].Close()
+	assert.Equal(t, "P('x', 'y')", outs[0].Sharding().Spec().String())
+	assert.Equal(t, "P('y', 'x')", outs[1].Sharding().Spec().String())
+	got, err := outs[1].ToHost()
+	require.NoError(t, err)
+	assert.Equal(t, []int64{0, 4, 16, 36, 64, 100, 144, 196, 1, 9, 25, 49, 81, 121, 169, 225}, got)
+}

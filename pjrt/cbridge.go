@@ -181,3 +181,26 @@ func readExecutableInfo(p *gopjrt.Plugin, e *gopjrt.LoadedExecutable) (executabl
 	}
 	return info, nil
 }
+
+// readOptimizedProgram returns the serialized optimized program of e and its format.
+func readOptimizedProgram(p *gopjrt.Plugin, e *gopjrt.LoadedExecutable) ([]byte, string, error) {
+	api, err := pluginAPI(p)
+	if err != nil {
+		return nil, "", err
+	}
+	h, err := cHandle(e, "wrapper", "c")
+	if err != nil {
+		return nil, "", err
+	}
+	var code, format *C.char
+	var size C.size_t
+	var errCode C.int
+	msg := C.xm_executable_optimized_program(api, (*C.PJRT_LoadedExecutable)(h), &code, &size, &format, &errCode)
+	runtime.KeepAlive(e)
+	if err := cError("optimized program", ErrCompile, msg, errCode); err != nil {
+		return nil, "", err
+	}
+	defer C.free(unsafe.Pointer(code))
+	defer C.free(unsafe.Pointer(format))
+	return C.GoBytes(unsafe.Pointer(code), C.int(size)), C.GoString(format), nil
+}
