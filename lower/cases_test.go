@@ -269,3 +269,29 @@ func init() {
 		f.Return(y, f.Sum(y, 0))
 	}})
 }
+
+func init() {
+	goldenCases = append(goldenCases,
+		goldenCase{name: "nested_shard_map", build: func(m *lower.Module) {
+			f := m.Main()
+			x := f.Arg(lower.F32.Shape(16, 8), ns("x", "y"))
+			outs := f.ShardMap(mesh42.Abstract(), []mesh.PartitionSpec{mesh.P("x")}, []mesh.PartitionSpec{mesh.P("x")}, []string{"x"},
+				func(g *lower.Function, args []lower.Value) []lower.Value {
+					inner := g.ShardMap(mesh42.Abstract(), []mesh.PartitionSpec{mesh.P(nil, "y")}, []mesh.PartitionSpec{mesh.P(nil, "y")}, nil,
+						func(h *lower.Function, a []lower.Value) []lower.Value {
+							return []lower.Value{h.AllReduce(a[0], lower.Sum, "x", "y")}
+						}, args[0])
+					return inner
+				}, x)
+			f.Return(outs...)
+			f.ShardResults(ns("x", "y"))
+		}},
+		goldenCase{name: "maximal_mesh", build: func(m *lower.Module) {
+			f := m.Main()
+			x := f.Arg(lower.F32.Shape(8, 2), ns("x"))
+			m.MaximalMesh(0)
+			f.Return(f.Neg(x))
+			f.ShardResults(ns("x"))
+		}},
+	)
+}

@@ -274,6 +274,25 @@ var numeric = map[string]struct {
 		inputs: func() [][]float32 { return [][]float32{iotaF32(128)} },
 		want:   wantCollectives,
 	},
+	"nested_shard_map": {
+		inputs: func() [][]float32 { return [][]float32{iotaF32(128)} },
+		want: func(in [][]float32) [][]float32 {
+			// Every 4x4 block becomes the elementwise sum of all eight blocks.
+			var s [4][4]float32
+			for i := range 16 {
+				for j := range 8 {
+					s[i%4][j%4] += in[0][i*8+j]
+				}
+			}
+			out := make([]float32, 128)
+			for i := range 16 {
+				for j := range 8 {
+					out[i*8+j] = s[i%4][j%4]
+				}
+			}
+			return [][]float32{out}
+		},
+	},
 }
 
 var matmulNumeric = struct {
