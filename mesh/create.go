@@ -681,3 +681,55 @@ func pyList(v []int) string {
 	}
 	return "[" + strings.Join(parts, ", ") + "]"
 }
+
+// MakeMesh is jax.make_mesh: it takes the first prod(shape) devices, orders
+// them with Create (splitting physical axes only on v5e, as JAX does) and
+// sets the axis types (all Auto when none are given, JAX's default before
+// 0.9). It returns an error wrapping ErrDeviceCount when there are fewer
+// devices than prod(shape), ErrUnsupported for TPU devices from more than
+// one slice (use CreateHybrid), and the errors of Create and WithAxisTypes.
+func MakeMesh(devices []Device, shape []int, names []string, types ...AxisType) (Mesh, error) {
+	abs, err := NewAbstract(shape, names, types...)
+	if err != nil {
+		return Mesh{}, err
+	}
+	n := abs.Size()
+	if len(shape) == 0 {
+		n = 0
+	}
+	if len(devices) < n {
+		return Mesh{}, fmt.Errorf("mesh: %w: number of devices %d must be >= the product of mesh shape %s",
+			ErrDeviceCount, len(devices), pyIntTuple(shape))
+	}
+	devices = devices[:n]
+	var opts []CreateOption
+	if n > 0 {
+		last := devices[n-1]
+		if last == nil {
+			return Mesh{}, fmt.Errorf("mesh: %w: device at position %d is nil", ErrInvalidMesh, n-1)
+		}
+		if last.Platform() == "tpu" {
+			slicesSeen := map[int]bool{}
+			for _, d := range devices {
+				if sd, ok := d.(SliceDevice); ok && d != nil {
+					slicesSeen[sd.SliceIndex()] = true
+				}
+			}
+			if len(slicesSeen) > 1 {
+				return Mesh{}, fmt.Errorf("mesh: %w: MakeMesh does not support multi-slice TPU (devices span %d slices); use CreateHybrid",
+					ErrUnsupported, len(slicesSeen))
+			}
+		}
+		if k := last.Kind(); k == "TPU v5 lite" || k == "TPU v5e" {
+			opts = append(opts, AllowSplitPhysicalAxes())
+		}
+	}
+	m, err := Create(devices, shape, names, opts...)
+	if err != nil {
+		return Mesh{}, err
+	}
+	if len(types) == 0 {
+		return m, nil
+	}
+	return m.WithAxisTypes(types...)
+}

@@ -283,3 +283,41 @@ func TestCreateHybrid(t *testing.T) {
 	_, err = CreateHybrid(devs(0, 1), []int{1, 1}, []int{2}, []string{"a"})
 	wantErr(t, err, "different ranks")
 }
+
+func TestMakeMesh(t *testing.T) {
+	tests := []struct {
+		name    string
+		devices []Device
+		shape   []int
+		names   []string
+		types   []AxisType
+		ids     []int
+		str     string
+		err     string
+	}{
+		// JAX 0.8.1 make_mesh (oracle make_mesh group): takes a prefix of the devices.
+		{name: "4x2", devices: SimDevices(8), shape: []int{4, 2}, names: []string{"x", "y"}, ids: seq(8), str: "Mesh('x': 4, 'y': 2)"},
+		{name: "prefix", devices: SimDevices(8), shape: []int{2, 2}, names: []string{"x", "y"}, ids: seq(4), str: "Mesh('x': 2, 'y': 2)"},
+		{name: "types", devices: SimDevices(8), shape: []int{8}, names: []string{"x"}, types: []AxisType{Explicit},
+			ids: seq(8), str: "Mesh('x': 8, axis_types=(Explicit,))"},
+		// "Number of devices 8 must be >= the product of mesh_shape (4, 4)".
+		{name: "too few", devices: SimDevices(8), shape: []int{4, 4}, names: []string{"x", "y"},
+			err: "mesh: device count mismatch: number of devices 8 must be >= the product of mesh shape (4, 4)"},
+		{name: "names", devices: SimDevices(8), shape: []int{4}, names: []string{"x", "y"}, err: "invalid mesh"},
+		{name: "multi-slice", devices: mockTPUDevices(2, 2, 1, "TPU v4", true, 2), shape: []int{8}, names: []string{"x"},
+			err: "MakeMesh does not support multi-slice TPU (devices span 2 slices)"},
+		{name: "tpu", devices: mockTPUDevices(2, 2, 1, "TPU v4", true, 1), shape: []int{4}, names: []string{"x"},
+			ids: []int{0, 2, 1, 3}, str: "Mesh('x': 4)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := MakeMesh(tc.devices, tc.shape, tc.names, tc.types...)
+			if wantErr(t, err, tc.err) {
+				return
+			}
+			if !slices.Equal(m.DeviceIDs(), tc.ids) || m.String() != tc.str {
+				t.Errorf("got %v %v, want %s %v", m, m.DeviceIDs(), tc.str, tc.ids)
+			}
+		})
+	}
+}

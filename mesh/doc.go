@@ -28,7 +28,8 @@
 // mesh_utils.create_device_mesh does: GPUs by id, TPU trays in ring order,
 // and other TPU slices by physical coordinates, mapping the most
 // communication-heavy (last) logical axis onto whole physical axes first.
-// CreateHybrid lays several slices out along DCN axes, which are major.
+// CreateHybrid lays several slices out along DCN axes, which are major, and
+// MakeMesh is jax.make_mesh (a prefix of the devices, ordered by Create).
 // LocalMesh returns the sub-cube a process owns.
 //
 // # Logical axis rules
