@@ -243,3 +243,39 @@ func (s NamedSharding) DevicesHolding(shape []int, index Index) ([]Device, error
 	}
 	return out, nil
 }
+
+// EquivalentTo reports whether s and o lay out every array of the given
+// rank identically (JAX's is_equivalent_to): each device holds the same
+// index under both. P('x') and P('x', None) are equivalent, and so are specs
+// differing only in size-1 axes. Shardings over different device sets, or
+// with an error for that rank (CheckShape), are not equivalent.
+func (s NamedSharding) EquivalentTo(o NamedSharding, rank int) bool {
+	if !s.devices || !o.devices || rank < 0 {
+		return false
+	}
+	ts, to := s.Tiling(rank), o.Tiling(rank)
+	if !slices.Equal(ts, to) {
+		return false
+	}
+	a, err := s.DevicesIndicesMap(ts)
+	if err != nil {
+		return false
+	}
+	b, err := o.DevicesIndicesMap(to)
+	if err != nil {
+		return false
+	}
+	byID := make(map[int]Index, len(b))
+	for p, ix := range b {
+		byID[o.mesh.ids[p]] = ix
+	}
+	if len(byID) != len(a) {
+		return false
+	}
+	for p, ix := range a {
+		if other, ok := byID[s.mesh.ids[p]]; !ok || !other.Equal(ix) {
+			return false
+		}
+	}
+	return true
+}

@@ -368,3 +368,31 @@ func TestZeroSharding(t *testing.T) {
 	}
 	_ = z.String()
 }
+
+func TestEquivalentTo(t *testing.T) {
+	m := mustMesh(t, nil, []int{4, 2}, "x", "y")
+	m1 := mustMesh(t, nil, []int{4, 1, 2}, "x", "one", "y")
+	perm := mustMesh(t, []int{0, 2, 4, 6, 1, 3, 5, 7}, []int{4, 2}, "x", "y")
+	other := mustMesh(t, nil, []int{8}, "i")
+	tests := []struct {
+		name string
+		a, b NamedSharding
+		rank int
+		want bool
+	}{
+		// JAX is_equivalent_to: trailing None does not matter.
+		{"trailing none", MustNamedSharding(m, P("x")), MustNamedSharding(m, P("x", nil)), 2, true},
+		{"replicated", MustNamedSharding(m, P()), MustNamedSharding(m, P(nil, nil)), 2, true},
+		{"size-1 axis", MustNamedSharding(m1, P(Axes("x", "one"), "y")), MustNamedSharding(m, P("x", "y")), 2, true},
+		{"flattened mesh", MustNamedSharding(m, P(Axes("x", "y"))), MustNamedSharding(other, P("i")), 1, true},
+		{"different dims", MustNamedSharding(m, P("x")), MustNamedSharding(m, P(nil, "x")), 2, false},
+		{"tuple order", MustNamedSharding(m, P(Axes("x", "y"))), MustNamedSharding(m, P(Axes("y", "x"))), 1, false},
+		{"permuted devices", MustNamedSharding(m, P("x")), MustNamedSharding(perm, P("x")), 1, false},
+		{"rank too small", MustNamedSharding(m, P("x", "y")), MustNamedSharding(m, P("x", "y")), 1, false},
+	}
+	for _, tc := range tests {
+		if got := tc.a.EquivalentTo(tc.b, tc.rank); got != tc.want {
+			t.Errorf("%s: EquivalentTo = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
