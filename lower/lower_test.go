@@ -120,3 +120,16 @@ func TestConcurrentBuilds(t *testing.T) {
 		require.True(t, strings.HasPrefix(text, "module @jit_"+goldenCases[i%len(goldenCases)].name))
 	}
 }
+
+func TestSymbolQuoting(t *testing.T) {
+	m := lower.NewModule("my module")
+	h := m.Func("helper.v2")
+	h.Return(h.Arg(lower.F32.Shape()))
+	f := m.Main()
+	f.Return(f.Call(h, f.Arg(lower.F32.Shape()))...)
+	p, err := m.Build()
+	require.NoError(t, err)
+	require.Contains(t, p.Text(), `module @"my module" attributes`)
+	require.Contains(t, p.Text(), `func.func private @helper.v2(`)
+	require.Contains(t, p.Text(), `func.call @helper.v2(%arg0)`)
+}

@@ -339,7 +339,8 @@ func (f *Function) Arg(s Shape, sharding ...mesh.NamedSharding) Value {
 			f.fail(opName, idx, v, err)
 			return Value{}
 		}
-		attr, sh = a, &sharding[0]
+		s := sharding[0]
+		attr, sh = a, &s
 	}
 	f.args = append(f.args, v)
 	f.argAttrs = append(f.argAttrs, attr)
@@ -403,7 +404,7 @@ func (f *Function) ShardResults(shardings ...mesh.NamedSharding) {
 			return
 		}
 		f.resAttrs[i] = a
-		f.resSh[i] = &shardings[i]
+		f.resSh[i] = &s
 	}
 }
 

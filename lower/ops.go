@@ -291,10 +291,8 @@ func (f *Function) BroadcastInDim(x Value, dims []int, broadcastDims []int) Valu
 			return Value{}
 		}
 	}
-	return f.emit(opName2("broadcast_in_dim"), []*value{a}, out, "broadcast_dimensions = "+i64Array(broadcastDims))
+	return f.emit("stablehlo.broadcast_in_dim", []*value{a}, out, "broadcast_dimensions = "+i64Array(broadcastDims))
 }
-
-func opName2(s string) string { return "stablehlo." + s }
 
 // BroadcastTo broadcasts x to dims with NumPy's rule: x's dimensions align with the
 // trailing dimensions of dims and each is 1 or equal.

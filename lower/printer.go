@@ -117,7 +117,7 @@ func (m *Module) print() string {
 	p.str("module ")
 	if m.name != "" {
 		p.str("@")
-		p.str(m.name)
+		p.str(symbol(m.name))
 		p.str(" ")
 	}
 	p.str("attributes {mhlo.num_partitions = ")
@@ -156,7 +156,7 @@ func (f *Function) print(p *printer) {
 	} else {
 		p.str("private @")
 	}
-	p.str(f.name)
+	p.str(symbol(f.name))
 	p.str("(")
 	for i, a := range f.args {
 		if i > 0 {
@@ -283,7 +283,7 @@ func printCall(p *printer, o *op) {
 	p.line()
 	p.lhs(o)
 	p.str("func.call @")
-	p.str(o.data.(string))
+	p.str(symbol(o.data.(string)))
 	p.str("(")
 	p.vals(o.operands)
 	p.str(") : (")
@@ -297,6 +297,19 @@ func printCall(p *printer, o *op) {
 		p.str(")")
 	}
 	p.str("\n")
+}
+
+// symbol returns name as an MLIR symbol reference body: bare when it is an identifier
+// ([A-Za-z_][A-Za-z0-9_$.-]*), else a quoted string.
+func symbol(name string) string {
+	for i, c := range name {
+		ok := c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			(i > 0 && (c == '$' || c == '.' || c == '-' || (c >= '0' && c <= '9')))
+		if !ok {
+			return strconv.Quote(name)
+		}
+	}
+	return name
 }
 
 // i64Array formats array<i64: 1, 2> (array<i64> when empty).
