@@ -9,9 +9,6 @@ type knownDiff struct {
 const (
 	whyUnconstrainedGeometry = "xlamesh rejects Unconstrained in shard geometry (ErrUnconstrained, documented on mesh.Unconstrained): " +
 		"an unconstrained dim has no layout until the compiler picks one. JAX 0.8.1's devices_indices_map and device_put treat it as None (replicated)."
-	whyGSPMDOneDevice = "shardy.GSPMD prints {replicated} for a sharding on a 1-device mesh that names a (size-1) axis; " +
-		"JAX prints a tiled form with all-1 tiles, e.g. {devices=[1,1]<=[1]} (on larger meshes JAX drops size-1 axes and agrees). " +
-		"Reported to shardy; both compile to the same layout."
 )
 
 const whyShardingInTypes = "on a mesh with Explicit axes JAX (sharding in types) adds an sdy.sharding_constraint after every op " +

@@ -87,7 +87,7 @@ func (c *collector) check(t *testing.T, group, name string, diffs []string) {
 }
 
 // groupOrder is the order of the report's sections.
-var groupOrder = []string{"mesh", "make_mesh", "abstract_mesh", "spec", "sharding", "flax",
+var groupOrder = []string{"mesh", "make_mesh", "abstract_mesh", "spec", "sharding", "flax", "flax_constraint",
 	"mesh_utils", "hybrid_mesh", "visualize", "lowering", "lowering_numeric"}
 
 func TestMain(m *testing.M) {

@@ -281,6 +281,31 @@ FLAX = [
 ]
 
 
+# flax_constraint: nn.with_logical_constraint(x, names, rules, mesh, fallback)
+# inside jit on a 4x2 ('data', 'model') mesh; JAX's answer is the
+# sdy.sharding_constraint it lowers to (or none).
+M_DM = M([4, 2], ["data", "model"])
+_RD = [["foo", "data"], ["bar", "model"]]
+FLAX_CONSTRAINT = [
+    {"name": "matched_unsharded", "rules": _RD, "names": ["foo", "bar"], "fallback": "AXIS_IS_UNSHARDED", "shape": [8, 4]},
+    {"name": "matched_raise", "rules": _RD, "names": ["foo", "bar"], "fallback": "RAISE_ERROR", "shape": [8, 4]},
+    {"name": "matched_no_constraint", "rules": _RD, "names": ["foo", "bar"], "fallback": "NO_CONSTRAINT", "shape": [8, 4]},
+    {"name": "unmatched_unsharded", "rules": _RD, "names": ["foo", "not_recognized"], "fallback": "AXIS_IS_UNSHARDED",
+     "shape": [8, 4], "src": _PT + "test_with_logical_constraint fallback"},
+    {"name": "unmatched_no_constraint", "rules": _RD, "names": ["foo", "not_recognized"], "fallback": "NO_CONSTRAINT",
+     "shape": [8, 4]},
+    {"name": "err_unmatched_raise", "rules": _RD, "names": ["foo", "not_recognized"], "fallback": "RAISE_ERROR",
+     "shape": [8, 4], "error": True, "kind": "rule", "phrases": ["not_recognized", "did not match a rule"]},
+    {"name": "empty_rules", "rules": [], "names": ["foo", "bar"], "fallback": "AXIS_IS_UNSHARDED", "shape": [8, 4]},
+    {"name": "names_none", "rules": _RD, "names": None, "fallback": "AXIS_IS_UNSHARDED", "shape": [8, 4]},
+    {"name": "unconstrained_name", "rules": _RD, "names": ["foo", U], "fallback": "AXIS_IS_UNSHARDED", "shape": [8, 4]},
+    {"name": "tuple_rule", "rules": [["foo", ["data", "model"]]], "names": ["foo", "bar"], "fallback": "AXIS_IS_UNSHARDED",
+     "shape": [8, 4]},
+    {"name": "rule_to_none", "rules": [["foo", None], ["bar", "data"]], "names": ["foo", "bar"], "fallback": "RAISE_ERROR",
+     "shape": [8, 4]},
+]
+
+
 # ---------------------------------------------------------------------------
 # mesh_utils: create_device_mesh / create_hybrid_device_mesh on fake TPU-like
 # devices (topology described as data: chips x*y*z, host blocks of 2x2x1,
@@ -450,6 +475,6 @@ LOWERING += [
 
 GROUPS = {
     "mesh": MESH, "make_mesh": MAKE_MESH, "abstract_mesh": ABSTRACT, "spec": SPEC,
-    "sharding": SHARDING, "flax": FLAX, "mesh_utils": MESH_UTILS, "hybrid_mesh": HYBRID,
+    "sharding": SHARDING, "flax": FLAX, "flax_constraint": FLAX_CONSTRAINT, "mesh_utils": MESH_UTILS, "hybrid_mesh": HYBRID,
     "visualize": VISUALIZE, "lowering": LOWERING,
 }

@@ -18,6 +18,7 @@ import io
 import json
 import math
 import os
+import re
 import sys
 import warnings
 
@@ -215,6 +216,23 @@ def gen_flax(case):
     return run(case, f)
 
 
+def gen_flax_constraint(case):
+    from flax.linen import spmd as nn_spmd
+
+    def f():
+        mesh = make_mesh(cases.M_DM)
+        names = None if case["names"] is None else \
+            tuple(P.UNCONSTRAINED if n == cases.U else n for n in case["names"])
+        fb = getattr(nn_spmd.RulesFallback, case["fallback"])
+        rules = to_rules(case["rules"])
+        fn = jax.jit(lambda x: nn_spmd.with_logical_constraint(x, names, rules=rules, mesh=mesh, fallback=fb))
+        text = fn.lower(jax.ShapeDtypeStruct(tuple(case["shape"]), np.float32)).as_text()
+        found = re.findall(r"sdy\.sharding_constraint %\S+ (<.*>) : ", text)
+        assert len(found) <= 1, text
+        return {"constraint": found[0] if found else None}
+    return run(case, f)
+
+
 @dataclasses.dataclass(frozen=True)
 class FakeTPU:
     """A TPU-like device: the attributes mesh_utils reads, nothing else."""
@@ -385,7 +403,7 @@ def gen_lowering(case):
 
 GENERATORS = {
     "mesh": gen_mesh, "make_mesh": gen_make_mesh, "abstract_mesh": gen_abstract, "spec": gen_spec,
-    "sharding": gen_sharding, "flax": gen_flax, "mesh_utils": gen_mesh_utils, "hybrid_mesh": gen_hybrid,
+    "sharding": gen_sharding, "flax": gen_flax, "flax_constraint": gen_flax_constraint, "mesh_utils": gen_mesh_utils, "hybrid_mesh": gen_hybrid,
     "visualize": gen_visualize, "lowering": gen_lowering,
 }
 
