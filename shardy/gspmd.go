@@ -35,79 +35,83 @@ type tiling struct {
 	ids     []int   // device ids in mesh order; nil for iota
 }
 
-// subgroup kinds, in XLA's OpSharding.Type order (REPLICATED=0 < MANUAL=4).
-const (
-	groupReplicated = iota
-	groupManual
-)
-
 // hloText returns the HloSharding text of t, following JAX's
-// named_sharding_to_xla_hlo_sharding and XLA's HloSharding::Subgroup and
-// iota canonicalisation: size-1 factors are dropped; unused factors form a
-// trailing replication dimension (and a manual one for manual factors).
+// named_sharding_to_xla_hlo_sharding and then XLA's HloSharding::Subgroup
+// and iota canonicalisation:
+//   - no factor used by a dimension and no manual factor: `{replicated}`;
+//   - unused factors form trailing subgroup dimensions, one per kind
+//     (manual, replicated);
+//   - a single subgroup kind with no data tiling collapses to `{manual}` or
+//     `{replicated}`; subgroup dimensions of size 1 are then dropped, manual
+//     ones come before the replicated one, and a lone replicated subgroup
+//     prints as `last_tile_dim_replicate`;
+//   - the tile assignment is an iota over the factors, transposed, in
+//     canonical form (or the mesh's device ids).
 func (t tiling) hloText() string {
-	keep := make([]int, len(t.factors)) // old factor -> new, or -1
-	var reshape []int
-	for i, f := range t.factors {
-		keep[i] = -1
-		if f != 1 {
-			keep[i] = len(reshape)
-			reshape = append(reshape, f)
-		}
-	}
-	used := make([]bool, len(reshape))
+	used := make([]bool, len(t.factors))
+	anyManual := false
 	var perm []int
-	tileDims := make([]int, len(t.dims))
+	tileDims := make([]int, len(t.dims), len(t.dims)+2)
 	for d, fs := range t.dims {
 		tileDims[d] = 1
 		for _, f := range fs {
-			if k := keep[f]; k >= 0 {
-				tileDims[d] *= reshape[k]
-				perm = append(perm, k)
-				used[k] = true
-			}
+			tileDims[d] *= t.factors[f]
+			perm = append(perm, f)
+			used[f] = true
 		}
 	}
-	anyManual := false
-	var groups [2][]int
-	for i, k := range keep {
-		if k < 0 {
-			continue
-		}
-		if t.manual != nil && t.manual[i] {
-			anyManual = true
-		}
-		if used[k] {
-			continue
-		}
-		if t.manual != nil && t.manual[i] {
-			groups[groupManual] = append(groups[groupManual], k)
-		} else {
-			groups[groupReplicated] = append(groups[groupReplicated], k)
+	var manual, replicated []int
+	for f := range t.factors {
+		isManual := t.manual != nil && t.manual[f]
+		anyManual = anyManual || isManual
+		switch {
+		case used[f]:
+		case isManual:
+			manual = append(manual, f)
+		default:
+			replicated = append(replicated, f)
 		}
 	}
 	if len(perm) == 0 && !anyManual {
 		return GSPMDReplicated
 	}
-	var types []int
-	for g, ks := range groups {
-		if len(ks) == 0 {
-			continue
-		}
-		size := 1
-		for _, k := range ks {
-			size *= reshape[k]
-		}
-		tileDims = append(tileDims, size)
-		perm = append(perm, ks...)
-		types = append(types, g)
-	}
 	data := 1
-	for _, d := range tileDims[:len(t.dims)] {
+	for _, d := range tileDims {
 		data *= d
 	}
-	if len(types) == 1 && data == 1 {
-		if types[0] == groupManual {
+	size := func(fs []int) int {
+		n := 1
+		for _, f := range fs {
+			n *= t.factors[f]
+		}
+		return n
+	}
+	// A single subgroup kind and no data tiling (checked before size-1
+	// subgroups are dropped).
+	if data == 1 {
+		switch {
+		case len(manual) > 0 && len(replicated) == 0:
+			return GSPMDManual
+		case len(replicated) > 0 && len(manual) == 0:
+			return GSPMDReplicated
+		}
+	}
+	var kinds []string
+	for _, g := range []struct {
+		kind string
+		fs   []int
+	}{{"manual", manual}, {"replicated", replicated}} {
+		if len(g.fs) == 0 {
+			continue
+		}
+		perm = append(perm, g.fs...)
+		if n := size(g.fs); n != 1 {
+			tileDims = append(tileDims, n)
+			kinds = append(kinds, g.kind)
+		}
+	}
+	if data == 1 && len(kinds) == 1 {
+		if kinds[0] == "manual" {
 			return GSPMDManual
 		}
 		return GSPMDReplicated
@@ -118,9 +122,9 @@ func (t tiling) hloText() string {
 	writeInts(&b, tileDims, ",")
 	b.WriteByte(']')
 	if t.ids == nil {
-		writeIota(&b, reshape, perm)
+		writeIota(&b, t.factors, perm)
 	} else {
-		flat := transposedIota(reshape, perm)
+		flat := transposedIota(t.factors, perm)
 		for i, p := range flat {
 			flat[i] = t.ids[p]
 		}
@@ -131,20 +135,11 @@ func (t tiling) hloText() string {
 		}
 	}
 	switch {
-	case slices.Equal(types, []int{groupReplicated}):
+	case slices.Equal(kinds, []string{"replicated"}):
 		b.WriteString(" last_tile_dim_replicate")
-	case len(types) > 0:
+	case len(kinds) > 0:
 		b.WriteString(" last_tile_dims={")
-		for i, g := range types {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			if g == groupManual {
-				b.WriteString("manual")
-			} else {
-				b.WriteString("replicated")
-			}
-		}
+		b.WriteString(strings.Join(kinds, ", "))
 		b.WriteByte('}')
 	}
 	b.WriteByte('}')
@@ -386,6 +381,10 @@ func (s TensorSharding) GSPMD(m Mesh) (string, error) {
 		}
 		bounds[i] = b
 		first[i] = len(t.factors)
+		if a.Size == 1 {
+			t.factors = append(t.factors, 1) // kept, as JAX keeps size-1 axes
+			continue
+		}
 		for j := 1; j < len(b); j++ {
 			t.factors = append(t.factors, b[j]/b[j-1])
 		}
@@ -395,6 +394,10 @@ func (s TensorSharding) GSPMD(m Mesh) (string, error) {
 		for _, r := range dim.axes {
 			i := m.AxisIndex(r.name)
 			lo, hi := 1, m.axes[i].Size
+			if hi == 1 {
+				t.dims[d] = append(t.dims[d], first[i])
+				continue
+			}
 			if r.sub {
 				lo, hi = r.preSize, r.preSize*r.size
 			}

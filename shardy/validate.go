@@ -79,7 +79,7 @@ func productCapped(sizes []int) int {
 	return n
 }
 
-// Validate checks the mesh symbol ops of one module: each mesh is valid
+// ValidateMeshOps checks the mesh symbol ops of one module: each mesh is valid
 // (Mesh.Validate) and no symbol is defined twice (ErrDuplicateMesh).
 func ValidateMeshOps(ops []MeshOp) error {
 	for i, op := range ops {
@@ -138,10 +138,26 @@ func (s TensorSharding) ValidateIn(meshes []MeshOp, rank int) error {
 }
 
 // ValidateIn checks each sharding of p against its mesh among meshes, for
-// values of the given ranks (one per op result; nil skips rank checks but
-// not the count check when ranks is non-nil). The count must match
-// ("shardings don't match number of values: 2 != 1", ErrCount).
+// values of the given ranks (one per op result; nil skips the rank and
+// count checks). The count must match ("shardings don't match number of
+// values: 2 != 1", ErrCount), except that an op with no results may carry
+// exactly one sharding that is maximal or fully replicated.
 func (p TensorShardingPerValue) ValidateIn(meshes []MeshOp, ranks []int) error {
+	if ranks != nil && len(ranks) == 0 && len(p.shardings) == 1 {
+		s := p.shardings[0]
+		if err := s.ValidateIn(meshes, -1); err != nil {
+			return fmt.Errorf("shardy: value 0: %w", unprefix(err))
+		}
+		m, _ := lookupMesh(meshes, s.meshName)
+		if s.inline {
+			m = s.mesh
+		}
+		if !m.IsMaximal() && !s.IsFullyReplicated() {
+			return fmt.Errorf("shardy: %w: an op with no results may only have a maximal or fully replicated sharding, got %s",
+				ErrCount, s.Stripped())
+		}
+		return nil
+	}
 	if ranks != nil && len(ranks) != len(p.shardings) {
 		return fmt.Errorf("shardy: %w: %d != %d", ErrCount, len(p.shardings), len(ranks))
 	}

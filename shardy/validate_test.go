@@ -120,6 +120,22 @@ func TestValidatePerValueAndManual(t *testing.T) {
 	err = pv.ValidateIn(meshes, []int{2, 1})
 	assert.EqualError(t, err, `shardy: value 1: dim 0: unknown axis name: "z"`)
 	assert.ErrorIs(t, err, ErrUnknownAxis)
+	meshes = append(meshes, NewMeshOp("maximal_mesh_0", MaximalMesh(0)))
+	zero := []int{}
+	for _, ok := range []string{`<[<@maximal_mesh_0, []>]>`, `<[<@mesh, [{}]>]>`, `<[<@mesh, []>]>`} {
+		pv, err := ParseTensorShardingPerValue(ok)
+		require.NoError(t, err)
+		assert.NoError(t, pv.ValidateIn(meshes, zero), ok)
+	}
+	pv, err = ParseTensorShardingPerValue(`<[<@mesh, [{"x"}]>]>`)
+	require.NoError(t, err)
+	assert.EqualError(t, pv.ValidateIn(meshes, zero),
+		`shardy: shardings don't match number of values: an op with no results may only have a maximal or fully replicated sharding, got <@mesh, [{"x"}]>`)
+	pv, err = ParseTensorShardingPerValue(`<[<@maximal_mesh_0, []>, <@maximal_mesh_0, []>]>`)
+	require.NoError(t, err)
+	assert.ErrorIs(t, pv.ValidateIn(meshes, zero), ErrCount)
+	assert.NoError(t, pv.ValidateIn(meshes, nil))
+
 	m := meshes[0].Mesh()
 	assert.NoError(t, NewManualAxes("x", "y").Validate(m))
 	err = NewManualAxes("x", "w").Validate(m)
