@@ -15,8 +15,9 @@ import (
 // unannotated), adds the `sdy.mesh` symbol (Shardy) and sets mhlo.num_partitions and
 // mhlo.num_replicas on the module. The rest of the text is kept byte for byte.
 //
-// Errors wrap ErrWrap: no module or @main, a count mismatch, a value that is not a static
-// ranked tensor, an argument that already carries a sharding, or a module that already
+// A sharding attribute already on an argument or result (`mhlo.sharding`, `sdy.sharding`)
+// is replaced; other attributes are kept. Errors wrap ErrWrap: no module or @main, a count
+// mismatch, a value that is not a static ranked tensor, or a Shardy module that already
 // has sdy.mesh symbols; sharding errors are those of Function.Arg.
 func Wrap(text string, args, results []mesh.NamedSharding, opts ...Option) (*Program, error) {
 	m := NewModule("", opts...)
@@ -41,19 +42,22 @@ func Wrap(text string, args, results []mesh.NamedSharding, opts ...Option) (*Pro
 		if err != nil {
 			return Shape{}, nil, fmt.Errorf("lower: wrap: %s %d: %w: %w", kind, i, ErrWrap, err)
 		}
-		if strings.Contains(e.attrs, "sdy.sharding") || strings.Contains(e.attrs, "mhlo.sharding") {
-			return Shape{}, nil, fmt.Errorf("lower: wrap: %s %d: %w: already has a sharding: %s", kind, i, ErrWrap, e.attrs)
-		}
 		attr, err := m.entryShardingAttr(s, shape)
 		if err != nil {
 			return Shape{}, nil, &OpError{Func: "main", Op: "func.func " + kind, Operand: i, Err: err}
 		}
 		if e.attrs == "" {
 			edits = append(edits, edit{at: e.typeEnd, insert: " {" + attr + "}"})
-		} else if strings.TrimSpace(e.attrs[1:len(e.attrs)-1]) == "" {
-			edits = append(edits, edit{at: e.attrsAt + 1, insert: attr})
 		} else {
-			edits = append(edits, edit{at: e.attrsAt + 1, insert: attr + ", "})
+			// Keep the other attributes; a sharding already there is replaced.
+			entries := []string{attr}
+			for _, part := range splitTop(text, e.attrsAt+1, e.attrsAt+len(e.attrs)-1) {
+				entry := strings.TrimSpace(text[part[0]:part[1]])
+				if !strings.HasPrefix(entry, "sdy.sharding") && !strings.HasPrefix(entry, "mhlo.sharding") {
+					entries = append(entries, entry)
+				}
+			}
+			edits = append(edits, edit{at: e.attrsAt, del: len(e.attrs), insert: "{" + strings.Join(entries, ", ") + "}"})
 		}
 		return shape, &s, nil
 	}

@@ -19,7 +19,7 @@ const jaxExported = `module @jit_f attributes {jax.uses_shape_polymorphism = fal
 `
 
 const bareModule = `module {
-  func.func @main(%x: tensor<8x2xf32>) -> tensor<8x2xf32> {
+  func.func @main(%x: tensor<8x2xf32> {mhlo.sharding = "{replicated}", mhlo.layout_mode = "default"}) -> tensor<8x2xf32> {
     %0 = stablehlo.multiply %x, %x : tensor<8x2xf32>
     return %0 : tensor<8x2xf32>
   }
@@ -51,7 +51,7 @@ func TestWrap(t *testing.T) {
 			name: "bare module, GSPMD", text: bareModule, opts: []lower.Option{lower.WithPartitioner(lower.GSPMD)},
 			args: []mesh.NamedSharding{ns("x")}, results: []mesh.NamedSharding{ns(nil, "y")},
 			want: `module attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
-  func.func @main(%x: tensor<8x2xf32> {mhlo.sharding = "{devices=[4,1,2]<=[8] last_tile_dim_replicate}"}) -> (tensor<8x2xf32> {mhlo.sharding = "{devices=[1,2,4]<=[4,2]T(1,0) last_tile_dim_replicate}"}) {
+  func.func @main(%x: tensor<8x2xf32> {mhlo.sharding = "{devices=[4,1,2]<=[8] last_tile_dim_replicate}", mhlo.layout_mode = "default"}) -> (tensor<8x2xf32> {mhlo.sharding = "{devices=[1,2,4]<=[4,2]T(1,0) last_tile_dim_replicate}"}) {
     %0 = stablehlo.multiply %x, %x : tensor<8x2xf32>
     return %0 : tensor<8x2xf32>
   }
@@ -63,7 +63,7 @@ func TestWrap(t *testing.T) {
 			args: []mesh.NamedSharding{ns("x")}, results: []mesh.NamedSharding{{}},
 			want: `module attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
   sdy.mesh @mesh = <["x"=4, "y"=2]>
-  func.func @main(%x: tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> tensor<8x2xf32> {
+  func.func @main(%x: tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>, mhlo.layout_mode = "default"}) -> tensor<8x2xf32> {
     %0 = stablehlo.multiply %x, %x : tensor<8x2xf32>
     return %0 : tensor<8x2xf32>
   }
