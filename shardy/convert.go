@@ -55,32 +55,28 @@ func FromNamedSharding(s mesh.NamedSharding, meshName string, rank int) (TensorS
 	return TensorSharding{meshName: meshName, dims: dims}, nil
 }
 
-// AdjustForAxisTypes applies JAX's treatment of meshes that mix Auto axes
-// with others (partial-manual shard_map, sharding-in-types constraints): when
-// a has an Auto axis, every closed empty dimension of s becomes open `{?}`
-// and the Explicit axes s does not use become `replicated={...}` in mesh
-// order. On meshes without Auto axes s is returned unchanged.
+// AdjustForAxisTypes applies JAX's modify_sdy_sharding_wrt_axis_types,
+// used for sharding constraints and shard_map shardings on meshes that mix
+// Auto axes with others: when a has an Auto axis, every dimension of s
+// becomes open (`{"x", ?}`, `{?}`), the Explicit axes no dimension uses
+// become `replicated={...}` in mesh order, and (as in JAX) unreduced axes are
+// dropped. On meshes without Auto axes s is returned unchanged.
 func AdjustForAxisTypes(s TensorSharding, a mesh.Abstract) TensorSharding {
 	types := a.AxisTypes()
 	anyAuto := false
 	for _, t := range types {
 		anyAuto = anyAuto || t == mesh.Auto
 	}
-	if !anyAuto {
-		return s.clone()
-	}
 	s = s.clone()
+	if !anyAuto {
+		return s
+	}
 	used := map[string]bool{}
 	for i, d := range s.dims {
 		for _, r := range d.axes {
 			used[r.name] = true
 		}
-		if len(d.axes) == 0 && !d.open {
-			s.dims[i].open = true
-		}
-	}
-	for _, r := range s.unreduced {
-		used[r.name] = true
+		s.dims[i].open = true
 	}
 	var rep []AxisRef
 	for i, n := range a.AxisNames() {
@@ -88,9 +84,7 @@ func AdjustForAxisTypes(s TensorSharding, a mesh.Abstract) TensorSharding {
 			rep = append(rep, Axis(n))
 		}
 	}
-	if len(rep) > 0 {
-		s.replicated = rep
-	}
+	s.replicated, s.unreduced, s.reduction = rep, nil, 0
 	return s
 }
 

@@ -75,7 +75,7 @@ func TestAdjustForAxisTypes(t *testing.T) {
 	a := abstract(t, []int{2, 2, 2}, []string{"x", "y", "z"}, mesh.Explicit, mesh.Auto, mesh.Explicit)
 	s, err := FromNamedSharding(named(t, a, mesh.P("z")), "mesh", 2)
 	require.NoError(t, err)
-	assert.Equal(t, `#sdy.sharding<@mesh, [{"z"}, {?}], replicated={"x"}>`, AdjustForAxisTypes(s, a).String())
+	assert.Equal(t, `#sdy.sharding<@mesh, [{"z", ?}, {?}], replicated={"x"}>`, AdjustForAxisTypes(s, a).String())
 	assert.Equal(t, `#sdy.sharding<@mesh, [{"z"}, {}]>`, s.String())
 	all := abstract(t, []int{2, 2}, []string{"x", "y"}, mesh.Explicit, mesh.Explicit)
 	s2, err := FromNamedSharding(named(t, all, mesh.P("x")), "mesh", 2)

@@ -1,6 +1,9 @@
 package shardy
 
 import (
+	"encoding/json"
+	"os"
+	"strings"
 	"testing"
 )
 
@@ -39,6 +42,23 @@ func FuzzParseTensorSharding(f *testing.F) {
 		`#sdy.sharding<@mesh, [{"x" "y"}]>`,
 		`#sdy.sharding<@mesh, [{"x"}p01]>`,
 	})
+	// Every sharding attribute JAX emitted in testdata/jax_modules.json.
+	if b, err := os.ReadFile("testdata/jax_modules.json"); err == nil {
+		var data struct{ Modules []struct{ Text string } }
+		if json.Unmarshal(b, &data) == nil {
+			seen := map[string]bool{}
+			for _, m := range data.Modules {
+				for line := range strings.Lines(m.Text) {
+					if i := strings.Index(line, "#sdy.sharding<"); i >= 0 {
+						if j := strings.Index(line[i:], ">"); j > 0 && !seen[line[i:i+j+1]] {
+							seen[line[i:i+j+1]] = true
+							f.Add(line[i : i+j+1])
+						}
+					}
+				}
+			}
+		}
+	}
 	f.Fuzz(func(t *testing.T, s string) {
 		v, err := ParseTensorSharding(s)
 		if err != nil {
