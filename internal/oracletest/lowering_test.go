@@ -48,12 +48,36 @@ var programs = map[string]func(f *lower.Function, m mesh.Mesh, args []lower.Valu
 	"smap_psum_xy": func(f *lower.Function, m mesh.Mesh, a []lower.Value) (lower.Value, error) {
 		return psumShardMap(f, m, a, mesh.P("x", "y"), mesh.P(nil, "y"))
 	},
+	"smap_psum_x_partial": func(f *lower.Function, m mesh.Mesh, a []lower.Value) (lower.Value, error) {
+		return shardMap1(f, m, a, mesh.P("x", nil), mesh.P(), []string{"x"}, func(g *lower.Function, x lower.Value) lower.Value {
+			return g.AllReduce(x, lower.Sum, "x")
+		})
+	},
+	"smap_psum_xy_tuple": func(f *lower.Function, m mesh.Mesh, a []lower.Value) (lower.Value, error) {
+		return shardMap1(f, m, a, mesh.P([]string{"x", "y"}, "z"), mesh.P(nil, "z"), nil, func(g *lower.Function, x lower.Value) lower.Value {
+			return g.AllReduce(x, lower.Sum, "x", "y")
+		})
+	},
+	"smap_all_gather_x": func(f *lower.Function, m mesh.Mesh, a []lower.Value) (lower.Value, error) {
+		return shardMap1(f, m, a, mesh.P("x", nil), mesh.P(), nil, func(g *lower.Function, x lower.Value) lower.Value {
+			return g.AllGather(x, 0, "x")
+		})
+	},
 }
 
 func psumShardMap(f *lower.Function, m mesh.Mesh, a []lower.Value, in, out mesh.PartitionSpec) (lower.Value, error) {
-	res := f.ShardMap(m.Abstract(), []mesh.PartitionSpec{in}, []mesh.PartitionSpec{out}, nil,
+	return shardMap1(f, m, a, in, out, nil, func(g *lower.Function, x lower.Value) lower.Value {
+		return g.AllReduce(x, lower.Sum, "x")
+	})
+}
+
+// shardMap1 is a one-argument, one-result shard_map over manual (nil: all
+// mesh axes) with body.
+func shardMap1(f *lower.Function, m mesh.Mesh, a []lower.Value, in, out mesh.PartitionSpec, manual []string,
+	body func(g *lower.Function, x lower.Value) lower.Value) (lower.Value, error) {
+	res := f.ShardMap(m.Abstract(), []mesh.PartitionSpec{in}, []mesh.PartitionSpec{out}, manual,
 		func(g *lower.Function, args []lower.Value) []lower.Value {
-			return []lower.Value{g.AllReduce(args[0], lower.Sum, "x")}
+			return []lower.Value{body(g, args[0])}
 		}, a[0])
 	if len(res) != 1 {
 		if err := f.Module().Err(); err != nil {

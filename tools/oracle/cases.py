@@ -449,6 +449,19 @@ LOWERING = [
      "out": [None, "y"]},
 ]
 
+LOWERING += [
+    {"name": "elementwise_subset_mesh", "program": "mul2", "mesh": M22_SUB, "args": [A([4, 2], ["x", "y"])],
+     "out": ["x", "y"]},
+    {"name": "matmul_perm_3d", "program": "matmul", "mesh": M222_PERM,
+     "args": [A([8, 4], [["x", "y"], None]), A([4, 2], [None, "z"])], "out": [["x", "y"], "z"]},
+    {"name": "shard_map_partial_manual", "program": "smap_psum_x_partial", "mesh": M42, "args": [A([8, 2], ["x", None])],
+     "out": [], "src": "shard_map_test.py (axis_names subset: partial manual)"},
+    {"name": "shard_map_3d_psum_tuple", "program": "smap_psum_xy_tuple", "mesh": M222, "args": [A([8, 4], [["x", "y"], "z"])],
+     "out": [None, "z"]},
+    {"name": "shard_map_all_gather", "program": "smap_all_gather_x", "mesh": M42, "args": [A([8, 2], ["x", None])],
+     "out": [], "src": "shard_map_test.py test_all_gather"},
+]
+
 # The same programs lowered for XLA's GSPMD partitioner (jax_use_shardy_partitioner=False):
 # mhlo.sharding strings instead of sdy attributes.
 LOWERING += [dict(c, name="gspmd_" + c["name"], partitioner="gspmd") for c in LOWERING if c["name"] in (

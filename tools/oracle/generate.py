@@ -353,7 +353,22 @@ def _programs(mesh):
         return jax.shard_map(lambda b: jax.lax.psum(b, "x"), mesh=mesh,
                              in_specs=P("x", "y"), out_specs=P(None, "y"))(x)
 
+    def smap_psum_x_partial(x):
+        return jax.shard_map(lambda b: jax.lax.psum(b, "x"), mesh=mesh, axis_names={"x"},
+                             in_specs=P("x", None), out_specs=P())(x)
+
+    def smap_psum_xy_tuple(x):
+        return jax.shard_map(lambda b: jax.lax.psum(b, ("x", "y")), mesh=mesh,
+                             in_specs=P(("x", "y"), "z"), out_specs=P(None, "z"))(x)
+
+    def smap_all_gather_x(x):
+        return jax.shard_map(lambda b: jax.lax.all_gather(b, "x", axis=0, tiled=True), mesh=mesh,
+                             in_specs=P("x", None), out_specs=P(), check_vma=False)(x)
+
     return {
+        "smap_psum_x_partial": smap_psum_x_partial,
+        "smap_psum_xy_tuple": smap_psum_xy_tuple,
+        "smap_all_gather_x": smap_all_gather_x,
         "mul2": mul2,
         "add": lambda x, y: x + y,
         "matmul": lambda x, w: x @ w,
