@@ -133,7 +133,9 @@ func lowerCase(c loweringCase) (*lower.Program, mesh.Mesh, error) {
 func TestLowering(t *testing.T) {
 	g := loadGolden[loweringCase](t, "lowering")
 	report.noteGroup("lowering", "Each program is built with `lower` (`Module.Main`, `Arg` with the in_sharding, the ops, `Return`, `ShardResults` with the out_sharding) "+
-		"and its text compared with `jax.jit(f, in_shardings=..., out_shardings=...).lower(...).as_text()` after the normalisation below.")
+		"and its text compared with `jax.jit(f, in_shardings=..., out_shardings=...).lower(...).as_text()` after the normalisation below. "+
+		"`gspmd_*` cases lower the same programs with `jax_use_shardy_partitioner=False` and `lower.WithPartitioner(lower.GSPMD)`; "+
+		"`err_*` cases compare lower's error (its sentinel, or the mesh sentinel it wraps) with the error jit, with_sharding_constraint or shard_map raises.")
 	for _, c := range g.Cases {
 		t.Run(c.Name, func(t *testing.T) {
 			p, _, err := lowerCase(c)

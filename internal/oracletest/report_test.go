@@ -239,5 +239,10 @@ where the compact ` + "`stablehlo.reduce(...) applies stablehlo.add`" + ` counts
 whose region holds ` + "`stablehlo.add`" + ` and ` + "`stablehlo.return`" + ` (the generic form), and where JAX's scalar ` + "`stablehlo.constant`" + ` followed by its ` + "`broadcast_in_dim`" + ` counts
 as one ` + "`stablehlo.constant`" + ` (xlamesh writes the splat directly). Generic
 (` + "`\"stablehlo.add\"(...)`" + `) and pretty (` + "`stablehlo.add ...`" + `) op syntax are the same op.
+In GSPMD mode the argument and result signatures carry ` + "`mhlo.sharding`" + ` strings,
+each ` + "`stablehlo.custom_call`" + ` is named with its target (` + "`@Sharding`" + `,
+` + "`@SPMDFullToShardShape`" + `, ` + "`@SPMDShardToFullShape`" + `) and counted with its
+` + "`mhlo.sharding`" + ` among the constraints, and a call to a private function (JAX's
+` + "`@shmap_body`" + `) is replaced by that function's body (xlamesh inlines it).
 Numbers computed by JAX are compared exactly (integer-valued data).
 `
