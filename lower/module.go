@@ -409,32 +409,37 @@ func (f *Function) ShardResults(shardings ...mesh.NamedSharding) {
 }
 
 // Call calls the private function g with args and returns its results.
-// g must have returned already (its result types are then known).
+// g must have returned already (its result types are then known). On error the result
+// holds one zero Value per result of g.
 func (f *Function) Call(g *Function, args ...Value) []Value {
 	const opName = "func.call"
+	var zeros []Value // returned on error, so callers may index results
+	if g != nil && g.returned {
+		zeros = make([]Value, len(g.results))
+	}
 	vals, ok := f.check(opName, args...)
 	if !ok {
-		return nil
+		return zeros
 	}
 	switch {
 	case g == nil || g.m != f.m:
 		f.failf(opName, -1, nil, ErrFunction, "callee is not a function of this module")
-		return nil
+		return zeros
 	case g.parent != nil || g.public:
 		f.failf(opName, -1, nil, ErrFunction, "callee @%s must be a private top-level function", g.name)
-		return nil
+		return zeros
 	case !g.returned:
 		f.failf(opName, -1, nil, ErrFunction, "callee @%s has not returned yet", g.name)
-		return nil
+		return zeros
 	case len(args) != len(g.args):
 		f.failf(opName, -1, nil, ErrFunction, "@%s takes %d arguments, got %d", g.name, len(g.args), len(args))
-		return nil
+		return zeros
 	}
 	for i, v := range vals {
 		v = f.materialize(v, g.args[i].shape)
 		if !v.shape.Equal(g.args[i].shape) {
 			f.failf(opName, i, v, ErrShape, "@%s argument %d is %v, got %v", g.name, i, g.args[i].shape, v.shape)
-			return nil
+			return zeros
 		}
 		vals[i] = v
 	}

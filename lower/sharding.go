@@ -302,13 +302,15 @@ type shardMapData struct {
 // (using an outer value is an error wrapping ErrForeignValue), and may use the
 // collectives (AllReduce, AllGather, ...) over the manual axes. Each operand dimension
 // must be divisible by the product of its manual axes (ErrIndivisible, Shardy's wording);
-// within one dimension, manual axes must come before free axes.
+// within one dimension, manual axes must come before free axes. On error the result holds
+// len(outSpecs) zero Values.
 func (f *Function) ShardMap(m mesh.Abstract, inSpecs, outSpecs []mesh.PartitionSpec, manualAxes []string,
 	body func(g *Function, args []Value) []Value, args ...Value) []Value {
 	const opName = "sdy.manual_computation"
+	zeros := make([]Value, len(outSpecs)) // returned on error, so callers may index results
 	vs, ok := f.check(opName, args...)
 	if !ok {
-		return nil
+		return zeros
 	}
 	for i, v := range vs {
 		vs[i] = f.materialize(v, v.shape)
@@ -317,11 +319,11 @@ func (f *Function) ShardMap(m mesh.Abstract, inSpecs, outSpecs []mesh.PartitionS
 	parent := f.manualCtx()
 	if parent != nil && !parent.abs.Equal(m) {
 		f.failf(opName, -1, nil, ErrMeshMismatch, "nested shard_map on mesh %v inside one on mesh %v", m, parent.abs)
-		return nil
+		return zeros
 	}
 	if gspmd && parent != nil {
 		f.failf(opName, -1, nil, ErrPartitioner, "nested shard_map is not supported in GSPMD mode")
-		return nil
+		return zeros
 	}
 	// Manual axes, checked and in mesh order.
 	if manualAxes == nil {
@@ -340,29 +342,29 @@ func (f *Function) ShardMap(m mesh.Abstract, inSpecs, outSpecs []mesh.PartitionS
 	for i, n := range manualAxes {
 		if m.AxisIndex(n) < 0 {
 			f.failf(opName, -1, nil, ErrUnknownAxis, "unknown manual axis %q (mesh has %s)", n, axisList(m))
-			return nil
+			return zeros
 		}
 		if slices.Index(manualAxes, n) != i {
 			f.failf(opName, -1, nil, ErrSharding, "duplicate manual axis %q", n)
-			return nil
+			return zeros
 		}
 		if parent != nil && parent.isManual(n) {
 			f.failf(opName, -1, nil, ErrSharding, "operates on axis %q which is already bound by a parent sdy.manual_computation op", n)
-			return nil
+			return zeros
 		}
 	}
 	if gspmd && len(manual) != m.NumAxes() {
 		f.failf(opName, -1, nil, ErrPartitioner, "GSPMD mode supports shard_map over all mesh axes %s, got manual axes %q", axisList(m), manual)
-		return nil
+		return zeros
 	}
 	if len(inSpecs) != len(vs) {
 		f.failf(opName, -1, nil, ErrSharding, "%d in_specs for %d operands", len(inSpecs), len(vs))
-		return nil
+		return zeros
 	}
 	sym, err := f.m.meshFor(m, nil)
 	if err != nil {
 		f.fail(opName, -1, nil, err)
-		return nil
+		return zeros
 	}
 	d := &shardMapData{manual: manual, gspmd: gspmd}
 	partial := len(manual) < m.NumAxes()
@@ -371,7 +373,7 @@ func (f *Function) ShardMap(m mesh.Abstract, inSpecs, outSpecs []mesh.PartitionS
 		text, local, err := f.m.manualSharding(m, sym.name, inSpecs[i], v.shape, manual, partial, true)
 		if err != nil {
 			f.fail(opName, i, v, err)
-			return nil
+			return zeros
 		}
 		d.in = append(d.in, text)
 		locals[i] = local
@@ -393,15 +395,15 @@ func (f *Function) ShardMap(m mesh.Abstract, inSpecs, outSpecs []mesh.PartitionS
 	}
 	outs := body(g, g.Args())
 	if f.failed() {
-		return nil
+		return zeros
 	}
 	if len(outs) != len(outSpecs) {
 		f.failf(opName, -1, nil, ErrSharding, "body returned %d values for %d out_specs", len(outs), len(outSpecs))
-		return nil
+		return zeros
 	}
 	rs, ok := g.check("sdy.return", outs...)
 	if !ok {
-		return nil
+		return zeros
 	}
 	globals := make([]Shape, len(rs))
 	for i, r := range rs {
@@ -410,13 +412,13 @@ func (f *Function) ShardMap(m mesh.Abstract, inSpecs, outSpecs []mesh.PartitionS
 		text, global, err := f.m.manualSharding(m, sym.name, outSpecs[i], r.shape, manual, partial, false)
 		if err != nil {
 			f.fail(opName, -1, nil, fmt.Errorf("result %d: %w", i, err))
-			return nil
+			return zeros
 		}
 		d.out = append(d.out, text)
 		globals[i] = global
 	}
 	if f.failed() {
-		return nil
+		return zeros
 	}
 	g.results = rs
 	g.returned = true
