@@ -172,14 +172,14 @@ func TestGSPMDTensorSharding(t *testing.T) {
 			"{devices=[2,1,4]<=[2,2,2]T(1,0,2) last_tile_dim_replicate}"},
 		{"sub-axes split", NewTensorSharding("mesh", Closed(SubAxis("x", 2, 2)), Closed(SubAxis("x", 1, 2))), m42,
 			"{devices=[2,2,2]<=[2,2,2]T(1,0,2) last_tile_dim_replicate}"},
-		{"device ids as transposed iota", NewTensorSharding("mesh", Closed(Axis("x")), Closed(Axis("y"))), perm,
-			"{devices=[2,4]<=[4,2]T(1,0)}"},
-		{"device ids transposed back", NewTensorSharding("mesh", Closed(Axis("y")), Closed(Axis("x"))), perm,
-			"{devices=[4,2]<=[8]}"},
+		{"device ids listed", NewTensorSharding("mesh", Closed(Axis("x")), Closed(Axis("y"))), perm,
+			"{devices=[2,4]0,2,4,6,1,3,5,7}"},
+		{"device ids listed even as iota", NewTensorSharding("mesh", Closed(Axis("y")), Closed(Axis("x"))), perm,
+			"{devices=[4,2]0,1,2,3,4,5,6,7}"},
 		{"device ids explicit", NewTensorSharding("mesh", Closed(Axis("x")), Closed(Axis("y"))), odd,
 			"{devices=[4,2]0,1,3,2,6,7,5,4}"},
 		{"device ids explicit replicate", NewTensorSharding("mesh", Closed(Axis("y")), Closed()), odd,
-			"{devices=[2,1,4]0,3,6,5,1,2,7,4 last_tile_dim_replicate}"},
+			"{devices=[2,1,4]0,3,5,6,1,2,4,7 last_tile_dim_replicate}"},
 		{"inline", NewInlineTensorSharding(m42, Closed(Axis("y")), Closed(Axis("x"))), EmptyMesh(),
 			"{devices=[2,4]<=[4,2]T(1,0)}"},
 	}
@@ -215,20 +215,4 @@ func TestCanonicalIota(t *testing.T) {
 		assert.Equal(t, tt.wantR, r, "reshape %v perm %v", tt.reshape, tt.perm)
 		assert.Equal(t, tt.wantP, p, "reshape %v perm %v", tt.reshape, tt.perm)
 	}
-}
-
-func TestIotaForm(t *testing.T) {
-	for _, c := range []struct{ r, q []int }{
-		{[]int{8}, []int{0}}, {[]int{4, 2}, []int{1, 0}}, {[]int{2, 2, 2}, []int{2, 0, 1}},
-		{[]int{2, 3, 4}, []int{1, 2, 0}}, {[]int{3, 5}, []int{1, 0}}, {[]int{1}, []int{0}},
-	} {
-		a := transposedIota(c.r, c.q)
-		r, q, ok := iotaForm(a)
-		require.True(t, ok, "%v", a)
-		assert.Equal(t, a, transposedIota(r, q))
-	}
-	_, _, ok := iotaForm([]int{0, 1, 3, 2})
-	assert.False(t, ok)
-	_, _, ok = iotaForm([]int{1, 0})
-	assert.False(t, ok)
 }

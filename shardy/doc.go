@@ -64,6 +64,8 @@
 // and TensorSharding.GSPMD a TensorSharding on a Mesh, e.g.
 // `{devices=[4,2]<=[8]}`, `{devices=[2,1,4]<=[4,2]T(1,0)
 // last_tile_dim_replicate}`, `{replicated}`, `{maximal device=0}`,
-// `{manual}`. GSPMD reproduces the text JAX computes (checked against JAX
-// for several hundred meshes, axis types and specs in testdata).
+// `{manual}`. GSPMD reproduces the text JAX computes, and
+// TensorSharding.GSPMD the text of XLA's own sdy export (both checked in
+// testdata against several hundred cases generated with JAX 0.8.1; the
+// generators are testdata/gen_*.py).
 package shardy

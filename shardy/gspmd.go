@@ -124,15 +124,20 @@ func (t tiling) hloText() string {
 	if t.ids == nil {
 		writeIota(&b, t.factors, perm)
 	} else {
+		// XLA lists the devices of a mesh with device_ids explicitly, even
+		// when they happen to form an iota, and sorts each replication
+		// group (the last tile dimension) when it is replicated.
 		flat := transposedIota(t.factors, perm)
 		for i, p := range flat {
 			flat[i] = t.ids[p]
 		}
-		if r, q, ok := iotaForm(flat); ok {
-			writeIota(&b, r, q)
-		} else {
-			writeInts(&b, flat, ",")
+		if n := len(kinds); n > 0 && kinds[n-1] == "replicated" {
+			g := tileDims[len(tileDims)-1]
+			for i := 0; i+g <= len(flat); i += g {
+				slices.Sort(flat[i : i+g])
+			}
 		}
+		writeInts(&b, flat, ",")
 	}
 	switch {
 	case slices.Equal(kinds, []string{"replicated"}):
@@ -258,81 +263,16 @@ func transposedIota(reshape, perm []int) []int {
 	return out
 }
 
-// iotaForm reports whether the flat device list a equals
-// iota(len(a)).reshape(r).transpose(q) for some r and q, and returns them.
-// It peels output dimensions from the minor end: each has a constant stride,
-// whose run length is its size; then it checks the strides form an iota
-// layout and verifies every entry.
-func iotaForm(a []int) (r, q []int, ok bool) {
-	n := len(a)
-	if n == 0 || a[0] != 0 {
-		return nil, nil, false
-	}
-	type dim struct{ size, stride int }
-	var out []dim // minor to major
-	block := 1
-	for block < n {
-		s := a[block]
-		l := 1
-		for l*block < n && a[l*block] == l*s {
-			l++
-		}
-		if (n/block)%l != 0 || l < 2 {
-			return nil, nil, false
-		}
-		out = append(out, dim{l, s})
-		block *= l
-	}
-	// The strides must be those of an iota layout of some reshape.
-	byStride := slices.Clone(out)
-	slices.SortFunc(byStride, func(x, y dim) int { return x.stride - y.stride })
-	want := 1
-	for _, d := range byStride {
-		if d.stride != want {
-			return nil, nil, false
-		}
-		want *= d.size
-	}
-	// Verify every entry.
-	idx := make([]int, len(out))
-	for i := range n {
-		v := 0
-		for j, d := range out {
-			v += idx[j] * d.stride
-		}
-		if a[i] != v {
-			return nil, nil, false
-		}
-		for j := range out {
-			idx[j]++
-			if idx[j] < out[j].size {
-				break
-			}
-			idx[j] = 0
-		}
-	}
-	// r: sizes by stride, major first; q: output dims major first, as
-	// positions in r.
-	for i := len(byStride) - 1; i >= 0; i-- {
-		r = append(r, byStride[i].size)
-	}
-	for j := len(out) - 1; j >= 0; j-- {
-		for i := len(byStride) - 1; i >= 0; i-- {
-			if byStride[i].stride == out[j].stride {
-				q = append(q, len(byStride)-1-i)
-			}
-		}
-	}
-	return r, q, true
-}
-
 // GSPMD returns the GSPMD `mhlo.sharding` text of s on mesh m (the mesh its
-// symbol names; an inline mesh is used instead of m). Device ids are the
-// mesh's logical ids: with device_ids the tile assignment lists them, as a
-// transposed iota when the order is one (`<=[2,4]T(1,0)`) and as an explicit
-// list otherwise (`{devices=[4,2]0,2,4,6,1,3,5,7}`). A maximal mesh gives
-// `{maximal device=N}`; open and closed dimensions print alike. Sub-axes
-// split their axis into factors. Errors: those of Mesh.Validate and
+// symbol names; an inline mesh is used instead of m): the text XLA's own
+// sdy-to-HloSharding export prints (checked against it in testdata). Device
+// ids are the mesh's logical ids: without device_ids the tile assignment is
+// an iota (`<=[4,2]T(1,0)`); with device_ids it is the explicit list, as XLA
+// writes it even when the order happens to be an iota
+// (`{devices=[4,2]0,2,4,6,1,3,5,7}`), with each replication group sorted.
+// A maximal mesh gives `{maximal device=N}`, the empty mesh `{replicated}`;
+// open and closed dimensions print alike; replicated axes are like unused
+// ones. Sub-axes split their axis into factors. Errors: those of Mesh.Validate and
 // Validate (rank unchecked), and ErrUnsupported for unreduced axes or
 // sub-axes that do not split their axis into a chain of factors.
 func (s TensorSharding) GSPMD(m Mesh) (string, error) {

@@ -53,3 +53,28 @@ func TestGSPMDMatchesJAX(t *testing.T) {
 			i, c.Sizes, c.Names, c.Types, fmt.Sprint(c.Spec), c.Rank, data.JAX)
 	}
 }
+
+// TestGSPMDMatchesXLA checks TensorSharding.GSPMD against XLA's own export
+// of sdy shardings to HloSharding (jaxlib's mlir_module_to_xla_computation)
+// for random shardings with sub-axes, open dimensions, replicated axes and
+// meshes with device_ids (testdata/gspmd_xla.json, written by
+// testdata/gen_gspmd_xla.py).
+func TestGSPMDMatchesXLA(t *testing.T) {
+	b, err := os.ReadFile("testdata/gspmd_xla.json")
+	require.NoError(t, err)
+	var data struct {
+		JAX   string
+		Cases []struct{ Mesh, Sharding, Want string }
+	}
+	require.NoError(t, json.Unmarshal(b, &data))
+	require.NotEmpty(t, data.Cases)
+	for i, c := range data.Cases {
+		m, err := ParseMesh(c.Mesh)
+		require.NoError(t, err, "case %d", i)
+		s, err := ParseTensorSharding(c.Sharding)
+		require.NoError(t, err, "case %d", i)
+		got, err := s.GSPMD(m)
+		require.NoError(t, err, "case %d: %s on %s", i, c.Sharding, c.Mesh)
+		assert.Equal(t, c.Want, got, "case %d: %s on %s (jax %s)", i, c.Sharding, c.Mesh, data.JAX)
+	}
+}

@@ -98,7 +98,7 @@ func TestConcurrentUse(t *testing.T) {
 			for range 50 {
 				g, err := s.GSPMD(m)
 				require.NoError(t, err)
-				assert.Equal(t, "{devices=[4,2]<=[8]}", g)
+				assert.Equal(t, "{devices=[4,2]0,1,2,3,4,5,6,7}", g)
 				assert.NoError(t, s.Validate(m, 2))
 				assert.Equal(t, `<@mesh, [{"y"}, {"x"}]>`, s.Stripped())
 				_ = s.SortedBy(m).Dims()
