@@ -1,10 +1,13 @@
 package jit
 
 import (
+	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/pjrt"
@@ -60,22 +63,64 @@ func PutBytes(c *pjrt.Client, dtype pjrt.DType, shape []int, data []byte, s mesh
 		return nil, fmt.Errorf("jit: put: %w", err)
 	}
 	shardBytes := pjrt.Shape{DType: dtype, Dims: shardShape}.Bytes()
+	var mu sync.Mutex
 	byIndex := map[string][]byte{} // replicas share one host copy of their block
-	for i := range placed {
-		key := indexKey(placed[i].Index)
-		block, ok := byIndex[key]
+	block := func(idx mesh.Index) []byte {
+		key := indexKey(idx)
+		mu.Lock()
+		defer mu.Unlock()
+		b, ok := byIndex[key]
 		if !ok {
-			block = extractBlock(data, shape, placed[i].Index, dtype.Size(), shardBytes)
-			byIndex[key] = block
+			b = extractBlock(data, shape, idx, dtype.Size(), shardBytes)
+			byIndex[key] = b
 		}
-		b, err := c.BufferFromBytes(placed[i].Device, dtype, shardShape, block)
+		return b
+	}
+	err = forEachShard(placed, func(i int) error {
+		b, err := c.BufferFromBytes(placed[i].Device, dtype, shardShape, block(placed[i].Index))
 		if err != nil {
-			closeShards(placed[:i])
-			return nil, fmt.Errorf("jit: put: shard %d on %s: %w", i, placed[i].Device, err)
+			return fmt.Errorf("jit: put: shard %d on %s: %w", i, placed[i].Device, err)
 		}
 		placed[i].Data = b
+		return nil
+	})
+	if err != nil {
+		closeShards(placed)
+		return nil, err
 	}
 	return newArray(shape, dtype, s, placed), nil
+}
+
+// forEachShard runs f for every shard index, on up to GOMAXPROCS goroutines (transfers to and
+// from devices are synchronous, and each shard is independent), and returns the first error.
+func forEachShard(shards []Shard, f func(i int) error) error {
+	workers := min(runtime.GOMAXPROCS(0), len(shards))
+	if workers <= 1 {
+		for i := range shards {
+			if err := f(i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var next atomic.Int64
+	errs := make([]error, len(shards))
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(shards) {
+					return
+				}
+				errs[i] = f(i)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // FromCallback builds an Array from a callback that returns the data (a flat row-major Go slice
@@ -264,21 +309,34 @@ func (a *Array) ToHostBytes() ([]byte, error) {
 		return nil, fmt.Errorf("jit: to host: %w", ErrClosed)
 	}
 	global := pjrt.Shape{DType: a.dtype, Dims: a.shape}
-	out := make([]byte, global.Bytes())
-	distinct := 0
+	var firsts []Shard // replica 0 of each distinct shard
 	for _, s := range a.shards {
-		if s.ReplicaID != 0 {
-			continue
+		if s.ReplicaID == 0 {
+			firsts = append(firsts, s)
 		}
-		distinct++
-		block := make([]byte, s.Data.Shape().Bytes())
-		if err := s.Data.CopyToHost(block); err != nil {
-			return nil, fmt.Errorf("jit: to host: shard on %s: %w", s.Device, err)
-		}
-		insertBlock(out, a.shape, s.Index, a.dtype.Size(), block)
 	}
-	if distinct != a.sharding.NumShards() {
-		return nil, fmt.Errorf("jit: to host: %w: this process holds %d of the %d distinct shards", ErrNotAddressable, distinct, a.sharding.NumShards())
+	if len(firsts) != a.sharding.NumShards() {
+		return nil, fmt.Errorf("jit: to host: %w: this process holds %d of the %d distinct shards", ErrNotAddressable, len(firsts), a.sharding.NumShards())
+	}
+	out := make([]byte, global.Bytes())
+	err := forEachShard(firsts, func(i int) error {
+		s := firsts[i]
+		size := s.Data.Shape().Bytes()
+		// A contiguous block is copied straight into place; others go through a buffer.
+		block, direct := contiguousBlock(out, a.shape, s.Index, a.dtype.Size(), size)
+		if !direct {
+			block = make([]byte, size)
+		}
+		if err := s.Data.CopyToHost(block); err != nil {
+			return fmt.Errorf("jit: to host: shard on %s: %w", s.Device, err)
+		}
+		if !direct {
+			insertBlock(out, a.shape, s.Index, a.dtype.Size(), block)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -59,8 +59,24 @@ func blockRuns(shape []int, idx mesh.Index, elem int, run func(g, s, n int)) {
 	}
 }
 
-// extractBlock copies the block idx of the global array src into a new slice.
+// contiguousBlock returns the sub-slice of a global array's bytes that block idx occupies when
+// that block is one contiguous run (a split of dimension 0 only, or a replicated array), so it
+// can be moved without a copy.
+func contiguousBlock(global []byte, shape []int, idx mesh.Index, elem, size int) ([]byte, bool) {
+	runs, start := 0, 0
+	blockRuns(shape, idx, elem, func(g, s, n int) { runs, start = runs+1, g })
+	if runs != 1 || size == 0 {
+		return nil, false
+	}
+	return global[start : start+size], true
+}
+
+// extractBlock returns the bytes of block idx of the global array src: a sub-slice when the block
+// is contiguous, else a new slice.
 func extractBlock(src []byte, shape []int, idx mesh.Index, elem int, size int) []byte {
+	if b, ok := contiguousBlock(src, shape, idx, elem, size); ok {
+		return b
+	}
 	dst := make([]byte, size)
 	blockRuns(shape, idx, elem, func(g, s, n int) { copy(dst[s:s+n], src[g:g+n]) })
 	return dst
