@@ -32,7 +32,13 @@
 // same text, apart from `device_ids` when a mesh orders the module's devices differently.
 // ShardingConstraint is JAX's with_sharding_constraint; ShardMap is shard_map, lowered to
 // `sdy.manual_computation`, with the collectives (AllReduce, AllGather, ReduceScatter,
-// AllToAll, CollectivePermute) available in its body over the manual axes.
+// AllToAll, CollectivePermute) available in its body over the manual axes. In a module with
+// a mesh, Build annotates every @main argument and result: unannotated arguments are
+// replicated, unannotated results are left open for XLA to choose.
+//
+// Not done here: JAX's sharding-in-types (on meshes with Explicit axes JAX adds a sharding
+// constraint after every op); lower writes the entry shardings and the constraints the
+// program asks for, and leaves the rest to Shardy's propagation. Results are the same.
 //
 // # Partitioners
 //
