@@ -436,3 +436,25 @@ func TestUnspecifiedOutputChosenByXLA(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []int64{0, 4, 16, 36, 64, 100, 144, 196, 1, 9, 25, 49, 81, 121, 169, 225}, got)
 }
+
+// TestMixedOutputSpecs declares the first result's spec and leaves the second to XLA.
+func TestMixedOutputSpecs(t *testing.T) {
+	c := pjrttest.Client(t)
+	checkNoLeak(t)
+	m := mesh42(t, c)
+	x, err := jit.Put(c, arange[int64](16), []int{8, 2}, sharding(t, m, mesh.P("x", "y")))
+	require.NoError(t, err)
+	defer x.Close()
+	f := jit.New("declared_and_open", func(f *lower.Function, a []lower.Value) []lower.Value {
+		return []lower.Value{f.Mul(a[0], f.Constant(3)), f.Transpose(a[0], 1, 0)}
+	}, jit.OutSpecs(mesh.P()))
+	outs, err := f.Call(c, x)
+	require.NoError(t, err)
+	defer outs[0].Close()
+	defer outs[1].Close()
+	assert.True(t, outs[0].IsFullyReplicated())
+	assert.Equal(t, "P('y', 'x')", outs[1].Sharding().Spec().String())
+	got, err := outs[0].ToHost()
+	require.NoError(t, err)
+	assert.Equal(t, int64(45), got.([]int64)[15])
+}

@@ -120,7 +120,24 @@ func (m *Module) meshForSharding(s mesh.NamedSharding) (*meshSym, error) {
 
 // entryShardingAttr returns the attribute text for an @main argument or result.
 func (m *Module) entryShardingAttr(s mesh.NamedSharding, shape Shape) (string, error) {
-	if err := s.CheckShape(shape.dims); err != nil {
+	// Unconstrained dimensions (JAX's unspecified out_shardings) are left open, `{?}`, for
+	// Shardy to choose; the constrained ones must still fit the shape.
+	checked := s
+	if dims := s.Spec().Dims(); slices.ContainsFunc(dims, mesh.Dim.IsUnconstrained) {
+		if m.cfg.partitioner == GSPMD {
+			return "", fmt.Errorf("%w: GSPMD entry shardings cannot leave a dimension unconstrained (%v)", ErrSharding, s.Spec())
+		}
+		for i, d := range dims {
+			if d.IsUnconstrained() {
+				dims[i] = mesh.None
+			}
+		}
+		var err error
+		if checked, err = mesh.NewAbstractSharding(s.Abstract(), mesh.SpecOf(dims...)); err != nil {
+			return "", fmt.Errorf("%w: %w", ErrSharding, err)
+		}
+	}
+	if err := checked.CheckShape(shape.dims); err != nil {
 		return "", fmt.Errorf("%w: %w", ErrSharding, err)
 	}
 	sym, err := m.meshForSharding(s)
