@@ -31,8 +31,10 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [[ -n "$$out" ]]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
+# Every test with the race detector; tools/testreport prints per-package counts, the PJRT
+# client each integration package opened, and fails on any failure or skip.
 unit:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -json ./... | $(GO) run ./tools/testreport
 
 # Each parser fuzz target runs FUZZTIME; a crash fails the build.
 fuzz-smoke:

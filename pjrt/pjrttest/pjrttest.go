@@ -28,23 +28,28 @@ func Client(t testing.TB) *pjrt.Client {
 // open until the process exits.
 func ClientWithDevices(t testing.TB, n int) *pjrt.Client {
 	t.Helper()
-	c, err := open(n)
+	c, fresh, err := open(n)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if fresh {
+		major, minor := c.Plugin().APIVersion()
+		t.Logf("pjrttest: %s with %d CPU devices from %s (PJRT API %d.%d)", c.Platform(), len(c.Devices()), c.Plugin().Path(), major, minor)
 	}
 	return c
 }
 
-func open(n int) (*pjrt.Client, error) {
+// open returns the shared client with n devices and whether this call opened it.
+func open(n int) (*pjrt.Client, bool, error) {
 	mu.Lock()
 	defer mu.Unlock()
 	if c, ok := clients[n]; ok {
-		return c, nil
+		return c, false, nil
 	}
 	c, err := pjrt.Open(pjrt.WithCPUDeviceCount(n))
 	if err != nil {
-		return nil, fmt.Errorf("integration tests need XLA's CPU PJRT plugin: %w", err)
+		return nil, false, fmt.Errorf("integration tests need XLA's CPU PJRT plugin: %w", err)
 	}
 	clients[n] = c
-	return c, nil
+	return c, true, nil
 }

@@ -26,7 +26,7 @@ func (f *fakeTB) Fatal(args ...any) {
 // (never skips) and says how to install the plugin.
 func TestMissingPluginFailsWithHint(t *testing.T) {
 	t.Setenv(pjrt.EnvPlugin, "/nonexistent/xla_cpu_pjrt.so")
-	_, err := open(3) // a device count no other test opens, so nothing is cached
+	_, _, err := open(3) // a device count no other test opens, so nothing is cached
 	if !errors.Is(err, pjrt.ErrPluginNotFound) {
 		t.Fatalf("open with a missing plugin: got %v, want ErrPluginNotFound", err)
 	}

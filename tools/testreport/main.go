@@ -1,0 +1,140 @@
+// Command testreport summarises `go test -json` output for `make test`: per package the number
+// of tests passed, failed and skipped, the PJRT client each integration package really opened
+// (pjrttest logs it), the output of failed tests, and a closing "N passed, N failed, N skipped"
+// line. It exits non-zero when a test failed, a package failed to build, or a test skipped:
+// xlamesh's tests never skip.
+//
+//	go test -race -count=1 -json ./... | go run ./tools/testreport
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+type event struct {
+	Action  string
+	Package string
+	Test    string
+	Output  string
+	Elapsed float64
+}
+
+type pkgState struct {
+	passed, failed, skipped int
+	result                  string
+	elapsed                 float64
+	clients                 []string
+	output                  map[string][]string // test -> output lines
+	failedTests             []string
+	skippedTests            []string
+}
+
+func main() {
+	code := run(os.Stdin, os.Stdout)
+	os.Exit(code)
+}
+
+func run(in io.Reader, out io.Writer) int {
+	pkgs := map[string]*pkgState{}
+	get := func(name string) *pkgState {
+		p, ok := pkgs[name]
+		if !ok {
+			p = &pkgState{output: map[string][]string{}}
+			pkgs[name] = p
+		}
+		return p
+	}
+	var stray []string
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	for sc.Scan() {
+		line := sc.Text()
+		var e event
+		if !strings.HasPrefix(line, "{") || json.Unmarshal([]byte(line), &e) != nil {
+			stray = append(stray, line) // build errors and the like
+			continue
+		}
+		p := get(e.Package)
+		switch e.Action {
+		case "output":
+			if i := strings.Index(e.Output, "pjrttest: "); i >= 0 {
+				c := strings.TrimSpace(e.Output[i:])
+				if !contains(p.clients, c) {
+					p.clients = append(p.clients, c)
+				}
+			}
+			p.output[e.Test] = append(p.output[e.Test], e.Output)
+		case "pass", "fail", "skip":
+			if e.Test == "" {
+				p.result, p.elapsed = e.Action, e.Elapsed
+				continue
+			}
+			switch e.Action {
+			case "pass":
+				p.passed++
+			case "fail":
+				p.failed++
+				p.failedTests = append(p.failedTests, e.Test)
+			case "skip":
+				p.skipped++
+				p.skippedTests = append(p.skippedTests, e.Test)
+			}
+		}
+	}
+	names := make([]string, 0, len(pkgs))
+	for n := range pkgs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var passed, failed, skipped int
+	bad := false
+	for _, n := range names {
+		p := pkgs[n]
+		passed, failed, skipped = passed+p.passed, failed+p.failed, skipped+p.skipped
+		if p.result == "" && p.passed+p.failed+p.skipped == 0 {
+			continue
+		}
+		status := "ok  "
+		if p.result == "fail" || p.failed > 0 {
+			status, bad = "FAIL", true
+		}
+		fmt.Fprintf(out, "%s %-52s %4d passed %3d failed %3d skipped  %6.1fs\n", status, n, p.passed, p.failed, p.skipped, p.elapsed)
+		for _, c := range p.clients {
+			fmt.Fprintf(out, "       %s\n", c)
+		}
+		for _, t := range p.failedTests {
+			fmt.Fprintf(out, "--- FAIL: %s\n%s", t, strings.Join(p.output[t], ""))
+		}
+		if p.result == "fail" && p.failed == 0 {
+			fmt.Fprint(out, strings.Join(p.output[""], ""))
+		}
+		for _, t := range p.skippedTests {
+			fmt.Fprintf(out, "--- SKIP (not allowed): %s\n%s", t, strings.Join(p.output[t], ""))
+			bad = true
+		}
+	}
+	if len(stray) > 0 {
+		fmt.Fprintln(out, strings.Join(stray, "\n"))
+		bad = true
+	}
+	fmt.Fprintf(out, "%d passed, %d failed, %d skipped\n", passed, failed, skipped)
+	if bad || failed > 0 || passed == 0 {
+		return 1
+	}
+	return 0
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
