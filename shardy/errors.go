@@ -35,8 +35,9 @@ var (
 	ErrAxisSize = errors.New("axis size must be at least 1")
 	// ErrDuplicateAxisName: a mesh declares the same axis name twice.
 	ErrDuplicateAxisName = errors.New("duplicate axis name")
-	// ErrMaximal: a sharding on a maximal mesh has dimension shardings.
-	ErrMaximal = errors.New("a maximal sharding can only have a sharding with rank 0")
+	// ErrMaximal: a sharding on a maximal mesh has dimension shardings or
+	// replicated/unreduced axes.
+	ErrMaximal = errors.New("a maximal sharding can only have a sharding with rank 0 and no replicated or unreduced axes")
 	// ErrCount: a per-value sharding has the wrong number of shardings.
 	ErrCount = errors.New("shardings don't match number of values")
 	// ErrUnsupported: a sharding has no equivalent in the requested form

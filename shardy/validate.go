@@ -44,6 +44,9 @@ func (m Mesh) validate() error {
 	if m.IsMaximal() {
 		return nil
 	}
+	if len(m.axes) == 0 {
+		return errorf([]error{ErrDeviceIDs}, "axes is empty and device_ids has more than one element")
+	}
 	if n := productCapped(m.AxisSizes()); n != len(m.ids) {
 		return errorf([]error{ErrDeviceIDs}, "total product of axis sizes must match total number of device ids, got: %d != %d",
 			n, len(m.ids))
@@ -52,9 +55,7 @@ func (m Mesh) validate() error {
 	slices.Sort(sorted)
 	if !isIota(sorted) {
 		var b strings.Builder
-		b.WriteByte('[')
 		writeInts(&b, sorted, ", ")
-		b.WriteByte(']')
 		return errorf([]error{ErrDeviceIDs}, "sorted device ids must be iota(product(axes)), got: %s", b.String())
 	}
 	if isIota(m.ids) {
@@ -201,66 +202,137 @@ type refUse struct {
 	where string
 }
 
+// validate checks s on m in the order Shardy's verifier does, so that the
+// first error reported is the same (checked against Shardy in testdata):
+// rank; each dimension's priority and axes (unknown axes, exact duplicates,
+// mergeable neighbours); the replicated and unreduced lists, each for mesh
+// order and then like a dimension; last, axis by axis, a full axis mixed
+// with its sub-axes, each sub-axis's sizes, and overlapping sub-axes.
 func (s TensorSharding) validate(m Mesh, rank int) error {
 	if m.IsMaximal() {
-		if len(s.dims) > 0 {
-			return fmt.Errorf("%w (no dimension shardings), got %d", ErrMaximal, len(s.dims))
+		if len(s.dims) > 0 || len(s.replicated) > 0 || len(s.unreduced) > 0 {
+			return ErrMaximal
 		}
 	} else if rank >= 0 && rank != len(s.dims) {
 		return fmt.Errorf("%w: %d != %d", ErrRank, len(s.dims), rank)
 	}
 	var uses []refUse
+	seen := map[AxisRef]bool{}
+	check := func(refs []AxisRef, where string) error {
+		for i, r := range refs {
+			if m.AxisIndex(r.name) < 0 {
+				return fmt.Errorf("%s: %w: %s", where, ErrUnknownAxis, quoteName(r.name))
+			}
+			if seen[r] {
+				return fmt.Errorf("%s: %w: %s", where, ErrDuplicateAxisRef, r)
+			}
+			seen[r] = true
+			uses = append(uses, refUse{r, where})
+			if p := refs[max(i-1, 0)]; i > 0 && p.sub && r.sub && p.name == r.name && p.preSize*p.size == r.preSize {
+				return errorf([]error{ErrSubAxis}, "%s: two consecutive sub-axes can be merged: %s, %s", where, p, r)
+			}
+		}
+		return nil
+	}
 	for i, d := range s.dims {
-		where := fmt.Sprintf("dim %d", i)
 		if d.hasPriority && d.priority < 0 {
 			return errorf([]error{ErrPriority}, "dim %d has a negative priority", i)
 		}
 		if d.hasPriority && !d.open && len(d.axes) == 0 {
 			return errorf([]error{ErrPriority}, "dim %d is empty and closed but has a priority", i)
 		}
-		if err := checkRefs(d.axes, m, where); err != nil {
+		if err := check(d.axes, fmt.Sprintf("dim %d", i)); err != nil {
 			return err
-		}
-		for _, r := range d.axes {
-			uses = append(uses, refUse{r, where})
 		}
 	}
 	for _, list := range []struct {
-		name string
-		refs []AxisRef
+		where string
+		refs  []AxisRef
 	}{{"replicated", s.replicated}, {"unreduced", s.unreduced}} {
-		if err := checkRefs(list.refs, m, list.name); err != nil {
+		for i := 1; i < len(list.refs); i++ {
+			if meshLess(list.refs[i], list.refs[i-1], m) {
+				return fmt.Errorf("%s %w", list.where, ErrUnordered)
+			}
+		}
+		if err := check(list.refs, list.where); err != nil {
 			return err
 		}
-		for i := 1; i < len(list.refs); i++ {
-			if compareRefs(list.refs[i-1], list.refs[i], m) > 0 {
-				return fmt.Errorf("%s %w", list.name, ErrUnordered)
-			}
-		}
-		for _, r := range list.refs {
-			uses = append(uses, refUse{r, list.name})
+	}
+	// Shardy visits axes in hash-table order here; mesh order is as good.
+	for _, a := range m.axes {
+		if err := checkAxisUses(uses, a); err != nil {
+			return err
 		}
 	}
-	return checkDuplicates(uses)
+	return nil
 }
 
-// checkRefs verifies each ref of one list against m: known axis, sub-axis
-// sizes, and no two consecutive sub-axes that could be merged.
-func checkRefs(refs []AxisRef, m Mesh, where string) error {
-	for i, r := range refs {
-		size, ok := m.AxisSize(r.name)
-		if !ok {
-			return fmt.Errorf("%s: %w: %s", where, ErrUnknownAxis, quoteName(r.name))
+// meshLess is Shardy's mesh order of axis refs: by axis position (unknown
+// axes after all others), then pre-size, then size, where a whole axis
+// counts as pre-size 1 and the axis size.
+func meshLess(a, b AxisRef, m Mesh) bool {
+	ia, ib := m.AxisIndex(a.name), m.AxisIndex(b.name)
+	if ia < 0 {
+		ia = len(m.axes)
+	}
+	if ib < 0 {
+		ib = len(m.axes)
+	}
+	if ia != ib {
+		return ia < ib
+	}
+	pa, sa := a.preSize, a.size
+	if !a.sub {
+		pa, sa = 1, a.Size(m)
+	}
+	pb, sb := b.preSize, b.size
+	if !b.sub {
+		pb, sb = 1, b.Size(m)
+	}
+	if pa != pb {
+		return pa < pb
+	}
+	return sa < sb
+}
+
+// checkAxisUses checks the uses of one mesh axis: not both whole and as
+// sub-axes, every sub-axis valid, no two sub-axes overlapping. Errors about
+// two uses name the place of the later one.
+func checkAxisUses(uses []refUse, axis MeshAxis) error {
+	type use struct {
+		refUse
+		pos int
+	}
+	var subs []use
+	fullPos := -1
+	for i, u := range uses {
+		if u.ref.name != axis.Name {
+			continue
 		}
-		if r.sub {
-			if err := checkSubAxis(r, size); err != nil {
-				return fmt.Errorf("%s: %w", where, err)
-			}
+		if u.ref.sub {
+			subs = append(subs, use{u, i})
+		} else if fullPos < 0 {
+			fullPos = i
+		}
+	}
+	if len(subs) == 0 {
+		return nil
+	}
+	if fullPos >= 0 {
+		where := uses[max(fullPos, subs[0].pos)].where
+		return errorf([]error{ErrDuplicateAxisRef, ErrSubAxis},
+			"%s: both sub-axis and full-axis are used for axis name: %s", where, quoteName(axis.Name))
+	}
+	slices.SortStableFunc(subs, func(a, b use) int { return compareRefs(a.ref, b.ref, Mesh{}) })
+	for i, u := range subs {
+		if err := checkSubAxis(u.ref, axis.Size); err != nil {
+			return fmt.Errorf("%s: %w", u.where, err)
 		}
 		if i > 0 {
-			p := refs[i-1]
-			if p.sub && r.sub && p.name == r.name && p.preSize*p.size == r.preSize {
-				return errorf([]error{ErrSubAxis}, "%s: two consecutive sub-axes can be merged: %s, %s", where, p, r)
+			p := subs[i-1]
+			if u.ref.preSize < p.ref.preSize*p.ref.size {
+				where := uses[max(p.pos, u.pos)].where
+				return errorf([]error{ErrDuplicateAxisRef, ErrSubAxis}, "%s: overlapping sub-axes: %s, %s", where, p.ref, u.ref)
 			}
 		}
 	}
@@ -269,40 +341,17 @@ func checkRefs(refs []AxisRef, m Mesh, where string) error {
 
 func checkSubAxis(r AxisRef, axisSize int) error {
 	if r.preSize < 1 {
-		return errorf([]error{ErrSubAxis}, "sub-axis pre-size must be at least 1, got: %d (%s)", r.preSize, r)
+		return errorf([]error{ErrSubAxis}, "sub-axis pre-size must be at least 1: %s", r)
 	}
 	if r.size <= 1 {
-		return errorf([]error{ErrSubAxis}, "sub-axis sizes must be greater than 1, got: %d (%s)", r.size, r)
+		return errorf([]error{ErrSubAxis}, "sub-axis sizes must be greater than 1: %s", r)
 	}
 	next := productCapped([]int{r.preSize, r.size})
 	if axisSize%next != 0 {
-		return errorf([]error{ErrSubAxis}, "sub-axis next pre-size %d doesn't divide the size of the full axis %d (%s)", next, axisSize, r)
+		return errorf([]error{ErrSubAxis}, "sub-axis next pre-size %d doesn't divide the size of the full axis %d: %s", next, axisSize, r)
 	}
 	if r.size == axisSize {
-		return errorf([]error{ErrSubAxis}, "sub-axis size is equal to the full axis size (%s)", r)
-	}
-	return nil
-}
-
-// checkDuplicates rejects an axis used twice, a full axis used with one of
-// its sub-axes, and overlapping sub-axes, anywhere in one sharding.
-func checkDuplicates(uses []refUse) error {
-	for i, u := range uses {
-		for _, v := range uses[:i] {
-			if u.ref.name != v.ref.name {
-				continue
-			}
-			a, b := v.ref, u.ref
-			switch {
-			case a == b:
-				return fmt.Errorf("%s: %w: %s", u.where, ErrDuplicateAxisRef, b)
-			case a.sub != b.sub:
-				return errorf([]error{ErrDuplicateAxisRef, ErrSubAxis},
-					"%s: both sub-axis and full-axis are used for axis name: %s", u.where, quoteName(b.name))
-			case a.preSize < b.preSize*b.size && b.preSize < a.preSize*a.size:
-				return errorf([]error{ErrDuplicateAxisRef, ErrSubAxis}, "%s: overlapping sub-axes: %s and %s", u.where, a, b)
-			}
-		}
+		return errorf([]error{ErrSubAxis}, "sub-axis size is equal to the full axis size: %s", r)
 	}
 	return nil
 }
