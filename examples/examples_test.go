@@ -16,11 +16,7 @@ func open() (*pjrt.Client, []mesh.Device) {
 	if err != nil {
 		panic(err)
 	}
-	var ds []mesh.Device
-	for _, d := range c.Devices() {
-		ds = append(ds, d)
-	}
-	return c, ds
+	return c, jit.Devices(c)
 }
 
 func must[T any](v T, err error) T {

@@ -230,6 +230,17 @@ func placement(c *pjrt.Client, s mesh.NamedSharding, shape []int) ([]Shard, []in
 	return out, shardShape, nil
 }
 
+// Devices returns the client's devices as mesh.Devices, in the client's order: the list to build
+// a mesh from (mesh.New(jit.Devices(c), []int{4, 2}, "x", "y")).
+func Devices(c *pjrt.Client) []mesh.Device {
+	ds := c.Devices()
+	out := make([]mesh.Device, len(ds))
+	for i, d := range ds {
+		out[i] = d
+	}
+	return out
+}
+
 // clientDevice returns the pjrt device of c that a mesh device stands for.
 func clientDevice(c *pjrt.Client, d mesh.Device) (*pjrt.Device, error) {
 	pd, ok := d.(*pjrt.Device)

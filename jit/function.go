@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
@@ -27,10 +25,8 @@ type Function struct {
 	body Body
 	opt  options
 
-	mu        sync.Mutex
-	lowerings map[string]*loweringEntry
-	compiled  map[string]*compileEntry
-	stats     struct{ lowerHits, lowerMisses, compileHits, compileMisses atomic.Int64 }
+	lowerings cache[lowering]
+	compiled  cache[compiled]
 }
 
 type options struct {
@@ -73,7 +69,7 @@ func WithPartitioner(p lower.Partitioner) Option { return func(o *options) { o.p
 
 // New returns a jitted function named name (the module is "jit_<name>").
 func New(name string, body Body, opts ...Option) *Function {
-	f := &Function{name: name, body: body, lowerings: map[string]*loweringEntry{}, compiled: map[string]*compileEntry{}}
+	f := &Function{name: name, body: body}
 	f.opt.partitioner = lower.Shardy
 	for _, o := range opts {
 		o(&f.opt)
@@ -90,8 +86,8 @@ type CacheStats struct {
 // Stats returns the function's cache statistics.
 func (f *Function) Stats() CacheStats {
 	return CacheStats{
-		LoweringHits: f.stats.lowerHits.Load(), LoweringMisses: f.stats.lowerMisses.Load(),
-		CompileHits: f.stats.compileHits.Load(), CompileMisses: f.stats.compileMisses.Load(),
+		LoweringHits: f.lowerings.hits.Load(), LoweringMisses: f.lowerings.misses.Load(),
+		CompileHits: f.compiled.hits.Load(), CompileMisses: f.compiled.misses.Load(),
 	}
 }
 
@@ -101,28 +97,24 @@ type ArgType struct {
 	Spec  mesh.PartitionSpec
 }
 
-type loweringEntry struct {
-	once sync.Once
+// lowering is a cached lowering: the program and its result specs (unspecified ones
+// unconstrained, resolved after compilation).
+type lowering struct {
 	prog *lower.Program
-	outs []mesh.PartitionSpec // result specs as compiled (unspecified ones resolved later)
-	err  error
+	outs []mesh.PartitionSpec
 }
 
-type compileEntry struct {
-	once sync.Once
+// compiled is a cached executable and its results' shardings on the concrete mesh.
+type compiled struct {
 	exe  *pjrt.Executable
-	outs []mesh.NamedSharding // the results' shardings on the concrete mesh
-	err  error
+	outs []mesh.NamedSharding
 }
 
 // Lower lowers the function for an abstract mesh and argument types, like jax.jit(f).lower(...):
 // the result's Text is the module Call compiles. It is cached like Call's lowerings.
 func (f *Function) Lower(m mesh.Abstract, args ...ArgType) (*lower.Program, error) {
-	e, err := f.lowering(m, args)
-	if err != nil {
-		return nil, err
-	}
-	return e.prog, nil
+	l, err := f.lowering(m, args)
+	return l.prog, err
 }
 
 func (f *Function) loweringKey(m mesh.Abstract, args []ArgType) string {
@@ -134,22 +126,11 @@ func (f *Function) loweringKey(m mesh.Abstract, args []ArgType) string {
 	return b.String()
 }
 
-func (f *Function) lowering(m mesh.Abstract, args []ArgType) (*loweringEntry, error) {
-	key := f.loweringKey(m, args)
-	f.mu.Lock()
-	e, ok := f.lowerings[key]
-	if !ok {
-		e = &loweringEntry{}
-		f.lowerings[key] = e
-	}
-	f.mu.Unlock()
-	if ok {
-		f.stats.lowerHits.Add(1)
-	} else {
-		f.stats.lowerMisses.Add(1)
-	}
-	e.once.Do(func() { e.prog, e.outs, e.err = f.lowerNow(m, args) })
-	return e, e.err
+func (f *Function) lowering(m mesh.Abstract, args []ArgType) (lowering, error) {
+	return f.lowerings.get(f.loweringKey(m, args), func() (lowering, error) {
+		prog, outs, err := f.lowerNow(m, args)
+		return lowering{prog, outs}, err
+	})
 }
 
 // lowerNow builds the module: arguments with their abstract shardings, the body, and the
@@ -225,45 +206,30 @@ func isUnconstrained(spec mesh.PartitionSpec, rank int) bool {
 	return true
 }
 
-// executable compiles (or finds) the lowering for the concrete mesh m.
-func (f *Function) executable(c *pjrt.Client, m mesh.Mesh, lkey string, le *loweringEntry) (*compileEntry, error) {
+// executable compiles (or finds) the lowering l for the concrete mesh m.
+func (f *Function) executable(c *pjrt.Client, m mesh.Mesh, lkey string, l lowering) (compiled, error) {
 	key := fmt.Sprintf("%s|devices=%v", lkey, m.DeviceIDs())
-	f.mu.Lock()
-	e, ok := f.compiled[key]
-	if !ok {
-		e = &compileEntry{}
-		f.compiled[key] = e
-	}
-	f.mu.Unlock()
-	if ok {
-		f.stats.compileHits.Add(1)
-	} else {
-		f.stats.compileMisses.Add(1)
-	}
-	e.once.Do(func() {
+	return f.compiled.get(key, func() (compiled, error) {
 		part := pjrt.Shardy
-		if le.prog.Partitioner() == lower.GSPMD {
+		if l.prog.Partitioner() == lower.GSPMD {
 			part = pjrt.GSPMD
 		}
-		exe, err := c.Compile(le.prog.Text(), pjrt.CompileOptions{DeviceAssignment: m.DeviceIDs(), Partitioner: part})
+		exe, err := c.Compile(l.prog.Text(), pjrt.CompileOptions{DeviceAssignment: m.DeviceIDs(), Partitioner: part})
 		if err != nil {
-			e.err = fmt.Errorf("jit: %s: %w", f.name, err)
-			return
+			return compiled{}, fmt.Errorf("jit: %s: %w", f.name, err)
 		}
-		outs, err := f.resultShardings(exe, m, le)
+		outs, err := f.resultShardings(exe, m, l)
 		if err != nil {
 			_ = exe.Close()
-			e.err = err
-			return
+			return compiled{}, err
 		}
-		e.exe, e.outs = exe, outs
+		return compiled{exe, outs}, nil
 	})
-	return e, e.err
 }
 
 // resultShardings returns the concrete shardings of the results: the declared ones, and for
 // unspecified ones the layout XLA chose.
-func (f *Function) resultShardings(exe *pjrt.Executable, m mesh.Mesh, le *loweringEntry) ([]mesh.NamedSharding, error) {
+func (f *Function) resultShardings(exe *pjrt.Executable, m mesh.Mesh, le lowering) ([]mesh.NamedSharding, error) {
 	shapes := le.prog.ResultShapes()
 	chosen := exe.OutputShapes()
 	out := make([]mesh.NamedSharding, len(le.outs))
@@ -378,7 +344,7 @@ func (f *Function) reshardArgs(c *pjrt.Client, m mesh.Mesh, args []*Array) ([]*A
 }
 
 // run executes a compiled function on args and wraps the results.
-func (f *Function) run(ce *compileEntry, le *loweringEntry, args []*Array) ([]*Array, error) {
+func (f *Function) run(ce compiled, le lowering, args []*Array) ([]*Array, error) {
 	devices := ce.exe.Devices()
 	// Hold every argument open for the whole execution; donated ones exclusively.
 	for i, a := range args {

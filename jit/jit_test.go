@@ -17,16 +17,8 @@ import (
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 )
 
-func devices(c *pjrt.Client) []mesh.Device {
-	var ds []mesh.Device
-	for _, d := range c.Devices() {
-		ds = append(ds, d)
-	}
-	return ds
-}
-
 func mesh42(t testing.TB, c *pjrt.Client) mesh.Mesh {
-	m, err := mesh.New(devices(c), []int{4, 2}, "x", "y")
+	m, err := mesh.New(jit.Devices(c), []int{4, 2}, "x", "y")
 	require.NoError(t, err)
 	return m
 }
@@ -109,7 +101,7 @@ func TestPutShardsAndToHost(t *testing.T) {
 func TestPutRank3AndScalar(t *testing.T) {
 	c := pjrttest.Client(t)
 	checkNoLeak(t)
-	m, err := mesh.New(devices(c), []int{2, 2, 2}, "a", "b", "c")
+	m, err := mesh.New(jit.Devices(c), []int{2, 2, 2}, "a", "b", "c")
 	require.NoError(t, err)
 	x := arange[float32](4 * 8 * 2)
 	a, err := jit.Put(c, x, []int{4, 8, 2}, sharding(t, m, mesh.P("c", mesh.Axes("a", "b"))))
@@ -236,7 +228,7 @@ func TestCallErrors(t *testing.T) {
 	c := pjrttest.Client(t)
 	checkNoLeak(t)
 	m := mesh42(t, c)
-	rev := devices(c)
+	rev := jit.Devices(c)
 	slices.Reverse(rev)
 	other, err := mesh.New(rev, []int{4, 2}, "x", "y")
 	require.NoError(t, err)

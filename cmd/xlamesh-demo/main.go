@@ -34,13 +34,11 @@ func run(w io.Writer) error {
 	defer client.Close()
 
 	fmt.Fprintf(w, "== Devices (%s, PJRT API %d.%d)\n", client, apiMajor(client), apiMinor(client))
-	var devices []mesh.Device
 	for _, d := range client.Devices() {
 		fmt.Fprintf(w, "  id=%d kind=%s process=%d local_hardware_id=%d %s\n", d.ID(), d.Kind(), d.ProcessIndex(), d.LocalHardwareID(), d)
-		devices = append(devices, d)
 	}
 
-	m, err := mesh.New(devices, []int{4, 2}, "x", "y")
+	m, err := mesh.New(jit.Devices(client), []int{4, 2}, "x", "y")
 	if err != nil {
 		return err
 	}

@@ -197,9 +197,7 @@ func visualize(w io.Writer, args []string) error {
 			return err
 		}
 		defer c.Close()
-		for _, d := range c.Devices() {
-			ds = append(ds, d)
-		}
+		ds = jit.Devices(c)
 	}
 	n := 1
 	for _, s := range sizes {
@@ -262,10 +260,7 @@ func bench(w io.Writer, args []string) error {
 		return err
 	}
 	defer c.Close()
-	var ds []mesh.Device
-	for _, d := range c.Devices() {
-		ds = append(ds, d)
-	}
+	ds := jit.Devices(c)
 	a := make([]float32, *n**n)
 	for i := range a {
 		a[i] = float32(i%17) / 17
