@@ -211,6 +211,9 @@ func FromShards(c *pjrt.Client, shape []int, s mesh.NamedSharding, buffers []*pj
 
 // placement returns the addressable shards of s for shape (without data) with their pjrt devices.
 func placement(c *pjrt.Client, s mesh.NamedSharding, shape []int) ([]Shard, []int, error) {
+	if c == nil {
+		return nil, nil, fmt.Errorf("%w: nil client", ErrDevice)
+	}
 	shardShape, err := s.ShardShape(shape)
 	if err != nil {
 		return nil, nil, err

@@ -254,6 +254,9 @@ func (f *Function) resultShardings(exe *pjrt.Executable, m mesh.Mesh, le lowerin
 // with their shardings. Arguments must match InSpecs (see Reshard) and be open; donated
 // arguments (Donate) are closed afterwards.
 func (f *Function) Call(c *pjrt.Client, args ...*Array) ([]*Array, error) {
+	if c == nil {
+		return nil, fmt.Errorf("jit: %s: %w: nil client", f.name, ErrDevice)
+	}
 	if len(f.opt.in) > 0 && len(f.opt.in) != len(args) {
 		return nil, fmt.Errorf("jit: %s: %w: %d arguments for %d InSpecs", f.name, ErrArguments, len(args), len(f.opt.in))
 	}

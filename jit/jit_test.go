@@ -263,6 +263,10 @@ func TestCallErrors(t *testing.T) {
 	assert.ErrorIs(t, err, lower.ErrDType)
 	_, err = add.Call(c, x, nil)
 	assert.ErrorIs(t, err, jit.ErrArguments)
+	_, err = add.Call(nil, x, x)
+	assert.ErrorIs(t, err, jit.ErrDevice)
+	_, err = jit.Put(nil, arange[float32](16), []int{8, 2}, sharding(t, m, mesh.P("x", "y")))
+	assert.ErrorIs(t, err, jit.ErrDevice)
 
 	closed, err := jit.Put(c, arange[float32](16), []int{8, 2}, sharding(t, m, mesh.P("x", "y")))
 	require.NoError(t, err)
