@@ -105,6 +105,13 @@ func TestParseLenient(t *testing.T) {
 		{`<@mesh, [{"a\"b\\c\n\t"}]>`, `#sdy.sharding<@mesh, [{"a\22b\\c\0A\09"}]>`},
 		{`<@"mesh", [{"x":( 1 ) 2}]>`, `#sdy.sharding<@mesh, [{"x":(1)2}]>`},
 		{"<@mesh, [{}], replicated={}> // comment", `#sdy.sharding<@mesh, [{}]>`},
+		// What MLIR's own printer gives for these (jaxlib 0.8.1's sdy dialect).
+		{`#sdy.sharding<@mesh, [{"x"} p0, {?}], replicated={"y"}>`, `#sdy.sharding<@mesh, [{"x"}p0, {?}], replicated={"y"}>`},
+		{`#sdy.sharding<@mesh, [{"a\01b\7Fc\n"}]>`, `#sdy.sharding<@mesh, [{"a\01b\7Fc\0A"}]>`},
+		{`#sdy.sharding<@"a\"b", [{"x"}]>`, `#sdy.sharding<@"a\22b", [{"x"}]>`},
+		{`#sdy.sharding<mesh<["x"=4, "y"=2], device_ids=[0,1,2,3,4,5,7,6]>, [{"x"}, {}]>`,
+			`#sdy.sharding<mesh<["x"=4, "y"=2], device_ids=[0, 1, 2, 3, 4, 5, 7, 6]>, [{"x"}, {}]>`},
+		{`#sdy.sharding<@mesh_0.a$b, [{"x" : ( 1 ) 2}]>`, `#sdy.sharding<@mesh_0.a$b, [{"x":(1)2}]>`},
 	}
 	for _, tt := range tests {
 		v, err := ParseTensorSharding(tt.in)
@@ -160,6 +167,7 @@ func TestParseErrors(t *testing.T) {
 		{`<@mesh, [{}], foo={}>`, 14, `expected 'replicated' or 'unreduced', found 'foo'`},
 		{`<@mesh, [{}], replicated={"x"}, replicated={"y"}>`, 32, `duplicate 'replicated' list`},
 		{`<@, []>`, 2, `expected symbol name, found ','`},
+		{`#sdy.sharding<@mesh, [{"x"}p-1]>`, 27, `expecting priority in format 'p<number>', got: p`},
 		{``, 0, `expected '<', found end of input`},
 	}
 	for _, tt := range tests {

@@ -84,6 +84,23 @@ func TestAccessors(t *testing.T) {
 	assert.False(t, s.IsFullyReplicated())
 	assert.True(t, Replicated("mesh", 3).IsFullyReplicated())
 	assert.True(t, NewManualAxes("x", "y").Contains("y"))
+	assert.Equal(t, []string{"x", "y"}, NewManualAxes("x", "y").Names())
+	assert.Equal(t, 2, NewManualAxes("x", "y").Len())
+	assert.Equal(t, "x", r.Name())
+	d := Open(Axis("x")).WithPriority(1)
+	assert.True(t, d.IsOpen())
+	assert.False(t, d.IsClosed())
+	assert.False(t, d.IsReplicated())
+	_, has := d.WithoutPriority().Priority()
+	assert.False(t, has)
+	assert.Equal(t, `"x"=4`, MeshAxis{"x", 4}.String())
+	assert.Equal(t, "mesh", NewMeshOp("mesh", m).Name())
+	ref, err := ParseAxisRef(`"x":(2)2`)
+	require.NoError(t, err)
+	assert.Equal(t, SubAxis("x", 2, 2), ref)
+	assert.True(t, NewTensorShardingPerValue().Sharding(3).Equal(TensorSharding{}))
+	assert.Panics(t, func() { MustParseMesh("<") })
+	assert.Panics(t, func() { MustParseTensorSharding("<") })
 }
 
 // Values are shared read-only across goroutines; run with -race.
