@@ -36,7 +36,7 @@
 // same text. The parser also reads what JAX emits that the printer would
 // write differently (whitespace, `"\""` escapes, `unreduced=sum{...}`, the
 // older `<"x"=4>` mesh form). Parse errors are *ParseError values with the
-// byte offset: "shardy: offset 9: expected ',' or '}', found 'y'".
+// byte offset: `shardy: offset 27: expected ',' or '}', found "y"`.
 //
 // # Validation
 //
@@ -54,7 +54,7 @@
 // `{}`, "x" -> `{"x"}`, ("x", "y") -> `{"x", "y"}`, Unconstrained -> `{?}`);
 // MeshFromAbstract gives the mesh of a mesh.Abstract (device_ids only when
 // not iota); AdjustForAxisTypes applies JAX's extra rule for meshes mixing
-// Auto axes with Explicit ones (empty dims open, unused Explicit axes
+// Auto axes with Explicit ones (all dims open, unused Explicit axes
 // replicated).
 //
 // # GSPMD

@@ -43,6 +43,8 @@ var (
 	// ErrUnsupported: a sharding has no equivalent in the requested form
 	// (for example unreduced axes in a GSPMD string).
 	ErrUnsupported = errors.New("unsupported sharding")
+	// ErrDuplicateMesh: two sdy.mesh ops define the same symbol.
+	ErrDuplicateMesh = errors.New("redefinition of mesh symbol")
 	// ErrSpec: a mesh.NamedSharding cannot be converted (spec longer than
 	// the rank, invalid spec).
 	ErrSpec = errors.New("invalid partition spec")

@@ -1,14 +1,10 @@
 package shardy
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 )
-
-// ErrDuplicateMesh: two sdy.mesh ops define the same symbol.
-var ErrDuplicateMesh = errors.New("redefinition of mesh symbol")
 
 // Validate checks m against Shardy's mesh rules: axis sizes at least 1, no
 // duplicate axis names, and device_ids (when given) a non-iota permutation
