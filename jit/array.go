@@ -65,14 +65,24 @@ func PutBytes(c *pjrt.Client, dtype pjrt.DType, shape []int, data []byte, s mesh
 	shardBytes := pjrt.Shape{DType: dtype, Dims: shardShape}.Bytes()
 	var mu sync.Mutex
 	byIndex := map[string][]byte{} // replicas share one host copy of their block
+	var staged []*[]byte           // returned to the pool once every transfer is done
+	defer func() {
+		for _, b := range staged {
+			putStaging(b)
+		}
+	}()
 	block := func(idx mesh.Index) []byte {
 		key := indexKey(idx)
 		mu.Lock()
 		defer mu.Unlock()
 		b, ok := byIndex[key]
 		if !ok {
-			b = extractBlock(data, shape, idx, dtype.Size(), shardBytes)
+			var st *[]byte
+			b, st = extractBlock(data, shape, idx, dtype.Size(), shardBytes)
 			byIndex[key] = b
+			if st != nil {
+				staged = append(staged, st)
+			}
 		}
 		return b
 	}
@@ -336,10 +346,12 @@ func (a *Array) ToHostBytes() ([]byte, error) {
 	err := forEachShard(firsts, func(i int) error {
 		s := firsts[i]
 		size := s.Data.Shape().Bytes()
-		// A contiguous block is copied straight into place; others go through a buffer.
+		// A contiguous block is copied straight into place; others go through a staging buffer.
 		block, direct := contiguousBlock(out, a.shape, s.Index, a.dtype.Size(), size)
 		if !direct {
-			block = make([]byte, size)
+			st := getStaging(size)
+			defer putStaging(st)
+			block = *st
 		}
 		if err := s.Data.CopyToHost(block); err != nil {
 			return fmt.Errorf("jit: to host: shard on %s: %w", s.Device, err)

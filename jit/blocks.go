@@ -1,6 +1,26 @@
 package jit
 
-import "github.com/xlamesh/xlamesh/mesh"
+import (
+	"sync"
+
+	"github.com/xlamesh/xlamesh/mesh"
+)
+
+// stagingPools recycles the host buffers that non-contiguous blocks are gathered into before a
+// transfer, one pool per size: fresh memory costs a page fault per 4 KiB, which made the copy
+// several times slower than the copy itself.
+var stagingPools sync.Map // int -> *sync.Pool of *[]byte
+
+func getStaging(size int) *[]byte {
+	p, _ := stagingPools.LoadOrStore(size, &sync.Pool{New: func() any { b := make([]byte, size); return &b }})
+	return p.(*sync.Pool).Get().(*[]byte)
+}
+
+func putStaging(b *[]byte) {
+	if p, ok := stagingPools.Load(len(*b)); ok {
+		p.(*sync.Pool).Put(b)
+	}
+}
 
 // Row-major block copies between a global array's bytes and one shard's bytes.
 
@@ -72,14 +92,15 @@ func contiguousBlock(global []byte, shape []int, idx mesh.Index, elem, size int)
 }
 
 // extractBlock returns the bytes of block idx of the global array src: a sub-slice when the block
-// is contiguous, else a new slice.
-func extractBlock(src []byte, shape []int, idx mesh.Index, elem int, size int) []byte {
+// is contiguous (staging nil), else a pooled staging buffer to hand back with putStaging.
+func extractBlock(src []byte, shape []int, idx mesh.Index, elem int, size int) (block []byte, staging *[]byte) {
 	if b, ok := contiguousBlock(src, shape, idx, elem, size); ok {
-		return b
+		return b, nil
 	}
-	dst := make([]byte, size)
+	staging = getStaging(size)
+	dst := *staging
 	blockRuns(shape, idx, elem, func(g, s, n int) { copy(dst[s:s+n], src[g:g+n]) })
-	return dst
+	return dst, staging
 }
 
 // insertBlock copies a shard's bytes into block idx of the global array dst.
