@@ -322,6 +322,9 @@ func (f *Function) reshardArgs(c *pjrt.Client, m mesh.Mesh, args []*Array) ([]*A
 	out := slices.Clone(args)
 	var made []*Array
 	for i, a := range args {
+		if a.sharding.Spec().Equal(f.opt.in[i]) {
+			continue // the mesh was checked by Call
+		}
 		want, err := mesh.NewNamedSharding(m, f.opt.in[i])
 		if err != nil {
 			return nil, made, fmt.Errorf("jit: %s: InSpecs[%d]: %w", f.name, i, err)

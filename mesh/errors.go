@@ -130,9 +130,12 @@ func (e *IndivisibleError) Unwrap() error { return ErrIndivisible }
 
 // pyQuote quotes s the way Python's repr quotes a simple string.
 func pyQuote(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `'`, `\'`)
-	return "'" + r.Replace(s) + "'"
+	return "'" + pyEscaper.Replace(s) + "'"
 }
+
+// pyEscaper escapes a string for a single-quoted Python literal; built once (a Replacer is
+// safe for concurrent use).
+var pyEscaper = strings.NewReplacer(`\`, `\\`, `'`, `\'`)
 
 // pyStrTuple formats names as a Python tuple: ('x', 'y'), ('x',), ().
 func pyStrTuple(names []string) string {
