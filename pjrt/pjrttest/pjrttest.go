@@ -1,7 +1,3 @@
-// Package pjrttest gives integration tests a real PJRT client on XLA's CPU plugin.
-//
-// Tests call Client(t) for the shared 8-device client. When the plugin is missing the test fails
-// (it never skips, in CI or anywhere) with the message that says how to install it.
 package pjrttest
 
 import (
