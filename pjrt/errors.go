@@ -36,6 +36,7 @@ type Error struct {
 	Kind error  // the sentinel this error is a case of (ErrCompile, ErrExecute, ...), or nil
 }
 
+// Error formats the error as "pjrt: op: message (Code)".
 func (e *Error) Error() string {
 	if e.Code != 0 {
 		return fmt.Sprintf("pjrt: %s: %s (%s)", e.Op, e.Msg, e.Code)
