@@ -13,7 +13,8 @@ const (
 
 const whyShardingInTypes = "on a mesh with Explicit axes JAX (sharding in types) adds an sdy.sharding_constraint after every op " +
 	"(open dims plus replicated={...} for unused Explicit axes when Auto axes remain, closed dims on all-Explicit meshes); " +
-	"lower emits only the entry shardings. Same numbers (lowering_numeric agrees). Reported to lower: implement or document as deliberate."
+	"xlamesh has no sharding-in-types and emits only the entry shardings, leaving the rest to Shardy's propagation " +
+	"(documented in lower's package doc). Same numbers (lowering_numeric agrees)."
 
 // known lists, by "group/case", every disagreement with JAX that is either a
 // deliberate xlamesh choice or an open issue reported to the package that
@@ -27,10 +28,10 @@ var known = map[string]knownDiff{
 	"sharding/m42_u_y_8x2":                  {statusDeliberate, whyUnconstrainedGeometry},
 	"sharding/m42_x_u_8x2":                  {statusDeliberate, whyUnconstrainedGeometry},
 	"sharding/mixed_u_y_8x2":                {statusDeliberate, whyUnconstrainedGeometry},
-	"lowering/elementwise_mixed_types_x":    {statusOpen, whyShardingInTypes},
-	"lowering/elementwise_mixed_types_repl": {statusOpen, whyShardingInTypes},
-	"lowering/elementwise_explicit_y":       {statusOpen, whyShardingInTypes},
-	"lowering/shard_map_partial_manual": {statusOpen, "partial-manual shard_map (manual_axes={\"x\"} on a 4x2 mesh): the manual_computation " +
-		"itself matches, but JAX also puts a scalar `sdy.sharding_constraint %2 <@mesh, []>` inside the all_reduce's reduction region " +
-		"(a no-op on a scalar); lower does not. Same numbers. Reported to lower: harmless, document as deliberate or copy."},
+	"lowering/elementwise_mixed_types_x":    {statusDeliberate, whyShardingInTypes},
+	"lowering/elementwise_mixed_types_repl": {statusDeliberate, whyShardingInTypes},
+	"lowering/elementwise_explicit_y":       {statusDeliberate, whyShardingInTypes},
+	"lowering/shard_map_partial_manual": {statusDeliberate, "partial-manual shard_map (manual_axes={\"x\"} on a 4x2 mesh): the manual_computation " +
+		"itself matches, but JAX also puts a scalar `sdy.sharding_constraint %2 <@mesh, []>` inside the all_reduce's reduction region, " +
+		"a constraint that cannot change a scalar's layout; lower writes the reduction region without it. Same numbers."},
 }
