@@ -98,6 +98,16 @@ func denseI64(rows [][]int) string {
 	return b.String()
 }
 
+// collectiveSetup checks a collective's operand and derives its replica groups from axes.
+func (f *Function) collectiveSetup(opName string, x Value, axes []string) (*value, [][]int, bool) {
+	a, ok := f.collectiveOperand(opName, x)
+	if !ok {
+		return nil, nil, false
+	}
+	groups, ok := f.axisGroups(opName, a, axes)
+	return a, groups, ok
+}
+
 func (f *Function) collectiveOperand(opName string, x Value) (*value, bool) {
 	vs, ok := f.check(opName, x)
 	if !ok {
@@ -110,11 +120,7 @@ func (f *Function) collectiveOperand(opName string, x Value) (*value, bool) {
 // pmax for Max, ...); every device gets the result.
 func (f *Function) AllReduce(x Value, r Reduction, axes ...string) Value {
 	const opName = "all_reduce"
-	a, ok := f.collectiveOperand(opName, x)
-	if !ok {
-		return Value{}
-	}
-	groups, ok := f.axisGroups(opName, a, axes)
+	a, groups, ok := f.collectiveSetup(opName, x, axes)
 	if !ok {
 		return Value{}
 	}
@@ -131,11 +137,7 @@ func (f *Function) AllReduce(x Value, r Reduction, axes ...string) Value {
 // all_gather with tiled=True): dimension dim grows by the group size.
 func (f *Function) AllGather(x Value, dim int, axes ...string) Value {
 	const opName = "all_gather"
-	a, ok := f.collectiveOperand(opName, x)
-	if !ok {
-		return Value{}
-	}
-	groups, ok := f.axisGroups(opName, a, axes)
+	a, groups, ok := f.collectiveSetup(opName, x, axes)
 	if !ok {
 		return Value{}
 	}
@@ -154,11 +156,7 @@ func (f *Function) AllGather(x Value, dim int, axes ...string) Value {
 // Dimension dim must be divisible by the group size.
 func (f *Function) ReduceScatter(x Value, r Reduction, dim int, axes ...string) Value {
 	const opName = "reduce_scatter"
-	a, ok := f.collectiveOperand(opName, x)
-	if !ok {
-		return Value{}
-	}
-	groups, ok := f.axisGroups(opName, a, axes)
+	a, groups, ok := f.collectiveSetup(opName, x, axes)
 	if !ok {
 		return Value{}
 	}
@@ -187,11 +185,7 @@ func (f *Function) ReduceScatter(x Value, r Reduction, dim int, axes ...string) 
 // concatDim (JAX's all_to_all with tiled=True).
 func (f *Function) AllToAll(x Value, splitDim, concatDim int, axes ...string) Value {
 	const opName = "all_to_all"
-	a, ok := f.collectiveOperand(opName, x)
-	if !ok {
-		return Value{}
-	}
-	groups, ok := f.axisGroups(opName, a, axes)
+	a, groups, ok := f.collectiveSetup(opName, x, axes)
 	if !ok {
 		return Value{}
 	}
@@ -218,11 +212,7 @@ func (f *Function) AllToAll(x Value, splitDim, concatDim int, axes ...string) Va
 // major) and applies within every group. Devices that receive nothing get zeros.
 func (f *Function) CollectivePermute(x Value, perm [][2]int, axes ...string) Value {
 	const opName = "collective_permute"
-	a, ok := f.collectiveOperand(opName, x)
-	if !ok {
-		return Value{}
-	}
-	groups, ok := f.axisGroups(opName, a, axes)
+	a, groups, ok := f.collectiveSetup(opName, x, axes)
 	if !ok {
 		return Value{}
 	}

@@ -289,13 +289,7 @@ func printCall(p *printer, o *op) {
 	p.str(") : (")
 	p.types(o.operands)
 	p.str(") -> ")
-	if len(o.results) == 1 {
-		o.results[0].shape.writeTo(&p.b)
-	} else {
-		p.str("(")
-		p.types(o.results)
-		p.str(")")
-	}
+	p.resultTypes(o.results)
 	p.str("\n")
 }
 
