@@ -3,6 +3,7 @@ package jit_test
 import (
 	"testing"
 
+	"github.com/gomlx/gopjrt/dtypes"
 	"github.com/xlamesh/xlamesh/jit"
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
@@ -38,7 +39,7 @@ func BenchmarkLoweringCacheHit(b *testing.B) {
 		b.Fatal(err)
 	}
 	f := jit.New("bench_hit", double)
-	arg := jit.ArgType{Shape: lower.F32.Shape(8, 2), Spec: mesh.P("x", "y")}
+	arg := jit.ArgType{Shape: lower.NewShape(dtypes.Float32, 8, 2), Spec: mesh.P("x", "y")}
 	if _, err := f.Lower(a, arg); err != nil {
 		b.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gomlx/gopjrt/dtypes"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -396,7 +397,7 @@ func TestGSPMDFunction(t *testing.T) {
 	require.NoError(t, err)
 	defer x.Close()
 	f := jit.New("double_gspmd", double, jit.OutSpecs(mesh.P("x", nil)), jit.WithPartitioner(lower.GSPMD))
-	prog, err := f.Lower(m.Abstract(), jit.ArgType{Shape: lower.S32.Shape(8, 2), Spec: mesh.P("x", "y")})
+	prog, err := f.Lower(m.Abstract(), jit.ArgType{Shape: lower.NewShape(dtypes.Int32, 8, 2), Spec: mesh.P("x", "y")})
 	require.NoError(t, err)
 	assert.Contains(t, prog.Text(), `mhlo.sharding = "{devices=[4,2]<=[8]}"`)
 	assert.NotContains(t, prog.Text(), "sdy.")

@@ -3,6 +3,7 @@ package lower_test
 import (
 	"testing"
 
+	"github.com/gomlx/gopjrt/dtypes"
 	"github.com/xlamesh/xlamesh/lower"
 )
 
@@ -11,7 +12,7 @@ import (
 func buildLarge(n int) (*lower.Program, error) {
 	m := lower.NewModule("large")
 	f := m.Main()
-	x := f.Arg(lower.F32.Shape(1024, 512), ns("x", "y"))
+	x := f.Arg(lower.NewShape(dtypes.Float32, 1024, 512), ns("x", "y"))
 	y := x
 	for i := 0; i < n; i++ {
 		switch i % 5 {

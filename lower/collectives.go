@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gomlx/gopjrt/dtypes"
 )
 
 // Collectives for manual code. They may only appear inside a ShardMap body and only over
@@ -124,7 +126,7 @@ func (f *Function) AllReduce(x Value, r Reduction, axes ...string) Value {
 	if !ok {
 		return Value{}
 	}
-	if r < Sum || r > Min || a.shape.dtype == Pred {
+	if r < Sum || r > Min || a.shape.dtype == dtypes.Bool {
 		f.failf(opName, 0, a, ErrDType, "reduction %v on %v", r, a.shape)
 		return Value{}
 	}
@@ -160,7 +162,7 @@ func (f *Function) ReduceScatter(x Value, r Reduction, dim int, axes ...string) 
 	if !ok {
 		return Value{}
 	}
-	if r < Sum || r > Min || a.shape.dtype == Pred {
+	if r < Sum || r > Min || a.shape.dtype == dtypes.Bool {
 		f.failf(opName, 0, a, ErrDType, "reduction %v on %v", r, a.shape)
 		return Value{}
 	}

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/gomlx/gopjrt/dtypes"
 )
 
 // lit is one scalar literal: an int, uint, float or bool read from a Go value.
@@ -38,31 +40,31 @@ func (w *weakConst) text() string {
 func litOf(x any) (l lit, d DType, weak bool, ok bool) {
 	switch v := x.(type) {
 	case bool:
-		return lit{kind: 'b', b: v}, Pred, true, true
+		return lit{kind: 'b', b: v}, dtypes.Bool, true, true
 	case int:
-		return lit{kind: 'i', i: int64(v)}, S64, true, true
+		return lit{kind: 'i', i: int64(v)}, dtypes.Int64, true, true
 	case float64:
-		return lit{kind: 'f', f: v}, F64, true, true
+		return lit{kind: 'f', f: v}, dtypes.Float64, true, true
 	case int8:
-		return lit{kind: 'i', i: int64(v)}, S8, false, true
+		return lit{kind: 'i', i: int64(v)}, dtypes.Int8, false, true
 	case int16:
-		return lit{kind: 'i', i: int64(v)}, S16, false, true
+		return lit{kind: 'i', i: int64(v)}, dtypes.Int16, false, true
 	case int32:
-		return lit{kind: 'i', i: int64(v)}, S32, false, true
+		return lit{kind: 'i', i: int64(v)}, dtypes.Int32, false, true
 	case int64:
-		return lit{kind: 'i', i: v}, S64, false, true
+		return lit{kind: 'i', i: v}, dtypes.Int64, false, true
 	case uint8:
-		return lit{kind: 'u', u: uint64(v)}, U8, false, true
+		return lit{kind: 'u', u: uint64(v)}, dtypes.Uint8, false, true
 	case uint16:
-		return lit{kind: 'u', u: uint64(v)}, U16, false, true
+		return lit{kind: 'u', u: uint64(v)}, dtypes.Uint16, false, true
 	case uint32:
-		return lit{kind: 'u', u: uint64(v)}, U32, false, true
+		return lit{kind: 'u', u: uint64(v)}, dtypes.Uint32, false, true
 	case uint64:
-		return lit{kind: 'u', u: v}, U64, false, true
+		return lit{kind: 'u', u: v}, dtypes.Uint64, false, true
 	case uint:
-		return lit{kind: 'u', u: uint64(v)}, U64, false, true
+		return lit{kind: 'u', u: uint64(v)}, dtypes.Uint64, false, true
 	case float32:
-		return lit{kind: 'f', f: float64(v)}, F32, false, true
+		return lit{kind: 'f', f: float64(v)}, dtypes.Float32, false, true
 	}
 	return lit{}, 0, false, false
 }
@@ -70,14 +72,14 @@ func litOf(x any) (l lit, d DType, weak bool, ok bool) {
 // format writes l as an element of type d, checking that it is representable.
 func (l lit) format(b *strings.Builder, d DType) error {
 	switch {
-	case d == Pred:
+	case d == dtypes.Bool:
 		if l.kind != 'b' {
 			return fmt.Errorf("%w: numeric constant for pred", ErrDType)
 		}
 		b.WriteString(strconv.FormatBool(l.b))
 		return nil
 	case l.kind == 'b':
-		return fmt.Errorf("%w: bool constant for %v", ErrDType, d)
+		return fmt.Errorf("%w: bool constant for %s", ErrDType, dtypeName(d))
 	case d.IsFloat():
 		f := l.f
 		switch l.kind {
@@ -93,7 +95,7 @@ func (l lit) format(b *strings.Builder, d DType) error {
 	var lo int64
 	var hi uint64
 	bits := d.Bits()
-	if d.IsSigned() {
+	if signed(d) {
 		lo, hi = -1<<(bits-1), 1<<(bits-1)-1
 	} else {
 		hi = math.MaxUint64 >> (64 - bits)
@@ -101,7 +103,7 @@ func (l lit) format(b *strings.Builder, d DType) error {
 	switch l.kind {
 	case 'f':
 		if l.f != math.Trunc(l.f) || math.IsInf(l.f, 0) || math.IsNaN(l.f) {
-			return fmt.Errorf("%w: constant %v is not an integer (element type %v)", ErrDType, l.f, d)
+			return fmt.Errorf("%w: constant %v is not an integer (element type %s)", ErrDType, l.f, dtypeName(d))
 		}
 		if l.f < 0 {
 			return lit{kind: 'i', i: int64(l.f)}.format(b, d)
@@ -109,12 +111,12 @@ func (l lit) format(b *strings.Builder, d DType) error {
 		return lit{kind: 'u', u: uint64(l.f)}.format(b, d)
 	case 'i':
 		if l.i < lo || (l.i > 0 && uint64(l.i) > hi) {
-			return fmt.Errorf("%w: constant %d overflows %v", ErrDType, l.i, d)
+			return fmt.Errorf("%w: constant %d overflows %s", ErrDType, l.i, dtypeName(d))
 		}
 		b.WriteString(strconv.FormatInt(l.i, 10))
 	case 'u':
 		if l.u > hi {
-			return fmt.Errorf("%w: constant %d overflows %v", ErrDType, l.u, d)
+			return fmt.Errorf("%w: constant %d overflows %s", ErrDType, l.u, dtypeName(d))
 		}
 		b.WriteString(strconv.FormatUint(l.u, 10))
 	}
@@ -127,11 +129,11 @@ func formatFloat(b *strings.Builder, f float64, d DType) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		var nan, pinf, ninf string
 		switch d {
-		case F16:
+		case dtypes.Float16:
 			nan, pinf, ninf = "0x7E00", "0x7C00", "0xFC00"
-		case BF16:
+		case dtypes.BFloat16:
 			nan, pinf, ninf = "0x7FC0", "0x7F80", "0xFF80"
-		case F32:
+		case dtypes.Float32:
 			nan, pinf, ninf = "0x7FC00000", "0x7F800000", "0xFF800000"
 		default:
 			nan, pinf, ninf = "0x7FF8000000000000", "0x7FF0000000000000", "0xFFF0000000000000"
@@ -147,7 +149,7 @@ func formatFloat(b *strings.Builder, f float64, d DType) {
 		return
 	}
 	bits := 64
-	if d != F64 {
+	if d != dtypes.Float64 {
 		bits = 32
 	}
 	s := strconv.FormatFloat(f, 'g', -1, bits)
@@ -343,7 +345,7 @@ func (f *Function) Iota(s Shape, dim int) Value {
 		f.failf(opName, -1, nil, ErrShape, "iota dimension %d out of range for %v", dim, s)
 		return Value{}
 	}
-	if s.dtype == Pred {
+	if s.dtype == dtypes.Bool {
 		f.failf(opName, -1, nil, ErrDType, "iota of pred")
 		return Value{}
 	}

@@ -14,10 +14,14 @@
 //
 //	m := lower.NewModule("jit_f")
 //	f := m.Main()
-//	x := f.Arg(lower.F32.Shape(8, 2), sharding) // sdy.sharding on %arg0
-//	f.Return(f.Mul(x, f.Constant(2.0)))        // weak constant: f32, broadcast to 8x2
+//	x := f.Arg(lower.NewShape(dtypes.Float32, 8, 2), sharding) // sdy.sharding on %arg0
+//	f.Return(f.Mul(x, f.Constant(2.0)))                        // weak constant: f32, broadcast to 8x2
 //	f.ShardResults(sharding)
 //	prog, err := m.Build()
+//
+// Element types are gopjrt's dtypes.DType values (lower.DType is an alias of it, numbered
+// as PJRT numbers buffer types); MLIRType and ParseDType convert to and from the names
+// StableHLO text uses ("f32", "i1").
 //
 // Ops infer their result shapes and check their operands. The first error sticks: later
 // ops are no-ops returning the zero Value, and Build returns that error as an *OpError

@@ -5,91 +5,72 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gomlx/gopjrt/dtypes"
 )
 
-// DType is the element type of a tensor. The zero value is invalid.
-type DType uint8
+// DType is the element type of a tensor: gopjrt's [dtypes.DType], whose numbers are PJRT's
+// PJRT_Buffer_Type, so a lowered type and a device buffer's type share one numbering. lower
+// accepts thirteen of its values: [dtypes.Bool] (StableHLO's i1, XLA's pred), [dtypes.Int8]
+// to [dtypes.Int64], [dtypes.Uint8] to [dtypes.Uint64], [dtypes.Float16], [dtypes.BFloat16],
+// [dtypes.Float32] and [dtypes.Float64]. Ops given any other value, including
+// [dtypes.InvalidDType], fail with an error wrapping ErrDType.
+//
+// dtypes.DType's String prints Go-style names ("Float32"); [MLIRType] gives the name StableHLO
+// text uses ("f32") and [ParseDType] reads it back.
+type DType = dtypes.DType
 
-// Element types, named as XLA names them (pred, s8, u8, f32, ...).
-const (
-	Pred DType = iota + 1 // boolean, MLIR i1
-	S8                    // signed 8-bit integer, MLIR i8
-	S16                   // signed 16-bit integer, MLIR i16
-	S32                   // signed 32-bit integer, MLIR i32
-	S64                   // signed 64-bit integer, MLIR i64
-	U8                    // unsigned 8-bit integer, MLIR ui8
-	U16                   // unsigned 16-bit integer, MLIR ui16
-	U32                   // unsigned 32-bit integer, MLIR ui32
-	U64                   // unsigned 64-bit integer, MLIR ui64
-	F16                   // IEEE half precision, MLIR f16
-	BF16                  // bfloat16, MLIR bf16
-	F32                   // IEEE single precision, MLIR f32
-	F64                   // IEEE double precision, MLIR f64
-)
-
-var dtypeNames = [...]string{"", "pred", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32", "f64"}
-var dtypeMLIR = [...]string{"", "i1", "i8", "i16", "i32", "i64", "ui8", "ui16", "ui32", "ui64", "f16", "bf16", "f32", "f64"}
-
-// String returns XLA's name of the type: "pred", "s32", "u8", "bf16", "f32", ...
-func (d DType) String() string {
-	if d.Valid() {
-		return dtypeNames[d]
-	}
-	return "DType(" + strconv.Itoa(int(d)) + ")"
+// dtypeNames holds, for each supported element type (indexed by its dtypes number), XLA's
+// name and StableHLO's.
+var dtypeNames = [...]struct{ xla, mlir string }{
+	dtypes.Bool:     {"pred", "i1"},
+	dtypes.Int8:     {"s8", "i8"},
+	dtypes.Int16:    {"s16", "i16"},
+	dtypes.Int32:    {"s32", "i32"},
+	dtypes.Int64:    {"s64", "i64"},
+	dtypes.Uint8:    {"u8", "ui8"},
+	dtypes.Uint16:   {"u16", "ui16"},
+	dtypes.Uint32:   {"u32", "ui32"},
+	dtypes.Uint64:   {"u64", "ui64"},
+	dtypes.Float16:  {"f16", "f16"},
+	dtypes.Float32:  {"f32", "f32"},
+	dtypes.Float64:  {"f64", "f64"},
+	dtypes.BFloat16: {"bf16", "bf16"},
 }
 
-// MLIR returns the element type as StableHLO text writes it: "i1", "i32", "ui8", "f32", ...
-func (d DType) MLIR() string {
-	if d.Valid() {
-		return dtypeMLIR[d]
+// supported reports whether lower can build tensors of element type d.
+func supported(d DType) bool { return d > 0 && int(d) < len(dtypeNames) && dtypeNames[d].xla != "" }
+
+// signed reports whether d is a signed integer type.
+func signed(d DType) bool { return d.IsInt() && !d.IsUnsigned() }
+
+// MLIRType returns element type d as StableHLO text writes it: "i1", "i32", "ui8", "bf16",
+// "f32", ...; for a type lower does not support it returns "invalid".
+func MLIRType(d DType) string {
+	if supported(d) {
+		return dtypeNames[d].mlir
 	}
 	return "invalid"
 }
 
-// Valid reports whether d is one of the defined element types.
-func (d DType) Valid() bool { return d >= Pred && d <= F64 }
-
-// IsFloat reports whether d is a floating-point type.
-func (d DType) IsFloat() bool { return d >= F16 && d <= F64 }
-
-// IsInt reports whether d is a signed or unsigned integer type (not pred).
-func (d DType) IsInt() bool { return d >= S8 && d <= U64 }
-
-// IsSigned reports whether d is a signed integer type.
-func (d DType) IsSigned() bool { return d >= S8 && d <= S64 }
-
-// IsUnsigned reports whether d is an unsigned integer type.
-func (d DType) IsUnsigned() bool { return d >= U8 && d <= U64 }
-
-// Bits returns the width of one element in bits (1 for pred).
-func (d DType) Bits() int {
-	switch d {
-	case Pred:
-		return 1
-	case S8, U8:
-		return 8
-	case S16, U16, F16, BF16:
-		return 16
-	case S32, U32, F32:
-		return 32
-	case S64, U64, F64:
-		return 64
+// dtypeName returns XLA's name of d ("pred", "s32", "u8", "f32"), the form lower's error
+// messages use, or dtypes' own name for a type lower does not support.
+func dtypeName(d DType) string {
+	if supported(d) {
+		return dtypeNames[d].xla
 	}
-	return 0
+	return d.String()
 }
 
-// Shape returns the tensor type with element type d and the given dimensions.
-// It is shorthand for NewShape(d, dims...).
-func (d DType) Shape(dims ...int) Shape { return NewShape(d, dims...) }
-
-// ParseDType reads a type name in either XLA ("s32", "pred") or MLIR ("i32", "i1") spelling.
+// ParseDType reads an element type name in either XLA ("s32", "pred") or MLIR ("i32", "i1")
+// spelling. Any other name gives an error.
 func ParseDType(s string) (DType, error) {
-	for i := range dtypeNames {
-		if i > 0 && (s == dtypeNames[i] || s == dtypeMLIR[i]) {
+	for i, n := range dtypeNames {
+		if n.xla != "" && (s == n.xla || s == n.mlir) {
 			return DType(i), nil
 		}
 	}
-	return 0, fmt.Errorf("lower: unknown element type %q", s)
+	return dtypes.InvalidDType, fmt.Errorf("lower: unknown element type %q", s)
 }
 
 // Shape is a ranked tensor type: an element type and static dimensions.
@@ -99,8 +80,10 @@ type Shape struct {
 	dims  []int
 }
 
-// NewShape returns the tensor type of the given element type and dimensions.
-// A shape without dims is a scalar. The dims are copied.
+// NewShape returns the tensor type of the given element type and dimensions, e.g.
+// NewShape(dtypes.Float32, 8, 2) for tensor<8x2xf32>. A shape without dims is a scalar.
+// The dims are copied. An unsupported element type or a negative dimension is reported
+// by the op that receives the shape.
 func NewShape(d DType, dims ...int) Shape {
 	return Shape{dtype: d, dims: slices.Clone(dims)}
 }
@@ -145,13 +128,13 @@ func (s Shape) writeTo(b *strings.Builder) {
 		b.WriteString(strconv.Itoa(d))
 		b.WriteByte('x')
 	}
-	b.WriteString(s.dtype.MLIR())
+	b.WriteString(MLIRType(s.dtype))
 	b.WriteByte('>')
 }
 
 func (s Shape) valid() error {
-	if !s.dtype.Valid() {
-		return fmt.Errorf("%w: invalid element type %v", ErrDType, s.dtype)
+	if !supported(s.dtype) {
+		return fmt.Errorf("%w: invalid element type %s", ErrDType, dtypeName(s.dtype))
 	}
 	for i, d := range s.dims {
 		if d < 0 {
@@ -161,5 +144,5 @@ func (s Shape) valid() error {
 	return nil
 }
 
-// scalarOf returns the rank-0 shape of the same element type.
+// scalar returns the rank-0 shape of the same element type.
 func (s Shape) scalar() Shape { return Shape{dtype: s.dtype} }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/gomlx/gopjrt/dtypes"
 	"github.com/stretchr/testify/require"
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
@@ -12,7 +13,7 @@ import (
 var mesh24 = mesh.MustNew(mesh.SimDevices(8), []int{2, 4}, "x", "y")
 
 func TestBuildErrors(t *testing.T) {
-	f32 := lower.F32.Shape
+	f32 := func(dims ...int) lower.Shape { return lower.NewShape(dtypes.Float32, dims...) }
 	specs := func(ps ...mesh.PartitionSpec) []mesh.PartitionSpec { return ps }
 	tests := []struct {
 		name     string
@@ -37,7 +38,7 @@ func TestBuildErrors(t *testing.T) {
 			name: "dtype mismatch",
 			build: func(m *lower.Module) {
 				f := m.Main()
-				x, y := f.Arg(f32(4)), f.Arg(lower.S32.Shape(4))
+				x, y := f.Arg(f32(4)), f.Arg(lower.NewShape(dtypes.Int32, 4))
 				f.Return(f.Mul(x, y))
 			},
 			sentinel: lower.ErrDType, op: "multiply", operand: 1,
@@ -215,10 +216,28 @@ func TestBuildErrors(t *testing.T) {
 			name: "constant overflow",
 			build: func(m *lower.Module) {
 				f := m.Main()
-				f.Return(f.ConstantOf(lower.U8, 300))
+				f.Return(f.ConstantOf(dtypes.Uint8, 300))
 			},
 			sentinel: lower.ErrDType, op: "constant", operand: -1,
 			msg: "lower: @main: constant: element type mismatch: constant 300 overflows u8",
+		},
+		{
+			name: "unsupported element type",
+			build: func(m *lower.Module) {
+				f := m.Main()
+				f.Return(f.Arg(lower.NewShape(dtypes.Complex64, 4)))
+			},
+			sentinel: lower.ErrDType, op: "func.func argument", operand: 0,
+			msg: "lower: @main: func.func argument: operand 0: element type mismatch: invalid element type Complex64",
+		},
+		{
+			name: "convert to invalid type",
+			build: func(m *lower.Module) {
+				f := m.Main()
+				f.Return(f.Convert(f.Arg(f32(4)), dtypes.InvalidDType))
+			},
+			sentinel: lower.ErrDType, op: "convert", operand: -1,
+			msg: "lower: @main: convert: element type mismatch: invalid target type InvalidDType",
 		},
 		{
 			name: "no return",
@@ -275,10 +294,10 @@ func TestBuildErrors(t *testing.T) {
 func TestStickyZeroValues(t *testing.T) {
 	m := lower.NewModule("sticky")
 	f := m.Main()
-	x := f.Arg(lower.F32.Shape(4))
+	x := f.Arg(lower.NewShape(dtypes.Float32, 4))
 	bad := f.Reshape(x, 3)
 	require.False(t, bad.Valid())
-	for _, v := range []lower.Value{f.Add(x, x), f.Constant(1.0), f.Iota(lower.S32.Shape(3), 0), f.Exp(x)} {
+	for _, v := range []lower.Value{f.Add(x, x), f.Constant(1.0), f.Iota(lower.NewShape(dtypes.Int32, 3), 0), f.Exp(x)} {
 		require.False(t, v.Valid())
 		require.Equal(t, "<invalid>", v.String())
 	}

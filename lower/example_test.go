@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/gomlx/gopjrt/dtypes"
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
 )
@@ -16,7 +17,7 @@ func Example() {
 
 	m := lower.NewModule("jit_f")
 	f := m.Main()
-	x := f.Arg(lower.S64.Shape(8, 2), s)
+	x := f.Arg(lower.NewShape(dtypes.Int64, 8, 2), s)
 	f.Return(f.Mul(x, f.Constant(2)))
 	f.ShardResults(s)
 	prog, err := m.Build()
@@ -43,7 +44,7 @@ func ExampleFunction_ShardMap() {
 
 	m := lower.NewModule("psum", lower.WithPartitioner(lower.GSPMD))
 	f := m.Main()
-	x := f.Arg(lower.F32.Shape(8), s)
+	x := f.Arg(lower.NewShape(dtypes.Float32, 8), s)
 	total := f.ShardMap(abs, []mesh.PartitionSpec{mesh.P("d")}, []mesh.PartitionSpec{mesh.P()}, nil,
 		func(g *lower.Function, args []lower.Value) []lower.Value {
 			return []lower.Value{g.AllReduce(g.Sum(args[0]), lower.Sum, "d")}
@@ -79,7 +80,7 @@ func ExampleFunction_ShardingConstraint() {
 	m8 := mesh.MustNew(mesh.SimDevices(8), []int{4, 2}, "x", "y")
 	m := lower.NewModule("")
 	f := m.Main()
-	x := f.Arg(lower.F32.Shape(8, 4), mesh.MustNamedSharding(m8, mesh.P("x")))
+	x := f.Arg(lower.NewShape(dtypes.Float32, 8, 4), mesh.MustNamedSharding(m8, mesh.P("x")))
 	y := f.ShardingConstraint(f.Exp(x), mesh.MustNamedSharding(m8, mesh.P(nil, "y")))
 	f.Return(y)
 	f.ShardResults(mesh.MustNamedSharding(m8, mesh.P(nil, "y")))
@@ -100,8 +101,8 @@ func ExampleFunction_ShardingConstraint() {
 func ExampleModule_Build_error() {
 	m := lower.NewModule("bad")
 	f := m.Main()
-	x := f.Arg(lower.F32.Shape(4, 2))
-	y := f.Arg(lower.F32.Shape(2, 4))
+	x := f.Arg(lower.NewShape(dtypes.Float32, 4, 2))
+	y := f.Arg(lower.NewShape(dtypes.Float32, 2, 4))
 	z := f.Add(x, y)   // shape error, recorded
 	f.Return(f.Exp(z)) // no-op
 	_, err := m.Build()

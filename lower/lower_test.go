@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gomlx/gopjrt/dtypes"
 	"github.com/stretchr/testify/require"
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
@@ -44,7 +45,7 @@ func TestAbstractMeshOnly(t *testing.T) {
 	lowerOn := func(spec func(entries ...any) mesh.NamedSharding) *lower.Program {
 		m := lower.NewModule("f")
 		f := m.Main()
-		x := f.Arg(lower.F32.Shape(16, 8), spec("x", "y"))
+		x := f.Arg(lower.NewShape(dtypes.Float32, 16, 8), spec("x", "y"))
 		y := f.ShardingConstraint(f.Exp(x), spec(nil, "x"))
 		outs := f.ShardMap(abstract, []mesh.PartitionSpec{mesh.P("x")}, []mesh.PartitionSpec{mesh.P()}, nil,
 			func(g *lower.Function, a []lower.Value) []lower.Value {
@@ -71,33 +72,35 @@ func TestAbstractMeshOnly(t *testing.T) {
 
 func TestDTypes(t *testing.T) {
 	tests := []struct {
-		d          lower.DType
-		name, mlir string
-		bits       int
+		d         lower.DType
+		xla, mlir string
 	}{
-		{lower.Pred, "pred", "i1", 1}, {lower.S8, "s8", "i8", 8}, {lower.S16, "s16", "i16", 16},
-		{lower.S32, "s32", "i32", 32}, {lower.S64, "s64", "i64", 64}, {lower.U8, "u8", "ui8", 8},
-		{lower.U16, "u16", "ui16", 16}, {lower.U32, "u32", "ui32", 32}, {lower.U64, "u64", "ui64", 64},
-		{lower.F16, "f16", "f16", 16}, {lower.BF16, "bf16", "bf16", 16}, {lower.F32, "f32", "f32", 32},
-		{lower.F64, "f64", "f64", 64},
+		{dtypes.Bool, "pred", "i1"}, {dtypes.Int8, "s8", "i8"}, {dtypes.Int16, "s16", "i16"},
+		{dtypes.Int32, "s32", "i32"}, {dtypes.Int64, "s64", "i64"}, {dtypes.Uint8, "u8", "ui8"},
+		{dtypes.Uint16, "u16", "ui16"}, {dtypes.Uint32, "u32", "ui32"}, {dtypes.Uint64, "u64", "ui64"},
+		{dtypes.Float16, "f16", "f16"}, {dtypes.BFloat16, "bf16", "bf16"}, {dtypes.Float32, "f32", "f32"},
+		{dtypes.Float64, "f64", "f64"},
 	}
 	for _, tc := range tests {
-		require.Equal(t, tc.name, tc.d.String())
-		require.Equal(t, tc.mlir, tc.d.MLIR())
-		require.Equal(t, tc.bits, tc.d.Bits())
-		for _, s := range []string{tc.name, tc.mlir} {
+		require.Equal(t, tc.mlir, lower.MLIRType(tc.d))
+		require.Equal(t, "tensor<"+tc.mlir+">", lower.NewShape(tc.d).String())
+		for _, s := range []string{tc.xla, tc.mlir} {
 			d, err := lower.ParseDType(s)
 			require.NoError(t, err)
 			require.Equal(t, tc.d, d)
 		}
 	}
-	require.Equal(t, "DType(0)", lower.DType(0).String())
-	_, err := lower.ParseDType("c64")
-	require.EqualError(t, err, `lower: unknown element type "c64"`)
-	s := lower.BF16.Shape(2, 3)
+	for _, d := range []lower.DType{dtypes.InvalidDType, dtypes.Complex64, dtypes.F8E4M3FN, lower.DType(99)} {
+		require.Equal(t, "invalid", lower.MLIRType(d), "%v is not a lower element type", d)
+	}
+	for _, name := range []string{"c64", "float32", "Float32", "i4", ""} {
+		_, err := lower.ParseDType(name)
+		require.EqualError(t, err, `lower: unknown element type "`+name+`"`)
+	}
+	s := lower.NewShape(dtypes.BFloat16, 2, 3)
 	require.Equal(t, "tensor<2x3xbf16>", s.String())
 	require.Equal(t, 6, s.Size())
-	require.Equal(t, "tensor<i1>", lower.Pred.Shape().String())
+	require.Equal(t, "tensor<i1>", lower.NewShape(dtypes.Bool).String())
 	dims := s.Dims()
 	dims[0] = 99
 	require.Equal(t, []int{2, 3}, s.Dims(), "Dims returns a copy")
@@ -124,9 +127,9 @@ func TestConcurrentBuilds(t *testing.T) {
 func TestSymbolQuoting(t *testing.T) {
 	m := lower.NewModule("my module")
 	h := m.Func("helper.v2")
-	h.Return(h.Arg(lower.F32.Shape()))
+	h.Return(h.Arg(lower.NewShape(dtypes.Float32)))
 	f := m.Main()
-	f.Return(f.Call(h, f.Arg(lower.F32.Shape()))...)
+	f.Return(f.Call(h, f.Arg(lower.NewShape(dtypes.Float32)))...)
 	p, err := m.Build()
 	require.NoError(t, err)
 	require.Contains(t, p.Text(), `module @"my module" attributes`)

@@ -55,7 +55,7 @@ func WithMultipleMeshes() Option { return func(c *config) { c.multiMesh = true }
 //
 //	m := lower.NewModule("jit_f")
 //	f := m.Main()
-//	x := f.Arg(lower.F32.Shape(8, 2), sharding)
+//	x := f.Arg(lower.NewShape(dtypes.Float32, 8, 2), sharding)
 //	f.Return(f.Mul(x, f.Constant(2.0)))
 //	prog, err := m.Build()
 //

@@ -5,14 +5,16 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gomlx/gopjrt/dtypes"
 )
 
 // dtype classes accepted by elementwise ops.
 func anyType(DType) bool         { return true }
 func numeric(d DType) bool       { return d.IsInt() || d.IsFloat() }
 func floating(d DType) bool      { return d.IsFloat() }
-func intOrPred(d DType) bool     { return d.IsInt() || d == Pred }
-func signedOrFloat(d DType) bool { return d.IsSigned() || d.IsFloat() }
+func intOrPred(d DType) bool     { return d.IsInt() || d == dtypes.Bool }
+func signedOrFloat(d DType) bool { return signed(d) || d.IsFloat() }
 
 func (f *Function) unary(opName string, x Value, allow func(DType) bool, what string) Value {
 	vs, ok := f.check(opName, x)
@@ -24,7 +26,7 @@ func (f *Function) unary(opName string, x Value, allow func(DType) bool, what st
 		return Value{}
 	}
 	if !allow(a.shape.dtype) {
-		f.failf(opName, 0, a, ErrDType, "%s needs %s operands, got %v", opName, what, a.shape.dtype)
+		f.failf(opName, 0, a, ErrDType, "%s needs %s operands, got %s", opName, what, dtypeName(a.shape.dtype))
 		return Value{}
 	}
 	return f.emit("stablehlo."+opName, []*value{a}, a.shape, "")
@@ -125,7 +127,7 @@ func (f *Function) binary(opName string, x, y Value, allow func(DType) bool, wha
 		return Value{}
 	}
 	if !allow(a.shape.dtype) {
-		f.failf(opName, 0, a, ErrDType, "%s needs %s operands, got %v", opName, what, a.shape.dtype)
+		f.failf(opName, 0, a, ErrDType, "%s needs %s operands, got %s", opName, what, dtypeName(a.shape.dtype))
 		return Value{}
 	}
 	return f.emit("stablehlo."+opName, []*value{a, b}, a.shape, "")
@@ -202,11 +204,11 @@ func (f *Function) Compare(x, y Value, dir Comparison) Value {
 	switch {
 	case a.shape.dtype.IsFloat():
 		typ = "FLOAT"
-	case a.shape.dtype.IsSigned():
+	case signed(a.shape.dtype):
 		typ = "SIGNED"
 	}
 	props := "comparison_direction = #stablehlo<comparison_direction " + dir.String() + ">, compare_type = #stablehlo<comparison_type " + typ + ">"
-	return f.emit("stablehlo.compare", []*value{a, b}, a.shape.WithDType(Pred), props)
+	return f.emit("stablehlo.compare", []*value{a, b}, a.shape.WithDType(dtypes.Bool), props)
 }
 
 // Equal returns x == y elementwise; shorthand for Compare(x, y, EQ).
@@ -232,7 +234,7 @@ func (f *Function) Select(pred, onTrue, onFalse Value) Value {
 	if !ok {
 		return Value{}
 	}
-	if p.shape.dtype != Pred {
+	if p.shape.dtype != dtypes.Bool {
 		f.failf(opName, 0, p, ErrDType, "predicate must be pred, got %v", p.shape)
 		return Value{}
 	}
@@ -250,8 +252,8 @@ func (f *Function) Convert(x Value, d DType) Value {
 	if !ok {
 		return Value{}
 	}
-	if !d.Valid() {
-		f.failf(opName, -1, nil, ErrDType, "invalid target type %v", d)
+	if !supported(d) {
+		f.failf(opName, -1, nil, ErrDType, "invalid target type %s", dtypeName(d))
 		return Value{}
 	}
 	a := vs[0]
@@ -409,7 +411,7 @@ func (f *Function) indices(opName string, first int, starts []Value, rank int) (
 	var d DType
 	for i, v := range vs {
 		if v.weak != nil {
-			v = f.materialize(v, NewShape(S32))
+			v = f.materialize(v, NewShape(dtypes.Int32))
 			vs[i] = v
 		}
 		if v.shape.Rank() != 0 || !v.shape.dtype.IsInt() {
@@ -417,7 +419,7 @@ func (f *Function) indices(opName string, first int, starts []Value, rank int) (
 			return nil, false
 		}
 		if i > 0 && v.shape.dtype != d {
-			f.failf(opName, first+i, v, ErrDType, "start indices differ in type: %v vs %v", d, v.shape.dtype)
+			f.failf(opName, first+i, v, ErrDType, "start indices differ in type: %s vs %s", dtypeName(d), dtypeName(v.shape.dtype))
 			return nil, false
 		}
 		d = v.shape.dtype
@@ -527,7 +529,7 @@ func (f *Function) Pad(x, padValue Value, low, high, interior []int) Value {
 		interior = make([]int, r)
 	}
 	if pv.shape.dtype != a.shape.dtype || pv.shape.Rank() != 0 {
-		f.failf(opName, 1, pv, ErrShape, "padding value must be a %v scalar, got %v", a.shape.dtype, pv.shape)
+		f.failf(opName, 1, pv, ErrShape, "padding value must be a %s scalar, got %v", dtypeName(a.shape.dtype), pv.shape)
 		return Value{}
 	}
 	if len(low) != r || len(high) != r || len(interior) != r {
@@ -683,7 +685,7 @@ func (r Reduction) init(d DType) lit {
 			return lit{kind: 'f', f: math.Inf(-1)}
 		}
 		return lit{kind: 'f', f: math.Inf(1)}
-	case d.IsSigned():
+	case signed(d):
 		if lowest {
 			return lit{kind: 'i', i: -1 << (d.Bits() - 1)}
 		}
@@ -726,7 +728,7 @@ func (f *Function) Reduce(x Value, r Reduction, dims ...int) Value {
 		f.failf(opName, -1, nil, ErrDType, "invalid reduction %v", r)
 		return Value{}
 	}
-	if a.shape.dtype == Pred {
+	if a.shape.dtype == dtypes.Bool {
 		f.failf(opName, 0, a, ErrDType, "%v of pred", r)
 		return Value{}
 	}

@@ -3,6 +3,7 @@ package lower_test
 import (
 	"testing"
 
+	"github.com/gomlx/gopjrt/dtypes"
 	"github.com/stretchr/testify/require"
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
@@ -10,7 +11,7 @@ import (
 
 // Shape and type errors of single ops: each names the op and the cause.
 func TestOpErrors(t *testing.T) {
-	f32 := lower.F32.Shape
+	f32 := func(dims ...int) lower.Shape { return lower.NewShape(dtypes.Float32, dims...) }
 	tests := []struct {
 		name     string
 		body     func(f *lower.Function, x lower.Value) lower.Value // x is an f32[4, 6] argument
@@ -30,7 +31,7 @@ func TestOpErrors(t *testing.T) {
 		{"concatenate no operands", func(f *lower.Function, x lower.Value) lower.Value { return f.Concatenate(0) },
 			lower.ErrShape, "concatenate: shape mismatch: no operands"},
 		{"dynamic slice float index", func(f *lower.Function, x lower.Value) lower.Value {
-			return f.DynamicSlice(x, []lower.Value{f.ConstantOf(lower.F32, 1), f.ConstantOf(lower.F32, 1)}, []int{2, 2})
+			return f.DynamicSlice(x, []lower.Value{f.ConstantOf(dtypes.Float32, 1), f.ConstantOf(dtypes.Float32, 1)}, []int{2, 2})
 		}, lower.ErrShape, "start index must be an integer scalar, got tensor<f32>"},
 		{"dynamic slice too big", func(f *lower.Function, x lower.Value) lower.Value {
 			return f.DynamicSlice(x, []lower.Value{f.Constant(0), f.Constant(0)}, []int{5, 2})
@@ -40,7 +41,7 @@ func TestOpErrors(t *testing.T) {
 		}, lower.ErrShape, "update tensor<5x1xf32> larger than operand tensor<4x6xf32> in dimension 0"},
 		{"select predicate type", func(f *lower.Function, x lower.Value) lower.Value { return f.Select(x, x, x) },
 			lower.ErrDType, "select: operand 0 (%arg0): element type mismatch: predicate must be pred, got tensor<4x6xf32>"},
-		{"iota dimension", func(f *lower.Function, x lower.Value) lower.Value { return f.Iota(lower.S32.Shape(3), 1) },
+		{"iota dimension", func(f *lower.Function, x lower.Value) lower.Value { return f.Iota(lower.NewShape(dtypes.Int32, 3), 1) },
 			lower.ErrShape, "iota dimension 1 out of range for tensor<3xi32>"},
 		{"slice range", func(f *lower.Function, x lower.Value) lower.Value { return f.Slice(x, []int{0, 2}, []int{4, 7}, nil) },
 			lower.ErrShape, "dimension 1: slice [2:7:1] out of range for size 6"},
@@ -48,7 +49,7 @@ func TestOpErrors(t *testing.T) {
 			return f.Pad(x, f.Constant(0), []int{0, 0}, []int{0, 0}, []int{0, -1})
 		}, lower.ErrShape, "negative interior padding -1 in dimension 1"},
 		{"pad value", func(f *lower.Function, x lower.Value) lower.Value {
-			return f.Pad(x, f.ConstantOf(lower.S32, 0), []int{0, 0}, []int{0, 0}, nil)
+			return f.Pad(x, f.ConstantOf(dtypes.Int32, 0), []int{0, 0}, []int{0, 0}, nil)
 		}, lower.ErrShape, "padding value must be a f32 scalar, got tensor<i32>"},
 		{"reduce repeated dim", func(f *lower.Function, x lower.Value) lower.Value { return f.Reduce(x, lower.Sum, 1, 1) },
 			lower.ErrShape, "dimension 1 out of range or repeated for tensor<4x6xf32>"},
@@ -59,14 +60,14 @@ func TestOpErrors(t *testing.T) {
 		{"dot batch lists", func(f *lower.Function, x lower.Value) lower.Value {
 			return f.DotGeneral(x, x, lower.DotDims{LhsBatch: []int{0}})
 		}, lower.ErrShape, "dimension lists differ in length"},
-		{"float op on ints", func(f *lower.Function, x lower.Value) lower.Value { return f.Exp(f.Convert(x, lower.S32)) },
+		{"float op on ints", func(f *lower.Function, x lower.Value) lower.Value { return f.Exp(f.Convert(x, dtypes.Int32)) },
 			lower.ErrDType, "exponential: operand 0 (%0): element type mismatch: exponential needs float operands, got s32"},
 		{"bitwise on floats", func(f *lower.Function, x lower.Value) lower.Value { return f.And(x, x) },
 			lower.ErrDType, "and needs integer or pred operands, got f32"},
 		{"bool constant for float", func(f *lower.Function, x lower.Value) lower.Value { return f.Add(x, f.Constant(true)) },
 			lower.ErrDType, "constant: element type mismatch: bool constant for f32"},
 		{"fractional constant for int", func(f *lower.Function, x lower.Value) lower.Value {
-			return f.Add(f.Convert(x, lower.S8), f.Constant(2.5))
+			return f.Add(f.Convert(x, dtypes.Int8), f.Constant(2.5))
 		}, lower.ErrDType, "constant 2.5 is not an integer (element type s8)"},
 		{"array length", func(f *lower.Function, x lower.Value) lower.Value { return f.Array([]float32{1, 2, 3}, 2, 2) },
 			lower.ErrShape, "3 elements for shape tensor<2x2xf32> (4 elements)"},
@@ -120,7 +121,7 @@ func TestOpErrors(t *testing.T) {
 func TestMultipleMeshes(t *testing.T) {
 	m := lower.NewModule("two", lower.WithMultipleMeshes())
 	f := m.Main()
-	x := f.Arg(lower.F32.Shape(8, 8), ns("x"))
+	x := f.Arg(lower.NewShape(dtypes.Float32, 8, 8), ns("x"))
 	y := f.ShardingConstraint(x, mesh.MustNamedSharding(mesh24, mesh.P(nil, "y")))
 	f.Return(y)
 	p, err := m.Build()
@@ -135,12 +136,12 @@ func TestMultipleMeshes(t *testing.T) {
 func TestAccessors(t *testing.T) {
 	m := lower.NewModule("acc")
 	f := m.Main()
-	x := f.Arg(lower.U16.Shape(3))
+	x := f.Arg(lower.NewShape(dtypes.Uint16, 3))
 	c := f.Constant(2)
 	require.Equal(t, "%arg0", x.String())
 	require.Equal(t, "<constant 2>", c.String())
-	require.Equal(t, lower.S64, c.DType(), "a weak int constant alone is s64")
-	require.Equal(t, lower.U16, x.DType())
+	require.Equal(t, dtypes.Int64, c.DType(), "a weak int constant alone is s64")
+	require.Equal(t, dtypes.Uint16, x.DType())
 	require.True(t, x.DType().IsUnsigned())
 	require.Equal(t, 3, x.Shape().Dim(0))
 	require.Equal(t, "main", f.Name())

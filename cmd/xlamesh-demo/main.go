@@ -13,6 +13,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/gomlx/gopjrt/dtypes"
 	"github.com/xlamesh/xlamesh/jit"
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
@@ -50,7 +51,7 @@ func run(w io.Writer) error {
 		return []lower.Value{f.Mul(args[0], f.Constant(int64(2)))}
 	}, jit.InSpecs(mesh.P("x", "y")), jit.OutSpecs(mesh.P("x", "y")))
 
-	prog, err := double.Lower(m.Abstract(), jit.ArgType{Shape: lower.S64.Shape(8, 2), Spec: mesh.P("x", "y")})
+	prog, err := double.Lower(m.Abstract(), jit.ArgType{Shape: lower.NewShape(dtypes.Int64, 8, 2), Spec: mesh.P("x", "y")})
 	if err != nil {
 		return err
 	}

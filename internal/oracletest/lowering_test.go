@@ -4,11 +4,12 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/gomlx/gopjrt/dtypes"
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
 )
 
-var loweringDTypes = map[string]lower.DType{"f32": lower.F32, "i32": lower.S32}
+var loweringDTypes = map[string]lower.DType{"f32": dtypes.Float32, "i32": dtypes.Int32}
 
 // programs builds, for each program name of the corpus, the same function
 // with xlamesh's builder that generate.py's PROGRAMS table gives to jax.jit.
