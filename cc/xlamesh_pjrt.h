@@ -1,11 +1,14 @@
-// xlamesh_pjrt.h: the PJRT C API calls xlamesh needs beyond what gopjrt v0.10.0 exposes.
+// xlamesh_pjrt.h: the C side of xlamesh's PJRT binding.
 //
-// Plain C (C11), no allocation the caller cannot free, no global state. Built by cgo from
-// the Go package pjrt/ (which includes xlamesh_pjrt.c) and by Bazel as //cc:xlamesh_pjrt.
+// Plain C11 over the vendored PJRT C API header (include/xla/pjrt/c/pjrt_c_api.h, a marked
+// third-party file). Built by cgo from the Go package pjrt/ (pjrt/cc_amalgam.c includes the .c
+// file) and by Bazel as //cc:xlamesh_pjrt. No global state; nothing here allocates memory the
+// caller cannot free.
 //
-// Every function that can fail returns NULL on success, or a malloc'd, NUL-terminated error
-// message the caller frees with free(); *code receives the PJRT error code (PJRT_Error_Code,
-// or one of the XM_ERR_* codes below for failures before any PJRT call).
+// The binding speaks every plugin whose PJRT C API is 0.x with x >= XM_MIN_API_MINOR: argument
+// structs carry this header's (newer, larger) struct_size, which older plugins accept, and no
+// function is called unless its slot lies inside the plugin's PJRT_Api.struct_size and is
+// non-null (xm_has).
 #ifndef XLAMESH_CC_XLAMESH_PJRT_H_
 #define XLAMESH_CC_XLAMESH_PJRT_H_
 
@@ -18,66 +21,88 @@
 extern "C" {
 #endif
 
+// The oldest PJRT C API minor version the binding is tested with (xla-cpu-pjrt 0.0.1).
+#define XM_MIN_API_MINOR 81
+
+// The size of PJRT_Api at API 0.81 (the table of the oldest plugin accepted); a smaller table
+// is corrupt or not a PJRT plugin.
+#define XM_MIN_API_STRUCT_SIZE 984
+
 // Failure codes of xm_probe, outside PJRT's own PJRT_Error_Code range (0..16).
 enum {
   XM_ERR_DLOPEN = 100,      // dlopen failed: missing file, not an ELF shared object, unresolved symbols
   XM_ERR_NO_SYMBOL = 101,   // the library has no GetPjrtApi symbol: not a PJRT plugin
   XM_ERR_NULL_API = 102,    // GetPjrtApi returned NULL
-  XM_ERR_SMALL_API = 103,   // PJRT_Api is too small to hold a version: corrupt or not a plugin
+  XM_ERR_SMALL_API = 103,   // PJRT_Api.struct_size is smaller than XM_MIN_API_STRUCT_SIZE
   XM_ERR_BAD_ARGUMENT = 104 // a NULL argument
 };
 
-// xm_probe opens the shared library at path with dlopen(RTLD_LAZY | RTLD_LOCAL), finds
-// GetPjrtApi, calls it and reads the PJRT API version, without calling anything else.
-// On success the library stays open (so a later dlopen of the same path by gopjrt gets the
-// same instance) and *api, *major and *minor are set.
-char* xm_probe(const char* path, const PJRT_Api** api, int* major, int* minor, int* code);
+// xm_probe opens the shared library at path with dlopen(RTLD_NOW | RTLD_LOCAL), finds
+// GetPjrtApi, calls it, and reads PJRT_Api.struct_size and the API version while the library
+// is loaded. On success the library stays loaded for the life of the process (plugins are never
+// unloaded) and *api, *struct_size, *major and *minor are set; on failure it is closed again
+// and a malloc'd message is returned with *code one of XM_ERR_*.
+char* xm_probe(const char* path, const PJRT_Api** api, size_t* struct_size, int* major, int* minor,
+               int* code);
 
-// The facts a device reports about itself (PJRT_DeviceDescription and PJRT_Device).
-#define XM_MAX_COORDS 8
-#define XM_MAX_TEXT 128
-typedef struct {
-  int64_t id;                 // PJRT_DeviceDescription_Id: global device id
-  int64_t process_index;      // PJRT_DeviceDescription_ProcessIndex
-  int64_t local_hardware_id;  // PJRT_Device_LocalHardwareId (-1 if none)
-  int addressable;            // PJRT_Device_IsAddressable
-  char kind[XM_MAX_TEXT];     // PJRT_DeviceDescription_Kind, e.g. "cpu", "TPU v4"
-  char to_string[XM_MAX_TEXT];  // PJRT_DeviceDescription_ToString, e.g. "CpuDevice(id=0)"
-  int num_coords;             // number of "coords" attribute entries (0 if absent)
-  int64_t coords[XM_MAX_COORDS];
-  int has_core_on_chip;       // "core_on_chip" attribute present
-  int64_t core_on_chip;
-  int has_slice_index;        // "slice_index" attribute present
-  int64_t slice_index;
-  int num_attributes;         // all attributes the plugin reported
-} xm_device_info;
+// xm_has reports whether the plugin's function table has a non-null entry at byte offset
+// `offset` (offsetof(PJRT_Api, PJRT_X)): the slot must lie inside api->struct_size.
+int xm_has(const PJRT_Api* api, size_t offset);
 
-// xm_device_info_get fills *out for device.
-char* xm_device_info_get(const PJRT_Api* api, PJRT_Device* device, xm_device_info* out, int* code);
+// xm_error_take reads a PJRT_Error's code and message into *code and a malloc'd,
+// NUL-terminated *msg (the caller frees it), then destroys the error.
+void xm_error_take(const PJRT_Api* api, PJRT_Error* err, int* code, char** msg);
 
-// The output signature of a compiled executable (per device, i.e. per shard).
-typedef struct {
-  size_t num_outputs;
-  size_t num_partitions;
-  int32_t* element_types;  // [num_outputs] PJRT_Buffer_Type values; malloc'd
-  size_t* ranks;           // [num_outputs]; malloc'd
-  int64_t* dims;           // concatenated dimensions, sum(ranks) entries; malloc'd
-  char* fingerprint;       // malloc'd, NUL-terminated; NULL when the plugin does not implement it
-} xm_executable_info;
+// XM_FUNCTIONS lists the PJRT C API functions the binding calls. For each, xlamesh_pjrt.c
+// defines xm_<name>(api, args), a plain C call through the plugin's table that cgo can make.
+// Callers check the slot with xm_has first.
+#define XM_FUNCTIONS(X)                    \
+  X(Plugin_Initialize)                     \
+  X(Plugin_Attributes)                     \
+  X(Event_Destroy)                         \
+  X(Event_Await)                           \
+  X(Event_IsReady)                         \
+  X(Event_Error)                           \
+  X(Client_Create)                         \
+  X(Client_Destroy)                        \
+  X(Client_PlatformName)                   \
+  X(Client_ProcessIndex)                   \
+  X(Client_PlatformVersion)                \
+  X(Client_Devices)                        \
+  X(Client_AddressableDevices)             \
+  X(Client_Compile)                        \
+  X(Client_BufferFromHostBuffer)           \
+  X(DeviceDescription_Id)                  \
+  X(DeviceDescription_ProcessIndex)        \
+  X(DeviceDescription_Attributes)          \
+  X(DeviceDescription_Kind)                \
+  X(DeviceDescription_ToString)            \
+  X(Device_GetDescription)                 \
+  X(Device_IsAddressable)                  \
+  X(Device_LocalHardwareId)                \
+  X(Device_MemoryStats)                    \
+  X(Executable_Destroy)                    \
+  X(Executable_NumPartitions)              \
+  X(Executable_NumOutputs)                 \
+  X(Executable_OutputElementTypes)         \
+  X(Executable_OutputDimensions)           \
+  X(Executable_Fingerprint)                \
+  X(Executable_OptimizedProgram)           \
+  X(Executable_Serialize)                  \
+  X(Executable_DeserializeAndLoad)         \
+  X(LoadedExecutable_Destroy)              \
+  X(LoadedExecutable_GetExecutable)        \
+  X(LoadedExecutable_Execute)              \
+  X(Buffer_Destroy)                        \
+  X(Buffer_ToHostBuffer)                   \
+  X(Buffer_ReadyEvent)
 
-// xm_executable_info_get reads the output element types and dimensions, the number of
-// partitions and the fingerprint of a loaded executable. Free with xm_executable_info_free.
-char* xm_executable_info_get(const PJRT_Api* api, PJRT_LoadedExecutable* executable,
-                             xm_executable_info* out, int* code);
+#define XM_DECLARE(name) PJRT_Error* xm_##name(const PJRT_Api* api, PJRT_##name##_Args* args);
+XM_FUNCTIONS(XM_DECLARE)
+#undef XM_DECLARE
 
-// xm_executable_info_free releases what xm_executable_info_get allocated; safe on a zero value.
-void xm_executable_info_free(xm_executable_info* info);
-
-// xm_executable_optimized_program returns the serialized optimized program of a loaded
-// executable (PJRT_Executable_OptimizedProgram: for XLA an HloModuleProto, format "hlo").
-// *code (malloc'd, *code_size bytes) and *format (malloc'd, NUL-terminated) are the caller's to free.
-char* xm_executable_optimized_program(const PJRT_Api* api, PJRT_LoadedExecutable* executable,
-                                      char** code, size_t* code_size, char** format, int* code_out);
+// xm_serialized_free calls the deleter a PJRT_Executable_Serialize call returned.
+void xm_serialized_free(PJRT_Executable_Serialize_Args* args);
 
 #ifdef __cplusplus
 }

@@ -1,13 +1,16 @@
 package pjrt
 
+// #include "xlamesh_pjrt.h"
+import "C"
+
 import (
 	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
-	gopjrt "github.com/gomlx/gopjrt/dtypes"
-	gpjrt "github.com/gomlx/gopjrt/pjrt"
+	"github.com/gomlx/gopjrt/dtypes"
 )
 
 // Buffer is an array on one device. Close it when done; a finalizer frees a forgotten buffer,
@@ -23,7 +26,8 @@ type bufferState struct {
 	// mu is held shared while the device memory is read (copies, executions) and exclusively
 	// while it is destroyed or donated.
 	mu     sync.RWMutex
-	g      *gpjrt.Buffer
+	api    *api
+	c      *C.PJRT_Buffer
 	closed bool
 }
 
@@ -33,11 +37,8 @@ var liveBuffers atomic.Int64
 // finalized: a leak check for tests.
 func LiveBuffers() int64 { return liveBuffers.Load() }
 
-func newBuffer(dev *Device, shape Shape, g *gpjrt.Buffer) *Buffer {
-	// gopjrt caches a buffer's dimensions on first use without a lock; filling the cache now,
-	// while this goroutine is the only owner, keeps later concurrent reads race-free.
-	_, _ = g.Dimensions()
-	st := &bufferState{g: g}
+func newBuffer(dev *Device, shape Shape, c *C.PJRT_Buffer) *Buffer {
+	st := &bufferState{api: dev.client.api, c: c}
 	b := &Buffer{dev: dev, shape: shape, st: st}
 	liveBuffers.Add(1)
 	runtime.AddCleanup(b, func(st *bufferState) { _ = st.destroy() }, st)
@@ -50,9 +51,18 @@ func (st *bufferState) destroy() error {
 	if st.closed {
 		return nil
 	}
-	st.closed = true
-	liveBuffers.Add(-1)
-	return wrapGopjrt("destroy buffer", ErrClosed, st.g.Destroy())
+	st.markDonated()
+	args := C.PJRT_Buffer_Destroy_Args{buffer: st.c}
+	return st.api.toError("destroy buffer", ErrClosed, C.xm_Buffer_Destroy(st.api.p, &args))
+}
+
+// markDonated records that the buffer's memory is gone (destroyed, or handed to an execution);
+// the caller holds st.mu exclusively.
+func (st *bufferState) markDonated() {
+	if !st.closed {
+		st.closed = true
+		liveBuffers.Add(-1)
+	}
 }
 
 // BufferFromHost copies a flat Go slice ([]float32, []int64, []bool, ...; row-major) with the
@@ -65,16 +75,18 @@ func (c *Client) BufferFromHost(dev *Device, flat any, dims []int) (*Buffer, err
 	return c.BufferFromBytes(dev, dt, dims, rawBytes(flat))
 }
 
-// BufferFromBytes copies raw row-major bytes of the given dtype and dimensions to a device.
-func (c *Client) BufferFromBytes(dev *Device, dtype DType, dims []int, data []byte) (*Buffer, error) {
+// BufferFromBytes copies raw row-major bytes of the given element type and dimensions to a device.
+func (c *Client) BufferFromBytes(dev *Device, dtype dtypes.DType, dims []int, data []byte) (*Buffer, error) {
 	shape := Shape{DType: dtype, Dims: append([]int(nil), dims...)}
-	if !dtype.Valid() {
-		return nil, fmt.Errorf("pjrt: buffer from host: %w: unknown dtype %d", ErrHostData, int32(dtype))
+	if !Supported(dtype) {
+		return nil, fmt.Errorf("pjrt: buffer from host: %w: unsupported element type %v", ErrHostData, dtype)
 	}
+	cdims := make([]C.int64_t, len(dims))
 	for i, d := range dims {
 		if d < 0 {
 			return nil, fmt.Errorf("pjrt: buffer from host: %w: dimension %d is %d in %v", ErrHostData, i, d, dims)
 		}
+		cdims[i] = C.int64_t(d)
 	}
 	if len(data) != shape.Bytes() {
 		return nil, fmt.Errorf("pjrt: buffer from host: %w: %s needs %d bytes (%d elements), got %d bytes",
@@ -91,11 +103,33 @@ func (c *Client) BufferFromBytes(dev *Device, dtype DType, dims []int, data []by
 	if len(data) == 0 {
 		data = make([]byte, 1) // PJRT needs a valid pointer even for zero elements
 	}
-	g, err := c.g.BufferFromHost().ToDevice(dev.g).FromRawData(data, gopjrt.DType(dtype), shape.Dims).Done()
-	if err != nil {
-		return nil, wrapGopjrt(fmt.Sprintf("buffer from host to %s", dev), ErrHostData, err)
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pin.Pin(&data[0])
+	args := C.PJRT_Client_BufferFromHostBuffer_Args{
+		client:                c.c,
+		data:                  unsafe.Pointer(&data[0]),
+		_type:                 C.PJRT_Buffer_Type(dtype),
+		num_dims:              C.size_t(len(cdims)),
+		host_buffer_semantics: C.PJRT_HostBufferSemantics_kImmutableOnlyDuringCall,
+		device:                dev.c,
 	}
-	return newBuffer(dev, shape, g), nil
+	if len(cdims) > 0 {
+		pin.Pin(&cdims[0])
+		args.dims = &cdims[0]
+	}
+	a := c.api
+	if err := a.toError(fmt.Sprintf("buffer from host to %s", dev), ErrHostData, C.xm_Client_BufferFromHostBuffer(a.p, &args)); err != nil {
+		return nil, err
+	}
+	b := newBuffer(dev, shape, args.buffer)
+	// With ImmutableOnlyDuringCall the host data is copied before the call returns; the event
+	// says when the device copy is done, and waiting here keeps transfers synchronous.
+	if err := a.awaitEvent("buffer from host", ErrHostData, args.done_with_host_buffer); err != nil {
+		_ = b.Close()
+		return nil, err
+	}
+	return b, nil
 }
 
 // checkDevice checks that dev is an addressable device of c.
@@ -115,13 +149,13 @@ func (c *Client) checkDevice(dev *Device) error {
 // Device returns the device holding the buffer.
 func (b *Buffer) Device() *Device { return b.dev }
 
-// Shape returns the buffer's dtype and dimensions.
+// Shape returns the buffer's element type and dimensions.
 func (b *Buffer) Shape() Shape {
 	return Shape{DType: b.shape.DType, Dims: append([]int(nil), b.shape.Dims...)}
 }
 
 // DType returns the buffer's element type.
-func (b *Buffer) DType() DType { return b.shape.DType }
+func (b *Buffer) DType() dtypes.DType { return b.shape.DType }
 
 // Dims returns the buffer's dimensions.
 func (b *Buffer) Dims() []int { return append([]int(nil), b.shape.Dims...) }
@@ -129,9 +163,12 @@ func (b *Buffer) Dims() []int { return append([]int(nil), b.shape.Dims...) }
 // String returns e.g. "Buffer(f32[4,2] on CpuDevice(id=3))".
 func (b *Buffer) String() string { return fmt.Sprintf("Buffer(%s on %s)", b.shape, b.dev) }
 
-// ToHost copies the buffer to a new flat Go slice of its dtype ([]float32, []int64, ...;
-// []uint16 raw bits for F16 and BF16).
+// ToHost copies the buffer to a new flat Go slice of its element type ([]float32, []int64, ...;
+// []uint16 raw bits for Float16 and BFloat16).
 func (b *Buffer) ToHost() (any, error) {
+	if !Supported(b.shape.DType) {
+		return nil, fmt.Errorf("pjrt: copy to host: %w: unsupported element type %v", ErrHostData, b.shape.DType)
+	}
 	flat := newFlat(b.shape.DType, b.shape.Size())
 	if err := b.CopyToHost(rawBytes(flat)); err != nil {
 		return nil, err
@@ -141,6 +178,9 @@ func (b *Buffer) ToHost() (any, error) {
 
 // CopyToHost copies the buffer's row-major bytes into dst, which must be exactly Shape().Bytes() long.
 func (b *Buffer) CopyToHost(dst []byte) error {
+	if !Supported(b.shape.DType) {
+		return fmt.Errorf("pjrt: copy to host: %w: unsupported element type %v", ErrHostData, b.shape.DType)
+	}
 	if len(dst) != b.shape.Bytes() {
 		return fmt.Errorf("pjrt: copy to host: %w: %s needs %d bytes, got %d", ErrHostData, b.shape, b.shape.Bytes(), len(dst))
 	}
@@ -157,7 +197,15 @@ func (b *Buffer) CopyToHost(dst []byte) error {
 	if len(dst) == 0 {
 		return nil
 	}
-	return wrapGopjrt("copy to host", ErrHostData, b.st.g.ToHost(dst))
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pin.Pin(&dst[0])
+	a := b.st.api
+	args := C.PJRT_Buffer_ToHostBuffer_Args{src: b.st.c, dst: unsafe.Pointer(&dst[0]), dst_size: C.size_t(len(dst))}
+	if err := a.toError("copy to host", ErrHostData, C.xm_Buffer_ToHostBuffer(a.p, &args)); err != nil {
+		return err
+	}
+	return a.awaitEvent("copy to host", ErrHostData, args.event)
 }
 
 // Close frees the device memory. It is idempotent; a closed buffer cannot be used again.

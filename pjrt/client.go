@@ -1,10 +1,18 @@
 package pjrt
 
+// #include <stdlib.h>
+// #include "xlamesh_pjrt.h"
+import "C"
+
 import (
 	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"runtime/cgo"
+	"sort"
 	"sync"
-
-	gopjrt "github.com/gomlx/gopjrt/pjrt"
+	"unsafe"
 )
 
 // DefaultCPUDeviceCount is the number of CPU devices Open asks the CPU plugin for.
@@ -14,28 +22,32 @@ const DefaultCPUDeviceCount = 8
 type Option func(*openConfig)
 
 type openConfig struct {
-	anyAPI   bool
-	plugin   string
-	cpuCount int
-	options  map[string]any
+	plugin      string
+	cpuCount    int
+	cpuCountSet bool
+	options     map[string]any
+	kv          KeyValueStore
+	cacheDir    string
+	cacheSet    bool
+	logger      *slog.Logger
 }
 
 // WithPlugin selects the plugin by path or name (see LoadPlugin). The default is
 // $XLAMESH_PJRT_PLUGIN, or else the pinned CPU plugin.
 func WithPlugin(nameOrPath string) Option { return func(c *openConfig) { c.plugin = nameOrPath } }
 
-// WithCPUDeviceCount sets the number of devices of a CPU client (default DefaultCPUDeviceCount).
-// It is sent as the "cpu_device_count" create option, which only CPU plugins understand.
-func WithCPUDeviceCount(n int) Option { return func(c *openConfig) { c.cpuCount = n } }
+// WithCPUDeviceCount sets the number of devices of a CPU client. It is sent as the
+// "cpu_device_count" create option, which only CPU plugins understand; without it, Open sends
+// DefaultCPUDeviceCount to the pinned CPU plugin and nothing to other plugins. A count below 1
+// makes Open fail with ErrDevice.
+func WithCPUDeviceCount(n int) Option {
+	return func(c *openConfig) { c.cpuCount, c.cpuCountSet = n, true }
+}
 
-// WithAnyAPIVersion skips the check that the plugin's PJRT C API version is within
-// [MinAPIMinor, MaxAPIMinor]. Newer plugins accept gopjrt v0.10.0's smaller structs only where XLA
-// relaxed its size checks; docs/plugins.md lists the plugins tried this way. Note that a plugin
-// already loaded with the check keeps its first result.
-func WithAnyAPIVersion() Option { return func(c *openConfig) { c.anyAPI = true } }
-
-// WithCreateOption passes a raw PJRT_Client_Create option to the plugin (value: string, int64,
-// []int64, float32 or bool), e.g. GPU plugins' "memory_fraction".
+// WithCreateOption passes a PJRT_Client_Create option to the plugin, e.g. the GPU plugin's
+// "memory_fraction" (float32) or "visible_devices" ([]int64). The value is a string, bool,
+// int or int64, []int or []int64, float32 or float64 (sent as float32); any other type makes Open
+// fail with ErrCreateOption. GPU plugins reject names they do not know.
 func WithCreateOption(name string, value any) Option {
 	return func(c *openConfig) {
 		if c.options == nil {
@@ -45,90 +57,241 @@ func WithCreateOption(name string, value any) Option {
 	}
 }
 
+// WithKeyValueStore hands the plugin a key-value store shared by the processes of a
+// multi-process client (PJRT_Client_Create's kv_get, kv_try_get and kv_put callbacks). GPU and
+// TPU plugins exchange topology and NCCL ids through it; the CPU plugins never call it.
+func WithKeyValueStore(kv KeyValueStore) Option { return func(c *openConfig) { c.kv = kv } }
+
+// WithLogger sets where the client logs what it decides on its own (compile cache misses and
+// write failures). The default is slog.Default().
+func WithLogger(l *slog.Logger) Option { return func(c *openConfig) { c.logger = l } }
+
 // Client is an open PJRT client: a plugin plus the devices it drives. Close it when done; the
 // buffers and executables it made become invalid then.
 type Client struct {
 	plugin          *Plugin
-	g               *gopjrt.Client
+	api             *api
+	c               *C.PJRT_Client
 	platform        string
 	platformVersion string
 	processIndex    int
 	devices         []*Device
 	addressable     []*Device
 	byID            map[int]*Device
+	kv              cgo.Handle     // 0 without a key-value store
+	kvArg           unsafe.Pointer // the C word holding kv, passed to the callbacks
+	cache           *compileCache
+	logger          *slog.Logger
+	stats           compileStats
 	mu              sync.RWMutex // guards closed against use in flight
 	closed          bool
 }
 
 // Open loads a plugin and creates a client. With no options it opens the pinned CPU plugin with
 // DefaultCPUDeviceCount devices; the error says how to install the plugin when it is missing.
+// A plugin that cannot create a client (e.g. a GPU plugin on a machine without a GPU) gives an
+// *Error matching ErrCreateClient with the plugin's message.
 func Open(opts ...Option) (*Client, error) {
-	cfg := openConfig{}
+	cfg := openConfig{logger: slog.Default()}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	name := cfg.plugin
+	pinnedCPU := false
 	if name == "" {
-		name = "cpu"
+		if name = os.Getenv(EnvPlugin); name == "" {
+			name, pinnedCPU = "cpu", true
+		}
 	}
-	p, err := loadPlugin(name, !cfg.anyAPI)
-	if err != nil {
-		return nil, err
+	if name == "cpu" {
+		pinnedCPU = os.Getenv(EnvPlugin) == ""
 	}
-	isCPU := name == "cpu" || cfg.cpuCount > 0
-	if cfg.cpuCount == 0 {
-		cfg.cpuCount = DefaultCPUDeviceCount
+	if cfg.cpuCountSet && cfg.cpuCount < 1 {
+		return nil, fmt.Errorf("pjrt: open: %w: CPU device count %d must be at least 1", ErrDevice, cfg.cpuCount)
 	}
-	if cfg.cpuCount < 1 {
-		return nil, fmt.Errorf("pjrt: %w: CPU device count %d must be at least 1", ErrDevice, cfg.cpuCount)
+	if !cfg.cpuCountSet && pinnedCPU {
+		cfg.cpuCount, cfg.cpuCountSet = DefaultCPUDeviceCount, true
 	}
-	create := gopjrt.NamedValuesMap{}
-	if isCPU {
+	create := map[string]any{}
+	if cfg.cpuCountSet {
 		create["cpu_device_count"] = int64(cfg.cpuCount)
 	}
 	for k, v := range cfg.options {
-		if i, ok := v.(int); ok {
-			v = int64(i)
-		}
 		create[k] = v
 	}
-	g, err := p.g.NewClient(create)
+	values, free, err := newNamedValues(create)
 	if err != nil {
-		return nil, wrapGopjrt("create client", ErrPluginNotFound, err)
+		return nil, err
 	}
-	c := &Client{plugin: p, g: g, platform: g.Platform(), platformVersion: g.PlatformVersion(),
-		processIndex: g.ProcessIndex(), byID: map[int]*Device{}}
-	all, err := g.AllDevices()
+	defer free()
+	p, err := LoadPlugin(name)
 	if err != nil {
-		_ = g.Destroy()
-		return nil, wrapGopjrt("list devices", ErrDevice, err)
+		return nil, err
 	}
-	for _, gd := range all {
-		info, err := readDeviceInfo(p.g, gd)
-		if err != nil {
-			_ = g.Destroy()
-			return nil, err
-		}
-		d := &Device{client: c, g: gd, info: info}
-		c.devices = append(c.devices, d)
-		c.byID[info.id] = d
+	cache, err := openCompileCache(cfg)
+	if err != nil {
+		return nil, err
 	}
-	// Addressable devices in the client's own order (the order gopjrt uses for placement).
-	for _, gd := range g.AddressableDevices() {
-		info, err := readDeviceInfo(p.g, gd)
-		if err != nil {
-			_ = g.Destroy()
-			return nil, err
+	a := p.api
+	args := C.PJRT_Client_Create_Args{create_options: values, num_options: C.size_t(len(create))}
+	var kv cgo.Handle
+	var kvArg unsafe.Pointer
+	if cfg.kv != nil {
+		kv = cgo.NewHandle(cfg.kv)
+		kvArg = setKeyValueCallbacks(&args, kv)
+	}
+	if err := a.toError("create client with "+p.String(), ErrCreateClient, C.xm_Client_Create(a.p, &args)); err != nil {
+		if kv != 0 {
+			kv.Delete()
+			C.free(kvArg)
 		}
-		d, ok := c.byID[info.id]
-		if !ok {
-			_ = g.Destroy()
-			return nil, fmt.Errorf("pjrt: %w: addressable device %d is not among the client's devices", ErrDevice, info.id)
-		}
-		d.g = gd // gopjrt compares addressable devices by identity
-		c.addressable = append(c.addressable, d)
+		return nil, err
+	}
+	c := &Client{plugin: p, api: a, c: args.client, byID: map[int]*Device{}, kv: kv, kvArg: kvArg,
+		cache: cache, logger: cfg.logger}
+	if err := c.describe(); err != nil {
+		_ = c.destroy()
+		return nil, err
 	}
 	return c, nil
+}
+
+// describe reads the client's platform and devices.
+func (c *Client) describe() error {
+	a := c.api
+	pn := C.PJRT_Client_PlatformName_Args{client: c.c}
+	if err := a.toError("platform name", ErrCreateClient, C.xm_Client_PlatformName(a.p, &pn)); err != nil {
+		return err
+	}
+	c.platform = goString(pn.platform_name, pn.platform_name_size)
+	pv := C.PJRT_Client_PlatformVersion_Args{client: c.c}
+	if err := a.toError("platform version", ErrCreateClient, C.xm_Client_PlatformVersion(a.p, &pv)); err != nil {
+		return err
+	}
+	c.platformVersion = goString(pv.platform_version, pv.platform_version_size)
+	pi := C.PJRT_Client_ProcessIndex_Args{client: c.c}
+	if err := a.toError("process index", ErrCreateClient, C.xm_Client_ProcessIndex(a.p, &pi)); err != nil {
+		return err
+	}
+	c.processIndex = int(pi.process_index)
+
+	all := C.PJRT_Client_Devices_Args{client: c.c}
+	if err := a.toError("list devices", ErrDevice, C.xm_Client_Devices(a.p, &all)); err != nil {
+		return err
+	}
+	for _, pd := range cSlice(all.devices, all.num_devices) {
+		d, err := newDevice(c, pd)
+		if err != nil {
+			return err
+		}
+		if _, dup := c.byID[d.info.id]; dup {
+			return fmt.Errorf("pjrt: open: %w: the plugin lists device id %d twice", ErrDevice, d.info.id)
+		}
+		c.devices = append(c.devices, d)
+		c.byID[d.info.id] = d
+	}
+	ad := C.PJRT_Client_AddressableDevices_Args{client: c.c}
+	if err := a.toError("list addressable devices", ErrDevice, C.xm_Client_AddressableDevices(a.p, &ad)); err != nil {
+		return err
+	}
+	for _, pd := range cSlice(ad.addressable_devices, ad.num_addressable_devices) {
+		var found *Device
+		for _, d := range c.devices {
+			if d.c == pd {
+				found = d
+			}
+		}
+		if found == nil {
+			return fmt.Errorf("pjrt: open: %w: an addressable device is not among the client's devices", ErrDevice)
+		}
+		c.addressable = append(c.addressable, found)
+	}
+	return nil
+}
+
+// cSlice views a C array of n elements as a Go slice (nil when empty).
+func cSlice[T any](p *T, n C.size_t) []T {
+	if p == nil || n == 0 {
+		return nil
+	}
+	return unsafe.Slice(p, int(n))
+}
+
+// newNamedValues builds a C array of PJRT_NamedValue from Go values, in name order. free
+// releases it.
+func newNamedValues(values map[string]any) (*C.PJRT_NamedValue, func(), error) {
+	names := make([]string, 0, len(values))
+	for k := range values {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var allocs []unsafe.Pointer
+	free := func() {
+		for _, p := range allocs {
+			C.free(p)
+		}
+	}
+	if len(names) == 0 {
+		return nil, free, nil
+	}
+	list := (*C.PJRT_NamedValue)(C.calloc(C.size_t(len(names)), C.size_t(unsafe.Sizeof(C.PJRT_NamedValue{}))))
+	allocs = append(allocs, unsafe.Pointer(list))
+	for i, name := range names {
+		v := &unsafe.Slice(list, len(names))[i]
+		v.struct_size = C.PJRT_NamedValue_STRUCT_SIZE
+		cname := C.CString(name)
+		allocs = append(allocs, unsafe.Pointer(cname))
+		v.name, v.name_size = cname, C.size_t(len(name))
+		u := unsafe.Pointer(&v.anon0[0])
+		v.value_size = 1
+		switch x := values[name].(type) {
+		case string:
+			s := C.CString(x)
+			allocs = append(allocs, unsafe.Pointer(s))
+			v._type, v.value_size = C.PJRT_NamedValue_kString, C.size_t(len(x))
+			*(**C.char)(u) = s
+		case bool:
+			v._type = C.PJRT_NamedValue_kBool
+			*(*C.bool)(u) = C.bool(x)
+		case int:
+			v._type = C.PJRT_NamedValue_kInt64
+			*(*C.int64_t)(u) = C.int64_t(x)
+		case int64:
+			v._type = C.PJRT_NamedValue_kInt64
+			*(*C.int64_t)(u) = C.int64_t(x)
+		case float32:
+			v._type = C.PJRT_NamedValue_kFloat
+			*(*C.float)(u) = C.float(x)
+		case float64:
+			if math.Abs(x) > math.MaxFloat32 && !math.IsInf(x, 0) {
+				free()
+				return nil, nil, fmt.Errorf("pjrt: create option %q: %w: %g does not fit a float32", name, ErrCreateOption, x)
+			}
+			v._type = C.PJRT_NamedValue_kFloat
+			*(*C.float)(u) = C.float(x)
+		case []int64, []int:
+			var ints []int64
+			if xs, ok := x.([]int); ok {
+				for _, n := range xs {
+					ints = append(ints, int64(n))
+				}
+			} else {
+				ints = x.([]int64)
+			}
+			arr := (*C.int64_t)(C.calloc(C.size_t(max(1, len(ints))), 8))
+			allocs = append(allocs, unsafe.Pointer(arr))
+			for j, n := range ints {
+				unsafe.Slice(arr, len(ints))[j] = C.int64_t(n)
+			}
+			v._type, v.value_size = C.PJRT_NamedValue_kInt64List, C.size_t(len(ints))
+			*(**C.int64_t)(u) = arr
+		default:
+			free()
+			return nil, nil, fmt.Errorf("pjrt: create option %q: %w: unsupported value type %T "+
+				"(use string, bool, int, int64, []int, []int64, float32 or float64)", name, ErrCreateOption, x)
+		}
+	}
+	return list, free, nil
 }
 
 // Plugin returns the plugin the client runs on.
@@ -171,7 +334,18 @@ func (c *Client) Close() error {
 		return nil
 	}
 	c.closed = true
-	return wrapGopjrt("destroy client", ErrClosed, c.g.Destroy())
+	return c.destroy()
+}
+
+func (c *Client) destroy() error {
+	args := C.PJRT_Client_Destroy_Args{client: c.c}
+	err := c.api.toError("destroy client", ErrClosed, C.xm_Client_Destroy(c.api.p, &args))
+	if c.kv != 0 {
+		c.kv.Delete()
+		C.free(c.kvArg)
+		c.kv, c.kvArg = 0, nil
+	}
+	return err
 }
 
 // use marks the start of a call that needs the client open; the caller must call the returned

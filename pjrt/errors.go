@@ -3,8 +3,6 @@ package pjrt
 import (
 	"errors"
 	"fmt"
-	"regexp"
-	"strconv"
 )
 
 // Sentinel errors, wrapped with context by every function of the package; test them with errors.Is.
@@ -13,8 +11,16 @@ var (
 	ErrPluginNotFound = errors.New("PJRT plugin not found")
 	// ErrNotPlugin: the file exists but is not a loadable PJRT plugin (not a shared object, no GetPjrtApi).
 	ErrNotPlugin = errors.New("not a PJRT plugin")
-	// ErrPluginVersion: the plugin speaks a PJRT C API version gopjrt v0.10.0 cannot drive.
+	// ErrPluginVersion: the plugin speaks a PJRT C API older than MinAPIMinor, or a major version
+	// other than 0.
 	ErrPluginVersion = errors.New("unsupported PJRT C API version")
+	// ErrUnimplemented: the plugin lacks a PJRT C API function (its slot is null or past the
+	// end of its function table); the message names the function and the plugin's version.
+	ErrUnimplemented = errors.New("not implemented by the plugin")
+	// ErrCreateClient: the plugin could not create a client (e.g. no GPU on this machine).
+	ErrCreateClient = errors.New("cannot create client")
+	// ErrCreateOption: a client create option has a value type PJRT cannot carry.
+	ErrCreateOption = errors.New("invalid create option")
 	// ErrClosed: the client, executable or buffer was already closed.
 	ErrClosed = errors.New("already closed")
 	// ErrCompile: the plugin rejected a program.
@@ -85,23 +91,4 @@ func (c Code) String() string {
 		return s
 	}
 	return fmt.Sprintf("Code(%d)", int(c))
-}
-
-// gopjrtCode finds the code gopjrt folds into its messages: "PJRT error (code=3): ...".
-var gopjrtCode = regexp.MustCompile(`PJRT error \(code=(\d+)\): `)
-
-// wrapGopjrt turns an error returned by gopjrt into an *Error of the given kind, recovering the
-// PJRT error code that gopjrt folds into its text.
-func wrapGopjrt(op string, kind error, err error) error {
-	if err == nil {
-		return nil
-	}
-	msg, code := err.Error(), Unknown
-	if m := gopjrtCode.FindStringSubmatchIndex(msg); m != nil {
-		if n, convErr := strconv.Atoi(msg[m[2]:m[3]]); convErr == nil {
-			code = Code(n)
-		}
-		msg = msg[:m[0]] + msg[m[1]:]
-	}
-	return &Error{Op: op, Code: code, Msg: msg, Kind: kind}
 }

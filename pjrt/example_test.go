@@ -15,12 +15,12 @@ func ExampleOpen() {
 	}
 	defer c.Close()
 	major, minor := c.Plugin().APIVersion()
-	fmt.Printf("%s, PJRT API %d.%d\n", c, major, minor)
+	fmt.Printf("%s, PJRT API 0.%d or newer: %v\n", c, pjrt.MinAPIMinor, major == 0 && minor >= pjrt.MinAPIMinor)
 	for _, d := range c.Devices() {
 		fmt.Println(d.ID(), d.Kind(), d)
 	}
 	// Output:
-	// Client(cpu, 4 devices), PJRT API 0.81
+	// Client(cpu, 4 devices), PJRT API 0.81 or newer: true
 	// 0 cpu CpuDevice(id=0)
 	// 1 cpu CpuDevice(id=1)
 	// 2 cpu CpuDevice(id=2)

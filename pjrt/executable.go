@@ -1,15 +1,22 @@
 package pjrt
 
+// #include <stdlib.h>
+// #include "xlamesh_pjrt.h"
+import "C"
+
 import (
 	"fmt"
+	"runtime"
 	"slices"
-	"strings"
 	"sync"
+	"sync/atomic"
+	"unsafe"
 
-	gpjrt "github.com/gomlx/gopjrt/pjrt"
+	"github.com/gomlx/gopjrt/dtypes"
 )
 
-// Partitioner selects how XLA partitions an SPMD program.
+// Partitioner selects how XLA partitions an SPMD program. It is passed to the compiler as the
+// use_shardy_partitioner build option; it is never guessed from the program text.
 type Partitioner uint8
 
 const (
@@ -40,25 +47,37 @@ type CompileOptions struct {
 	// DeviceAssignment lists the global device ids of partitions 0..NumPartitions-1 (for a mesh:
 	// its device ids in mesh order). Nil means the client's first NumPartitions addressable devices.
 	DeviceAssignment []int
-	// Partitioner is Shardy (also the zero value) or GSPMD. It must match the module's annotations.
+	// Partitioner is Shardy (also the zero value) or GSPMD: the partitioner XLA runs. It must
+	// match the module's annotations (sdy.* for Shardy, mhlo.sharding for GSPMD).
 	Partitioner Partitioner
 }
 
 // Executable is a compiled program bound to its devices. Safe for concurrent Execute calls.
 type Executable struct {
 	client  *Client
-	g       *gpjrt.LoadedExecutable
+	c       *C.PJRT_LoadedExecutable
 	devices []*Device
 	info    executableInfo
 	mu      sync.RWMutex // held shared by Execute, exclusively by Close
 	closed  bool
 }
 
-// Compile compiles StableHLO MLIR text for the devices in opts.DeviceAssignment.
-//
-// gopjrt v0.10.0 always sets use_shardy_partitioner for SPMD programs; for a module annotated
-// only with mhlo.sharding XLA then turns Shardy off and runs GSPMD itself. Compile therefore
-// checks that the module's annotations match opts.Partitioner instead of trusting a flag.
+// executableInfo is the output signature of a compiled executable, per device.
+type executableInfo struct {
+	numPartitions int
+	outputs       []Shape
+	fingerprint   string
+}
+
+var liveExecutables atomic.Int64
+
+// LiveExecutables returns the number of executables compiled or loaded by this package and not
+// yet closed: a leak check for tests.
+func LiveExecutables() int64 { return liveExecutables.Load() }
+
+// Compile compiles StableHLO MLIR text (or bytecode) for the devices in opts.DeviceAssignment.
+// With a persistent compile cache (WithCompileCache) a program compiled before by the same
+// plugin for the same devices is loaded instead of compiled; see CompileStats.
 func (c *Client) Compile(mlir string, opts CompileOptions) (*Executable, error) {
 	n := opts.NumPartitions
 	if n == 0 {
@@ -66,6 +85,9 @@ func (c *Client) Compile(mlir string, opts CompileOptions) (*Executable, error) 
 	}
 	if n < 0 {
 		return nil, fmt.Errorf("pjrt: compile: %w: %d partitions", ErrDevice, n)
+	}
+	if opts.Partitioner != 0 && opts.Partitioner != Shardy && opts.Partitioner != GSPMD {
+		return nil, fmt.Errorf("pjrt: compile: %w: unknown partitioner %v", ErrCompile, opts.Partitioner)
 	}
 	assignment := slices.Clone(opts.DeviceAssignment)
 	if assignment == nil {
@@ -96,35 +118,250 @@ func (c *Client) Compile(mlir string, opts CompileOptions) (*Executable, error) 
 		}
 		devices[i] = d
 	}
-	hasSdy, hasGSPMD := strings.Contains(mlir, "sdy."), strings.Contains(mlir, "mhlo.sharding")
-	switch opts.Partitioner {
-	case 0, Shardy:
-		if hasGSPMD {
-			return nil, fmt.Errorf("pjrt: compile: %w: the module has GSPMD mhlo.sharding annotations; compile it with Partitioner: GSPMD", ErrCompile)
-		}
-	case GSPMD:
-		if hasSdy {
-			return nil, fmt.Errorf("pjrt: compile: %w: the module has Shardy sdy annotations; compile it with Partitioner: Shardy", ErrCompile)
-		}
-	default:
-		return nil, fmt.Errorf("pjrt: compile: %w: unknown partitioner %v", ErrCompile, opts.Partitioner)
+	if len(mlir) == 0 {
+		return nil, fmt.Errorf("pjrt: compile: %w: empty program", ErrCompile)
 	}
+	options := compileOptionsProto(assignment, opts.Partitioner)
 
 	done, err := c.use("compile")
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	g, err := c.g.Compile().WithStableHLO([]byte(mlir)).WithShardy(n).WithDeviceAssignment(assignment).Done()
-	if err != nil {
-		return nil, wrapGopjrt("compile", ErrCompile, err)
+	key := ""
+	if c.cache != nil {
+		key = c.cache.key(c, mlir, options, devices)
+		if loaded := c.loadCached(key, options); loaded != nil {
+			return c.newExecutable(loaded, devices)
+		}
 	}
-	info, err := readExecutableInfo(c.plugin.g, g)
+	loaded, err := c.compile(mlir, options)
 	if err != nil {
-		_ = g.Destroy()
 		return nil, err
 	}
-	return &Executable{client: c, g: g, devices: devices, info: info}, nil
+	e, err := c.newExecutable(loaded, devices)
+	if err != nil {
+		return nil, err
+	}
+	if c.cache != nil {
+		c.storeCached(key, e)
+	}
+	return e, nil
+}
+
+// compile runs PJRT_Client_Compile.
+func (c *Client) compile(mlir string, options []byte) (*C.PJRT_LoadedExecutable, error) {
+	code := []byte(mlir)
+	format := []byte("mlir")
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pin.Pin(&code[0])
+	pin.Pin(&format[0])
+	pin.Pin(&options[0])
+	program := C.PJRT_Program{
+		struct_size: C.PJRT_Program_STRUCT_SIZE,
+		code:        (*C.char)(unsafe.Pointer(&code[0])), code_size: C.size_t(len(code)),
+		format: (*C.char)(unsafe.Pointer(&format[0])), format_size: C.size_t(len(format)),
+	}
+	pin.Pin(&program)
+	args := C.PJRT_Client_Compile_Args{
+		client: c.c, program: &program,
+		compile_options: (*C.char)(unsafe.Pointer(&options[0])), compile_options_size: C.size_t(len(options)),
+	}
+	c.stats.compiles.Add(1)
+	if err := c.api.toError("compile", ErrCompile, C.xm_Client_Compile(c.api.p, &args)); err != nil {
+		return nil, err
+	}
+	return args.executable, nil
+}
+
+// newExecutable wraps a loaded executable and reads its output signature.
+func (c *Client) newExecutable(loaded *C.PJRT_LoadedExecutable, devices []*Device) (*Executable, error) {
+	e := &Executable{client: c, c: loaded, devices: devices}
+	liveExecutables.Add(1)
+	info, err := e.readInfo()
+	if err != nil {
+		_ = e.Close()
+		return nil, err
+	}
+	e.info = info
+	return e, nil
+}
+
+// withExecutable calls f with the PJRT_Executable behind e, destroying it afterwards.
+func (e *Executable) withExecutable(op string, f func(a *api, x *C.PJRT_Executable) error) error {
+	a := e.client.api
+	ge := C.PJRT_LoadedExecutable_GetExecutable_Args{loaded_executable: e.c}
+	if err := a.toError(op, ErrCompile, C.xm_LoadedExecutable_GetExecutable(a.p, &ge)); err != nil {
+		return err
+	}
+	defer func() {
+		d := C.PJRT_Executable_Destroy_Args{executable: ge.executable}
+		_ = a.toError("destroy executable", nil, C.xm_Executable_Destroy(a.p, &d))
+	}()
+	return f(a, ge.executable)
+}
+
+func (e *Executable) readInfo() (executableInfo, error) {
+	info := executableInfo{numPartitions: len(e.devices)}
+	err := e.withExecutable("executable info", func(a *api, x *C.PJRT_Executable) error {
+		no := C.PJRT_Executable_NumOutputs_Args{executable: x}
+		if err := a.toError("executable outputs", ErrCompile, C.xm_Executable_NumOutputs(a.p, &no)); err != nil {
+			return err
+		}
+		et := C.PJRT_Executable_OutputElementTypes_Args{executable: x}
+		if err := a.toError("executable output types", ErrCompile, C.xm_Executable_OutputElementTypes(a.p, &et)); err != nil {
+			return err
+		}
+		od := C.PJRT_Executable_OutputDimensions_Args{executable: x}
+		if err := a.toError("executable output dimensions", ErrCompile, C.xm_Executable_OutputDimensions(a.p, &od)); err != nil {
+			return err
+		}
+		n := int(no.num_outputs)
+		if int(et.num_output_types) != n || int(od.num_outputs) != n {
+			return fmt.Errorf("pjrt: executable info: %w: the plugin reported %d outputs, %d output types and %d output shapes",
+				ErrCompile, n, et.num_output_types, od.num_outputs)
+		}
+		types := cSlice(et.output_types, et.num_output_types)
+		ranks := cSlice(od.dim_sizes, od.num_outputs)
+		total := 0
+		for _, r := range ranks {
+			total += int(r)
+		}
+		dims := cSlice(od.dims, C.size_t(total))
+		info.outputs = make([]Shape, n)
+		at := 0
+		for i := range n {
+			d := make([]int, int(ranks[i]))
+			for j := range d {
+				d[j] = int(dims[at+j])
+			}
+			at += len(d)
+			info.outputs[i] = Shape{DType: dtypes.DType(types[i]), Dims: d}
+		}
+		if a.has(fnExecutableNumPartitions) {
+			np := C.PJRT_Executable_NumPartitions_Args{executable: x}
+			if err := a.toError("executable partitions", ErrCompile, C.xm_Executable_NumPartitions(a.p, &np)); err != nil {
+				return err
+			}
+			info.numPartitions = int(np.num_partitions)
+		}
+		if a.has(fnExecutableFingerprint) {
+			fp := C.PJRT_Executable_Fingerprint_Args{executable: x}
+			// Unimplemented on some plugins: the fingerprint then stays empty.
+			if a.toError("fingerprint", nil, C.xm_Executable_Fingerprint(a.p, &fp)) == nil {
+				info.fingerprint = goString(fp.executable_fingerprint, fp.executable_fingerprint_size)
+			}
+		}
+		return nil
+	})
+	return info, err
+}
+
+// optimizedProgram returns the serialized optimized program of e and its format ("hlo" or
+// "hlo_with_config").
+func (e *Executable) optimizedProgram() ([]byte, string, error) {
+	if err := e.client.api.need(fnExecutableOptimized); err != nil {
+		return nil, "", err
+	}
+	var code []byte
+	var format string
+	err := e.withExecutable("optimized program", func(a *api, x *C.PJRT_Executable) error {
+		program := (*C.PJRT_Program)(C.calloc(1, C.size_t(unsafe.Sizeof(C.PJRT_Program{}))))
+		defer C.free(unsafe.Pointer(program))
+		program.struct_size = C.PJRT_Program_STRUCT_SIZE
+		op := C.PJRT_Executable_OptimizedProgram_Args{executable: x, program: program}
+		// First call: the size; second call: the bytes.
+		if err := a.toError("optimized program", ErrCompile, C.xm_Executable_OptimizedProgram(a.p, &op)); err != nil {
+			return err
+		}
+		buf := C.malloc(C.size_t(max(1, int(program.code_size))))
+		defer C.free(buf)
+		program.code = (*C.char)(buf)
+		if err := a.toError("optimized program", ErrCompile, C.xm_Executable_OptimizedProgram(a.p, &op)); err != nil {
+			return err
+		}
+		code = C.GoBytes(buf, C.int(program.code_size))
+		format = goString(program.format, program.format_size)
+		return nil
+	})
+	return code, format, err
+}
+
+// Serialize returns the plugin's serialization of the compiled program, which
+// Client.LoadExecutable turns back into an executable on a client of the same plugin version.
+// A plugin without PJRT_Executable_Serialize gives an error wrapping ErrUnimplemented.
+func (e *Executable) Serialize() ([]byte, error) {
+	if err := e.client.api.need(fnExecutableSerialize); err != nil {
+		return nil, err
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed {
+		return nil, fmt.Errorf("pjrt: serialize: executable %w", ErrClosed)
+	}
+	var out []byte
+	err := e.withExecutable("serialize", func(a *api, x *C.PJRT_Executable) error {
+		s := C.PJRT_Executable_Serialize_Args{executable: x}
+		if err := a.toError("serialize executable", ErrCompile, C.xm_Executable_Serialize(a.p, &s)); err != nil {
+			return err
+		}
+		defer C.xm_serialized_free(&s)
+		out = C.GoBytes(unsafe.Pointer(s.serialized_bytes), C.int(s.serialized_bytes_size))
+		return nil
+	})
+	return out, err
+}
+
+// LoadExecutable turns the bytes of Executable.Serialize back into an executable for the devices
+// of opts (as for Compile). The bytes must come from the same plugin version; anything else gives
+// an *Error matching ErrCompile, never a crash. A plugin without PJRT_Executable_DeserializeAndLoad
+// gives an error wrapping ErrUnimplemented.
+func (c *Client) LoadExecutable(serialized []byte, opts CompileOptions) (*Executable, error) {
+	if err := c.api.need(fnExecutableDeserialize); err != nil {
+		return nil, err
+	}
+	assignment := opts.DeviceAssignment
+	devices := make([]*Device, len(assignment))
+	for i, id := range assignment {
+		d, err := c.Device(id)
+		if err != nil {
+			return nil, fmt.Errorf("pjrt: load executable: device assignment position %d: %w", i, err)
+		}
+		devices[i] = d
+	}
+	if len(serialized) == 0 {
+		return nil, fmt.Errorf("pjrt: load executable: %w: no bytes", ErrCompile)
+	}
+	done, err := c.use("load executable")
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	loaded, err := c.deserialize(serialized, compileOptionsProto(assignment, opts.Partitioner))
+	if err != nil {
+		return nil, err
+	}
+	return c.newExecutable(loaded, devices)
+}
+
+// deserialize runs PJRT_Executable_DeserializeAndLoad with the given compile options.
+func (c *Client) deserialize(serialized, options []byte) (*C.PJRT_LoadedExecutable, error) {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pin.Pin(&serialized[0])
+	pin.Pin(&options[0])
+	args := C.PJRT_Executable_DeserializeAndLoad_Args{
+		client:                                     c.c,
+		serialized_executable:                      (*C.char)(unsafe.Pointer(&serialized[0])),
+		serialized_executable_size:                 C.size_t(len(serialized)),
+		overridden_serialized_compile_options:      (*C.char)(unsafe.Pointer(&options[0])),
+		overridden_serialized_compile_options_size: C.size_t(len(options)),
+	}
+	if err := c.api.toError("load executable", ErrCompile, C.xm_Executable_DeserializeAndLoad(c.api.p, &args)); err != nil {
+		return nil, err
+	}
+	return args.loaded_executable, nil
 }
 
 // Devices returns the executable's devices in device-assignment order: the order of Execute's
@@ -188,8 +425,6 @@ func (e *Executable) Execute(args [][]*Buffer, opts ...ExecuteOption) ([][]*Buff
 		}
 		donated[a] = true
 	}
-	flat := make([]*gpjrt.Buffer, 0, len(args)*numArgs)
-	flatDonate := make([]bool, 0, len(args)*numArgs)
 	var locked []*bufferState
 	unlock := func() {
 		for _, st := range locked {
@@ -223,8 +458,6 @@ func (e *Executable) Execute(args [][]*Buffer, opts ...ExecuteOption) ([][]*Buff
 				b.st.mu.RLock()
 				locked = append(locked, b.st)
 			}
-			flat = append(flat, b.st.g)
-			flatDonate = append(flatDonate, donated[i])
 		}
 	}
 	defer unlock()
@@ -252,30 +485,90 @@ func (e *Executable) Execute(args [][]*Buffer, opts ...ExecuteOption) ([][]*Buff
 		return nil, err
 	}
 	defer done()
-	outs, err := e.g.Execute(flat...).SetDonate(flatDonate).Done()
-	// gopjrt destroys donated inputs itself (also when it fails after running).
+	outs, err := e.execute(args, donated)
+	// A donated argument's memory belongs to the execution now (also when it failed after
+	// starting); its handle is destroyed here.
 	for _, st := range exclusive {
 		if !st.closed {
-			st.closed = true
-			liveBuffers.Add(-1)
+			st.markDonated()
+			d := C.PJRT_Buffer_Destroy_Args{buffer: st.c}
+			_ = st.api.toError("destroy donated buffer", nil, C.xm_Buffer_Destroy(st.api.p, &d))
 		}
 	}
-	if err != nil {
-		return nil, wrapGopjrt("execute", ErrExecute, err)
-	}
-	numOut := len(e.info.outputs)
-	if len(outs) != numOut*len(e.devices) {
-		for _, o := range outs {
-			_ = o.Destroy()
+	return outs, err
+}
+
+// execute makes the PJRT_LoadedExecutable_Execute call and waits for every device to finish.
+func (e *Executable) execute(args [][]*Buffer, donated []bool) ([][]*Buffer, error) {
+	a := e.client.api
+	nd, na, no := len(e.devices), len(donated), len(e.info.outputs)
+	ptr := C.size_t(unsafe.Sizeof(uintptr(0)))
+	// One C block holds the argument lists, the output lists, their row pointers, the
+	// completion events and the non-donatable indices.
+	block := C.calloc(C.size_t(2*nd+nd*na+nd*max(no, 1)+nd+na+1), ptr)
+	defer C.free(block)
+	words := unsafe.Slice((*unsafe.Pointer)(block), 2*nd+nd*na+nd*max(no, 1)+nd+na+1)
+	argRows, outRows := words[:nd], words[nd:2*nd]
+	argCells := words[2*nd : 2*nd+nd*na]
+	outCells := words[2*nd+nd*na : 2*nd+nd*na+nd*max(no, 1)]
+	events := words[2*nd+nd*na+nd*max(no, 1) : 2*nd+nd*na+nd*max(no, 1)+nd]
+	keep := (*C.int64_t)(unsafe.Pointer(&words[2*nd+nd*na+nd*max(no, 1)+nd]))
+	numKeep := 0
+	for i, d := range donated {
+		if !d {
+			unsafe.Slice(keep, na)[numKeep] = C.int64_t(i)
+			numKeep++
 		}
-		return nil, fmt.Errorf("pjrt: execute: %w: got %d results, want %d per device on %d devices", ErrExecute, len(outs), numOut, len(e.devices))
 	}
-	results := make([][]*Buffer, len(e.devices))
+	for d := range nd {
+		for i, b := range args[d] {
+			argCells[d*na+i] = unsafe.Pointer(b.st.c)
+		}
+		argRows[d] = block // any valid pointer for an empty list
+		if na > 0 {
+			argRows[d] = unsafe.Pointer(&argCells[d*na])
+		}
+		outRows[d] = unsafe.Pointer(&outCells[d*max(no, 1)])
+	}
+	options := (*C.PJRT_ExecuteOptions)(C.calloc(1, C.size_t(unsafe.Sizeof(C.PJRT_ExecuteOptions{}))))
+	defer C.free(unsafe.Pointer(options))
+	options.struct_size = C.PJRT_ExecuteOptions_STRUCT_SIZE
+	if numKeep > 0 {
+		options.non_donatable_input_indices = keep
+		options.num_non_donatable_input_indices = C.size_t(numKeep)
+	}
+	ex := C.PJRT_LoadedExecutable_Execute_Args{
+		executable:             e.c,
+		options:                options,
+		argument_lists:         (**(*C.PJRT_Buffer))(block),
+		num_devices:            C.size_t(nd),
+		num_args:               C.size_t(na),
+		output_lists:           (**(*C.PJRT_Buffer))(unsafe.Pointer(&outRows[0])),
+		device_complete_events: (**C.PJRT_Event)(unsafe.Pointer(&events[0])),
+	}
+	if err := a.toError("execute", ErrExecute, C.xm_LoadedExecutable_Execute(a.p, &ex)); err != nil {
+		return nil, err
+	}
+	var firstErr error
+	for d := range nd {
+		if err := a.awaitEvent("execute", ErrExecute, (*C.PJRT_Event)(events[d])); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	results := make([][]*Buffer, nd)
 	for d := range results {
-		results[d] = make([]*Buffer, numOut)
-		for i := range numOut {
-			results[d][i] = newBuffer(e.devices[d], e.info.outputs[i], outs[d*numOut+i])
+		results[d] = make([]*Buffer, no)
+		for i := range no {
+			results[d][i] = newBuffer(e.devices[d], e.info.outputs[i], (*C.PJRT_Buffer)(outCells[d*max(no, 1)+i]))
 		}
+	}
+	if firstErr != nil {
+		for _, row := range results {
+			for _, b := range row {
+				_ = b.Close()
+			}
+		}
+		return nil, firstErr
 	}
 	return results, nil
 }
@@ -288,5 +581,8 @@ func (e *Executable) Close() error {
 		return nil
 	}
 	e.closed = true
-	return wrapGopjrt("destroy executable", ErrClosed, e.g.Destroy())
+	liveExecutables.Add(-1)
+	a := e.client.api
+	d := C.PJRT_LoadedExecutable_Destroy_Args{executable: e.c}
+	return a.toError("destroy executable", ErrClosed, C.xm_LoadedExecutable_Destroy(a.p, &d))
 }

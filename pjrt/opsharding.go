@@ -1,10 +1,11 @@
 package pjrt
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
+
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // OpShardingType is the kind of an XLA sharding (xla.OpSharding.Type).
@@ -84,7 +85,7 @@ func (e *Executable) OutputShardings() ([]OpSharding, error) {
 	if e.closed {
 		return nil, fmt.Errorf("pjrt: output shardings: executable %w", ErrClosed)
 	}
-	code, format, err := readOptimizedProgram(e.client.plugin.g, e.g)
+	code, format, err := e.optimizedProgram()
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +129,7 @@ func outputSharding(code []byte, format string) (OpSharding, error) {
 func protoField(b []byte, n int) ([]byte, error) {
 	var found []byte
 	err := walkProto(b, func(field, wire int, v uint64, data []byte) error {
-		if field == n && wire == 2 && found == nil {
+		if field == n && protowire.Type(wire) == protowire.BytesType && found == nil {
 			found = data
 		}
 		return nil
@@ -137,59 +138,48 @@ func protoField(b []byte, n int) ([]byte, error) {
 }
 
 // walkProto calls visit for each field of a protobuf message: varints in v, length-delimited
-// fields in data.
+// fields in data; fixed-width fields are skipped.
 func walkProto(b []byte, visit func(field, wire int, v uint64, data []byte) error) error {
 	for len(b) > 0 {
-		key, n := binary.Uvarint(b)
-		if n <= 0 {
-			return errProto
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return fmt.Errorf("%w: %v", errProto, protowire.ParseError(n))
 		}
 		b = b[n:]
-		field, wire := int(key>>3), int(key&7)
 		var v uint64
 		var data []byte
-		switch wire {
-		case 0:
-			if v, n = binary.Uvarint(b); n <= 0 {
-				return errProto
-			}
-			b = b[n:]
-		case 1:
-			if len(b) < 8 {
-				return errProto
-			}
-			b = b[8:]
-		case 2:
-			l, n := binary.Uvarint(b)
-			if n <= 0 || uint64(len(b)-n) < l {
-				return errProto
-			}
-			data, b = b[n:n+int(l)], b[n+int(l):]
-		case 5:
-			if len(b) < 4 {
-				return errProto
-			}
-			b = b[4:]
+		switch typ {
+		case protowire.VarintType:
+			v, n = protowire.ConsumeVarint(b)
+		case protowire.BytesType:
+			data, n = protowire.ConsumeBytes(b)
 		default:
-			return fmt.Errorf("%w: wire type %d", errProto, wire)
+			n = protowire.ConsumeFieldValue(num, typ, b)
 		}
-		if err := visit(field, wire, v, data); err != nil {
+		if n < 0 {
+			return fmt.Errorf("%w: field %d: %v", errProto, num, protowire.ParseError(n))
+		}
+		b = b[n:]
+		if typ != protowire.VarintType && typ != protowire.BytesType {
+			continue
+		}
+		if err := visit(int(num), int(typ), v, data); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// varints decodes a repeated integer field given packed (wire 2) or one element (wire 0).
+// varints decodes a repeated integer field given packed (bytes) or one element (varint).
 func varints(wire int, v uint64, data []byte) ([]int, error) {
-	if wire == 0 {
+	if protowire.Type(wire) == protowire.VarintType {
 		return []int{int(int64(v))}, nil
 	}
 	var out []int
 	for len(data) > 0 {
-		x, n := binary.Uvarint(data)
-		if n <= 0 {
-			return nil, errProto
+		x, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return nil, fmt.Errorf("%w: %v", errProto, protowire.ParseError(n))
 		}
 		out = append(out, int(int64(x)))
 		data = data[n:]

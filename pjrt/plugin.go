@@ -1,13 +1,21 @@
 package pjrt
 
+// #include <stdlib.h>
+// #include "xlamesh_pjrt.h"
+import "C"
+
 import (
+	"debug/elf"
+	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
-
-	gopjrt "github.com/gomlx/gopjrt/pjrt"
+	"unsafe"
 )
 
 // The pinned CPU plugin (tools/setup/plugin.lock): where tools/setup/install-plugin.sh puts it,
@@ -17,13 +25,11 @@ const (
 	cpuPluginFile = "xla_cpu_pjrt.so"
 )
 
-// The PJRT C API versions gopjrt v0.10.0 can drive. It is built against 0.81; the structs on its
-// compile and execute path are unchanged through 0.89, and from 0.97 the plugin rejects its
-// PJRT_ExecuteOptions (see docs/plugins.md).
-const (
-	MinAPIMinor = 81
-	MaxAPIMinor = 89
-)
+// MinAPIMinor is the oldest PJRT C API minor version xlamesh accepts (major 0): the API of the
+// pinned xla-cpu-pjrt 0.0.1 plugin, the oldest one the tests run on. There is no upper bound: the
+// binding is compiled against a newer header (cc/include), passes its larger argument structs,
+// which plugins accept, and checks every function slot before calling it.
+const MinAPIMinor = C.XM_MIN_API_MINOR
 
 // InstallHint says how to get a plugin; it ends every ErrPluginNotFound message.
 const InstallHint = "install the pinned CPU plugin with `make setup` (or `bash tools/setup/install-plugin.sh`) " +
@@ -37,30 +43,38 @@ const EnvCacheDir = "XLAMESH_CACHE_DIR"
 
 // Plugin is a loaded PJRT plugin. Plugins are loaded once per path and never unloaded.
 type Plugin struct {
-	path         string
-	major, minor int
-	g            *gopjrt.Plugin
+	api   *api
+	attrs map[string]any
 }
 
 // Path returns the absolute path of the plugin's shared library.
-func (p *Plugin) Path() string { return p.path }
+func (p *Plugin) Path() string { return p.api.path }
 
 // APIVersion returns the PJRT C API version the plugin reports.
-func (p *Plugin) APIVersion() (major, minor int) { return p.major, p.minor }
+func (p *Plugin) APIVersion() (major, minor int) { return p.api.major, p.api.minor }
+
+// APIStructSize returns the size of the plugin's PJRT_Api function table in bytes, which tells
+// which functions it can have (1144 from API 0.112 on).
+func (p *Plugin) APIStructSize() int { return p.api.structSize }
+
+// Has reports whether the plugin implements the named PJRT C API function, e.g.
+// "PJRT_Executable_Serialize". Only the functions the binding uses are known; others report false.
+func (p *Plugin) Has(function string) bool {
+	for _, f := range knownFunctions {
+		if f.name == function {
+			return p.api.has(f)
+		}
+	}
+	return false
+}
 
 // Attributes returns the plugin's attributes (for XLA plugins: xla_version,
-// stablehlo_current_version, stablehlo_minimum_version).
-func (p *Plugin) Attributes() map[string]any {
-	out := make(map[string]any)
-	for k, v := range p.g.Attributes() {
-		out[k] = v
-	}
-	return out
-}
+// stablehlo_current_version, stablehlo_minimum_version), as string, int64, []int64, float32 or bool.
+func (p *Plugin) Attributes() map[string]any { return maps.Clone(p.attrs) }
 
 // String returns e.g. "PJRT plugin /path/xla_cpu_pjrt.so (API 0.81)".
 func (p *Plugin) String() string {
-	return fmt.Sprintf("PJRT plugin %s (API %d.%d)", p.path, p.major, p.minor)
+	return fmt.Sprintf("PJRT plugin %s (API %d.%d)", p.api.path, p.api.major, p.api.minor)
 }
 
 var (
@@ -73,14 +87,14 @@ var (
 // pjrt_c_api_<name>_plugin.so, pjrt-plugin-<name>.so or pjrt_plugin_<name>.so in the directories of
 // PJRT_PLUGIN_LIBRARY_PATH, ~/.local/lib/gomlx/pjrt and /usr/local/lib/gomlx/pjrt.
 //
-// The file is first probed by xlamesh's own C code, which only reads its PJRT API version: a
-// missing file, a file that is not a shared library, or a library without GetPjrtApi gives an
-// error matching ErrPluginNotFound or ErrNotPlugin, and a plugin outside [MinAPIMinor, MaxAPIMinor]
-// gives ErrPluginVersion; none of them can crash the process.
-func LoadPlugin(nameOrPath string) (*Plugin, error) { return loadPlugin(nameOrPath, true) }
-
-// loadPlugin is LoadPlugin; checkVersion=false skips the API window (WithAnyAPIVersion).
-func loadPlugin(nameOrPath string, checkVersion bool) (*Plugin, error) {
+// Nothing in a bad file can crash the process: the file is checked first (a regular, readable
+// ELF shared object of this machine's class and architecture whose program headers and segments
+// lie inside the file), then loaded, and only PJRT_Api's size, version and function slots are
+// read before anything is called. A missing file gives ErrPluginNotFound; a file that is not a
+// PJRT plugin (truncated, not ELF, no GetPjrtApi, a table smaller than API 0.81's) ErrNotPlugin;
+// a major version other than 0 or a minor below MinAPIMinor ErrPluginVersion; a null or missing
+// function the binding needs ErrUnimplemented, naming the function and the plugin's version.
+func LoadPlugin(nameOrPath string) (*Plugin, error) {
 	path, err := resolvePlugin(nameOrPath)
 	if err != nil {
 		return nil, err
@@ -90,26 +104,110 @@ func loadPlugin(nameOrPath string, checkVersion bool) (*Plugin, error) {
 	if p, ok := plugins[path]; ok {
 		return p, nil
 	}
-	if !fileExists(path) {
-		return nil, fmt.Errorf("pjrt: plugin %s: %w; %s", path, ErrPluginNotFound, InstallHint)
+	if err := checkPluginFile(path); err != nil {
+		return nil, err
 	}
-	major, minor, err := probe(path)
+	a, err := probe(path)
 	if err != nil {
 		return nil, err
 	}
-	if checkVersion && (major != 0 || minor < MinAPIMinor || minor > MaxAPIMinor) {
-		return nil, fmt.Errorf("pjrt: plugin %s speaks PJRT C API %d.%d: %w: gopjrt v0.10.0 works with 0.%d to 0.%d; "+
-			"use the pinned xla-cpu-pjrt==0.0.1 (API 0.81, `make setup`) or a plugin built from XLA of 2025-11 to 2026-01, "+
-			"or open it with pjrt.WithAnyAPIVersion() at your own risk (see docs/plugins.md)",
-			path, major, minor, ErrPluginVersion, MinAPIMinor, MaxAPIMinor)
+	if a.major != 0 || a.minor < MinAPIMinor {
+		return nil, fmt.Errorf("pjrt: plugin %s speaks PJRT C API %d.%d: %w: xlamesh needs 0.%d or newer",
+			path, a.major, a.minor, ErrPluginVersion, MinAPIMinor)
 	}
-	g, err := gopjrt.GetPlugin(path)
-	if err != nil {
-		return nil, fmt.Errorf("pjrt: plugin %s: %w", path, wrapGopjrt("load plugin", ErrNotPlugin, err))
+	for _, f := range required {
+		if err := a.need(f); err != nil {
+			return nil, err
+		}
 	}
-	p := &Plugin{path: path, major: major, minor: minor, g: g}
+	var init C.PJRT_Plugin_Initialize_Args
+	if err := a.toError("initialize plugin "+path, ErrNotPlugin, C.xm_Plugin_Initialize(a.p, &init)); err != nil {
+		return nil, err
+	}
+	p := &Plugin{api: a, attrs: map[string]any{}}
+	if a.has(fnPluginAttributes) {
+		var at C.PJRT_Plugin_Attributes_Args
+		if err := a.toError("plugin attributes", ErrNotPlugin, C.xm_Plugin_Attributes(a.p, &at)); err != nil {
+			return nil, err
+		}
+		p.attrs = namedValues(at.attributes, at.num_attributes)
+	}
 	plugins[path] = p
 	return p, nil
+}
+
+// probe loads the library at path with the C probe and reads its PJRT_Api table.
+func probe(path string) (*api, error) {
+	cPath := C.CString(path)
+	defer C.free(unsafe.Pointer(cPath))
+	var p *C.PJRT_Api
+	var size C.size_t
+	var major, minor, code C.int
+	msg := C.xm_probe(cPath, &p, &size, &major, &minor, &code)
+	if msg != nil {
+		text := C.GoString(msg)
+		C.free(unsafe.Pointer(msg))
+		return nil, fmt.Errorf("pjrt: plugin %s: %w: %s", path, ErrNotPlugin, text)
+	}
+	return &api{p: p, structSize: int(size), major: int(major), minor: int(minor), path: path}, nil
+}
+
+// checkPluginFile checks, before dlopen sees the file, that it is a regular, readable ELF shared
+// object for this machine whose headers and loadable segments lie inside the file: dlopen of a
+// truncated library maps pages past the end of the file and dies with SIGBUS on first touch.
+func checkPluginFile(path string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("pjrt: plugin %s: %w; %s", path, ErrPluginNotFound, InstallHint)
+		}
+		return fmt.Errorf("pjrt: plugin %s: %w: %v", path, ErrNotPlugin, err)
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("pjrt: plugin %s: %w: not a regular file (%s)", path, ErrNotPlugin, st.Mode().Type())
+	}
+	f, err := elf.Open(path)
+	if err != nil {
+		return fmt.Errorf("pjrt: plugin %s: %w: not a readable ELF file: %v", path, ErrNotPlugin, err)
+	}
+	defer f.Close()
+	if f.Type != elf.ET_DYN {
+		return fmt.Errorf("pjrt: plugin %s: %w: ELF type %v, want a shared object (ET_DYN)", path, ErrNotPlugin, f.Type)
+	}
+	if want := nativeMachine(); want != elf.EM_NONE && f.Machine != want {
+		return fmt.Errorf("pjrt: plugin %s: %w: built for %v, this machine is %v", path, ErrNotPlugin, f.Machine, want)
+	}
+	size := uint64(st.Size())
+	for i, prog := range f.Progs {
+		if prog.Off > size || prog.Filesz > size-prog.Off {
+			return fmt.Errorf("pjrt: plugin %s: %w: truncated: segment %d (%v) needs bytes %d..%d, the file has %d",
+				path, ErrNotPlugin, i, prog.Type, prog.Off, prog.Off+prog.Filesz, size)
+		}
+	}
+	for _, s := range f.Sections {
+		if s.Type != elf.SHT_NOBITS && (s.Offset > size || s.FileSize > size-s.Offset) {
+			return fmt.Errorf("pjrt: plugin %s: %w: truncated: section %s needs bytes %d..%d, the file has %d",
+				path, ErrNotPlugin, s.Name, s.Offset, s.Offset+s.FileSize, size)
+		}
+	}
+	return nil
+}
+
+// nativeMachine is the ELF machine of the running program (EM_NONE: unknown, not checked).
+func nativeMachine() elf.Machine {
+	switch runtime.GOARCH {
+	case "amd64":
+		return elf.EM_X86_64
+	case "arm64":
+		return elf.EM_AARCH64
+	case "ppc64le":
+		return elf.EM_PPC64
+	case "s390x":
+		return elf.EM_S390
+	case "riscv64":
+		return elf.EM_RISCV
+	}
+	return elf.EM_NONE
 }
 
 // resolvePlugin turns a name or path into an absolute path.

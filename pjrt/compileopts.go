@@ -1,0 +1,51 @@
+package pjrt
+
+import (
+	"math"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// compileOptionsProto encodes the xla.CompileOptionsProto (xla/pjrt/proto/compile_options.proto)
+// for an SPMD program of n partitions on the given devices, with protowire. Only the fields below
+// are set; every other field keeps its proto default:
+//
+//	CompileOptionsProto.executable_build_options (3): ExecutableBuildOptionsProto {
+//	  device_ordinal (1) = -1, num_replicas (4) = 1, num_partitions (5) = n,
+//	  use_spmd_partitioning (6) = true,
+//	  device_assignment (9) = DeviceAssignmentProto { replica_count (1) = 1,
+//	    computation_count (2) = n, computation_devices (3) = [{replica_device_ids (1) = [id]}...] },
+//	  use_shardy_partitioner (19) = partitioner == Shardy }
+//	CompileOptionsProto.compile_portable_executable (4) = false (the default, not written)
+func compileOptionsProto(assignment []int, p Partitioner) []byte {
+	var da []byte
+	da = protowire.AppendTag(da, 1, protowire.VarintType)
+	da = protowire.AppendVarint(da, 1)
+	da = protowire.AppendTag(da, 2, protowire.VarintType)
+	da = protowire.AppendVarint(da, uint64(len(assignment)))
+	for _, id := range assignment {
+		var cd []byte
+		cd = protowire.AppendTag(cd, 1, protowire.VarintType)
+		cd = protowire.AppendVarint(cd, uint64(int64(id)))
+		da = protowire.AppendTag(da, 3, protowire.BytesType)
+		da = protowire.AppendBytes(da, cd)
+	}
+	var eb []byte
+	eb = protowire.AppendTag(eb, 1, protowire.VarintType)
+	eb = protowire.AppendVarint(eb, math.MaxUint64) // int64 -1, two's complement
+	eb = protowire.AppendTag(eb, 4, protowire.VarintType)
+	eb = protowire.AppendVarint(eb, 1)
+	eb = protowire.AppendTag(eb, 5, protowire.VarintType)
+	eb = protowire.AppendVarint(eb, uint64(len(assignment)))
+	eb = protowire.AppendTag(eb, 6, protowire.VarintType)
+	eb = protowire.AppendVarint(eb, 1)
+	eb = protowire.AppendTag(eb, 9, protowire.BytesType)
+	eb = protowire.AppendBytes(eb, da)
+	if p != GSPMD {
+		eb = protowire.AppendTag(eb, 19, protowire.VarintType)
+		eb = protowire.AppendVarint(eb, 1)
+	}
+	var out []byte
+	out = protowire.AppendTag(out, 3, protowire.BytesType)
+	return protowire.AppendBytes(out, eb)
+}

@@ -1,0 +1,87 @@
+package pjrt
+
+/*
+#include <stdlib.h>
+#include "xlamesh_pjrt.h"
+
+PJRT_Error* xm_kv_get(PJRT_KeyValueGetCallback_Args* args);
+PJRT_Error* xm_kv_try_get(PJRT_KeyValueTryGetCallback_Args* args);
+PJRT_Error* xm_kv_put(PJRT_KeyValuePutCallback_Args* args);
+*/
+import "C"
+
+import (
+	"errors"
+	"runtime/cgo"
+	"time"
+	"unsafe"
+)
+
+// KeyValueStore is the store a multi-process client shares between its processes: the plugin
+// publishes its local topology and collective ids with Put and reads the other processes' with
+// Get. Implementations must be safe for concurrent use; the plugin calls them from its own
+// threads.
+type KeyValueStore interface {
+	// Get returns the value of key, waiting up to timeout for another process to put it. When
+	// the time runs out it returns an error wrapping ErrKeyNotFound (or any other error).
+	Get(key string, timeout time.Duration) ([]byte, error)
+	// TryGet returns the value of key at once, or an error wrapping ErrKeyNotFound.
+	TryGet(key string) ([]byte, error)
+	// Put stores value under key.
+	Put(key string, value []byte) error
+}
+
+// ErrKeyNotFound is what a KeyValueStore returns for a key that is not (yet) there; the plugin
+// sees it as PJRT's NotFound (or DeadlineExceeded after a Get's timeout).
+var ErrKeyNotFound = errors.New("key not found")
+
+// setKeyValueCallbacks points the create args' callbacks at the C trampolines of kv_bridge.c,
+// with a C word holding the store's handle as their user argument; the caller frees it with
+// C.free after destroying the client.
+func setKeyValueCallbacks(args *C.PJRT_Client_Create_Args, h cgo.Handle) unsafe.Pointer {
+	arg := C.malloc(C.size_t(unsafe.Sizeof(C.uintptr_t(0))))
+	*(*C.uintptr_t)(arg) = C.uintptr_t(h)
+	args.kv_get_callback = C.PJRT_KeyValueGetCallback(C.xm_kv_get)
+	args.kv_get_user_arg = arg
+	args.kv_try_get_callback = C.PJRT_KeyValueTryGetCallback(C.xm_kv_try_get)
+	args.kv_try_get_user_arg = arg
+	args.kv_put_callback = C.PJRT_KeyValuePutCallback(C.xm_kv_put)
+	args.kv_put_user_arg = arg
+	return arg
+}
+
+// kvResult hands a value or an error back to C: *value is malloc'd (freed by the plugin through
+// the deleter the trampoline sets), or *code/*msg describe the failure (msg malloc'd).
+func kvResult(value []byte, err error, notFound C.int, cValue **C.char, cSize *C.size_t, code *C.int, msg **C.char) {
+	if err != nil {
+		*code = C.PJRT_Error_Code_INTERNAL
+		if errors.Is(err, ErrKeyNotFound) {
+			*code = notFound
+		}
+		*msg = C.CString(err.Error())
+		return
+	}
+	*cValue = (*C.char)(C.CBytes(append(value, 0)))
+	*cSize = C.size_t(len(value))
+}
+
+//export xmGoKVGet
+func xmGoKVGet(h C.uintptr_t, key *C.char, keySize C.size_t, timeoutMs C.int, value **C.char, size *C.size_t, code *C.int, msg **C.char) {
+	store := cgo.Handle(h).Value().(KeyValueStore)
+	v, err := store.Get(C.GoStringN(key, C.int(keySize)), time.Duration(timeoutMs)*time.Millisecond)
+	kvResult(v, err, C.PJRT_Error_Code_DEADLINE_EXCEEDED, value, size, code, msg)
+}
+
+//export xmGoKVTryGet
+func xmGoKVTryGet(h C.uintptr_t, key *C.char, keySize C.size_t, value **C.char, size *C.size_t, code *C.int, msg **C.char) {
+	store := cgo.Handle(h).Value().(KeyValueStore)
+	v, err := store.TryGet(C.GoStringN(key, C.int(keySize)))
+	kvResult(v, err, C.PJRT_Error_Code_NOT_FOUND, value, size, code, msg)
+}
+
+//export xmGoKVPut
+func xmGoKVPut(h C.uintptr_t, key *C.char, keySize C.size_t, value *C.char, valueSize C.size_t, code *C.int, msg **C.char) {
+	store := cgo.Handle(h).Value().(KeyValueStore)
+	err := store.Put(C.GoStringN(key, C.int(keySize)), C.GoBytes(unsafe.Pointer(value), C.int(valueSize)))
+	kvResult(nil, err, C.PJRT_Error_Code_INTERNAL, nil, nil, code, msg)
+}
