@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/gomlx/gopjrt/dtypes"
+
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/pjrt"
 )
@@ -18,7 +20,7 @@ import (
 // Replicas hold copies. An Array owns its buffers: Close frees them. Safe for concurrent use.
 type Array struct {
 	shape    []int
-	dtype    pjrt.DType
+	dtype    dtypes.DType
 	sharding mesh.NamedSharding
 	shards   []Shard // addressable devices, mesh order
 
@@ -46,9 +48,9 @@ func Put(c *pjrt.Client, flat any, shape []int, s mesh.NamedSharding) (*Array, e
 }
 
 // PutBytes is Put for raw row-major bytes of the given dtype (the only way to put F16 and BF16).
-func PutBytes(c *pjrt.Client, dtype pjrt.DType, shape []int, data []byte, s mesh.NamedSharding) (*Array, error) {
-	if !dtype.Valid() {
-		return nil, fmt.Errorf("jit: put: %w: unknown dtype %v", pjrt.ErrHostData, dtype)
+func PutBytes(c *pjrt.Client, dtype dtypes.DType, shape []int, data []byte, s mesh.NamedSharding) (*Array, error) {
+	if !pjrt.Supported(dtype) {
+		return nil, fmt.Errorf("jit: put: %w: unsupported element type %v", pjrt.ErrHostData, dtype)
 	}
 	if err := s.CheckShape(shape); err != nil {
 		return nil, fmt.Errorf("jit: put: %w", err)
@@ -137,7 +139,7 @@ func forEachShard(shards []Shard, f func(i int) error) error {
 // of the given dtype) of one shard given its index, like jax.make_array_from_callback. The
 // callback is called once per addressable device in mesh order, or once in all for a fully
 // replicated sharding; each result must have the shard's size and the dtype.
-func FromCallback(c *pjrt.Client, shape []int, dtype pjrt.DType, s mesh.NamedSharding,
+func FromCallback(c *pjrt.Client, shape []int, dtype dtypes.DType, s mesh.NamedSharding,
 	data func(index mesh.Index) (any, error)) (*Array, error) {
 	if err := s.CheckShape(shape); err != nil {
 		return nil, fmt.Errorf("jit: from callback: %w", err)
@@ -198,7 +200,7 @@ func FromShards(c *pjrt.Client, shape []int, s mesh.NamedSharding, buffers []*pj
 	if len(buffers) != len(placed) {
 		return nil, fmt.Errorf("jit: from shards: %w: got %d buffers for %d addressable devices", ErrShard, len(buffers), len(placed))
 	}
-	var dtype pjrt.DType
+	var dtype dtypes.DType
 	for i, b := range buffers {
 		switch {
 		case b == nil:
@@ -267,7 +269,7 @@ func clientDevice(c *pjrt.Client, d mesh.Device) (*pjrt.Device, error) {
 	return pd, nil
 }
 
-func newArray(shape []int, dtype pjrt.DType, s mesh.NamedSharding, shards []Shard) *Array {
+func newArray(shape []int, dtype dtypes.DType, s mesh.NamedSharding, shards []Shard) *Array {
 	return &Array{shape: slices.Clone(shape), dtype: dtype, sharding: s, shards: shards}
 }
 
@@ -291,7 +293,7 @@ func indexKey(idx mesh.Index) string {
 func (a *Array) Shape() []int { return slices.Clone(a.shape) }
 
 // DType returns the element type.
-func (a *Array) DType() pjrt.DType { return a.dtype }
+func (a *Array) DType() dtypes.DType { return a.dtype }
 
 // Sharding returns how the array is laid out.
 func (a *Array) Sharding() mesh.NamedSharding { return a.sharding }

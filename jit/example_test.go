@@ -3,6 +3,8 @@ package jit_test
 import (
 	"fmt"
 
+	"github.com/gomlx/gopjrt/dtypes"
+
 	"github.com/xlamesh/xlamesh/jit"
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
@@ -60,7 +62,7 @@ func ExampleFromCallback() {
 	defer c.Close()
 	m, _ := mesh.New(jit.Devices(c), []int{4}, "x")
 	s, _ := mesh.NewNamedSharding(m, mesh.P("x"))
-	a, err := jit.FromCallback(c, []int{8}, pjrt.F64, s, func(idx mesh.Index) (any, error) {
+	a, err := jit.FromCallback(c, []int{8}, dtypes.Float64, s, func(idx mesh.Index) (any, error) {
 		fmt.Println("callback for", idx)
 		return []float64{float64(idx[0].Start), float64(idx[0].Start) + 0.5}, nil
 	})

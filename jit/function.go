@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gomlx/gopjrt/dtypes"
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/pjrt"
@@ -296,8 +295,7 @@ func (f *Function) Call(c *pjrt.Client, args ...*Array) ([]*Array, error) {
 	}
 	types := make([]ArgType, len(args))
 	for i, a := range args {
-		// pjrt.DType numbers element types as PJRT_Buffer_Type, as dtypes does.
-		types[i] = ArgType{Shape: lower.NewShape(dtypes.DType(a.dtype), a.shape...), Spec: a.sharding.Spec()}
+		types[i] = ArgType{Shape: lower.NewShape(a.dtype, a.shape...), Spec: a.sharding.Spec()}
 	}
 	lkey := f.loweringKey(m.Abstract(), types)
 	le, err := f.lowering(m.Abstract(), types)
@@ -400,14 +398,7 @@ func (f *Function) run(ce compiled, le lowering, args []*Array) ([]*Array, error
 			placed[d].Data = outs[d][r]
 			outs[d][r] = nil
 		}
-		dt := pjrt.DType(shapes[r].DType()) // both number element types as PJRT_Buffer_Type
-		if !dt.Valid() {
-			closeBuffers(outs)
-			closeShards(placed)
-			closeArrays(results)
-			return nil, fmt.Errorf("jit: %s: result %d: element type %v has no pjrt.DType", f.name, r, shapes[r].DType())
-		}
-		results[r] = newArray(global, dt, ce.outs[r], placed)
+		results[r] = newArray(global, shapes[r].DType(), ce.outs[r], placed)
 	}
 	return results, nil
 }

@@ -126,7 +126,7 @@ func TestFromCallback(t *testing.T) {
 	checkNoLeak(t)
 	m := mesh42(t, c)
 	var calls []string
-	a, err := jit.FromCallback(c, []int{8, 2}, pjrt.S64, sharding(t, m, mesh.P("x")), func(idx mesh.Index) (any, error) {
+	a, err := jit.FromCallback(c, []int{8, 2}, dtypes.Int64, sharding(t, m, mesh.P("x")), func(idx mesh.Index) (any, error) {
 		calls = append(calls, fmt.Sprint(idx))
 		var out []int64
 		for r := idx[0].Start; r < idx[0].Stop; r++ {
@@ -143,7 +143,7 @@ func TestFromCallback(t *testing.T) {
 	assert.Equal(t, []int64{0, 1, 10, 11, 20, 21, 30, 31, 40, 41, 50, 51, 60, 61, 70, 71}, got)
 
 	calls = nil
-	r, err := jit.FromCallback(c, []int{3}, pjrt.F32, sharding(t, m, mesh.P()), func(idx mesh.Index) (any, error) {
+	r, err := jit.FromCallback(c, []int{3}, dtypes.Float32, sharding(t, m, mesh.P()), func(idx mesh.Index) (any, error) {
 		calls = append(calls, fmt.Sprint(idx))
 		return []float32{1, 2, 3}, nil
 	})
@@ -151,18 +151,18 @@ func TestFromCallback(t *testing.T) {
 	defer r.Close()
 	assert.Equal(t, []string{"[0:3]"}, calls, "one call for a fully replicated sharding")
 
-	_, err = jit.FromCallback(c, []int{8, 2}, pjrt.S64, sharding(t, m, mesh.P("x")), func(mesh.Index) (any, error) {
+	_, err = jit.FromCallback(c, []int{8, 2}, dtypes.Int64, sharding(t, m, mesh.P("x")), func(mesh.Index) (any, error) {
 		return []int64{1, 2, 3}, nil
 	})
 	assert.ErrorIs(t, err, jit.ErrShard)
 	assert.ErrorContains(t, err, "expected shard shape [2 2] (4 elements), callback returned 3 elements")
-	_, err = jit.FromCallback(c, []int{8, 2}, pjrt.S64, sharding(t, m, mesh.P("x")), func(mesh.Index) (any, error) {
+	_, err = jit.FromCallback(c, []int{8, 2}, dtypes.Int64, sharding(t, m, mesh.P("x")), func(mesh.Index) (any, error) {
 		return []float32{1, 2, 3, 4}, nil
 	})
 	assert.ErrorIs(t, err, jit.ErrShard)
-	assert.ErrorContains(t, err, "callback returned dtype f32, want i64")
+	assert.ErrorContains(t, err, "callback returned dtype Float32, want Int64")
 	boom := errors.New("boom")
-	_, err = jit.FromCallback(c, []int{8, 2}, pjrt.S64, sharding(t, m, mesh.P("x")), func(mesh.Index) (any, error) {
+	_, err = jit.FromCallback(c, []int{8, 2}, dtypes.Int64, sharding(t, m, mesh.P("x")), func(mesh.Index) (any, error) {
 		return nil, boom
 	})
 	assert.ErrorIs(t, err, boom)

@@ -68,11 +68,11 @@ func (st *bufferState) markDonated() {
 // BufferFromHost copies a flat Go slice ([]float32, []int64, []bool, ...; row-major) with the
 // given dimensions to an addressable device of the client.
 func (c *Client) BufferFromHost(dev *Device, flat any, dims []int) (*Buffer, error) {
-	dt, err := DTypeOf(flat)
+	raw, dt, err := HostBytes(flat)
 	if err != nil {
 		return nil, err
 	}
-	return c.BufferFromBytes(dev, dt, dims, rawBytes(flat))
+	return c.BufferFromBytes(dev, dt, dims, raw)
 }
 
 // BufferFromBytes copies raw row-major bytes of the given element type and dimensions to a device.
@@ -170,7 +170,8 @@ func (b *Buffer) ToHost() (any, error) {
 		return nil, fmt.Errorf("pjrt: copy to host: %w: unsupported element type %v", ErrHostData, b.shape.DType)
 	}
 	flat := newFlat(b.shape.DType, b.shape.Size())
-	if err := b.CopyToHost(rawBytes(flat)); err != nil {
+	raw, _, _ := HostBytes(flat)
+	if err := b.CopyToHost(raw); err != nil {
 		return nil, err
 	}
 	return flat, nil

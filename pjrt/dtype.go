@@ -2,7 +2,6 @@ package pjrt
 
 import (
 	"fmt"
-	"reflect"
 	"strings"
 	"unsafe"
 
@@ -12,52 +11,61 @@ import (
 // Element types are gopjrt's dtypes.DType, whose numbers are PJRT's PJRT_Buffer_Type values: the
 // one element-type vocabulary of lower, pjrt and jit.
 
-// hostTypes maps the element types pjrt moves between host and device to their Go slice
-// element (nil: raw bytes only, as []uint16 bits on the Go side) and their short name.
-var hostTypes = map[dtypes.DType]struct {
-	goT  reflect.Type
-	name string
-}{
-	dtypes.Bool:     {reflect.TypeFor[bool](), "bool"},
-	dtypes.Int8:     {reflect.TypeFor[int8](), "i8"},
-	dtypes.Int16:    {reflect.TypeFor[int16](), "i16"},
-	dtypes.Int32:    {reflect.TypeFor[int32](), "i32"},
-	dtypes.Int64:    {reflect.TypeFor[int64](), "i64"},
-	dtypes.Uint8:    {reflect.TypeFor[uint8](), "u8"},
-	dtypes.Uint16:   {reflect.TypeFor[uint16](), "u16"},
-	dtypes.Uint32:   {reflect.TypeFor[uint32](), "u32"},
-	dtypes.Uint64:   {reflect.TypeFor[uint64](), "u64"},
-	dtypes.Float16:  {nil, "f16"},
-	dtypes.Float32:  {reflect.TypeFor[float32](), "f32"},
-	dtypes.Float64:  {reflect.TypeFor[float64](), "f64"},
-	dtypes.BFloat16: {nil, "bf16"},
+// hostNames are the element types pjrt moves between host and device, with the short names
+// JAX prints in avals.
+var hostNames = map[dtypes.DType]string{
+	dtypes.Bool: "bool", dtypes.Int8: "i8", dtypes.Int16: "i16", dtypes.Int32: "i32", dtypes.Int64: "i64",
+	dtypes.Uint8: "u8", dtypes.Uint16: "u16", dtypes.Uint32: "u32", dtypes.Uint64: "u64",
+	dtypes.Float16: "f16", dtypes.Float32: "f32", dtypes.Float64: "f64", dtypes.BFloat16: "bf16",
 }
 
 // Supported reports whether pjrt moves arrays of element type d: bool, the signed and unsigned
 // integers of 8 to 64 bits, f16, bf16, f32 and f64.
-func Supported(d dtypes.DType) bool { _, ok := hostTypes[d]; return ok }
+func Supported(d dtypes.DType) bool { _, ok := hostNames[d]; return ok }
 
 // DTypeOf returns the element type of a flat Go slice ([]float32, []int64, []bool, ...).
 func DTypeOf(flat any) (dtypes.DType, error) {
-	t := reflect.TypeOf(flat)
-	if t == nil || t.Kind() != reflect.Slice {
-		return 0, fmt.Errorf("pjrt: %w: host data must be a flat slice, got %T", ErrHostData, flat)
-	}
-	for d, in := range hostTypes {
-		if in.goT == t.Elem() {
-			return d, nil
-		}
-	}
-	return 0, fmt.Errorf("pjrt: %w: unsupported element type %s (use []bool, []int8..[]int64, []uint8..[]uint64, []float32, []float64, or BufferFromBytes)", ErrHostData, t.Elem())
+	_, d, err := HostBytes(flat)
+	return d, err
 }
 
 // HostBytes returns the element type of a flat Go slice and a view of its memory as bytes (no copy).
 func HostBytes(flat any) ([]byte, dtypes.DType, error) {
-	d, err := DTypeOf(flat)
-	if err != nil {
-		return nil, 0, err
+	switch x := flat.(type) {
+	case []bool:
+		return bytesOf(x), dtypes.Bool, nil
+	case []int8:
+		return bytesOf(x), dtypes.Int8, nil
+	case []int16:
+		return bytesOf(x), dtypes.Int16, nil
+	case []int32:
+		return bytesOf(x), dtypes.Int32, nil
+	case []int64:
+		return bytesOf(x), dtypes.Int64, nil
+	case []uint8:
+		return bytesOf(x), dtypes.Uint8, nil
+	case []uint16:
+		return bytesOf(x), dtypes.Uint16, nil
+	case []uint32:
+		return bytesOf(x), dtypes.Uint32, nil
+	case []uint64:
+		return bytesOf(x), dtypes.Uint64, nil
+	case []float32:
+		return bytesOf(x), dtypes.Float32, nil
+	case []float64:
+		return bytesOf(x), dtypes.Float64, nil
 	}
-	return rawBytes(flat), d, nil
+	return nil, 0, fmt.Errorf("pjrt: %w: host data must be a flat slice of bool, int8..int64, uint8..uint64, "+
+		"float32 or float64, got %T (use BufferFromBytes for f16 and bf16)", ErrHostData, flat)
+}
+
+// bytesOf views a slice's memory as bytes, without copying.
+func bytesOf[T any](s []T) []byte {
+	if len(s) == 0 {
+		return []byte{}
+	}
+	var zero T
+	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(zero)))
 }
 
 // FlatFromBytes copies row-major bytes into a new flat Go slice of element type d ([]uint16
@@ -67,28 +75,37 @@ func FlatFromBytes(d dtypes.DType, data []byte) (any, error) {
 		return nil, fmt.Errorf("pjrt: %w: %d bytes are not a whole number of %v elements", ErrHostData, len(data), d)
 	}
 	flat := newFlat(d, len(data)/d.Size())
-	copy(rawBytes(flat), data)
+	raw, _, _ := HostBytes(flat)
+	copy(raw, data)
 	return flat, nil
 }
 
-// rawBytes views a flat slice's memory as bytes, without copying.
-func rawBytes(flat any) []byte {
-	v := reflect.ValueOf(flat)
-	n := v.Len() * int(v.Type().Elem().Size())
-	if n == 0 {
-		return []byte{}
-	}
-	return unsafe.Slice((*byte)(v.UnsafePointer()), n)
-}
-
-// newFlat allocates a flat slice of n elements of type d; for types without a Go type here
-// (Float16, BFloat16) it returns []uint16 holding the raw bits.
+// newFlat allocates a flat slice of n elements of type d; Float16 and BFloat16 get []uint16
+// holding the raw bits. d must be Supported.
 func newFlat(d dtypes.DType, n int) any {
-	t := hostTypes[d].goT
-	if t == nil {
-		return make([]uint16, n)
+	switch d {
+	case dtypes.Bool:
+		return make([]bool, n)
+	case dtypes.Int8:
+		return make([]int8, n)
+	case dtypes.Int16:
+		return make([]int16, n)
+	case dtypes.Int32:
+		return make([]int32, n)
+	case dtypes.Int64:
+		return make([]int64, n)
+	case dtypes.Uint8:
+		return make([]uint8, n)
+	case dtypes.Uint32:
+		return make([]uint32, n)
+	case dtypes.Uint64:
+		return make([]uint64, n)
+	case dtypes.Float32:
+		return make([]float32, n)
+	case dtypes.Float64:
+		return make([]float64, n)
 	}
-	return reflect.MakeSlice(reflect.SliceOf(t), n, n).Interface()
+	return make([]uint16, n) // Uint16, Float16, BFloat16
 }
 
 // Shape is the element type and dimensions of an array (of one shard, for executables).
@@ -130,8 +147,8 @@ func (s Shape) Equal(t Shape) bool {
 // String returns the shape like JAX prints avals: "f32[8,2]", "i64[]".
 func (s Shape) String() string {
 	var b strings.Builder
-	if in, ok := hostTypes[s.DType]; ok {
-		b.WriteString(in.name)
+	if name, ok := hostNames[s.DType]; ok {
+		b.WriteString(name)
 	} else {
 		b.WriteString(strings.ToLower(s.DType.String()))
 	}

@@ -75,22 +75,20 @@ func main() {
 type clientFlags struct {
 	plugin  string
 	devices int
-	anyAPI  bool
 }
 
 func (c *clientFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.plugin, "plugin", "", "PJRT plugin name or path (default: $XLAMESH_PJRT_PLUGIN or the pinned CPU plugin)")
-	fs.IntVar(&c.devices, "devices", pjrt.DefaultCPUDeviceCount, "number of CPU devices")
-	fs.BoolVar(&c.anyAPI, "any-api-version", false, "accept a plugin outside gopjrt's PJRT API window (see docs/plugins.md)")
+	fs.IntVar(&c.devices, "devices", 0, fmt.Sprintf("number of CPU devices of a CPU plugin (0: %d for the pinned CPU plugin, the plugin's own default otherwise)", pjrt.DefaultCPUDeviceCount))
 }
 
 func (c *clientFlags) open() (*pjrt.Client, error) {
-	opts := []pjrt.Option{pjrt.WithCPUDeviceCount(c.devices)}
+	var opts []pjrt.Option
+	if c.devices != 0 {
+		opts = append(opts, pjrt.WithCPUDeviceCount(c.devices))
+	}
 	if c.plugin != "" {
 		opts = append(opts, pjrt.WithPlugin(c.plugin))
-	}
-	if c.anyAPI {
-		opts = append(opts, pjrt.WithAnyAPIVersion())
 	}
 	return pjrt.Open(opts...)
 }
@@ -190,7 +188,11 @@ func visualize(w io.Writer, args []string) error {
 	}
 	var ds []mesh.Device
 	if *sim {
-		ds = mesh.SimDevices(cf.devices)
+		n := cf.devices
+		if n == 0 {
+			n = pjrt.DefaultCPUDeviceCount
+		}
+		ds = mesh.SimDevices(n)
 	} else {
 		c, err := cf.open()
 		if err != nil {
