@@ -13,8 +13,10 @@
 // # Values
 //
 //   - Mesh: named axes and optional device_ids, `<["x"=4, "y"=2]>`; the
-//     maximal mesh `<[], device_ids=[3]>`; the empty mesh `<[]>`. MeshOp is
-//     the `sdy.mesh @name = <...>` symbol op.
+//     maximal mesh `<[], device_ids=[3]>`; the empty mesh `<[]>`. Device ids
+//     equal to iota are dropped (as Shardy's MeshAttr builder does), so
+//     `<["a"=2, "b"=2], device_ids=[0, 1, 2, 3]>` reads, prints and compares
+//     as `<["a"=2, "b"=2]>`. MeshOp is the `sdy.mesh @name = <...>` symbol op.
 //   - AxisRef: a whole axis `"x"` or a sub-axis `"x":(1)2`.
 //   - DimSharding: one dimension, closed `{"x", "y"}` / `{}` or open
 //     `{"x", ?}` / `{?}`, with an optional priority `p0`.
@@ -33,10 +35,13 @@
 // writer, and the Parse functions (ParseMesh, ParseMeshOp,
 // ParseTensorSharding, ParseTensorShardingPerValue, ...) read it back:
 // Parse(v.String()) equals v, and printing parsed canonical text gives the
-// same text. The parser also reads what JAX emits that the printer would
-// write differently (whitespace, `"\""` escapes, `unreduced=sum{...}`, the
-// older `<"x"=4>` mesh form). Parse errors are *ParseError values with the
-// byte offset: `shardy: offset 27: expected ',' or '}', found "y"`.
+// same text. The parser also reads what Shardy and JAX accept that the
+// printer writes differently (whitespace, `"\""` escapes, `unreduced=sum{...}`,
+// `#sdy.sharding`-prefixed elements of a per-value list, which print
+// stripped, explicit iota device_ids, the older `<"x"=4>` mesh form). Parse
+// errors are *ParseError values with the byte offset and, where Shardy's
+// parser has one, Shardy's key phrase: `shardy: offset 27: expected ',' or
+// '}', found "y"`, `expecting integer priority, got: p99999999999999999999`.
 //
 // # Validation
 //

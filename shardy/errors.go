@@ -28,8 +28,8 @@ var (
 	// ErrSubAxis: a sub-axis breaks Shardy's sub-axis rules (sizes, overlap,
 	// mixing a sub-axis with its full axis, mergeable neighbours).
 	ErrSubAxis = errors.New("invalid sub-axis")
-	// ErrDeviceIDs: a mesh's device_ids are not a permutation of
-	// 0..N-1, do not match the mesh size, or are iota and so must be omitted.
+	// ErrDeviceIDs: a mesh's device_ids are negative, more than one without
+	// axes, or not a permutation of 0..N-1 for a mesh of N devices.
 	ErrDeviceIDs = errors.New("invalid device ids")
 	// ErrAxisSize: a mesh axis has a size below 1.
 	ErrAxisSize = errors.New("axis size must be at least 1")

@@ -39,16 +39,30 @@ type Mesh struct {
 }
 
 // NewMesh returns the mesh with the given axes (major to minor) and device
-// ids. Device ids equal to iota are dropped, since Shardy prints (and
-// accepts) them only for a non-iota order; pass nil for the default order.
-// The one exception is a maximal mesh (no axes, one id), which keeps its id.
-// NewMesh does not validate; call Validate.
+// ids; pass nil for the default order. As in Shardy's MeshAttr builder,
+// device ids equal to iota(product of the axis sizes) are dropped, so such
+// a mesh prints without them and equals the mesh without ids. A maximal
+// mesh (no axes, one id) keeps its id. NewMesh does not validate; call
+// Validate.
 func NewMesh(axes []MeshAxis, deviceIDs []int) Mesh {
 	m := Mesh{axes: slices.Clone(axes)}
-	if len(deviceIDs) > 0 && !(len(axes) > 0 && isIota(deviceIDs)) {
+	if len(deviceIDs) > 0 && !isDefaultOrder(axes, deviceIDs) {
 		m.ids = slices.Clone(deviceIDs)
 	}
 	return m
+}
+
+// isDefaultOrder reports whether ids are iota(product of the axis sizes)
+// for a mesh with axes.
+func isDefaultOrder(axes []MeshAxis, ids []int) bool {
+	if len(axes) == 0 {
+		return false
+	}
+	sizes := make([]int, len(axes))
+	for i, a := range axes {
+		sizes[i] = a.Size
+	}
+	return productCapped(sizes) == len(ids) && isIota(ids)
 }
 
 // MaximalMesh returns the maximal mesh on one device: `<[], device_ids=[id]>`.

@@ -224,11 +224,9 @@ func (p *parser) meshBody() Mesh {
 			p.expectOneOf(',', "',' or ']'")
 		}
 	}
-	if len(m.ids) == 0 {
-		m.ids = nil
-	}
 	p.expect('>')
-	return m
+	// Like Shardy's MeshAttr builder, drop device ids equal to iota.
+	return NewMesh(m.axes, m.ids)
 }
 
 func (p *parser) meshAxis() MeshAxis {
@@ -281,7 +279,7 @@ func (p *parser) dim() DimSharding {
 		}
 		n, err := strconv.ParseInt(digits, 10, 0)
 		if err != nil {
-			p.failAt(start, "priority out of range: %s", w)
+			p.failAt(start, "expecting integer priority, got: %s", w)
 		}
 		d.priority, d.hasPriority = int(n), true
 	}
@@ -317,41 +315,35 @@ func (p *parser) sharding() TensorSharding {
 			p.expectOneOf(',', "',' or ']'")
 		}
 	}
-	seenRep, seenUnred := false, false
+	// After the dims, as Shardy's parser: each `, replicated=` or `,
+	// unreduced=` list may come once, in either order (a list may be given
+	// again while it is still empty); `=` is optional before an unreduced
+	// list, and anything else after a comma is an error.
 	for !p.accept('>') {
 		p.expectOneOf(',', "',' or '>'")
-		start := p.skipSpacePos()
-		switch w := p.peekWord(); w {
-		case "replicated":
-			if seenRep {
-				p.failAt(start, "duplicate 'replicated' list")
-			}
-			seenRep = true
+		switch w := p.peekWord(); {
+		case w == "replicated" && len(s.replicated) == 0:
 			p.keyword(w)
 			p.expect('=')
 			s.replicated = p.refList()
-		case "unreduced":
-			if seenUnred {
-				p.failAt(start, "duplicate 'unreduced' list")
-			}
-			seenUnred = true
+		case w == "unreduced" && len(s.unreduced) == 0:
 			p.keyword(w)
-			p.expect('=')
-			p.skipSpace()
 			s.reduction = ReduceSum
-			switch p.peekWord() {
-			case "sum":
-				p.keyword("sum")
-			case "max":
-				p.keyword("max")
-				s.reduction = ReduceMax
-			case "min":
-				p.keyword("min")
-				s.reduction = ReduceMin
+			if p.accept('=') {
+				switch p.peekWord() {
+				case "sum":
+					p.keyword("sum")
+				case "max":
+					p.keyword("max")
+					s.reduction = ReduceMax
+				case "min":
+					p.keyword("min")
+					s.reduction = ReduceMin
+				}
 			}
 			s.unreduced = p.refList()
 		default:
-			p.failExpected("'replicated' or 'unreduced'")
+			p.failExpected("valid named axis list after comma")
 		}
 	}
 	if len(s.unreduced) == 0 {
@@ -371,10 +363,13 @@ func (p *parser) refList() []AxisRef {
 		if p.accept('}') {
 			return refs
 		}
-		p.expectOneOf(',', "',' or '}'")
+		p.expectOneOf(',', "'}'")
 	}
 }
 
+// shardingList reads `[<...>, ...]`. An element may carry the
+// `#sdy.sharding` prefix, as MLIR allows for any attribute of a known type;
+// Shardy prints it stripped.
 func (p *parser) shardingList() []TensorSharding {
 	list := []TensorSharding{}
 	p.expect('[')
@@ -382,6 +377,9 @@ func (p *parser) shardingList() []TensorSharding {
 		return list
 	}
 	for {
+		if p.accept('#') {
+			p.keyword("sdy.sharding")
+		}
 		list = append(list, p.sharding())
 		if p.accept(']') {
 			return list

@@ -124,7 +124,13 @@ func TestParseLenient(t *testing.T) {
 		{`<"x"=4, "y"=2>`, `<["x"=4, "y"=2]>`},
 		{`<>`, `<[]>`},
 		{`<["x"=2], device_ids=[]>`, `<["x"=2]>`},
-		{`<["x"=2], device_ids=[0, 1]>`, `<["x"=2], device_ids=[0, 1]>`},
+		// Shardy drops device ids equal to iota (its MeshAttr builder), and
+		// prints them only when the order is not iota.
+		{`<["x"=2], device_ids=[0, 1]>`, `<["x"=2]>`},
+		{`<["a"=1], device_ids=[0]>`, `<["a"=1]>`},
+		{`<["x"=2], device_ids=[1, 0]>`, `<["x"=2], device_ids=[1, 0]>`},
+		{`<["x"=2], device_ids=[0]>`, `<["x"=2], device_ids=[0]>`}, // not iota(2): Validate rejects it
+		{`<[], device_ids=[0]>`, `<[], device_ids=[0]>`},           // maximal: always kept
 	}
 	for _, tt := range meshes {
 		v, err := ParseMesh(tt.in)
@@ -142,6 +148,24 @@ func TestParseLenient(t *testing.T) {
 	pv, err := ParseTensorShardingPerValue(`<[<@mesh, []>]>`)
 	require.NoError(t, err)
 	assert.Equal(t, `#sdy.sharding_per_value<[<@mesh, []>]>`, pv.String())
+	// Elements may carry the #sdy.sharding prefix; Shardy prints them stripped.
+	pv, err = ParseTensorShardingPerValue(`#sdy.sharding_per_value<[#sdy.sharding<@mesh_4, [{"x"}, {}]>, <@m, []>]>`)
+	require.NoError(t, err)
+	assert.Equal(t, `#sdy.sharding_per_value<[<@mesh_4, [{"x"}, {}]>, <@m, []>]>`, pv.String())
+	list, err = ParseShardingList(`[#sdy.sharding<mesh<["x"=2], device_ids=[0, 1]>, [{"x"}]>]`)
+	require.NoError(t, err)
+	assert.Equal(t, `<mesh<["x"=2]>, [{"x"}]>`, list[0].Stripped())
+	// Shardy's parser takes the lists after the dims in either order, `=`
+	// optional before an unreduced list, and a list again while it is empty.
+	for in, want := range map[string]string{
+		`<@m, [{}], unreduced{"x"}>`:                       `#sdy.sharding<@m, [{}], unreduced={"x"}>`,
+		`<@m, [{}], unreduced=max{"x"}, replicated={"y"}>`: `#sdy.sharding<@m, [{}], replicated={"y"}, unreduced=max{"x"}>`,
+		`<@m, [{}], replicated={}, replicated={"y"}>`:      `#sdy.sharding<@m, [{}], replicated={"y"}>`,
+	} {
+		v, err := ParseTensorSharding(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, v.String(), in)
+	}
 }
 
 func TestParseErrors(t *testing.T) {
@@ -154,7 +178,7 @@ func TestParseErrors(t *testing.T) {
 		{`#sdy.sharding<@mesh, [{"x"}p01]>`, 27, `priorities with leading zeros are not allowed, got: p01`},
 		{`#sdy.sharding<@mesh, [{"x"}q1]>`, 27, `expecting priority in format 'p<number>', got: q1`},
 		{`#sdy.sharding<@mesh, [{"x"}p]>`, 27, `expecting priority in format 'p<number>', got: p`},
-		{`#sdy.sharding<@mesh, [{"x"}p99999999999999999999]>`, 27, `priority out of range: p99999999999999999999`},
+		{`#sdy.sharding<@mesh, [{"x"}p99999999999999999999]>`, 27, `expecting integer priority, got: p99999999999999999999`},
 		{`#sdy.sharding<@mesh, [{?, "x"}]>`, 24, `expected '}' after '?', found ','`},
 		{`#sdy.sharding<@mesh, [{"x"}, {}]`, 32, `expected ',' or '>', found end of input`},
 		{`#sdy.sharding<@mesh, [{"x"}]> x`, 30, `expected end of input, found 'x'`},
@@ -164,8 +188,11 @@ func TestParseErrors(t *testing.T) {
 		{`<@mesh, [{"x}]>`, 10, `unterminated string literal`},
 		{`<@mesh, [{"x\q"}]>`, 12, `unknown escape in string literal`},
 		{`<@mesh, [{"x":(1)}]>`, 17, `expected sub-axis size, found '}'`},
-		{`<@mesh, [{}], foo={}>`, 14, `expected 'replicated' or 'unreduced', found 'foo'`},
-		{`<@mesh, [{}], replicated={"x"}, replicated={"y"}>`, 32, `duplicate 'replicated' list`},
+		{`<@mesh, [{}], foo={}>`, 14, `expected valid named axis list after comma, found 'foo'`},
+		{`<@mesh, [{}], replicated={"x"}, replicated={"y"}>`, 32, `expected valid named axis list after comma, found 'replicated'`},
+		{`<@mesh, [{}], unreduced={"x"}, unreduced={"y"}>`, 31, `expected valid named axis list after comma, found 'unreduced'`},
+		{`<@mesh, [{}],>`, 13, `expected valid named axis list after comma, found '>'`},
+		{`<@mesh, [{}], replicated={"x" "y"}>`, 30, `expected '}', found "y"`},
 		{`<@, []>`, 2, `expected symbol name, found ','`},
 		{`#sdy.sharding<@mesh, [{"x"}p-1]>`, 27, `expecting priority in format 'p<number>', got: p`},
 		{``, 0, `expected '<', found end of input`},

@@ -6,11 +6,13 @@ import (
 	"strings"
 )
 
-// Validate checks m against Shardy's mesh rules: axis sizes at least 1, no
-// duplicate axis names, and device_ids (when given) a non-iota permutation
-// of 0..N-1 where N is the product of the axis sizes, except for a maximal
-// mesh (no axes, one non-negative id). Errors wrap ErrAxisSize,
-// ErrDuplicateAxisName or ErrDeviceIDs.
+// Validate checks m against Shardy's mesh rules, in the order Shardy's
+// verifier checks them: axis sizes at least 1 (ErrAxisSize); device ids
+// non-negative; no axes with more than one device id (a maximal mesh has
+// exactly one); no duplicate axis names (ErrDuplicateAxisName); device_ids,
+// when given, a permutation of 0..N-1 where N is the product of the axis
+// sizes (ErrDeviceIDs). Device ids equal to iota never reach Validate: like
+// Shardy's MeshAttr builder, NewMesh and the parser drop them.
 func (m Mesh) Validate() error {
 	if err := m.validate(); err != nil {
 		return fmt.Errorf("shardy: mesh %s: %w", m, err)
@@ -19,10 +21,23 @@ func (m Mesh) Validate() error {
 }
 
 func (m Mesh) validate() error {
-	for i, a := range m.axes {
+	for _, a := range m.axes {
 		if a.Size < 1 {
 			return fmt.Errorf("axis %s: %w, got: %d", quoteName(a.Name), ErrAxisSize, a.Size)
 		}
+	}
+	for _, id := range m.ids {
+		if id < 0 {
+			return errorf([]error{ErrDeviceIDs}, "device id must be non-negative, got: %d", id)
+		}
+	}
+	if len(m.axes) == 0 {
+		if len(m.ids) > 1 {
+			return errorf([]error{ErrDeviceIDs}, "axes is empty and device_ids has more than one element")
+		}
+		return nil // the empty mesh, or a maximal one
+	}
+	for i, a := range m.axes {
 		for _, b := range m.axes[:i] {
 			if b.Name == a.Name {
 				return fmt.Errorf("%w: %s", ErrDuplicateAxisName, quoteName(a.Name))
@@ -31,17 +46,6 @@ func (m Mesh) validate() error {
 	}
 	if len(m.ids) == 0 {
 		return nil
-	}
-	for _, id := range m.ids {
-		if id < 0 {
-			return errorf([]error{ErrDeviceIDs}, "device id must be non-negative, got: %d", id)
-		}
-	}
-	if m.IsMaximal() {
-		return nil
-	}
-	if len(m.axes) == 0 {
-		return errorf([]error{ErrDeviceIDs}, "axes is empty and device_ids has more than one element")
 	}
 	if n := productCapped(m.AxisSizes()); n != len(m.ids) {
 		return errorf([]error{ErrDeviceIDs}, "total product of axis sizes must match total number of device ids, got: %d != %d",
@@ -53,9 +57,6 @@ func (m Mesh) validate() error {
 		var b strings.Builder
 		writeInts(&b, sorted, ", ")
 		return errorf([]error{ErrDeviceIDs}, "sorted device ids must be iota(product(axes)), got: %s", b.String())
-	}
-	if isIota(m.ids) {
-		return errorf([]error{ErrDeviceIDs}, "if the ordered device ids are the same as iota(product(axes)), no need to specify them for simplicity")
 	}
 	return nil
 }
@@ -137,7 +138,7 @@ func (s TensorSharding) ValidateIn(meshes []MeshOp, rank int) error {
 // ValidateIn checks each sharding of p against its mesh among meshes, for
 // values of the given ranks (one per op result; nil skips the rank and
 // count checks). The count must match ("shardings don't match number of
-// values: 2 != 1", ErrCount), except that an op with no results may carry
+// values: 2 shardings vs 1 values", ErrCount), except that an op with no results may carry
 // exactly one sharding that is maximal or fully replicated.
 func (p TensorShardingPerValue) ValidateIn(meshes []MeshOp, ranks []int) error {
 	if ranks != nil && len(ranks) == 0 && len(p.shardings) == 1 {
@@ -156,7 +157,7 @@ func (p TensorShardingPerValue) ValidateIn(meshes []MeshOp, ranks []int) error {
 		return nil
 	}
 	if ranks != nil && len(ranks) != len(p.shardings) {
-		return fmt.Errorf("shardy: %w: %d != %d", ErrCount, len(p.shardings), len(ranks))
+		return fmt.Errorf("shardy: %w: %d shardings vs %d values", ErrCount, len(p.shardings), len(ranks))
 	}
 	for i, s := range p.shardings {
 		rank := -1

@@ -92,9 +92,14 @@ func TestValidateMesh(t *testing.T) {
 		{`<["x"=2, "y"=4], device_ids=[0, 2, 4, 6, 1, 3, 5, 7]>`, "", nil},
 		{`<["x"=0]>`, `shardy: mesh <["x"=0]>: axis "x": axis size must be at least 1, got: 0`, ErrAxisSize},
 		{`<["x"=2, "x"=2]>`, `shardy: mesh <["x"=2, "x"=2]>: duplicate axis name: "x"`, ErrDuplicateAxisName},
-		{`<["x"=2], device_ids=[0, 1]>`,
-			`shardy: mesh <["x"=2], device_ids=[0, 1]>: if the ordered device ids are the same as iota(product(axes)), no need to specify them for simplicity`,
-			ErrDeviceIDs},
+		{`<["x"=2], device_ids=[0, 1]>`, "", nil}, // iota ids are dropped by the parser, as by Shardy's builder
+		{`<["x"=2], device_ids=[0]>`,
+			`shardy: mesh <["x"=2], device_ids=[0]>: total product of axis sizes must match total number of device ids, got: 2 != 1`, ErrDeviceIDs},
+		// Shardy's order: sizes, negative ids, duplicate names, then the ids' count and values.
+		{`<["x"=2, "x"=2, "y"=0]>`, `shardy: mesh <["x"=2, "x"=2, "y"=0]>: axis "y": axis size must be at least 1, got: 0`, ErrAxisSize},
+		{`<["x"=2, "x"=2], device_ids=[-1, 0, 1, 2]>`,
+			`shardy: mesh <["x"=2, "x"=2], device_ids=[-1, 0, 1, 2]>: device id must be non-negative, got: -1`, ErrDeviceIDs},
+		{`<["x"=2, "x"=2], device_ids=[1, 0]>`, `shardy: mesh <["x"=2, "x"=2], device_ids=[1, 0]>: duplicate axis name: "x"`, ErrDuplicateAxisName},
 		{`<["x"=2], device_ids=[1, 2]>`, `shardy: mesh <["x"=2], device_ids=[1, 2]>: sorted device ids must be iota(product(axes)), got: 1, 2`, ErrDeviceIDs},
 		{`<["x"=2], device_ids=[1, 1]>`, `shardy: mesh <["x"=2], device_ids=[1, 1]>: sorted device ids must be iota(product(axes)), got: 1, 1`, ErrDeviceIDs},
 		{`<["x"=2], device_ids=[0, 2, 1]>`,
@@ -122,7 +127,7 @@ func TestValidatePerValueAndManual(t *testing.T) {
 	meshes := []MeshOp{NewMeshOp("mesh", MustParseMesh(`<["x"=2, "y"=2]>`))}
 	pv, err := ParseTensorShardingPerValue(`#sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>, <@mesh, [{"z"}]>]>`)
 	require.NoError(t, err)
-	assert.EqualError(t, pv.ValidateIn(meshes, []int{2}), `shardy: shardings don't match number of values: 2 != 1`)
+	assert.EqualError(t, pv.ValidateIn(meshes, []int{2}), `shardy: shardings don't match number of values: 2 shardings vs 1 values`)
 	err = pv.ValidateIn(meshes, []int{2, 1})
 	assert.EqualError(t, err, `shardy: value 1: dim 0: unknown axis name: "z"`)
 	assert.ErrorIs(t, err, ErrUnknownAxis)
