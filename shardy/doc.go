@@ -73,4 +73,21 @@
 // TensorSharding.GSPMD the text of XLA's own sdy export (both checked in
 // testdata against several hundred cases generated with JAX 0.8.1; the
 // generators are testdata/gen_*.py).
+//
+// # Shardy version
+//
+// The package follows Shardy at commit
+// a0277a83e7f84d40075be0d71a131cb71d806ff6 (github.com/openxla/shardy,
+// 2026-08-22): every attribute of that commit's dialect tests
+// (shardy/dialect/sdy/**/test/*.mlir) parses, prints as Shardy prints it and
+// validates, and every attribute-level error of those tests is an error here
+// with Shardy's key phrase. The facts are extracted into
+// testdata/shardy_corpus.json by tools/shardy-corpus/generate.py, which
+// records the commit. Where Shardy versions differ, this package follows the
+// one in the plugins the project tests (xla-cpu-pjrt 0.0.1, and the jaxlib
+// 0.8.1 of the oracle): since May 2025 (Shardy commit e23167f) the MeshAttr
+// builder drops device_ids equal to iota, so the verifier's older rule
+// rejecting them ("if the ordered device ids are the same as
+// iota(product(axes)), no need to specify them") can no longer fire, and
+// Validate does not have it.
 package shardy
