@@ -7,6 +7,8 @@ package pjrt
 PJRT_Error* xm_kv_get(PJRT_KeyValueGetCallback_Args* args);
 PJRT_Error* xm_kv_try_get(PJRT_KeyValueTryGetCallback_Args* args);
 PJRT_Error* xm_kv_put(PJRT_KeyValuePutCallback_Args* args);
+int xm_kv_exchange(void* user_arg, const char* key, const char* value, const char* missing, char* got,
+                   size_t cap, const char** msg);
 */
 import "C"
 
@@ -61,6 +63,9 @@ func kvResult(value []byte, err error, notFound C.int, cValue **C.char, cSize *C
 		*msg = C.CString(err.Error())
 		return
 	}
+	if cValue == nil { // a put: nothing to hand back
+		return
+	}
 	*cValue = (*C.char)(C.CBytes(append(value, 0)))
 	*cSize = C.size_t(len(value))
 }
@@ -84,4 +89,27 @@ func xmGoKVPut(h C.uintptr_t, key *C.char, keySize C.size_t, value *C.char, valu
 	store := cgo.Handle(h).Value().(KeyValueStore)
 	err := store.Put(C.GoStringN(key, C.int(keySize)), C.GoBytes(unsafe.Pointer(value), C.int(valueSize)))
 	kvResult(nil, err, C.PJRT_Error_Code_INTERNAL, nil, nil, code, msg)
+}
+
+// kvBridgeExchange drives the C callbacks the way a GPU plugin does (put, blocking get, try-get
+// of a missing key) against store, for the bridge's test: the CPU plugins never call them. It
+// returns the value read back and the PJRT error code of the failed try-get (0 if it succeeded).
+func kvBridgeExchange(store KeyValueStore, key, value, missing string) (string, Code, error) {
+	h := cgo.NewHandle(store)
+	defer h.Delete()
+	var args C.PJRT_Client_Create_Args
+	arg := setKeyValueCallbacks(&args, h)
+	defer C.free(arg)
+	ck, cv, cm := C.CString(key), C.CString(value), C.CString(missing)
+	defer C.free(unsafe.Pointer(ck))
+	defer C.free(unsafe.Pointer(cv))
+	defer C.free(unsafe.Pointer(cm))
+	got := (*C.char)(C.calloc(256, 1))
+	defer C.free(unsafe.Pointer(got))
+	var msg *C.char
+	code := C.xm_kv_exchange(arg, ck, cv, cm, got, 256, &msg)
+	if code < 0 {
+		return "", 0, errors.New(C.GoString(msg))
+	}
+	return C.GoString(got), Code(code), nil
 }

@@ -1,0 +1,58 @@
+package pjrt_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/xlamesh/xlamesh/pjrt"
+)
+
+// cudaPluginPath is where `make setup` puts the CUDA plugin of jax-cuda12-pjrt==0.12.0.1
+// (tools/setup), the newest CUDA plugin on PyPI (PJRT C API 0.116).
+func cudaPluginPath(t *testing.T) string {
+	dir := os.Getenv(pjrt.EnvCacheDir)
+	if dir == "" {
+		t.Fatalf("%s is not set: run the tests through `make test`, which installs the CUDA plugin", pjrt.EnvCacheDir)
+	}
+	path := filepath.Join(dir, "plugins", "jax-cuda12-pjrt-0.12.0.1", "xla_cuda_plugin.so")
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("the CUDA plugin is not installed at %s (%v): run `make setup`", path, err)
+	}
+	return path
+}
+
+// TestCUDAPluginWithoutGPU loads today's newest CUDA plugin on this GPU-less machine: it loads,
+// reports its version and attributes, and fails client creation with a typed error.
+func TestCUDAPluginWithoutGPU(t *testing.T) {
+	path := cudaPluginPath(t)
+	p, err := pjrt.LoadPlugin(path)
+	require.NoError(t, err)
+	major, minor := p.APIVersion()
+	assert.Equal(t, 0, major)
+	assert.GreaterOrEqual(t, minor, 116)
+	assert.Equal(t, 1144, p.APIStructSize())
+	assert.Contains(t, p.Attributes(), "xla_version")
+	assert.True(t, p.Has("PJRT_Executable_Serialize"))
+	t.Logf("%s: attributes %v", p, p.Attributes())
+
+	c, err := pjrt.Open(pjrt.WithPlugin(path))
+	if os.Getenv("XLAMESH_TEST_PLATFORM") == "gpu" { // make test-gpu, on a machine with a GPU
+		require.NoError(t, err)
+		t.Logf("%s: %v", c, c.Devices())
+		require.NoError(t, c.Close())
+		return
+	}
+	require.ErrorIs(t, err, pjrt.ErrCreateClient)
+	var perr *pjrt.Error
+	require.ErrorAs(t, err, &perr)
+	assert.NotEqual(t, pjrt.Code(0), perr.Code)
+	t.Logf("open without a GPU: %v", err)
+
+	// The GPU plugin validates option names: a CPU device count is refused, typed.
+	_, err = pjrt.Open(pjrt.WithPlugin(path), pjrt.WithCPUDeviceCount(2))
+	assert.ErrorIs(t, err, pjrt.ErrCreateClient)
+}

@@ -1,0 +1,4 @@
+package pjrt
+
+// KVBridgeExchange exposes kvBridgeExchange to the external test package.
+var KVBridgeExchange = kvBridgeExchange
