@@ -7,9 +7,15 @@
 // program and its shardings into MLIR text, and pjrt compiles and runs that text. It imports
 // neither mesh nor lower; its *Device satisfies mesh.Device by having the same methods.
 //
-// pjrt builds on github.com/gomlx/gopjrt v0.10.0 (PJRT C API 0.81) and adds, in the C code of
-// the cc/ directory, what gopjrt lacks: a plugin probe that cannot crash on a bad file, device
-// ids, kinds and attributes, and the output shapes of compiled executables.
+// The binding is xlamesh's own: Go here, plain C in ../cc, compiled against the PJRT C API header
+// 0.114 vendored in ../cc/include. It speaks every plugin of API 0.81 or newer (no upper bound):
+// argument structs carry the header's sizes, which plugins accept, and every function slot is
+// checked against the plugin's table before it is called. Element types are gopjrt's
+// dtypes.DType. Beyond compiling and running it offers client create options of every PJRT type,
+// key-value-store callbacks for multi-process clients (KeyValueStore), device attributes and
+// memory statistics, executable serialisation (Executable.Serialize, Client.LoadExecutable) and a
+// persistent compile cache (WithCompileCache). Errors from the plugin are *Error values carrying
+// PJRT's code and matching a sentinel (ErrCompile, ErrExecute, ...); see docs/plugins.md.
 //
 // The default plugin is XLA's CPU plugin from the pinned xla-cpu-pjrt wheel, installed by
 // `make setup` (tools/setup/install-plugin.sh) and found without configuration; see Open and

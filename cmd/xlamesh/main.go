@@ -1,6 +1,6 @@
 // Command xlamesh is the command-line face of the xlamesh library.
 //
-//	xlamesh devices [-plugin P] [-devices N] [-any-api-version]
+//	xlamesh devices [-plugin P] [-devices N]
 //	    open a PJRT client and list its devices with their attributes
 //	xlamesh visualize -mesh x=4,y=2 -spec x,y -shape 8,8 [-devices N]
 //	    print jax.debug.visualize_array_sharding's table for a sharding on the CPU devices
