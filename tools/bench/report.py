@@ -22,17 +22,18 @@ READING = """
 
 - **Call** is dominated by XLA running the program on 8 devices; the Go side (argument checks, two
   cache lookups, wrapping results) is about a quarter of it (profile: `go test -bench Call -cpuprofile`).
-  The rest of the gap is structural: gopjrt v0.10.0 executes synchronously (`ExecuteAndWait`, one
-  event per device), while JAX dispatches asynchronously from C++ and only waits in
-  `block_until_ready`.
-- **ToHost** copies each shard with gopjrt's synchronous `ToHost`, one shard per goroutine on
-  GOMAXPROCS goroutines; JAX starts every device-to-host copy asynchronously and then waits once.
-  Shards that are contiguous in the result (a split of dimension 0) are copied straight into place.
+  xlamesh's binding (`pjrt/`) still waits for every execution before returning (one PJRT event per
+  device), while JAX dispatches asynchronously from C++ and only waits in `block_until_ready`.
+- **ToHost** copies each shard with a synchronous `PJRT_Buffer_ToHostBuffer` + event wait, one shard
+  per goroutine on GOMAXPROCS goroutines; JAX starts every device-to-host copy asynchronously and
+  then waits once. Shards that are contiguous in the result (a split of dimension 0) are copied
+  straight into place.
 - **Put** gathers non-contiguous blocks (here every shard, since 'y' splits columns) into pooled
-  staging buffers; gopjrt exposes no host byte strides, so that copy cannot be skipped.
+  staging buffers; the binding does not yet pass host byte strides to `BufferFromHostBuffer`, which
+  would make that copy unnecessary.
 - **LoweringCacheHit** and **DevicesIndicesMap** compare a Go map lookup and a closed-form index
   computation with JAX's Python paths; JAX answers repeated `devices_indices_map` calls from an
-  LRU cache (last column), which xlamesh does not need at 61 µs for 2,048 devices.
+  LRU cache (last column), which xlamesh does not need at tens of µs for 2,048 devices.
 """
 
 
