@@ -2,7 +2,12 @@ package shardy
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -19,6 +24,7 @@ var fuzzMeshes = []MeshOp{
 	NewMeshOp("mesh_0", NewMesh([]MeshAxis{{"x", 2}, {"y", 4}}, []int{0, 2, 4, 6, 1, 3, 5, 7})),
 	NewMeshOp("maximal_mesh_0", MaximalMesh(0)),
 	NewMeshOp("empty_mesh", EmptyMesh()),
+	NewMeshOp("mesh_big", NewMesh([]MeshAxis{{"x", 16}, {"y", 6}, {"z", 1}}, nil)),
 }
 
 func addSeeds(f *testing.F, seeds ...[]string) {
@@ -41,6 +47,8 @@ func FuzzParseTensorSharding(f *testing.F) {
 		"#sdy.sharding< @mesh ,\n [ { \"x\" , ? } p1 , {} ] , unreduced = sum { \"y\" } >",
 		`#sdy.sharding<@mesh, [{"x" "y"}]>`,
 		`#sdy.sharding<@mesh, [{"x"}p01]>`,
+		`#sdy.sharding<@mesh_big, [{"x":(2)4, "y"}, {"z", "x":(1)2}], replicated={"x":(8)2}>`,
+		`#sdy.sharding<@mesh_big, [{"y":(1)2}, {"y":(2)3}, {"x"}]>`,
 	})
 	// Every sharding attribute JAX emitted in testdata/jax_modules.json.
 	if b, err := os.ReadFile("testdata/jax_modules.json"); err == nil {
@@ -78,15 +86,85 @@ func FuzzParseTensorSharding(f *testing.F) {
 		}
 		if err := v.ValidateIn(fuzzMeshes, v.Rank()); err == nil {
 			m, _ := lookupMesh(fuzzMeshes, v.MeshName())
-			if _, err := v.GSPMD(m); err != nil && v.Reduction() == ReduceSum && len(v.Unreduced()) == 0 {
-				t.Logf("GSPMD(%s): %v", text, err)
-			}
+			checkGSPMD(t, v, m)
 		}
 	})
 }
 
+// checkGSPMD checks the GSPMD text of a sharding that validated on m: it
+// converts, unless it has unreduced axes or sub-axes that do not split
+// their axis into factors (both have no GSPMD form, ErrUnsupported), and
+// its tile assignment covers every device of the mesh.
+func checkGSPMD(t *testing.T, s TensorSharding, m Mesh) {
+	t.Helper()
+	if inline, ok := s.InlineMesh(); ok {
+		m = inline
+	}
+	text, err := s.GSPMD(m)
+	unsupported := len(s.Unreduced()) > 0 || !subAxesFactor(s, m)
+	switch {
+	case unsupported && !errors.Is(err, ErrUnsupported):
+		t.Fatalf("GSPMD(%s) on %s = %q, %v; want an error wrapping ErrUnsupported", s, m, text, err)
+	case !unsupported && err != nil:
+		t.Fatalf("GSPMD(%s) on %s: %v", s, m, err)
+	case err != nil:
+		return
+	case m.IsMaximal():
+		if want := fmt.Sprintf("{maximal device=%d}", m.DeviceIDs()[0]); text != want {
+			t.Fatalf("GSPMD(%s) on %s = %q, want %q", s, m, text, want)
+		}
+	case text == "{replicated}":
+		for _, d := range s.Dims() {
+			for _, a := range d.Axes() {
+				if a.Size(m) > 1 {
+					t.Fatalf("GSPMD(%s) on %s = {replicated}, but dims are sharded", s, m)
+				}
+			}
+		}
+	default:
+		dims := regexp.MustCompile(`^\{devices=\[([0-9,]+)\]`).FindStringSubmatch(text)
+		if dims == nil {
+			t.Fatalf("GSPMD(%s) on %s = %q: no tile assignment", s, m, text)
+		}
+		n := 1
+		for _, f := range strings.Split(dims[1], ",") {
+			k, _ := strconv.Atoi(f)
+			n *= k
+		}
+		if n != m.Size() {
+			t.Fatalf("GSPMD(%s) on %s = %q: tiles for %d devices, mesh has %d", s, m, text, n, m.Size())
+		}
+	}
+}
+
+// subAxesFactor reports whether, for every mesh axis, the boundaries its
+// sub-axes in s put on it (pre-size m and m·k of "x":(m)k, counted from the
+// major end) each divide the next, so that they split it into factors.
+func subAxesFactor(s TensorSharding, m Mesh) bool {
+	refs := s.Replicated()
+	for _, d := range s.Dims() {
+		refs = append(refs, d.Axes()...)
+	}
+	for _, a := range m.Axes() {
+		bounds := []int{1, a.Size}
+		for _, r := range refs {
+			if r.IsSubAxis() && r.Name() == a.Name {
+				bounds = append(bounds, r.PreSize(), r.PreSize()*r.SubSize())
+			}
+		}
+		slices.Sort(bounds)
+		for i := 1; i < len(bounds); i++ {
+			if bounds[i]%bounds[i-1] != 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 func FuzzParseTensorShardingPerValue(f *testing.F) {
-	addSeeds(f, canonicalPerValue, []string{`<[<@mesh, []>]>`, `#sdy.sharding_per_value<[<@mesh, [{"x"}]>,]>`})
+	addSeeds(f, canonicalPerValue, []string{`<[<@mesh, []>]>`, `#sdy.sharding_per_value<[<@mesh, [{"x"}]>,]>`,
+		`#sdy.sharding_per_value<[#sdy.sharding<@mesh, [{"x"}, {}]>, <mesh<["a"=2], device_ids=[0, 1]>, []>]>`})
 	f.Fuzz(func(t *testing.T, s string) {
 		v, err := ParseTensorShardingPerValue(s)
 		if err != nil {
@@ -106,7 +184,8 @@ func FuzzParseTensorShardingPerValue(f *testing.F) {
 
 func FuzzParseMesh(f *testing.F) {
 	addSeeds(f, canonicalMeshes, []string{`#sdy.mesh<["a"=1]>`, `mesh<["a"=1]>`, `<"x"=4, "y"=2>`, `<>`,
-		`<["x"=2], device_ids=[0, 1]>`, `<["x"=4, "y"=2], device_ids=[0, 1, 3, 2, 6, 7, 5, 4]>`})
+		`<["x"=2], device_ids=[0, 1]>`, `<["x"=4, "y"=2], device_ids=[0, 1, 3, 2, 6, 7, 5, 4]>`,
+		`<["a"=2, "b"=3, "c"=5]>`, `<["x"=64, "y"=32]>`, `<["x"=1, "y"=4, "z"=4]>`})
 	f.Fuzz(func(t *testing.T, s string) {
 		v, err := ParseMesh(s)
 		if err != nil {
@@ -120,13 +199,13 @@ func FuzzParseMesh(f *testing.F) {
 		if !w.Equal(v) || w.String() != text {
 			t.Fatalf("round trip of %q: %q != %q", s, w.String(), text)
 		}
-		if v.Validate() == nil {
-			// Shard over every axis, major to minor, and convert to GSPMD.
+		if v.Validate() == nil && productCapped(v.AxisSizes()) <= maxDevices {
+			// Shard over every axis, minor to major, and convert to GSPMD.
 			dims := make([]DimSharding, v.NumAxes())
 			for i, n := range v.AxisNames() {
 				dims[len(dims)-1-i] = Closed(Axis(n))
 			}
-			_, _ = NewInlineTensorSharding(v, dims...).GSPMD(EmptyMesh())
+			checkGSPMD(t, NewInlineTensorSharding(v, dims...), EmptyMesh())
 		}
 	})
 }
