@@ -5,6 +5,10 @@
 // xlamesh's tests never skip.
 //
 //	go test -race -count=1 -json ./... | go run ./tools/testreport
+//
+// The input may hold several passes, each started by a line "testreport-pass: NAME" (make test
+// runs the suites once per CPU plugin). Each pass is reported on its own, ends with a line naming
+// the plugins its packages opened, and fails when it ran no test; the closing line counts all.
 package main
 
 import (
@@ -13,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -35,14 +40,26 @@ type pkgState struct {
 	skippedTests            []string
 }
 
+// passMarker starts a pass; the rest of the line names it.
+const passMarker = "testreport-pass: "
+
+// pluginRE finds the plugin in pjrttest's line "pjrttest: cpu with 8 CPU devices from PATH (PJRT API 0.81)".
+var pluginRE = regexp.MustCompile(`from (.+ \(PJRT API [0-9.]+\))$`)
+
+type pass struct {
+	name string
+	pkgs map[string]*pkgState
+}
+
 func main() {
 	code := run(os.Stdin, os.Stdout)
 	os.Exit(code)
 }
 
 func run(in io.Reader, out io.Writer) int {
-	pkgs := map[string]*pkgState{}
+	passes := []*pass{{pkgs: map[string]*pkgState{}}}
 	get := func(name string) *pkgState {
+		pkgs := passes[len(passes)-1].pkgs
 		p, ok := pkgs[name]
 		if !ok {
 			p = &pkgState{output: map[string][]string{}}
@@ -55,6 +72,13 @@ func run(in io.Reader, out io.Writer) int {
 	sc.Buffer(make([]byte, 1<<20), 1<<26)
 	for sc.Scan() {
 		line := sc.Text()
+		if name, ok := strings.CutPrefix(line, passMarker); ok {
+			if cur := passes[len(passes)-1]; cur.name == "" && len(cur.pkgs) == 0 {
+				passes = passes[:len(passes)-1]
+			}
+			passes = append(passes, &pass{name: name, pkgs: map[string]*pkgState{}})
+			continue
+		}
 		var e event
 		if !strings.HasPrefix(line, "{") || json.Unmarshal([]byte(line), &e) != nil {
 			stray = append(stray, line) // build errors and the like
@@ -87,15 +111,37 @@ func run(in io.Reader, out io.Writer) int {
 			}
 		}
 	}
-	names := make([]string, 0, len(pkgs))
-	for n := range pkgs {
+	var passed, failed, skipped int
+	bad := false
+	for _, ps := range passes {
+		p, f, sk, b := report(out, ps)
+		passed, failed, skipped, bad = passed+p, failed+f, skipped+sk, bad || b
+	}
+	if len(stray) > 0 {
+		fmt.Fprintln(out, strings.Join(stray, "\n"))
+		bad = true
+	}
+	fmt.Fprintf(out, "%d passed, %d failed, %d skipped\n", passed, failed, skipped)
+	if bad || failed > 0 || passed == 0 {
+		return 1
+	}
+	return 0
+}
+
+// report writes one pass's packages and, for a named pass, its header and closing line. It
+// returns the pass's counts and whether it failed.
+func report(out io.Writer, ps *pass) (passed, failed, skipped int, bad bool) {
+	if ps.name != "" {
+		fmt.Fprintf(out, "== pass %s\n", ps.name)
+	}
+	names := make([]string, 0, len(ps.pkgs))
+	for n := range ps.pkgs {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	var passed, failed, skipped int
-	bad := false
+	var plugins []string
 	for _, n := range names {
-		p := pkgs[n]
+		p := ps.pkgs[n]
 		passed, failed, skipped = passed+p.passed, failed+p.failed, skipped+p.skipped
 		if p.result == "" && p.passed+p.failed+p.skipped == 0 {
 			continue
@@ -107,6 +153,9 @@ func run(in io.Reader, out io.Writer) int {
 		fmt.Fprintf(out, "%s %-52s %4d passed %3d failed %3d skipped  %6.1fs\n", status, n, p.passed, p.failed, p.skipped, p.elapsed)
 		for _, c := range p.clients {
 			fmt.Fprintf(out, "       %s\n", c)
+			if m := pluginRE.FindStringSubmatch(c); m != nil && !contains(plugins, m[1]) {
+				plugins = append(plugins, m[1])
+			}
 		}
 		for _, t := range p.failedTests {
 			fmt.Fprintf(out, "--- FAIL: %s\n%s", t, strings.Join(p.output[t], ""))
@@ -119,15 +168,17 @@ func run(in io.Reader, out io.Writer) int {
 			bad = true
 		}
 	}
-	if len(stray) > 0 {
-		fmt.Fprintln(out, strings.Join(stray, "\n"))
-		bad = true
+	if ps.name != "" {
+		if len(plugins) == 0 {
+			plugins = []string{"none logged by pjrttest"}
+		}
+		fmt.Fprintf(out, "== pass %s: %d passed, %d failed, %d skipped; plugins: %s\n", ps.name, passed, failed, skipped, strings.Join(plugins, ", "))
+		if passed == 0 {
+			fmt.Fprintf(out, "== pass %s ran no test\n", ps.name)
+			bad = true
+		}
 	}
-	fmt.Fprintf(out, "%d passed, %d failed, %d skipped\n", passed, failed, skipped)
-	if bad || failed > 0 || passed == 0 {
-		return 1
-	}
-	return 0
+	return passed, failed, skipped, bad
 }
 
 func contains(xs []string, x string) bool {

@@ -25,6 +25,18 @@ func TestRun(t *testing.T) {
 		{"build error", []string{"# p", "x.go:1: undefined: y", ev("fail", "", "")},
 			1, []string{"undefined: y"}},
 		{"nothing ran", nil, 1, []string{"0 passed, 0 failed, 0 skipped"}},
+		{"two passes", []string{
+			"testreport-pass: default",
+			ev("output", "A", "    x_test.go:1: pjrttest: cpu with 8 CPU devices from /p/a.so (PJRT API 0.81)\n"), ev("pass", "A", ""), ev("pass", "", ""),
+			"testreport-pass: other",
+			ev("output", "A", "    x_test.go:1: pjrttest: cpu with 8 CPU devices from /p/b.so (PJRT API 0.115)\n"), ev("pass", "A", ""),
+			ev("pass", "B", ""), ev("pass", "", "")},
+			0, []string{"== pass default\n", "== pass default: 1 passed, 0 failed, 0 skipped; plugins: /p/a.so (PJRT API 0.81)\n",
+				"== pass other\n", "from /p/b.so (PJRT API 0.115)", "== pass other: 2 passed, 0 failed, 0 skipped; plugins: /p/b.so (PJRT API 0.115)\n",
+				"plugins: /p/b.so (PJRT API 0.115)\n3 passed, 0 failed, 0 skipped\n"}},
+		{"a pass that ran nothing fails", []string{
+			"testreport-pass: default", ev("pass", "A", ""), ev("pass", "", ""), "testreport-pass: other"},
+			1, []string{"== pass other: 0 passed, 0 failed, 0 skipped; plugins: none logged by pjrttest", "== pass other ran no test", "1 passed, 0 failed, 0 skipped"}},
 	}
 	for _, tc := range cases {
 		var out bytes.Buffer
