@@ -1,7 +1,7 @@
 # xlamesh: the two commands the README promises, and the steps behind them.
 #
-#   make demo   # installs the pinned CPU PJRT plugin if needed, runs the seed program on 8 CPU devices
-#   make test   # installs the plugin and the oracle's JAX venv if needed, then runs every check
+#   make demo      # installs the pinned PJRT plugins if needed, runs the seed program on 8 CPU devices
+#   make test      # installs the plugins and the oracle's JAX venv if needed, then runs every check
 #
 # Everything downloaded goes to .cache/ (ignored by git); set XLAMESH_CACHE_DIR to move it.
 
@@ -21,8 +21,13 @@ demo: setup
 # The test run comes last so that its "N passed, N failed, N skipped" line closes the output.
 test: setup oracle-env lint fuzz-smoke oracle-check unit
 
+# The pinned PJRT plugins (tools/setup/plugin.lock): the default CPU plugin of pjrt.Open(), a
+# second CPU plugin of a newer PJRT API, and the CUDA plugin (test-gpu; pjrt's tests load it
+# everywhere).
+PLUGINS := xla-cpu-pjrt lammps-jax-pjrt-cpu jax-cuda12-pjrt
+
 setup:
-	@bash tools/setup/install-plugin.sh
+	@bash tools/setup/install-plugin.sh $(PLUGINS)
 
 oracle-env:
 	@bash tools/setup/oracle-env.sh
