@@ -8,11 +8,13 @@ import (
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/pjrt"
+	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 )
 
-// open returns a CPU client with 8 devices and the devices as mesh.Devices.
+// open returns a client with 8 devices and the devices as mesh.Devices: 8 CPU devices of the
+// default plugin or of $XLAMESH_PJRT_PLUGIN, or the GPUs under XLAMESH_TEST_PLATFORM=gpu.
 func open() (*pjrt.Client, []mesh.Device) {
-	c, err := pjrt.Open()
+	c, err := pjrttest.Open(8)
 	if err != nil {
 		panic(err)
 	}

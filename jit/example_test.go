@@ -13,7 +13,7 @@ import (
 
 // Put an array on a 4x2 mesh, run a jitted function on it and look at the shards.
 func Example() {
-	c, err := pjrt.Open()
+	c, err := pjrt.Open(pjrt.WithCPUDeviceCount(8))
 	if err != nil {
 		fmt.Println(err)
 		return

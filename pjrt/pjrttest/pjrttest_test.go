@@ -45,3 +45,41 @@ func TestMissingPluginFailsWithHint(t *testing.T) {
 		}
 	}
 }
+
+func TestPlatform(t *testing.T) {
+	for _, tc := range []struct{ env, want, err string }{
+		{"", "cpu", ""},
+		{"cpu", "cpu", ""},
+		{"gpu", "gpu", ""},
+		{"tpu", "", `XLAMESH_TEST_PLATFORM="tpu": want cpu or gpu`},
+	} {
+		t.Setenv(EnvPlatform, tc.env)
+		got, err := Platform()
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s=%q: got error %v, want %q", EnvPlatform, tc.env, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%s=%q: got %q, %v; want %q", EnvPlatform, tc.env, got, err, tc.want)
+		}
+	}
+}
+
+// TestGPUPlatformRefusesCPUClient shows that XLAMESH_TEST_PLATFORM=gpu with a CPU plugin fails
+// instead of running the GPU suite on CPU devices.
+func TestGPUPlatformRefusesCPUClient(t *testing.T) {
+	t.Setenv(EnvPlatform, "gpu")
+	t.Setenv(pjrt.EnvPlugin, "") // the pinned CPU plugin
+	c, err := Open(1)
+	if err == nil {
+		c.Close()
+		t.Fatal("Open with XLAMESH_TEST_PLATFORM=gpu on the CPU plugin: no error")
+	}
+	for _, want := range []string{"XLAMESH_TEST_PLATFORM=gpu", "is cpu", "make test-gpu"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+}
