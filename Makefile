@@ -2,6 +2,7 @@
 #
 #   make demo      # installs the pinned PJRT plugins if needed, runs the seed program on 8 CPU devices
 #   make test      # installs the plugins and the oracle's JAX venv if needed, then runs every check
+#   make test-gpu  # the integration suites on the CUDA plugin, on a machine with an NVIDIA GPU
 #
 # Everything downloaded goes to .cache/ (ignored by git); set XLAMESH_CACHE_DIR to move it.
 
@@ -13,7 +14,7 @@ export TF_CPP_MIN_LOG_LEVEL ?= 1
 GO ?= go
 FUZZTIME ?= 30s
 
-.PHONY: demo test setup oracle-env lint unit fuzz-smoke oracle-check oracle bench
+.PHONY: demo test test-gpu setup oracle-env lint unit fuzz-smoke oracle-check oracle bench
 
 demo: setup
 	$(GO) run ./cmd/xlamesh-demo
@@ -25,6 +26,8 @@ test: setup oracle-env lint fuzz-smoke oracle-check unit
 # second CPU plugin of a newer PJRT API, and the CUDA plugin (test-gpu; pjrt's tests load it
 # everywhere).
 PLUGINS := xla-cpu-pjrt lammps-jax-pjrt-cpu jax-cuda12-pjrt
+# The packages whose tests open a PJRT client; they run once more per extra plugin.
+INTEGRATION := ./pjrt/... ./jit ./lower ./examples ./internal/oracletest
 
 setup:
 	@bash tools/setup/install-plugin.sh $(PLUGINS)
@@ -36,10 +39,26 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [[ -n "$$out" ]]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-# Every test with the race detector; tools/testreport prints per-package counts, the PJRT
-# client each integration package opened, and fails on any failure or skip.
+# Every test with the race detector on the default plugin, then the integration packages on the
+# second CPU plugin. tools/testreport prints per pass and package the counts and the PJRT client
+# opened, and fails on any failure or skip; its last line counts both passes.
 unit:
-	$(GO) test -race -count=1 -json ./... | $(GO) run ./tools/testreport
+	@second=$$(bash tools/setup/install-plugin.sh --path lammps-jax-pjrt-cpu); \
+	( r=0; \
+	  echo "testreport-pass: 1/2 default plugin, all packages"; \
+	  env -u XLAMESH_PJRT_PLUGIN -u XLAMESH_TEST_PLATFORM $(GO) test -race -count=1 -json ./... || r=1; \
+	  echo "testreport-pass: 2/2 lammps-jax-pjrt-cpu, integration packages"; \
+	  env -u XLAMESH_TEST_PLATFORM XLAMESH_PJRT_PLUGIN="$$second" $(GO) test -race -count=1 -json $(INTEGRATION) || r=1; \
+	  exit $$r ) | $(GO) run ./tools/testreport
+
+# The integration packages on the CUDA plugin; fails when nvidia-smi shows no GPU.
+test-gpu:
+	@nvidia-smi -L 2>/dev/null | grep -q '^GPU ' || { \
+	  echo "make test-gpu: no GPU found (nvidia-smi is missing or lists no GPU); run it on a machine with an NVIDIA GPU and its driver" >&2; exit 1; }
+	@$(MAKE) --no-print-directory setup
+	@cuda=$$(bash tools/setup/install-plugin.sh --path jax-cuda12-pjrt); \
+	( echo "testreport-pass: jax-cuda12-pjrt with XLAMESH_TEST_PLATFORM=gpu, integration packages"; \
+	  XLAMESH_PJRT_PLUGIN="$$cuda" XLAMESH_TEST_PLATFORM=gpu $(GO) test -race -count=1 -json $(INTEGRATION) ) | $(GO) run ./tools/testreport
 
 # Each parser fuzz target runs FUZZTIME; a crash fails the build.
 fuzz-smoke:
