@@ -63,6 +63,7 @@ void xm_error_take(const PJRT_Api* api, PJRT_Error* err, int* code, char** msg);
   X(Event_Await)                           \
   X(Event_IsReady)                         \
   X(Event_Error)                           \
+  X(Event_OnReady)                         \
   X(Client_Create)                         \
   X(Client_Destroy)                        \
   X(Client_PlatformName)                   \
@@ -72,6 +73,7 @@ void xm_error_take(const PJRT_Api* api, PJRT_Error* err, int* code, char** msg);
   X(Client_AddressableDevices)             \
   X(Client_Compile)                        \
   X(Client_BufferFromHostBuffer)           \
+  X(Client_CreateErrorBuffer)              \
   X(DeviceDescription_Id)                  \
   X(DeviceDescription_ProcessIndex)        \
   X(DeviceDescription_Attributes)          \
@@ -81,6 +83,7 @@ void xm_error_take(const PJRT_Api* api, PJRT_Error* err, int* code, char** msg);
   X(Device_IsAddressable)                  \
   X(Device_LocalHardwareId)                \
   X(Device_MemoryStats)                    \
+  X(Device_DefaultMemory)                  \
   X(Executable_Destroy)                    \
   X(Executable_NumPartitions)              \
   X(Executable_NumOutputs)                 \

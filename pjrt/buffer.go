@@ -5,7 +5,9 @@ import "C"
 
 import (
 	"fmt"
+	"math"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -77,59 +79,11 @@ func (c *Client) BufferFromHost(dev *Device, flat any, dims []int) (*Buffer, err
 
 // BufferFromBytes copies raw row-major bytes of the given element type and dimensions to a device.
 func (c *Client) BufferFromBytes(dev *Device, dtype dtypes.DType, dims []int, data []byte) (*Buffer, error) {
-	shape := Shape{DType: dtype, Dims: append([]int(nil), dims...)}
-	if !Supported(dtype) {
-		return nil, fmt.Errorf("pjrt: buffer from host: %w: unsupported element type %v", ErrHostData, dtype)
-	}
-	cdims := make([]C.int64_t, len(dims))
-	for i, d := range dims {
-		if d < 0 {
-			return nil, fmt.Errorf("pjrt: buffer from host: %w: dimension %d is %d in %v", ErrHostData, i, d, dims)
-		}
-		cdims[i] = C.int64_t(d)
-	}
-	if len(data) != shape.Bytes() {
-		return nil, fmt.Errorf("pjrt: buffer from host: %w: %s needs %d bytes (%d elements), got %d bytes",
-			ErrHostData, shape, shape.Bytes(), shape.Size(), len(data))
-	}
-	if err := c.checkDevice(dev); err != nil {
-		return nil, fmt.Errorf("pjrt: buffer from host: %w", err)
-	}
-	done, err := c.use("buffer from host")
+	bs, err := c.BuffersFromHost([]HostTransfer{{Device: dev, DType: dtype, Dims: dims, Data: data}})
 	if err != nil {
 		return nil, err
 	}
-	defer done()
-	if len(data) == 0 {
-		data = make([]byte, 1) // PJRT needs a valid pointer even for zero elements
-	}
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pin.Pin(&data[0])
-	args := C.PJRT_Client_BufferFromHostBuffer_Args{
-		client:                c.c,
-		data:                  unsafe.Pointer(&data[0]),
-		_type:                 C.PJRT_Buffer_Type(dtype),
-		num_dims:              C.size_t(len(cdims)),
-		host_buffer_semantics: C.PJRT_HostBufferSemantics_kImmutableOnlyDuringCall,
-		device:                dev.c,
-	}
-	if len(cdims) > 0 {
-		pin.Pin(&cdims[0])
-		args.dims = &cdims[0]
-	}
-	a := c.api
-	if err := a.toError(fmt.Sprintf("buffer from host to %s", dev), ErrHostData, C.xm_Client_BufferFromHostBuffer(a.p, &args)); err != nil {
-		return nil, err
-	}
-	b := newBuffer(dev, shape, args.buffer)
-	// With ImmutableOnlyDuringCall the host data is copied before the call returns; the event
-	// says when the device copy is done, and waiting here keeps transfers synchronous.
-	if err := a.awaitEvent("buffer from host", ErrHostData, args.done_with_host_buffer); err != nil {
-		_ = b.Close()
-		return nil, err
-	}
-	return b, nil
+	return bs[0], nil
 }
 
 // checkDevice checks that dev is an addressable device of c.
@@ -177,36 +131,13 @@ func (b *Buffer) ToHost() (any, error) {
 	return flat, nil
 }
 
-// CopyToHost copies the buffer's row-major bytes into dst, which must be exactly Shape().Bytes() long.
+// CopyToHost copies the buffer's row-major bytes into dst, which must be exactly Shape().Bytes()
+// long, waiting for the buffer to be ready first.
 func (b *Buffer) CopyToHost(dst []byte) error {
-	if !Supported(b.shape.DType) {
-		return fmt.Errorf("pjrt: copy to host: %w: unsupported element type %v", ErrHostData, b.shape.DType)
+	if b == nil {
+		return fmt.Errorf("pjrt: copy to host: %w: nil buffer", ErrHostData)
 	}
-	if len(dst) != b.shape.Bytes() {
-		return fmt.Errorf("pjrt: copy to host: %w: %s needs %d bytes, got %d", ErrHostData, b.shape, b.shape.Bytes(), len(dst))
-	}
-	done, err := b.dev.client.use("copy to host")
-	if err != nil {
-		return err
-	}
-	defer done()
-	b.st.mu.RLock()
-	defer b.st.mu.RUnlock()
-	if b.st.closed {
-		return fmt.Errorf("pjrt: copy to host: buffer %w", ErrClosed)
-	}
-	if len(dst) == 0 {
-		return nil
-	}
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pin.Pin(&dst[0])
-	a := b.st.api
-	args := C.PJRT_Buffer_ToHostBuffer_Args{src: b.st.c, dst: unsafe.Pointer(&dst[0]), dst_size: C.size_t(len(dst))}
-	if err := a.toError("copy to host", ErrHostData, C.xm_Buffer_ToHostBuffer(a.p, &args)); err != nil {
-		return err
-	}
-	return a.awaitEvent("copy to host", ErrHostData, args.event)
+	return b.dev.client.CopyToHostAll([]HostCopy{{Buffer: b, Dst: dst}})
 }
 
 // Close frees the device memory. It is idempotent; a closed buffer cannot be used again.
@@ -217,4 +148,265 @@ func (b *Buffer) IsClosed() bool {
 	b.st.mu.RLock()
 	defer b.st.mu.RUnlock()
 	return b.st.closed
+}
+
+// Wait blocks until the buffer's data is ready (the execution or transfer that produces it has
+// finished) and returns that work's error: an *Error matching ErrExecute when the execution
+// failed. Like jax.Array.block_until_ready for one shard.
+func (b *Buffer) Wait() error {
+	if b == nil {
+		return fmt.Errorf("pjrt: wait: %w: nil buffer", ErrHostData)
+	}
+	a := b.st.api
+	if !a.has(fnBufferReadyEvent) {
+		return nil // the plugin made every result ready before returning it
+	}
+	b.st.mu.RLock()
+	defer b.st.mu.RUnlock()
+	if b.st.closed {
+		return fmt.Errorf("pjrt: wait: buffer %w", ErrClosed)
+	}
+	args := C.PJRT_Buffer_ReadyEvent_Args{buffer: b.st.c}
+	if err := a.toError("buffer ready event", ErrExecute, C.xm_Buffer_ReadyEvent(a.p, &args)); err != nil {
+		return err
+	}
+	return a.awaitEvent(fmt.Sprintf("wait for %s", b), ErrExecute, args.event)
+}
+
+// HostTransfer is one host-to-device copy for BuffersFromHost: Data holds the array with
+// element type DType and dimensions Dims, laid out row-major, or with the given ByteStrides (bytes
+// per step of each dimension, so that a block of a larger host array can be sent in place).
+type HostTransfer struct {
+	Device      *Device
+	DType       dtypes.DType
+	Dims        []int
+	Data        []byte
+	ByteStrides []int64 // nil: dense row-major
+}
+
+// BuffersFromHost starts every transfer, then waits for all of them: the plugin copies the
+// shards concurrently, and no host data is staged. The host memory is only read during the call;
+// the caller may change it once BuffersFromHost returns. On error no buffer is left open.
+func (c *Client) BuffersFromHost(ts []HostTransfer) ([]*Buffer, error) {
+	for i, t := range ts {
+		if err := c.checkTransfer(t); err != nil {
+			return nil, fmt.Errorf("pjrt: buffers from host: transfer %d: %w", i, err)
+		}
+	}
+	done, err := c.use("buffers from host")
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	a := c.api
+	out := make([]*Buffer, 0, len(ts))
+	events := make([]*C.PJRT_Event, 0, len(ts))
+	var first error
+	for _, t := range ts {
+		data := t.Data
+		if len(data) == 0 {
+			data = make([]byte, 1) // PJRT needs a valid pointer even for zero elements
+		}
+		pin.Pin(&data[0])
+		cdims := make([]C.int64_t, len(t.Dims)+len(t.ByteStrides)+1)
+		for i, d := range t.Dims {
+			cdims[i] = C.int64_t(d)
+		}
+		for i, s := range t.ByteStrides {
+			cdims[len(t.Dims)+i] = C.int64_t(s)
+		}
+		pin.Pin(&cdims[0])
+		args := C.PJRT_Client_BufferFromHostBuffer_Args{
+			client:                c.c,
+			data:                  unsafe.Pointer(&data[0]),
+			_type:                 C.PJRT_Buffer_Type(t.DType),
+			dims:                  &cdims[0],
+			num_dims:              C.size_t(len(t.Dims)),
+			host_buffer_semantics: C.PJRT_HostBufferSemantics_kImmutableUntilTransferCompletes,
+			device:                t.Device.c,
+		}
+		if len(t.ByteStrides) > 0 {
+			args.byte_strides = &cdims[len(t.Dims)]
+			args.num_byte_strides = C.size_t(len(t.ByteStrides))
+		}
+		if err := a.toError(fmt.Sprintf("buffer from host to %s", t.Device), ErrHostData, C.xm_Client_BufferFromHostBuffer(a.p, &args)); err != nil {
+			first = err
+			break
+		}
+		out = append(out, newBuffer(t.Device, Shape{DType: t.DType, Dims: slices.Clone(t.Dims)}, args.buffer))
+		events = append(events, args.done_with_host_buffer)
+	}
+	// The pinned host memory must outlive every transfer started, also on error.
+	for _, ev := range events {
+		if err := a.awaitEvent("buffer from host", ErrHostData, ev); err != nil && first == nil {
+			first = err
+		}
+	}
+	if first != nil {
+		for _, b := range out {
+			_ = b.Close()
+		}
+		return nil, first
+	}
+	return out, nil
+}
+
+// checkTransfer checks a transfer's device, element type, dimensions and that its strides stay
+// inside Data.
+func (c *Client) checkTransfer(t HostTransfer) error {
+	if !Supported(t.DType) {
+		return fmt.Errorf("%w: unsupported element type %v", ErrHostData, t.DType)
+	}
+	if err := c.checkDevice(t.Device); err != nil {
+		return err
+	}
+	shape := Shape{DType: t.DType, Dims: t.Dims}
+	n := 1
+	for i, d := range t.Dims {
+		if d < 0 {
+			return fmt.Errorf("%w: dimension %d is %d in %v", ErrHostData, i, d, t.Dims)
+		}
+		if d != 0 && n > math.MaxInt/d {
+			return fmt.Errorf("%w: %v has more elements than an int holds", ErrHostData, t.Dims)
+		}
+		n *= d
+	}
+	if t.ByteStrides == nil {
+		if len(t.Data) != shape.Bytes() {
+			return fmt.Errorf("%w: %s needs %d bytes (%d elements), got %d bytes", ErrHostData, shape, shape.Bytes(), n, len(t.Data))
+		}
+		return nil
+	}
+	if len(t.ByteStrides) != len(t.Dims) {
+		return fmt.Errorf("%w: %d byte strides for %d dimensions", ErrHostData, len(t.ByteStrides), len(t.Dims))
+	}
+	if n == 0 {
+		return nil
+	}
+	// The last byte read is at sum((dim-1)*stride) + element size; strides are non-negative here.
+	end := int64(t.DType.Size())
+	for i, d := range t.Dims {
+		if t.ByteStrides[i] < 0 {
+			return fmt.Errorf("%w: negative byte stride %d for dimension %d", ErrHostData, t.ByteStrides[i], i)
+		}
+		end += int64(d-1) * t.ByteStrides[i]
+	}
+	if end > int64(len(t.Data)) {
+		return fmt.Errorf("%w: %s with byte strides %v reads %d bytes, got %d", ErrHostData, shape, t.ByteStrides, end, len(t.Data))
+	}
+	return nil
+}
+
+// HostCopy is one device-to-host copy for CopyToHostAll: the buffer's row-major bytes go to Dst,
+// which must be exactly the buffer's Shape().Bytes() long.
+type HostCopy struct {
+	Buffer *Buffer
+	Dst    []byte
+}
+
+// CopyToHostAll starts every copy, then waits for all of them, and returns the first error (an
+// *Error matching ErrExecute when a buffer's execution failed).
+func (c *Client) CopyToHostAll(copies []HostCopy) error {
+	for i, hc := range copies {
+		if hc.Buffer == nil {
+			return fmt.Errorf("pjrt: copy to host: %w: copy %d has a nil buffer", ErrHostData, i)
+		}
+		if hc.Buffer.dev.client != c {
+			return fmt.Errorf("pjrt: copy to host: %w: copy %d: buffer of another client", ErrDevice, i)
+		}
+		if len(hc.Dst) != hc.Buffer.shape.Bytes() || !Supported(hc.Buffer.shape.DType) {
+			return fmt.Errorf("pjrt: copy to host: %w: copy %d: %s needs %d bytes, got %d", ErrHostData, i,
+				hc.Buffer.shape, hc.Buffer.shape.Bytes(), len(hc.Dst))
+		}
+	}
+	done, err := c.use("copy to host")
+	if err != nil {
+		return err
+	}
+	defer done()
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	a := c.api
+	var events []*C.PJRT_Event
+	var first error
+	for _, hc := range copies {
+		st := hc.Buffer.st
+		st.mu.RLock()
+		defer st.mu.RUnlock()
+		if st.closed {
+			first = fmt.Errorf("pjrt: copy to host: buffer %w", ErrClosed)
+			break
+		}
+		if len(hc.Dst) == 0 {
+			continue
+		}
+		pin.Pin(&hc.Dst[0])
+		args := C.PJRT_Buffer_ToHostBuffer_Args{src: st.c, dst: unsafe.Pointer(&hc.Dst[0]), dst_size: C.size_t(len(hc.Dst))}
+		if err := a.toError("copy to host", ErrHostData, C.xm_Buffer_ToHostBuffer(a.p, &args)); err != nil {
+			first = err
+			break
+		}
+		events = append(events, args.event)
+	}
+	for _, ev := range events {
+		if err := a.awaitEvent("copy to host", ErrExecute, ev); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// NewErrorBuffer makes a buffer of the given shape on dev that holds an error instead of data
+// (PJRT_Client_CreateErrorBuffer): an execution that consumes it fails with that error, which
+// then reaches the execution's results. It lets a pipeline stage pass a failure on, and tests
+// exercise asynchronous error paths. Plugins before PJRT C API 0.9x lack it: ErrUnimplemented.
+func (c *Client) NewErrorBuffer(dev *Device, shape Shape, code Code, msg string) (*Buffer, error) {
+	a := c.api
+	for _, f := range []fn{fnClientCreateErrorBuffer, fnDeviceDefaultMemory} {
+		if err := a.need(f); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.checkDevice(dev); err != nil {
+		return nil, fmt.Errorf("pjrt: error buffer: %w", err)
+	}
+	if !Supported(shape.DType) {
+		return nil, fmt.Errorf("pjrt: error buffer: %w: unsupported element type %v", ErrHostData, shape.DType)
+	}
+	if code == 0 {
+		return nil, fmt.Errorf("pjrt: error buffer: %w: an error buffer needs a non-OK code", ErrHostData)
+	}
+	done, err := c.use("error buffer")
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	dm := C.PJRT_Device_DefaultMemory_Args{device: dev.c}
+	if err := a.toError("default memory", ErrDevice, C.xm_Device_DefaultMemory(a.p, &dm)); err != nil {
+		return nil, err
+	}
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	cdims := make([]C.int64_t, len(shape.Dims)+1)
+	for i, d := range shape.Dims {
+		if d < 0 {
+			return nil, fmt.Errorf("pjrt: error buffer: %w: dimension %d is %d", ErrHostData, i, d)
+		}
+		cdims[i] = C.int64_t(d)
+	}
+	pin.Pin(&cdims[0])
+	cmsg := []byte(msg + "\x00")
+	pin.Pin(&cmsg[0])
+	args := C.PJRT_Client_CreateErrorBuffer_Args{
+		client: c.c, error_code: C.PJRT_Error_Code(code),
+		error_message: (*C.char)(unsafe.Pointer(&cmsg[0])), error_message_size: C.size_t(len(msg)),
+		shape_dims: &cdims[0], shape_num_dims: C.size_t(len(shape.Dims)),
+		shape_element_type: C.PJRT_Buffer_Type(shape.DType), memory: dm.memory,
+	}
+	if err := a.toError("error buffer", ErrHostData, C.xm_Client_CreateErrorBuffer(a.p, &args)); err != nil {
+		return nil, err
+	}
+	return newBuffer(dev, Shape{DType: shape.DType, Dims: slices.Clone(shape.Dims)}, args.buffer), nil
 }

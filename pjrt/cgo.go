@@ -44,6 +44,10 @@ var (
 	fnPluginAttributes        = fn{"PJRT_Plugin_Attributes", unsafe.Offsetof(apiTable.PJRT_Plugin_Attributes)}
 	fnEventDestroy            = fn{"PJRT_Event_Destroy", unsafe.Offsetof(apiTable.PJRT_Event_Destroy)}
 	fnEventAwait              = fn{"PJRT_Event_Await", unsafe.Offsetof(apiTable.PJRT_Event_Await)}
+	fnEventOnReady            = fn{"PJRT_Event_OnReady", unsafe.Offsetof(apiTable.PJRT_Event_OnReady)}
+	fnBufferReadyEvent        = fn{"PJRT_Buffer_ReadyEvent", unsafe.Offsetof(apiTable.PJRT_Buffer_ReadyEvent)}
+	fnDeviceDefaultMemory     = fn{"PJRT_Device_DefaultMemory", unsafe.Offsetof(apiTable.PJRT_Device_DefaultMemory)}
+	fnClientCreateErrorBuffer = fn{"PJRT_Client_CreateErrorBuffer", unsafe.Offsetof(apiTable.PJRT_Client_CreateErrorBuffer)}
 	fnClientCreate            = fn{"PJRT_Client_Create", unsafe.Offsetof(apiTable.PJRT_Client_Create)}
 	fnClientDestroy           = fn{"PJRT_Client_Destroy", unsafe.Offsetof(apiTable.PJRT_Client_Destroy)}
 	fnClientPlatformName      = fn{"PJRT_Client_PlatformName", unsafe.Offsetof(apiTable.PJRT_Client_PlatformName)}
@@ -181,4 +185,4 @@ func namedValues(list *C.PJRT_NamedValue, n C.size_t) map[string]any {
 var knownFunctions = append(slices.Clone(required),
 	fnPluginAttributes, fnDescAttributes, fnDescToString, fnDeviceLocalHardwareID, fnDeviceMemoryStats,
 	fnExecutableNumPartitions, fnExecutableFingerprint, fnExecutableOptimized, fnExecutableSerialize,
-	fnExecutableDeserialize)
+	fnExecutableDeserialize, fnEventOnReady, fnBufferReadyEvent, fnClientCreateErrorBuffer, fnDeviceDefaultMemory)

@@ -5,12 +5,15 @@ package pjrt
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"os"
 	"runtime/cgo"
 	"sort"
+	"strings"
 	"sync"
 	"unsafe"
 )
@@ -30,6 +33,7 @@ type openConfig struct {
 	cacheDir    string
 	cacheSet    bool
 	logger      *slog.Logger
+	maxInFlight int
 }
 
 // WithPlugin selects the plugin by path or name (see LoadPlugin). The default is
@@ -37,9 +41,9 @@ type openConfig struct {
 func WithPlugin(nameOrPath string) Option { return func(c *openConfig) { c.plugin = nameOrPath } }
 
 // WithCPUDeviceCount sets the number of devices of a CPU client. It is sent as the
-// "cpu_device_count" create option, which only CPU plugins understand; without it, Open sends
-// DefaultCPUDeviceCount to the pinned CPU plugin and nothing to other plugins. A count below 1
-// makes Open fail with ErrDevice.
+// "cpu_device_count" create option, which only CPU plugins understand. Without it Open asks for
+// DefaultCPUDeviceCount devices, and a plugin that refuses that option name (GPU and TPU plugins
+// validate names) is created without it. A count below 1 makes Open fail with ErrDevice.
 func WithCPUDeviceCount(n int) Option {
 	return func(c *openConfig) { c.cpuCount, c.cpuCountSet = n, true }
 }
@@ -66,6 +70,15 @@ func WithKeyValueStore(kv KeyValueStore) Option { return func(c *openConfig) { c
 // write failures). The default is slog.Default().
 func WithLogger(l *slog.Logger) Option { return func(c *openConfig) { c.logger = l } }
 
+// DefaultMaxInFlight is the default number of executions a client runs at once (WithMaxInFlight).
+const DefaultMaxInFlight = 32
+
+// WithMaxInFlight bounds the number of executions the client has started and not yet finished,
+// like XLA's max_inflight_computations: Execute blocks beyond it, which keeps the memory of
+// queued results bounded. The default is DefaultMaxInFlight; n below 1 makes Open fail with
+// ErrExecute.
+func WithMaxInFlight(n int) Option { return func(c *openConfig) { c.maxInFlight = n } }
+
 // Client is an open PJRT client: a plugin plus the devices it drives. Close it when done; the
 // buffers and executables it made become invalid then.
 type Client struct {
@@ -83,7 +96,8 @@ type Client struct {
 	cache           *compileCache
 	logger          *slog.Logger
 	stats           compileStats
-	mu              sync.RWMutex // guards closed against use in flight
+	inflight        chan struct{} // one token per execution in flight
+	mu              sync.RWMutex  // guards closed against use in flight
 	closed          bool
 }
 
@@ -92,38 +106,22 @@ type Client struct {
 // A plugin that cannot create a client (e.g. a GPU plugin on a machine without a GPU) gives an
 // *Error matching ErrCreateClient with the plugin's message.
 func Open(opts ...Option) (*Client, error) {
-	cfg := openConfig{logger: slog.Default()}
+	cfg := openConfig{logger: slog.Default(), maxInFlight: DefaultMaxInFlight}
 	for _, o := range opts {
 		o(&cfg)
 	}
+	if cfg.maxInFlight < 1 {
+		return nil, fmt.Errorf("pjrt: open: %w: at most %d executions in flight; need at least 1", ErrExecute, cfg.maxInFlight)
+	}
 	name := cfg.plugin
-	pinnedCPU := false
 	if name == "" {
 		if name = os.Getenv(EnvPlugin); name == "" {
-			name, pinnedCPU = "cpu", true
+			name = "cpu"
 		}
-	}
-	if name == "cpu" {
-		pinnedCPU = os.Getenv(EnvPlugin) == ""
 	}
 	if cfg.cpuCountSet && cfg.cpuCount < 1 {
 		return nil, fmt.Errorf("pjrt: open: %w: CPU device count %d must be at least 1", ErrDevice, cfg.cpuCount)
 	}
-	if !cfg.cpuCountSet && pinnedCPU {
-		cfg.cpuCount, cfg.cpuCountSet = DefaultCPUDeviceCount, true
-	}
-	create := map[string]any{}
-	if cfg.cpuCountSet {
-		create["cpu_device_count"] = int64(cfg.cpuCount)
-	}
-	for k, v := range cfg.options {
-		create[k] = v
-	}
-	values, free, err := newNamedValues(create)
-	if err != nil {
-		return nil, err
-	}
-	defer free()
 	p, err := LoadPlugin(name)
 	if err != nil {
 		return nil, err
@@ -132,23 +130,56 @@ func Open(opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := p.api
-	args := C.PJRT_Client_Create_Args{create_options: values, num_options: C.size_t(len(create))}
 	var kv cgo.Handle
 	var kvArg unsafe.Pointer
 	if cfg.kv != nil {
 		kv = cgo.NewHandle(cfg.kv)
-		kvArg = setKeyValueCallbacks(&args, kv)
 	}
-	if err := a.toError("create client with "+p.String(), ErrCreateClient, C.xm_Client_Create(a.p, &args)); err != nil {
+	create := func(cpuCount int) (*C.PJRT_Client, error) {
+		options := maps.Clone(cfg.options)
+		if options == nil {
+			options = map[string]any{}
+		}
+		if cpuCount > 0 {
+			options["cpu_device_count"] = int64(cpuCount)
+		}
+		values, free, err := newNamedValues(options)
+		if err != nil {
+			return nil, err
+		}
+		defer free()
+		args := C.PJRT_Client_Create_Args{create_options: values, num_options: C.size_t(len(options))}
+		if kv != 0 {
+			kvArg = setKeyValueCallbacks(&args, kv)
+		}
+		err = p.api.toError("create client with "+p.String(), ErrCreateClient, C.xm_Client_Create(p.api.p, &args))
+		if err != nil && kvArg != nil {
+			C.free(kvArg)
+			kvArg = nil
+		}
+		return args.client, err
+	}
+	var client *C.PJRT_Client
+	if cfg.cpuCountSet {
+		client, err = create(cfg.cpuCount)
+	} else {
+		// CPU plugins get DefaultCPUDeviceCount devices; plugins that validate option names and do
+		// not know cpu_device_count (GPU, TPU) are created without it.
+		client, err = create(DefaultCPUDeviceCount)
+		var perr *Error
+		if errors.As(err, &perr) && perr.Code == InvalidArgument && strings.Contains(perr.Msg, "cpu_device_count") {
+			client, err = create(0)
+		}
+	}
+	if err != nil {
 		if kv != 0 {
 			kv.Delete()
-			C.free(kvArg)
 		}
 		return nil, err
 	}
-	c := &Client{plugin: p, api: a, c: args.client, byID: map[int]*Device{}, kv: kv, kvArg: kvArg,
-		cache: cache, logger: cfg.logger}
+	a := p.api
+	c := &Client{plugin: p, api: a, c: client, byID: map[int]*Device{}, kv: kv, kvArg: kvArg,
+		cache: cache, logger: cfg.logger, inflight: make(chan struct{}, cfg.maxInFlight)}
 	if err := c.describe(); err != nil {
 		_ = c.destroy()
 		return nil, err
@@ -334,8 +365,18 @@ func (c *Client) Close() error {
 		return nil
 	}
 	c.closed = true
+	// Let executions in flight finish before the client goes away.
+	for range cap(c.inflight) {
+		c.inflight <- struct{}{}
+	}
 	return c.destroy()
 }
+
+// acquireSlot takes an in-flight token, waiting while the limit is reached.
+func (c *Client) acquireSlot() { c.inflight <- struct{}{} }
+
+// releaseSlot returns a token; executions call it when every device has finished.
+func (c *Client) releaseSlot() { <-c.inflight }
 
 func (c *Client) destroy() error {
 	args := C.PJRT_Client_Destroy_Args{client: c.c}

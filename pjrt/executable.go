@@ -65,6 +65,7 @@ type Executable struct {
 // executableInfo is the output signature of a compiled executable, per device.
 type executableInfo struct {
 	numPartitions int
+	inputs        []Shape // per-device parameter shapes; nil when the plugin does not say
 	outputs       []Shape
 	fingerprint   string
 }
@@ -183,6 +184,16 @@ func (c *Client) newExecutable(loaded *C.PJRT_LoadedExecutable, devices []*Devic
 	if err != nil {
 		_ = e.Close()
 		return nil, err
+	}
+	if c.api.has(fnExecutableOptimized) {
+		code, format, err := e.optimizedProgram()
+		if err == nil {
+			info.inputs, err = parameterShapes(code, format)
+		}
+		if err != nil {
+			_ = e.Close()
+			return nil, fmt.Errorf("pjrt: compile: reading the program's parameters: %w", err)
+		}
 	}
 	e.info = info
 	return e, nil
@@ -380,6 +391,19 @@ func (e *Executable) DeviceAssignment() []int {
 // NumPartitions returns the number of SPMD partitions the plugin compiled.
 func (e *Executable) NumPartitions() int { return e.info.numPartitions }
 
+// InputShapes returns the per-device (shard) shape of each parameter, as Execute checks its
+// arguments against them; nil when the plugin cannot show its optimized program.
+func (e *Executable) InputShapes() []Shape {
+	if e.info.inputs == nil {
+		return nil
+	}
+	out := make([]Shape, len(e.info.inputs))
+	for i, s := range e.info.inputs {
+		out[i] = Shape{DType: s.DType, Dims: slices.Clone(s.Dims)}
+	}
+	return out
+}
+
 // NumOutputs returns the number of results per device.
 func (e *Executable) NumOutputs() int { return len(e.info.outputs) }
 
@@ -401,27 +425,49 @@ type ExecuteOption func(*executeConfig)
 type executeConfig struct{ donate []int }
 
 // Donate lets the executable reuse the memory of the arguments at these positions (on every
-// device). Donated buffers are closed by Execute, whether or not XLA reused them.
+// device). Donated buffers are closed by Execute, whether or not XLA reused them. An index out of
+// range or given twice is an error wrapping ErrExecute.
 func Donate(argIndices ...int) ExecuteOption {
 	return func(c *executeConfig) { c.donate = append(c.donate, argIndices...) }
 }
 
-// Execute runs the executable on all its devices. args[d] lists the arguments of device
-// Devices()[d]; every device gets the same number of arguments, each on that device. It returns
-// results[d][i], result i on device d, each a new Buffer the caller must Close.
+// Execute starts the executable on all its devices and returns without waiting for it, like
+// JAX's asynchronous dispatch. args[d] lists the arguments of device Devices()[d]; every device
+// gets the same number of arguments, each on that device and of the shape InputShapes gives.
+// It returns results[d][i], result i on device d, each a new Buffer the caller must Close; the
+// buffers become ready when the execution finishes (Buffer.Wait, or any copy to the host, waits
+// for them, and another Execute consuming them waits inside XLA). An execution that fails after
+// it started reports its error, an *Error matching ErrExecute, from Wait and CopyToHost of its
+// results; the executable stays usable. At most the client's in-flight limit of executions run at
+// once (WithMaxInFlight); Execute blocks until one finishes beyond that.
+//
+// Arguments that do not fit (count, element type, shape, device, closed or donated buffers) are
+// rejected with ErrExecute, ErrDevice or ErrClosed before the plugin sees them.
 func (e *Executable) Execute(args [][]*Buffer, opts ...ExecuteOption) ([][]*Buffer, error) {
+	if e == nil {
+		return nil, fmt.Errorf("pjrt: execute: %w: nil executable", ErrExecute)
+	}
 	cfg := executeConfig{}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if e.IsClosed() {
+		return nil, fmt.Errorf("pjrt: execute: executable %w", ErrClosed)
 	}
 	if len(args) != len(e.devices) {
 		return nil, fmt.Errorf("pjrt: execute: %w: %d argument lists for %d devices", ErrExecute, len(args), len(e.devices))
 	}
 	numArgs := len(args[0])
+	if e.info.inputs != nil && numArgs != len(e.info.inputs) {
+		return nil, fmt.Errorf("pjrt: execute: %w: %d arguments, the program takes %d", ErrExecute, numArgs, len(e.info.inputs))
+	}
 	donated := make([]bool, numArgs)
 	for _, a := range cfg.donate {
 		if a < 0 || a >= numArgs {
 			return nil, fmt.Errorf("pjrt: execute: %w: donated argument %d out of range [0, %d)", ErrExecute, a, numArgs)
+		}
+		if donated[a] {
+			return nil, fmt.Errorf("pjrt: execute: %w: argument %d is donated twice", ErrExecute, a)
 		}
 		donated[a] = true
 	}
@@ -438,14 +484,9 @@ func (e *Executable) Execute(args [][]*Buffer, opts ...ExecuteOption) ([][]*Buff
 			return nil, fmt.Errorf("pjrt: execute: %w: device %d has %d arguments, device 0 has %d", ErrExecute, d, len(list), numArgs)
 		}
 		for i, b := range list {
-			if b == nil {
+			if err := e.checkArgument(d, i, b); err != nil {
 				unlock()
-				return nil, fmt.Errorf("pjrt: execute: %w: argument %d on device %d is nil", ErrExecute, i, d)
-			}
-			if b.dev != e.devices[d] {
-				unlock()
-				return nil, fmt.Errorf("pjrt: execute: %w: argument %d for position %d (device %d) is on device %d",
-					ErrDevice, i, d, e.devices[d].ID(), b.dev.ID())
+				return nil, err
 			}
 			if slices.Contains(locked, b.st) || slices.Contains(exclusive, b.st) {
 				if donated[i] {
@@ -498,25 +539,43 @@ func (e *Executable) Execute(args [][]*Buffer, opts ...ExecuteOption) ([][]*Buff
 	return outs, err
 }
 
-// execute makes the PJRT_LoadedExecutable_Execute call and waits for every device to finish.
+// checkArgument checks argument i of device position d against the executable.
+func (e *Executable) checkArgument(d, i int, b *Buffer) error {
+	if b == nil {
+		return fmt.Errorf("pjrt: execute: %w: argument %d on device %d is nil", ErrExecute, i, d)
+	}
+	if b.dev != e.devices[d] {
+		return fmt.Errorf("pjrt: execute: %w: argument %d for position %d (device %d) is on device %d",
+			ErrDevice, i, d, e.devices[d].ID(), b.dev.ID())
+	}
+	if e.info.inputs != nil && !b.shape.Equal(e.info.inputs[i]) {
+		return fmt.Errorf("pjrt: execute: %w: argument %d on device %d is %s, the program takes %s",
+			ErrExecute, i, e.devices[d].ID(), b.shape, e.info.inputs[i])
+	}
+	return nil
+}
+
+// execute makes the PJRT_LoadedExecutable_Execute call. The results are returned at once; the
+// execution's in-flight slot is released when every device has finished.
 func (e *Executable) execute(args [][]*Buffer, donated []bool) ([][]*Buffer, error) {
-	a := e.client.api
+	a, c := e.client.api, e.client
 	nd, na, no := len(e.devices), len(donated), len(e.info.outputs)
-	ptr := C.size_t(unsafe.Sizeof(uintptr(0)))
-	// One C block holds the argument lists, the output lists, their row pointers, the
-	// completion events and the non-donatable indices.
-	block := C.calloc(C.size_t(2*nd+nd*na+nd*max(no, 1)+nd+na+1), ptr)
+	outW := max(no, 1)
+	// One C block holds the argument row pointers, the output row pointers, the argument cells,
+	// the output cells, the completion events and the non-donatable indices.
+	words := 2*nd + nd*na + nd*outW + nd + na + 1
+	block := C.calloc(C.size_t(words), C.size_t(unsafe.Sizeof(uintptr(0))))
 	defer C.free(block)
-	words := unsafe.Slice((*unsafe.Pointer)(block), 2*nd+nd*na+nd*max(no, 1)+nd+na+1)
-	argRows, outRows := words[:nd], words[nd:2*nd]
-	argCells := words[2*nd : 2*nd+nd*na]
-	outCells := words[2*nd+nd*na : 2*nd+nd*na+nd*max(no, 1)]
-	events := words[2*nd+nd*na+nd*max(no, 1) : 2*nd+nd*na+nd*max(no, 1)+nd]
-	keep := (*C.int64_t)(unsafe.Pointer(&words[2*nd+nd*na+nd*max(no, 1)+nd]))
+	w := unsafe.Slice((*unsafe.Pointer)(block), words)
+	argRows, outRows := w[:nd], w[nd:2*nd]
+	argCells := w[2*nd : 2*nd+nd*na]
+	outCells := w[2*nd+nd*na : 2*nd+nd*na+nd*outW]
+	events := w[2*nd+nd*na+nd*outW : 2*nd+nd*na+nd*outW+nd]
+	keep := unsafe.Slice((*C.int64_t)(unsafe.Pointer(&w[2*nd+nd*na+nd*outW+nd])), na+1)
 	numKeep := 0
 	for i, d := range donated {
 		if !d {
-			unsafe.Slice(keep, na)[numKeep] = C.int64_t(i)
+			keep[numKeep] = C.int64_t(i)
 			numKeep++
 		}
 	}
@@ -528,13 +587,13 @@ func (e *Executable) execute(args [][]*Buffer, donated []bool) ([][]*Buffer, err
 		if na > 0 {
 			argRows[d] = unsafe.Pointer(&argCells[d*na])
 		}
-		outRows[d] = unsafe.Pointer(&outCells[d*max(no, 1)])
+		outRows[d] = unsafe.Pointer(&outCells[d*outW])
 	}
 	options := (*C.PJRT_ExecuteOptions)(C.calloc(1, C.size_t(unsafe.Sizeof(C.PJRT_ExecuteOptions{}))))
 	defer C.free(unsafe.Pointer(options))
 	options.struct_size = C.PJRT_ExecuteOptions_STRUCT_SIZE
 	if numKeep > 0 {
-		options.non_donatable_input_indices = keep
+		options.non_donatable_input_indices = &keep[0]
 		options.num_non_donatable_input_indices = C.size_t(numKeep)
 	}
 	ex := C.PJRT_LoadedExecutable_Execute_Args{
@@ -546,31 +605,47 @@ func (e *Executable) execute(args [][]*Buffer, donated []bool) ([][]*Buffer, err
 		output_lists:           (**(*C.PJRT_Buffer))(unsafe.Pointer(&outRows[0])),
 		device_complete_events: (**C.PJRT_Event)(unsafe.Pointer(&events[0])),
 	}
+	c.acquireSlot()
 	if err := a.toError("execute", ErrExecute, C.xm_LoadedExecutable_Execute(a.p, &ex)); err != nil {
+		c.releaseSlot()
 		return nil, err
-	}
-	var firstErr error
-	for d := range nd {
-		if err := a.awaitEvent("execute", ErrExecute, (*C.PJRT_Event)(events[d])); err != nil && firstErr == nil {
-			firstErr = err
-		}
 	}
 	results := make([][]*Buffer, nd)
 	for d := range results {
 		results[d] = make([]*Buffer, no)
 		for i := range no {
-			results[d][i] = newBuffer(e.devices[d], e.info.outputs[i], (*C.PJRT_Buffer)(outCells[d*max(no, 1)+i]))
+			results[d][i] = newBuffer(e.devices[d], e.info.outputs[i], (*C.PJRT_Buffer)(outCells[d*outW+i]))
 		}
 	}
-	if firstErr != nil {
-		for _, row := range results {
-			for _, b := range row {
-				_ = b.Close()
+	if no == 0 {
+		// Nothing carries an asynchronous error back: wait here and report it.
+		var first error
+		for d := range nd {
+			if err := a.awaitEvent("execute", ErrExecute, (*C.PJRT_Event)(events[d])); err != nil && first == nil {
+				first = err
 			}
 		}
-		return nil, firstErr
+		c.releaseSlot()
+		return results, first
+	}
+	var remaining atomic.Int32
+	remaining.Store(int32(nd))
+	for d := range nd {
+		a.onReady("execute", ErrExecute, (*C.PJRT_Event)(events[d]), func(error) {
+			// The error, if any, is in the results' buffers too, where Wait and copies find it.
+			if remaining.Add(-1) == 0 {
+				c.releaseSlot()
+			}
+		})
 	}
 	return results, nil
+}
+
+// IsClosed reports whether Close was called.
+func (e *Executable) IsClosed() bool {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.closed
 }
 
 // Close frees the executable. It waits for executions in flight, and is idempotent.

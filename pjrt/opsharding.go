@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gomlx/gopjrt/dtypes"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -278,4 +279,58 @@ func iotaDevices(reshape, perm []int) ([]int, error) {
 		}
 	}
 	return out, nil
+}
+
+// parameterShapes reads the entry computation's parameter shapes (per partition, after SPMD
+// partitioning) from a serialized optimized program: HloModuleProto.host_program_shape (4),
+// ProgramShapeProto.parameters (1), ShapeProto.element_type (2) and dimensions (3). A tuple or
+// an element type pjrt does not move gives InvalidDType, which no argument matches.
+func parameterShapes(code []byte, format string) ([]Shape, error) {
+	module := code
+	if format == "hlo_with_config" {
+		var err error
+		if module, err = protoField(module, 1); err != nil {
+			return nil, err
+		}
+	} else if format != "hlo" {
+		return nil, fmt.Errorf("%w: unsupported format %q", errProto, format)
+	}
+	program, err := protoField(module, 4)
+	if err != nil {
+		return nil, err
+	}
+	shapes := []Shape{}
+	err = walkProto(program, func(field, wire int, _ uint64, data []byte) error {
+		if field != 1 || protowire.Type(wire) != protowire.BytesType {
+			return nil
+		}
+		s := Shape{Dims: []int{}}
+		err := walkProto(data, func(field, wire int, v uint64, data []byte) error {
+			switch field {
+			case 2:
+				s.DType = fromPrimitiveType(int(v))
+			case 3:
+				dims, err := varints(wire, v, data)
+				s.Dims = append(s.Dims, dims...)
+				return err
+			}
+			return nil
+		})
+		shapes = append(shapes, s)
+		return err
+	})
+	return shapes, err
+}
+
+// fromPrimitiveType maps XLA's PrimitiveType numbers (xla_data.proto) to dtypes: they equal
+// PJRT_Buffer_Type for the integer and 16/32/64-bit float types except BF16 (16 in XLA, 13 in
+// PJRT); everything else pjrt does not move is InvalidDType.
+func fromPrimitiveType(t int) dtypes.DType {
+	switch {
+	case t >= 1 && t <= 12:
+		return dtypes.DType(t)
+	case t == 16:
+		return dtypes.BFloat16
+	}
+	return dtypes.InvalidDType
 }
