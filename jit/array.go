@@ -1,13 +1,9 @@
 package jit
 
 import (
-	"errors"
 	"fmt"
-	"runtime"
 	"slices"
-	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/gomlx/gopjrt/dtypes"
 
@@ -64,75 +60,40 @@ func PutBytes(c *pjrt.Client, dtype dtypes.DType, shape []int, data []byte, s me
 	if err != nil {
 		return nil, fmt.Errorf("jit: put: %w", err)
 	}
-	shardBytes := pjrt.Shape{DType: dtype, Dims: shardShape}.Bytes()
-	var mu sync.Mutex
-	byIndex := map[string][]byte{} // replicas share one host copy of their block
-	var staged []*[]byte           // returned to the pool once every transfer is done
-	defer func() {
-		for _, b := range staged {
-			putStaging(b)
+	// Every shard is sent in place from the global array, with the global array's byte strides:
+	// no block is staged, and the plugin copies all shards concurrently.
+	strides := byteStrides(shape, dtype.Size())
+	transfers := make([]pjrt.HostTransfer, len(placed))
+	for i, p := range placed {
+		start := 0
+		for d, r := range p.Index {
+			start += r.Start * int(strides[d])
 		}
-	}()
-	block := func(idx mesh.Index) []byte {
-		key := indexKey(idx)
-		mu.Lock()
-		defer mu.Unlock()
-		b, ok := byIndex[key]
-		if !ok {
-			var st *[]byte
-			b, st = extractBlock(data, shape, idx, dtype.Size(), shardBytes)
-			byIndex[key] = b
-			if st != nil {
-				staged = append(staged, st)
-			}
+		t := pjrt.HostTransfer{Device: p.Device, DType: dtype, Dims: shardShape, Data: data[start:], ByteStrides: strides}
+		if global.Size() == 0 {
+			t.Data, t.ByteStrides = nil, nil
 		}
-		return b
+		transfers[i] = t
 	}
-	err = forEachShard(placed, func(i int) error {
-		b, err := c.BufferFromBytes(placed[i].Device, dtype, shardShape, block(placed[i].Index))
-		if err != nil {
-			return fmt.Errorf("jit: put: shard %d on %s: %w", i, placed[i].Device, err)
-		}
-		placed[i].Data = b
-		return nil
-	})
+	bufs, err := c.BuffersFromHost(transfers)
 	if err != nil {
-		closeShards(placed)
-		return nil, err
+		return nil, fmt.Errorf("jit: put: %w", err)
+	}
+	for i := range placed {
+		placed[i].Data = bufs[i]
 	}
 	return newArray(shape, dtype, s, placed), nil
 }
 
-// forEachShard runs f for every shard index, on up to GOMAXPROCS goroutines (transfers to and
-// from devices are synchronous, and each shard is independent), and returns the first error.
-func forEachShard(shards []Shard, f func(i int) error) error {
-	workers := min(runtime.GOMAXPROCS(0), len(shards))
-	if workers <= 1 {
-		for i := range shards {
-			if err := f(i); err != nil {
-				return err
-			}
-		}
-		return nil
+// byteStrides returns the row-major byte strides of an array of the given shape and element size.
+func byteStrides(shape []int, elem int) []int64 {
+	strides := make([]int64, len(shape))
+	acc := int64(elem)
+	for d := len(shape) - 1; d >= 0; d-- {
+		strides[d] = acc
+		acc *= int64(shape[d])
 	}
-	var next atomic.Int64
-	errs := make([]error, len(shards))
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(shards) {
-					return
-				}
-				errs[i] = f(i)
-			}
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return strides
 }
 
 // FromCallback builds an Array from a callback that returns the data (a flat row-major Go slice
@@ -281,14 +242,6 @@ func closeShards(shards []Shard) {
 	}
 }
 
-func indexKey(idx mesh.Index) string {
-	var b strings.Builder
-	for _, r := range idx {
-		fmt.Fprintf(&b, "%d:%d,", r.Start, r.Stop)
-	}
-	return b.String()
-}
-
 // Shape returns the global shape.
 func (a *Array) Shape() []int { return slices.Clone(a.shape) }
 
@@ -345,28 +298,55 @@ func (a *Array) ToHostBytes() ([]byte, error) {
 		return nil, fmt.Errorf("jit: to host: %w: this process holds %d of the %d distinct shards", ErrNotAddressable, len(firsts), a.sharding.NumShards())
 	}
 	out := make([]byte, global.Bytes())
-	err := forEachShard(firsts, func(i int) error {
-		s := firsts[i]
+	// Every copy starts at once and is waited for once. A block that is contiguous in the result
+	// (a split of dimension 0) is copied straight into place; others go through staging buffers.
+	copies := make([]pjrt.HostCopy, len(firsts))
+	var staged []*[]byte
+	defer func() {
+		for _, st := range staged {
+			putStaging(st)
+		}
+	}()
+	for i, s := range firsts {
 		size := s.Data.Shape().Bytes()
-		// A contiguous block is copied straight into place; others go through a staging buffer.
 		block, direct := contiguousBlock(out, a.shape, s.Index, a.dtype.Size(), size)
 		if !direct {
 			st := getStaging(size)
-			defer putStaging(st)
+			staged = append(staged, st)
 			block = *st
 		}
-		if err := s.Data.CopyToHost(block); err != nil {
-			return fmt.Errorf("jit: to host: shard on %s: %w", s.Device, err)
+		copies[i] = pjrt.HostCopy{Buffer: s.Data, Dst: block}
+	}
+	if len(copies) > 0 {
+		if err := firsts[0].Data.Device().Client().CopyToHostAll(copies); err != nil {
+			return nil, fmt.Errorf("jit: to host: %w", err)
 		}
-		if !direct {
-			insertBlock(out, a.shape, s.Index, a.dtype.Size(), block)
+	}
+	for i, s := range firsts {
+		if _, direct := contiguousBlock(out, a.shape, s.Index, a.dtype.Size(), len(copies[i].Dst)); !direct {
+			insertBlock(out, a.shape, s.Index, a.dtype.Size(), copies[i].Dst)
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
 	return out, nil
+}
+
+// Wait blocks until every shard of the array is ready, like jax.Array.block_until_ready, and
+// returns the error of the execution that produced it (wrapping pjrt.ErrExecute) if it failed.
+func (a *Array) Wait() error {
+	if a == nil {
+		return fmt.Errorf("jit: wait: %w: nil array", ErrClosed)
+	}
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	if a.closed {
+		return fmt.Errorf("jit: wait: %w", ErrClosed)
+	}
+	for _, s := range a.shards {
+		if err := s.Data.Wait(); err != nil {
+			return fmt.Errorf("jit: wait: shard on %s: %w", s.Device, err)
+		}
+	}
+	return nil
 }
 
 // Close frees the array's device buffers. It is idempotent.

@@ -91,18 +91,6 @@ func contiguousBlock(global []byte, shape []int, idx mesh.Index, elem, size int)
 	return global[start : start+size], true
 }
 
-// extractBlock returns the bytes of block idx of the global array src: a sub-slice when the block
-// is contiguous (staging nil), else a pooled staging buffer to hand back with putStaging.
-func extractBlock(src []byte, shape []int, idx mesh.Index, elem int, size int) (block []byte, staging *[]byte) {
-	if b, ok := contiguousBlock(src, shape, idx, elem, size); ok {
-		return b, nil
-	}
-	staging = getStaging(size)
-	dst := *staging
-	blockRuns(shape, idx, elem, func(g, s, n int) { copy(dst[s:s+n], src[g:g+n]) })
-	return dst, staging
-}
-
 // insertBlock copies a shard's bytes into block idx of the global array dst.
 func insertBlock(dst []byte, shape []int, idx mesh.Index, elem int, shard []byte) {
 	blockRuns(shape, idx, elem, func(g, s, n int) { copy(dst[g:g+n], shard[s:s+n]) })
