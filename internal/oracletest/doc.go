@@ -20,7 +20,9 @@
 // and by key phrases that both messages must contain.
 //
 // Every disagreement found is either a test failure, or listed in known_test.go
-// as a deliberate difference or an open issue reported to the owning package;
+// as a deliberate difference or an open issue reported to the owning package,
+// pinned to the exact JAX and xlamesh values it shows (compare_test.go plants
+// differences to prove the comparators report them);
 // docs/jax-compat.md is generated from the run:
 //
 //	go test ./internal/oracletest -update-report

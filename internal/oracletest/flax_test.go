@@ -15,7 +15,7 @@ type flaxCase struct {
 	JAX   struct {
 		Result []any     `json:"result"`
 		Repr   string    `json:"repr"`
-		Error  *jaxError `json:"error"`
+		Error  *jaxError `json:"error,omitempty"`
 	} `json:"jax"`
 }
 
@@ -70,7 +70,7 @@ func TestFlaxRules(t *testing.T) {
 			var d []string
 			if c.ExpectError {
 				d = errDiffs(c.caseHead, c.JAX.Error, err)
-			} else if d = okDiffs(err); err == nil {
+			} else if d = okDiffs(c.JAX, err); err == nil {
 				want := c.JAX.Result
 				if want == nil {
 					want = []any{}

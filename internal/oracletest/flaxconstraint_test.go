@@ -16,7 +16,7 @@ type flaxConstraintCase struct {
 	Shape    []int  `json:"shape"`
 	JAX      struct {
 		Constraint *string   `json:"constraint"`
-		Error      *jaxError `json:"error"`
+		Error      *jaxError `json:"error,omitempty"`
 	} `json:"jax"`
 }
 
@@ -56,7 +56,7 @@ func TestFlaxConstraint(t *testing.T) {
 			case c.ExpectError:
 				d = errDiffs(c.caseHead, c.JAX.Error, err)
 			case err != nil:
-				d = okDiffs(err)
+				d = okDiffs(c.JAX, err)
 			case !constrain && c.JAX.Constraint != nil:
 				d = append(d, fmt.Sprintf("JAX constrains to %s; xlamesh leaves the value unconstrained", *c.JAX.Constraint))
 			case constrain && c.JAX.Constraint == nil:

@@ -1,6 +1,7 @@
 package oracletest
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -178,12 +179,20 @@ func errDiffs(h caseHead, je *jaxError, err error) []string {
 	return d
 }
 
-// okDiffs reports an xlamesh error where JAX succeeded.
-func okDiffs(err error) []string {
+// okDiffs reports an xlamesh error where JAX succeeded, with JAX's answer
+// (the case's golden "jax" object, as compact JSON) so that a known
+// difference pins both sides.
+func okDiffs(jax any, err error) []string {
 	if err == nil {
 		return nil
 	}
-	return []string{fmt.Sprintf("JAX succeeds; xlamesh: %v", err)}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if jerr := enc.Encode(jax); jerr != nil {
+		return []string{fmt.Sprintf("JAX succeeds with %v; xlamesh: %v", jax, err)}
+	}
+	return []string{fmt.Sprintf("JAX succeeds with %s; xlamesh: %v", strings.TrimSpace(b.String()), err)}
 }
 
 func eq[T comparable](d *[]string, what string, want, got []T) {

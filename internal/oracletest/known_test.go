@@ -1,9 +1,13 @@
 package oracletest
 
-// knownDiff explains a disagreement with JAX that the tests accept.
+// knownDiff explains a disagreement with JAX that the tests accept: exactly
+// diffs, the comparison's lines for the case, each naming JAX's value and
+// xlamesh's. A change on either side (a regenerated golden, a changed
+// xlamesh result) fails the test until the entry is updated.
 type knownDiff struct {
 	status string // statusDeliberate or statusOpen
 	why    string
+	diffs  []string
 }
 
 const (
@@ -20,18 +24,42 @@ const whyShardingInTypes = "on a mesh with Explicit axes JAX (sharding in types)
 // deliberate xlamesh choice or an open issue reported to the package that
 // owns it. Anything else that disagrees fails the tests.
 var known = map[string]knownDiff{
-	"mesh/jax_accepts_duplicate_names": {statusDeliberate, "xlamesh rejects duplicate axis names (ErrDuplicateAxis); " +
-		"JAX 0.8.1 accepts Mesh(devices, ('x', 'x')) and its shape dict silently collapses to {'x': 2}."},
-	"mesh/jax_accepts_duplicate_devices": {statusDeliberate, "xlamesh rejects a device placed twice (ErrDuplicateDevice); JAX does not check."},
+	"mesh/jax_accepts_duplicate_names": {status: statusDeliberate, why: "xlamesh rejects duplicate axis names (ErrDuplicateAxis); " +
+		"JAX 0.8.1 accepts Mesh(devices, ('x', 'x')) and its shape dict silently collapses to {'x': 2}.", diffs: []string{
+		`JAX succeeds with {"axis_names":["x","x"],"axis_sizes":[4,2],"axis_types":["Auto","Auto"],"size":2,"device_ids":[0,1,2,3,4,5,6,7],"str":"Mesh('x': 2, axis_types=(Auto, Auto))","repr":"Mesh(axis_sizes=(4, 2), axis_names=('x', 'x'), axis_types=(Auto, Auto))"}; xlamesh: mesh: duplicate axis "x": axes 0 and 1 of ('x', 'x')`,
+	}},
+	"mesh/jax_accepts_duplicate_devices": {status: statusDeliberate, why: "xlamesh rejects a device placed twice (ErrDuplicateDevice); JAX does not check.", diffs: []string{
+		`JAX succeeds with {"axis_names":["x","y"],"axis_sizes":[2,2],"axis_types":["Auto","Auto"],"size":4,"device_ids":[0,0,1,1],"str":"Mesh('x': 2, 'y': 2, axis_types=(Auto, Auto))","repr":"Mesh(axis_sizes=(2, 2), axis_names=('x', 'y'), axis_types=(Auto, Auto))"}; xlamesh: mesh: duplicate device: device 0 is at positions 0 and 1`,
+	}},
 
-	"sharding/m8_u_8":                       {statusDeliberate, whyUnconstrainedGeometry},
-	"sharding/m42_u_y_8x2":                  {statusDeliberate, whyUnconstrainedGeometry},
-	"sharding/m42_x_u_8x2":                  {statusDeliberate, whyUnconstrainedGeometry},
-	"sharding/mixed_u_y_8x2":                {statusDeliberate, whyUnconstrainedGeometry},
-	"lowering/elementwise_mixed_types_x":    {statusDeliberate, whyShardingInTypes},
-	"lowering/elementwise_mixed_types_repl": {statusDeliberate, whyShardingInTypes},
-	"lowering/elementwise_explicit_y":       {statusDeliberate, whyShardingInTypes},
-	"lowering/shard_map_partial_manual": {statusDeliberate, "partial-manual shard_map (manual_axes={\"x\"} on a 4x2 mesh): the manual_computation " +
+	"sharding/m8_u_8": {status: statusDeliberate, why: whyUnconstrainedGeometry, diffs: []string{
+		`JAX succeeds with {"spec_repr":"PartitionSpec(UNCONSTRAINED,)","shard_shape":[8],"is_fully_replicated":true,"hlo_sharding":"{replicated}","devices":[{"id":0,"index":[[0,8]],"replica_id":0},{"id":1,"index":[[0,8]],"replica_id":1},{"id":2,"index":[[0,8]],"replica_id":2},{"id":3,"index":[[0,8]],"replica_id":3},{"id":4,"index":[[0,8]],"replica_id":4},{"id":5,"index":[[0,8]],"replica_id":5},{"id":6,"index":[[0,8]],"replica_id":6},{"id":7,"index":[[0,8]],"replica_id":7}]}; xlamesh: mesh: unconstrained dimension not allowed: unconstrained dims are not allowed in shard geometry, but P(UNCONSTRAINED,) has UNCONSTRAINED at dim 0`,
+	}},
+	"sharding/m42_u_y_8x2": {status: statusDeliberate, why: whyUnconstrainedGeometry, diffs: []string{
+		`JAX succeeds with {"spec_repr":"PartitionSpec(UNCONSTRAINED, 'y')","shard_shape":[8,1],"is_fully_replicated":false,"hlo_sharding":"{devices=[1,2,4]<=[4,2]T(1,0) last_tile_dim_replicate}","devices":[{"id":0,"index":[[0,8],[0,1]],"replica_id":0},{"id":1,"index":[[0,8],[1,2]],"replica_id":0},{"id":2,"index":[[0,8],[0,1]],"replica_id":1},{"id":3,"index":[[0,8],[1,2]],"replica_id":1},{"id":4,"index":[[0,8],[0,1]],"replica_id":2},{"id":5,"index":[[0,8],[1,2]],"replica_id":2},{"id":6,"index":[[0,8],[0,1]],"replica_id":3},{"id":7,"index":[[0,8],[1,2]],"replica_id":3}]}; xlamesh: mesh: unconstrained dimension not allowed: unconstrained dims are not allowed in shard geometry, but P(UNCONSTRAINED, 'y') has UNCONSTRAINED at dim 0`,
+	}},
+	"sharding/m42_x_u_8x2": {status: statusDeliberate, why: whyUnconstrainedGeometry, diffs: []string{
+		`JAX succeeds with {"spec_repr":"PartitionSpec('x', UNCONSTRAINED)","shard_shape":[2,2],"is_fully_replicated":false,"hlo_sharding":"{devices=[4,1,2]<=[8] last_tile_dim_replicate}","devices":[{"id":0,"index":[[0,2],[0,2]],"replica_id":0},{"id":1,"index":[[0,2],[0,2]],"replica_id":1},{"id":2,"index":[[2,4],[0,2]],"replica_id":0},{"id":3,"index":[[2,4],[0,2]],"replica_id":1},{"id":4,"index":[[4,6],[0,2]],"replica_id":0},{"id":5,"index":[[4,6],[0,2]],"replica_id":1},{"id":6,"index":[[6,8],[0,2]],"replica_id":0},{"id":7,"index":[[6,8],[0,2]],"replica_id":1}]}; xlamesh: mesh: unconstrained dimension not allowed: unconstrained dims are not allowed in shard geometry, but P('x', UNCONSTRAINED) has UNCONSTRAINED at dim 1`,
+	}},
+	"sharding/mixed_u_y_8x2": {status: statusDeliberate, why: whyUnconstrainedGeometry, diffs: []string{
+		`JAX succeeds with {"spec_repr":"PartitionSpec(UNCONSTRAINED, 'y')","shard_shape":[8,1],"is_fully_replicated":false,"hlo_sharding":"{devices=[1,2,4]<=[4,2]T(1,0) last_tile_dim_replicate}","devices":[{"id":0,"index":[[0,8],[0,1]],"replica_id":0},{"id":1,"index":[[0,8],[1,2]],"replica_id":0},{"id":2,"index":[[0,8],[0,1]],"replica_id":1},{"id":3,"index":[[0,8],[1,2]],"replica_id":1},{"id":4,"index":[[0,8],[0,1]],"replica_id":2},{"id":5,"index":[[0,8],[1,2]],"replica_id":2},{"id":6,"index":[[0,8],[0,1]],"replica_id":3},{"id":7,"index":[[0,8],[1,2]],"replica_id":3}]}; xlamesh: mesh: unconstrained dimension not allowed: unconstrained dims are not allowed in shard geometry, but P(UNCONSTRAINED, 'y') has UNCONSTRAINED at dim 0`,
+	}},
+	"lowering/elementwise_mixed_types_x": {status: statusDeliberate, why: whyShardingInTypes, diffs: []string{
+		`sharding constraints: JAX ["<@mesh, [{\"x\", ?}, {?}]> : tensor<8x2xf32>" "<@mesh, [{\"x\", ?}, {?}]> : tensor<8x2xf32>"], xlamesh []`,
+		`op sequence: JAX ["stablehlo.constant" "sdy.sharding_constraint" "stablehlo.multiply" "sdy.sharding_constraint" "func.return"], xlamesh ["stablehlo.constant" "stablehlo.multiply" "func.return"]`,
+	}},
+	"lowering/elementwise_mixed_types_repl": {status: statusDeliberate, why: whyShardingInTypes, diffs: []string{
+		`sharding constraints: JAX ["<@mesh, [{?}, {?}], replicated={\"x\"}> : tensor<8x2xf32>" "<@mesh, [{?}, {?}], replicated={\"x\"}> : tensor<8x2xf32>"], xlamesh []`,
+		`op sequence: JAX ["stablehlo.constant" "sdy.sharding_constraint" "stablehlo.multiply" "sdy.sharding_constraint" "func.return"], xlamesh ["stablehlo.constant" "stablehlo.multiply" "func.return"]`,
+	}},
+	"lowering/elementwise_explicit_y": {status: statusDeliberate, why: whyShardingInTypes, diffs: []string{
+		`sharding constraints: JAX ["<@mesh, [{}, {\"y\"}]> : tensor<8x2xf32>" "<@mesh, [{}, {\"y\"}]> : tensor<8x2xf32>"], xlamesh []`,
+		`op sequence: JAX ["stablehlo.constant" "sdy.sharding_constraint" "stablehlo.multiply" "sdy.sharding_constraint" "func.return"], xlamesh ["stablehlo.constant" "stablehlo.multiply" "func.return"]`,
+	}},
+	"lowering/shard_map_partial_manual": {status: statusDeliberate, why: "partial-manual shard_map (manual_axes={\"x\"} on a 4x2 mesh): the manual_computation " +
 		"itself matches, but JAX also puts a scalar `sdy.sharding_constraint %2 <@mesh, []>` inside the all_reduce's reduction region, " +
-		"a constraint that cannot change a scalar's layout; lower writes the reduction region without it. Same numbers."},
+		"a constraint that cannot change a scalar's layout; lower writes the reduction region without it. Same numbers.", diffs: []string{
+		`sharding constraints: JAX ["<@mesh, []> : tensor<f32>"], xlamesh []`,
+		`op sequence: JAX ["sdy.manual_computation" "stablehlo.all_reduce" "stablehlo.add" "sdy.sharding_constraint" "stablehlo.return" "sdy.return" "func.return"], xlamesh ["sdy.manual_computation" "stablehlo.all_reduce" "stablehlo.add" "stablehlo.return" "sdy.return" "func.return"]`,
+	}},
 }

@@ -22,6 +22,6 @@ type loweringCase struct {
 			DType  string    `json:"dtype"`
 			Values []float64 `json:"values"`
 		} `json:"result"`
-		Error *jaxError `json:"error"`
+		Error *jaxError `json:"error,omitempty"`
 	} `json:"jax"`
 }

@@ -23,7 +23,7 @@ type meshUtilsCase struct {
 		Shape        []int           `json:"shape"`
 		IDs          []int           `json:"ids"`
 		InputDevices []tpuDeviceJSON `json:"input_devices"`
-		Error        *jaxError       `json:"error"`
+		Error        *jaxError       `json:"error,omitempty"`
 	} `json:"jax"`
 }
 
@@ -59,7 +59,7 @@ func runMeshUtils(t *testing.T, group string, create func(*testing.T, meshUtilsC
 			var d []string
 			if c.ExpectError {
 				d = errDiffs(c.caseHead, c.JAX.Error, err)
-			} else if d = okDiffs(err); err == nil {
+			} else if d = okDiffs(c.JAX, err); err == nil {
 				eq(&d, "device ids (mesh order)", c.JAX.IDs, ids)
 			}
 			report.check(t, group, c.Name, d)

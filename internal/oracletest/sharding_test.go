@@ -26,7 +26,7 @@ type shardingCase struct {
 			Index     [][]int `json:"index"`
 			ReplicaID int     `json:"replica_id"`
 		} `json:"devices"`
-		Error *jaxError `json:"error"`
+		Error *jaxError `json:"error,omitempty"`
 	} `json:"jax"`
 }
 
@@ -61,7 +61,7 @@ func TestSharding(t *testing.T) {
 			var d []string
 			if c.ExpectError {
 				d = errDiffs(c.caseHead, c.JAX.Error, err)
-			} else if d = okDiffs(err); err == nil {
+			} else if d = okDiffs(c.JAX, err); err == nil {
 				d = compareGeometry(c, m, s)
 			}
 			report.check(t, "sharding", c.Name, d)

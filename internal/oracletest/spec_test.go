@@ -13,7 +13,7 @@ type specCase struct {
 		Canonical []any     `json:"canonical"`
 		Len       int       `json:"len"`
 		Repr      string    `json:"repr"`
-		Error     *jaxError `json:"error"`
+		Error     *jaxError `json:"error,omitempty"`
 	} `json:"jax"`
 }
 
@@ -26,7 +26,7 @@ func TestSpec(t *testing.T) {
 			var d []string
 			if c.ExpectError {
 				d = errDiffs(c.caseHead, c.JAX.Error, p.Err())
-			} else if d = okDiffs(p.Err()); p.Err() == nil {
+			} else if d = okDiffs(c.JAX, p.Err()); p.Err() == nil {
 				want := c.JAX.Canonical
 				if want == nil {
 					want = []any{}

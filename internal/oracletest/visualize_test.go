@@ -15,7 +15,7 @@ type visualizeCase struct {
 	Shape []int    `json:"shape"`
 	JAX   struct {
 		Text  string    `json:"text"`
-		Error *jaxError `json:"error"`
+		Error *jaxError `json:"error,omitempty"`
 	} `json:"jax"`
 }
 
@@ -38,7 +38,7 @@ func TestVisualize(t *testing.T) {
 			}
 			if c.ExpectError {
 				d = errDiffs(c.caseHead, c.JAX.Error, err)
-			} else if d = okDiffs(err); err == nil && b.String() != c.JAX.Text {
+			} else if d = okDiffs(c.JAX, err); err == nil && b.String() != c.JAX.Text {
 				d = append(d, fmt.Sprintf("text differs:\nJAX:\n%s\nxlamesh:\n%s", c.JAX.Text, b.String()))
 			}
 			report.check(t, "visualize", c.Name, d)
