@@ -1,14 +1,18 @@
 package mesh
 
 import (
+	"errors"
 	"slices"
 	"testing"
 )
 
 // FuzzGeometry builds a mesh (up to 4 axes of size 1-4), a spec assigning
-// each axis to an array dimension (or none) in some order, and a divisible
-// shape, then checks PositionIndices against the JAX tile-assignment oracle
-// and ReplicaIDs against the count of earlier identical indices.
+// each axis to an array dimension (or none) in some order, and a shape,
+// divisible or (one time in four) made indivisible in one dimension, then
+// checks PositionIndices against the JAX tile-assignment oracle (or the
+// error against ErrIndivisible) and ReplicaIDs against the count of earlier
+// identical indices. The tiling and the axes of each dimension come from
+// the test's own spec, not from the sharding under test.
 func FuzzGeometry(f *testing.F) {
 	f.Add([]byte{4, 2, 0, 0, 1, 5, 1})
 	f.Add([]byte{2, 2, 2, 2, 0, 1, 2, 3, 7, 9})
@@ -51,15 +55,23 @@ func FuzzGeometry(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		shape := s.Tiling(rank)
+		tiling := wantTiling(names, sizes, dims, rank)
+		shape := slices.Clone(tiling)
 		for d := range shape {
 			shape[d] *= 1 + next()%3
+		}
+		if bad := next(); bad%4 == 0 && tiling[bad/4%rank] > 1 {
+			shape[bad/4%rank]++ // not a multiple of its tiling any more
+			if _, err := s.PositionIndices(shape); !errors.Is(err, ErrIndivisible) {
+				t.Fatalf("%v on %v, shape %v: err = %v, want ErrIndivisible", s.Spec(), sizes, shape, err)
+			}
+			return
 		}
 		idx, err := s.PositionIndices(shape)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, want := indexStrings(idx), jaxIndices(sizes, s.dimAxes, shape); !slices.Equal(got, want) {
+		if got, want := indexStrings(idx), jaxIndices(names, sizes, dims, shape); !slices.Equal(got, want) {
 			t.Fatalf("%v on %v, shape %v: got %v, want %v", s.Spec(), sizes, shape, got, want)
 		}
 		rids, err := s.ReplicaIDsFor(shape)

@@ -202,7 +202,7 @@ func TestGeometry(t *testing.T) {
 				t.Errorf("DevicesIndicesMap =\n %v\nwant\n %v", got, tc.indices)
 			}
 			if tc.shape[0] != 0 {
-				if oracle := jaxIndices(tc.sizes, s.dimAxes, tc.shape); !slices.Equal(oracle, tc.indices) {
+				if oracle := jaxIndices(tc.names, tc.sizes, specAxes(tc.spec), tc.shape); !slices.Equal(oracle, tc.indices) {
 					t.Errorf("oracle disagrees with table: %v", oracle)
 				}
 			}
@@ -249,12 +249,15 @@ func TestGeometry(t *testing.T) {
 }
 
 // TestGeometryOracle cross-checks PositionIndices against the JAX
-// tile-assignment algorithm for every spec over a 2x1x3x2 mesh.
+// tile-assignment algorithm for every spec over a 2x1x3x2 mesh, and expects
+// ErrIndivisible exactly where a dimension's size is not a multiple of the
+// product of its axes' sizes.
 func TestGeometryOracle(t *testing.T) {
 	sizes := []int{2, 1, 3, 2}
 	names := []string{"a", "b", "c", "d"}
 	abs := MustAbstract(sizes, names)
 	shape := []int{12, 6, 4}
+	indivisible := 0
 	// Assign each axis to dim 0, 1, 2 or unused (3); try both orders within a dim.
 	for code := range 256 {
 		var dims [3][]string
@@ -275,15 +278,29 @@ func TestGeometryOracle(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			idx, err := s.PositionIndices(shape)
-			if err != nil {
-				continue // indivisible
+			divisible := true
+			for d, parts := range wantTiling(names, sizes, dims[:], len(shape)) {
+				divisible = divisible && shape[d]%parts == 0
 			}
-			want := jaxIndices(sizes, s.dimAxes, shape)
+			idx, err := s.PositionIndices(shape)
+			if !divisible {
+				indivisible++
+				if !errors.Is(err, ErrIndivisible) {
+					t.Fatalf("%v on %v: err = %v, want ErrIndivisible", spec, shape, err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%v on %v: %v", spec, shape, err)
+			}
+			want := jaxIndices(names, sizes, dims[:], shape)
 			if got := indexStrings(idx); !slices.Equal(got, want) {
 				t.Fatalf("%v: got %v, want %v", spec, got, want)
 			}
 		}
+	}
+	if indivisible == 0 || indivisible == 512 {
+		t.Fatalf("%d of 512 specs indivisible: the shape no longer tests both outcomes", indivisible)
 	}
 }
 

@@ -83,11 +83,19 @@ func wantErr(t *testing.T, err error, want string) bool {
 // §4): drop size-1 axes, build the tile assignment by transposing
 // arange(N).reshape(mesh) to (used axes by dim, then unused axes), visit
 // data tiles row-major taking R devices each. It is an independent oracle
-// for PositionIndices.
-func jaxIndices(sizes []int, dimAxes [][]int, shape []int) []string {
+// for PositionIndices: the mesh is given by its axis names and sizes, the
+// spec by the axis names of each array dimension (dims), as the test wrote
+// them, and the shape must be divisible (see wantTiling).
+func jaxIndices(names []string, sizes []int, dims [][]string, shape []int) []string {
 	n := 1
 	for _, s := range sizes {
 		n *= s
+	}
+	dimAxes := make([][]int, len(dims))
+	for d, axes := range dims {
+		for _, name := range axes {
+			dimAxes[d] = append(dimAxes[d], slices.Index(names, name))
+		}
 	}
 	var perm []int
 	tile := make([]int, len(shape))
@@ -156,4 +164,29 @@ func jaxIndices(sizes []int, dimAxes [][]int, shape []int) []string {
 		}
 	}
 	return out
+}
+
+// wantTiling returns how many parts each array dimension is split into,
+// the product of the sizes of its axes (dims as in jaxIndices), for a
+// shape of the given rank.
+func wantTiling(names []string, sizes []int, dims [][]string, rank int) []int {
+	tiling := make([]int, rank)
+	for d := range tiling {
+		tiling[d] = 1
+		if d < len(dims) {
+			for _, name := range dims[d] {
+				tiling[d] *= sizes[slices.Index(names, name)]
+			}
+		}
+	}
+	return tiling
+}
+
+// specAxes returns the axis names of each dimension of p, as written.
+func specAxes(p PartitionSpec) [][]string {
+	dims := make([][]string, p.Len())
+	for i, d := range p.Dims() {
+		dims[i] = d.Axes()
+	}
+	return dims
 }
