@@ -1,8 +1,12 @@
 // Command testreport summarises `go test -json` output for `make test`: per package the number
 // of tests passed, failed and skipped, the PJRT client each integration package really opened
-// (pjrttest logs it), the output of failed tests, and a closing "N passed, N failed, N skipped"
-// line. It exits non-zero when a test failed, a package failed to build, or a test skipped:
-// xlamesh's tests never skip.
+// (pjrttest logs it), the output of failed tests, the compiler's (or vet's) message for a package
+// that failed to build, and a closing "N passed, N failed, N skipped" line. It exits non-zero when
+// a test failed, a package failed to build, or a test skipped: xlamesh's tests never skip.
+//
+// Since Go 1.24, build output comes as JSON events of its own ("build-output", "build-fail",
+// keyed by ImportPath) and a package's "fail" event names the build that broke it
+// (FailedBuild); older Go printed it as plain lines, which are passed through as they are.
 //
 //	go test -race -count=1 -json ./... | go run ./tools/testreport
 //
@@ -23,11 +27,13 @@ import (
 )
 
 type event struct {
-	Action  string
-	Package string
-	Test    string
-	Output  string
-	Elapsed float64
+	Action      string
+	Package     string
+	Test        string
+	Output      string
+	Elapsed     float64
+	ImportPath  string // build events: the package being built, e.g. "p [p.test]"
+	FailedBuild string // a package's fail event: the ImportPath whose build failed
 }
 
 type pkgState struct {
@@ -38,6 +44,7 @@ type pkgState struct {
 	output                  map[string][]string // test -> output lines
 	failedTests             []string
 	skippedTests            []string
+	failedBuild             string
 }
 
 // passMarker starts a pass; the rest of the line names it.
@@ -47,8 +54,14 @@ const passMarker = "testreport-pass: "
 var pluginRE = regexp.MustCompile(`from (.+ \(PJRT API [0-9.]+\))$`)
 
 type pass struct {
-	name string
-	pkgs map[string]*pkgState
+	name        string
+	pkgs        map[string]*pkgState
+	buildOutput map[string][]string // ImportPath -> the compiler's (or vet's) output
+	buildFailed []string            // ImportPaths whose build failed, in order
+}
+
+func newPass(name string) *pass {
+	return &pass{name: name, pkgs: map[string]*pkgState{}, buildOutput: map[string][]string{}}
 }
 
 func main() {
@@ -57,7 +70,7 @@ func main() {
 }
 
 func run(in io.Reader, out io.Writer) int {
-	passes := []*pass{{pkgs: map[string]*pkgState{}}}
+	passes := []*pass{newPass("")}
 	get := func(name string) *pkgState {
 		pkgs := passes[len(passes)-1].pkgs
 		p, ok := pkgs[name]
@@ -73,15 +86,23 @@ func run(in io.Reader, out io.Writer) int {
 	for sc.Scan() {
 		line := sc.Text()
 		if name, ok := strings.CutPrefix(line, passMarker); ok {
-			if cur := passes[len(passes)-1]; cur.name == "" && len(cur.pkgs) == 0 {
+			if cur := passes[len(passes)-1]; cur.name == "" && len(cur.pkgs) == 0 && len(cur.buildFailed) == 0 {
 				passes = passes[:len(passes)-1]
 			}
-			passes = append(passes, &pass{name: name, pkgs: map[string]*pkgState{}})
+			passes = append(passes, newPass(name))
 			continue
 		}
 		var e event
 		if !strings.HasPrefix(line, "{") || json.Unmarshal([]byte(line), &e) != nil {
 			stray = append(stray, line) // build errors and the like
+			continue
+		}
+		switch ps := passes[len(passes)-1]; e.Action {
+		case "build-output":
+			ps.buildOutput[e.ImportPath] = append(ps.buildOutput[e.ImportPath], e.Output)
+			continue
+		case "build-fail":
+			ps.buildFailed = append(ps.buildFailed, e.ImportPath)
 			continue
 		}
 		p := get(e.Package)
@@ -97,6 +118,7 @@ func run(in io.Reader, out io.Writer) int {
 		case "pass", "fail", "skip":
 			if e.Test == "" {
 				p.result, p.elapsed = e.Action, e.Elapsed
+				p.failedBuild = e.FailedBuild
 				continue
 			}
 			switch e.Action {
@@ -140,6 +162,7 @@ func report(out io.Writer, ps *pass) (passed, failed, skipped int, bad bool) {
 	}
 	sort.Strings(names)
 	var plugins []string
+	shown := map[string]bool{} // failed builds printed with a package
 	for _, n := range names {
 		p := ps.pkgs[n]
 		passed, failed, skipped = passed+p.passed, failed+p.failed, skipped+p.skipped
@@ -163,9 +186,19 @@ func report(out io.Writer, ps *pass) (passed, failed, skipped int, bad bool) {
 		if p.result == "fail" && p.failed == 0 {
 			fmt.Fprint(out, strings.Join(p.output[""], ""))
 		}
+		if p.failedBuild != "" {
+			fmt.Fprint(out, strings.Join(ps.buildOutput[p.failedBuild], ""))
+			shown[p.failedBuild] = true
+		}
 		for _, t := range p.skippedTests {
 			fmt.Fprintf(out, "--- SKIP (not allowed): %s\n%s", t, strings.Join(p.output[t], ""))
 			bad = true
+		}
+	}
+	for _, ip := range ps.buildFailed {
+		if !shown[ip] { // a build no tested package named
+			fmt.Fprintf(out, "FAIL build of %s\n%s", ip, strings.Join(ps.buildOutput[ip], ""))
+			shown[ip], bad = true, true
 		}
 	}
 	if ps.name != "" {

@@ -22,8 +22,36 @@ func TestRun(t *testing.T) {
 			1, []string{"--- FAIL: A", "boom", "0 passed, 1 failed, 0 skipped"}},
 		{"skip is an error", []string{ev("output", "A", "no plugin\n"), ev("skip", "A", ""), ev("pass", "", "")},
 			1, []string{"SKIP (not allowed): A", "0 passed, 0 failed, 1 skipped"}},
-		{"build error", []string{"# p", "x.go:1: undefined: y", ev("fail", "", "")},
+		{"build error, Go before 1.24", []string{"# p", "x.go:1: undefined: y", ev("fail", "", "")},
 			1, []string{"undefined: y"}},
+		// Go 1.24 and later, as go1.26 writes it: build output is its own events.
+		{"build error", []string{
+			`{"ImportPath":"p [p.test]","Action":"build-output","Output":"# p [p.test]\n"}`,
+			`{"ImportPath":"p [p.test]","Action":"build-output","Output":"./x.go:2:23: undefined: y\n"}`,
+			`{"ImportPath":"p [p.test]","Action":"build-fail"}`,
+			`{"Time":"2026-11-23T06:45:13.157Z","Action":"start","Package":"p"}`,
+			`{"Time":"2026-11-23T06:45:13.157Z","Action":"output","Package":"p","Output":"FAIL\tp [build failed]\n"}`,
+			`{"Time":"2026-11-23T06:45:13.157Z","Action":"fail","Package":"p","Elapsed":0,"FailedBuild":"p [p.test]"}`},
+			1, []string{"FAIL p ", "FAIL\tp [build failed]\n# p [p.test]\n./x.go:2:23: undefined: y\n"}},
+		{"a dependency's build error", []string{
+			`{"ImportPath":"p/dep","Action":"build-output","Output":"# p/dep\n"}`,
+			`{"ImportPath":"p/dep","Action":"build-output","Output":"dep/dep.go:2:23: undefined: z\n"}`,
+			`{"ImportPath":"p/dep","Action":"build-fail"}`,
+			`{"Action":"start","Package":"p/b"}`,
+			`{"Action":"output","Package":"p/b","Output":"FAIL\tp/b [build failed]\n"}`,
+			`{"Action":"fail","Package":"p/b","Elapsed":0,"FailedBuild":"p/dep"}`},
+			1, []string{"FAIL p/b ", "dep/dep.go:2:23: undefined: z"}},
+		{"vet error", []string{
+			`{"ImportPath":"p [p.test]","Action":"build-output","Output":"# [p]\n"}`,
+			`{"ImportPath":"p [p.test]","Action":"build-output","Output":"./v_test.go:3:39: fmt.Printf format %d has arg \"s\" of wrong type string\n"}`,
+			`{"ImportPath":"p [p.test]","Action":"build-fail"}`,
+			`{"Action":"fail","Package":"p","Elapsed":0,"FailedBuild":"p [p.test]"}`},
+			1, []string{`fmt.Printf format %d has arg "s" of wrong type string`}},
+		{"a failed build no package names", []string{
+			`{"ImportPath":"q","Action":"build-output","Output":"q.go:1: bad\n"}`,
+			`{"ImportPath":"q","Action":"build-fail"}`,
+			ev("pass", "A", ""), ev("pass", "", "")},
+			1, []string{"FAIL build of q\nq.go:1: bad\n", "1 passed, 0 failed, 0 skipped"}},
 		{"nothing ran", nil, 1, []string{"0 passed, 0 failed, 0 skipped"}},
 		{"two passes", []string{
 			"testreport-pass: default",
