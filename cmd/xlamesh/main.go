@@ -17,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -308,21 +309,49 @@ func timeMatMul(c *pjrt.Client, m mesh.Mesh, data []float32, n, iters int) (time
 	f := jit.New("bench_matmul", func(f *lower.Function, v []lower.Value) []lower.Value {
 		return []lower.Value{f.MatMul(v[0], v[1])}
 	}, jit.OutSpecs(mesh.P("x", "y")))
-	call := func() error {
+	call := func(check bool) error {
 		out, err := f.Call(c, A, B)
 		if err != nil {
 			return err
 		}
-		return out[0].Close()
+		defer out[0].Close()
+		if !check {
+			return nil
+		}
+		got, err := out[0].ToHost()
+		if err != nil {
+			return err
+		}
+		return checkMatMul(got.([]float32), data, n)
 	}
-	if err := call(); err != nil { // compile
+	if err := call(true); err != nil { // compile, and check the product once
 		return 0, err
 	}
 	start := time.Now()
 	for range iters {
-		if err := call(); err != nil {
+		if err := call(false); err != nil {
 			return 0, err
 		}
 	}
 	return time.Since(start) / time.Duration(iters), nil
+}
+
+// checkMatMul compares 64 entries of c, spread over the matrix, with
+// a·a computed on the host in float64, so that a benchmark never times a
+// wrong product.
+func checkMatMul(c, a []float32, n int) error {
+	if len(c) != n*n {
+		return fmt.Errorf("product has %d elements, want %d", len(c), n*n)
+	}
+	for k := range 64 {
+		i, j := (k*7919)%n, (k*104729+k/8)%n
+		var want float64
+		for l := range n {
+			want += float64(a[i*n+l]) * float64(a[l*n+j])
+		}
+		if got := float64(c[i*n+j]); math.Abs(got-want) > 1e-4*max(1, math.Abs(want)) {
+			return fmt.Errorf("product C[%d,%d] = %g, want %g", i, j, got, want)
+		}
+	}
+	return nil
 }
