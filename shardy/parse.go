@@ -407,11 +407,6 @@ func (p *parser) skipSpace() {
 	}
 }
 
-func (p *parser) skipSpacePos() int {
-	p.skipSpace()
-	return p.pos
-}
-
 // peek returns the byte at the current position, or 0 at the end.
 func (p *parser) peek() byte {
 	if p.pos < len(p.src) {
