@@ -35,9 +35,12 @@ setup:
 oracle-env:
 	@bash tools/setup/oracle-env.sh
 
+# gofmt, go vet, then staticcheck (honnef.co/go/tools, pinned and installed into the cache by
+# tools/setup/staticcheck.sh) over every package.
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [[ -n "$$out" ]]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	@staticcheck=$$(bash tools/setup/staticcheck.sh); echo "staticcheck ./..."; "$$staticcheck" ./...
 
 # Every test with the race detector on the default plugin, then the integration packages on the
 # second CPU plugin. tools/testreport prints per pass and package the counts and the PJRT client
