@@ -1,125 +1,251 @@
-"""JAX counterparts of xlamesh's Go benchmarks, run in the same session (see tools/bench.sh).
+"""JAX counterparts of xlamesh's Go benchmarks: one round of tools/bench.sh's interleaved runs.
 
-Each measurement mirrors one Go benchmark; the output is JSON {name: {"ns_per_op": ..., "mb_per_s": ...}}.
+Each measurement mirrors the Go benchmark of the same name (jit/bench_test.go, jit/bench_async_test.go,
+mesh/bench_test.go, lower/bench_test.go). Every measurement is warmed up first (compilation, caches,
+first-touch of memory), as the Go benchmarks are. Timed measurements run for at least --min-time
+seconds, like `go test -benchtime=Ds`; the 256 MiB transfers and the memory-copy anchor run exactly
+--iters times, the same N that tools/bench.sh gives Go as `-benchtime=Nx`.
+
+Prints one line of JSON: {name: {"ns_per_op": ..., ...}, "_jax_version": ..., ...}.
 Runs on JAX's CPU backend with 8 devices (JAX_PLATFORMS=cpu,
-XLA_FLAGS=--xla_force_host_platform_device_count=8, set by tools/bench.sh).
+XLA_FLAGS=--xla_force_host_platform_device_count=8, set by tools/bench.sh), that is on the XLA
+that jaxlib ships, not on xlamesh's PJRT plugin.
+
+usage: jax_bench.py [--min-time SECONDS] [--iters N] [--only NAME,...]
 """
+import argparse
 import json
 import sys
 import time
 
 import jax
 import jax.numpy as jnp
+import jaxlib
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
+BIG = 8192  # 8192 x 8192 float32 = 256 MiB, as in jit/bench_test.go
+K = 2048  # the matmul's size, as in jit/bench_async_test.go
+CHAIN = 1000  # calls per chained op
 
-def per_op(fn, min_time=1.0, min_iters=3):
-    """Runs fn repeatedly for about min_time seconds; returns ns per call."""
-    fn()  # warm-up (compile, caches)
+
+def per_op(fn, min_time):
+    """Warms up with one call, then calls fn until min_time seconds have passed; ns per call."""
+    fn()
     n, start = 0, time.perf_counter()
     while True:
         fn()
         n += 1
         elapsed = time.perf_counter() - start
-        if elapsed >= min_time and n >= min_iters:
+        if elapsed >= min_time:
             return elapsed / n * 1e9
 
 
-def main():
-    out = {}
+def per_n(fn, n, setup=None, teardown=None):
+    """Warms up with one call, then times exactly n calls of fn; ns per call.
+
+    setup() runs before each call and its result is fn's argument; teardown(result of setup) runs
+    after; neither is timed.
+    """
+    def once():
+        arg = setup() if setup else None
+        t = time.perf_counter()
+        fn(arg) if setup else fn()
+        t = time.perf_counter() - t
+        if teardown:
+            teardown(arg)
+        return t
+
+    once()
+    return sum(once() for _ in range(n)) / n * 1e9
+
+
+def throughput(ns, nbytes):
+    return {"ns_per_op": ns, "mb_per_s": nbytes / (ns / 1e9) / 1e6}
+
+
+def mesh_1d(n):
+    return Mesh(np.array(jax.devices()[:n]), ("x",))
+
+
+def bench_calls(out, min_time):
     mesh = Mesh(np.array(jax.devices()[:8]).reshape(4, 2), ("x", "y"))
     s_xy = NamedSharding(mesh, P("x", "y"))
+    host = np.arange(16, dtype=np.float32).reshape(8, 2)
 
-    # BenchmarkCall: x*2 on an 8x2 f32 array sharded P('x', 'y').
-    x = jax.device_put(np.arange(16, dtype=np.float32).reshape(8, 2), s_xy)
+    # Call: x*2 on an 8x2 f32 array sharded P('x', 'y') over a 4x2 mesh, call + wait.
+    x = jax.device_put(host, s_xy)
     double = jax.jit(lambda a: a * 2, in_shardings=s_xy, out_shardings=s_xy)
-    out["Call"] = {"ns_per_op": per_op(lambda: double(x).block_until_ready(), 2.0)}
+    out["Call"] = {"ns_per_op": per_op(lambda: double(x).block_until_ready(), min_time)}
 
-    # BenchmarkLoweringCacheHit: lowering a function already lowered for the same avals and shardings.
-    out["LoweringCacheHit"] = {"ns_per_op": per_op(lambda: double.lower(x))}
+    # LoweringCacheHit: lowering a function already lowered for the same avals and shardings.
+    out["LoweringCacheHit"] = {"ns_per_op": per_op(lambda: double.lower(x), min_time)}
 
-    # BenchmarkPut256MiB / BenchmarkToHost256MiB: 8192 x 8192 f32 sharded P('x', 'y').
-    big = (np.arange(8192 * 8192, dtype=np.int64) % 1000).astype(np.float32).reshape(8192, 8192)
+    # Call1Device: x*2 on one device, call + wait.
+    x1 = jax.device_put(host, jax.devices()[0])
+    double1 = jax.jit(lambda a: a * 2)
+    out["Call1Device"] = {"ns_per_op": per_op(lambda: double1(x1).block_until_ready(), min_time)}
+
+    # Chained1000x*: 1,000 calls x = f(x) of x*1 without waiting, then one wait.
+    def chained(f, x0):
+        def run():
+            y = x0
+            for _ in range(CHAIN):
+                y = f(y)
+            y.block_until_ready()
+        return run
+
+    one1 = jax.jit(lambda a: a * 1)
+    out["Chained1000x1Device"] = {"ns_per_op": per_op(chained(one1, x1), min_time)}
+    s8 = NamedSharding(mesh_1d(8), P("x"))
+    one8 = jax.jit(lambda a: a * 1, out_shardings=s8)
+    out["Chained1000x8Devices"] = {"ns_per_op": per_op(chained(one8, jax.device_put(host, s8)), min_time)}
+
+
+def bench_matmul(out, min_time):
+    # Matmul2048xN: A 2048x2048 f32 split by rows (P('x', None)) over a 1-D mesh of n devices,
+    # B replicated, the result P('x', None); call + wait.
+    host = ((np.arange(K * K) % 7) * 0.25).astype(np.float32).reshape(K, K)
+    for n in (1, 2, 8):
+        m = mesh_1d(n)
+        rows = NamedSharding(m, P("x", None))
+        a = jax.device_put(host, rows)
+        b = jax.device_put(host, NamedSharding(m, P()))
+        mm = jax.jit(lambda u, v: u @ v, out_shardings=rows)
+        ns = per_op(lambda: mm(a, b).block_until_ready(), min_time)
+        out[f"Matmul2048x{n}"] = {"ns_per_op": ns, "gflop_per_s": 2 * K**3 / ns}
+        a.delete()
+        b.delete()
+
+
+def bench_transfers(out, iters):
+    mesh = Mesh(np.array(jax.devices()[:8]).reshape(4, 2), ("x", "y"))
+    s_xy = NamedSharding(mesh, P("x", "y"))
+    big = (np.arange(BIG * BIG, dtype=np.int64) % 1000).astype(np.float32).reshape(BIG, BIG)
     nbytes = big.nbytes
 
+    # Memcpy256MiB: numpy's copy of 256 MiB into an existing array (the Go side: copy(dst, src)).
+    src = np.resize(np.arange(256, dtype=np.uint8), nbytes)  # byte i is i % 256, as in Go
+    dst = np.empty_like(src)
+    out["Memcpy256MiB"] = throughput(per_n(lambda: np.copyto(dst, src), iters), nbytes)
+    del src, dst
+
+    # Put256MiB: 8192x8192 f32 sharded P('x', 'y') onto 8 devices, waited for, freed.
     def put():
         a = jax.device_put(big, s_xy)
         a.block_until_ready()
         a.delete()
-    ns = per_op(put, 3.0)
-    out["Put256MiB"] = {"ns_per_op": ns, "mb_per_s": nbytes / (ns / 1e9) / 1e6}
+    out["Put256MiB"] = throughput(per_n(put, iters), nbytes)
 
-    arr = jax.device_put(big, s_xy)
-    arr.block_until_ready()
+    # ToHost256MiB: np.asarray of a fresh array each time (a jax.Array keeps its host copy after
+    # the first np.asarray, so reusing one array would time a cache hit). Making the array is not
+    # timed.
+    def fresh():
+        a = jax.device_put(big, s_xy)
+        a.block_until_ready()
+        return a
 
-    def to_host():
-        # jax.Array caches its host copy after the first np.asarray, so this does what
-        # ArrayImpl._value does on a miss: copy each distinct shard (replica 0) into place.
-        host = np.empty(arr.shape, arr.dtype)
-        for s in arr.addressable_shards:
-            if s.replica_id == 0:
-                host[s.index] = np.asarray(s.data)
-    ns = per_op(to_host, 3.0)
-    out["ToHost256MiB"] = {"ns_per_op": ns, "mb_per_s": nbytes / (ns / 1e9) / 1e6}
-    arr.delete()
+    out["ToHost256MiB"] = throughput(per_n(lambda a: np.asarray(a), iters, fresh, lambda a: a.delete()), nbytes)
 
-    # BenchmarkDevicesIndicesMap: a 16x16x8 mesh of 2048 (fake) devices, rank-4 shape.
-    class FakeDevice:
-        platform = "cpu"
-        device_kind = "cpu"
-        process_index = 0
 
-        def __init__(self, i):
-            self.id = i
+class FakeDevice:
+    platform = "cpu"
+    device_kind = "cpu"
+    process_index = 0
 
-        def __repr__(self):
-            return f"FakeDevice({self.id})"
+    def __init__(self, i):
+        self.id = i
 
+    def __repr__(self):
+        return f"FakeDevice({self.id})"
+
+
+def bench_indices(out, min_time):
+    # DevicesIndicesMap: a 16x16x8 mesh of 2048 (fake) devices, rank-4 shape.
     fake = np.array([FakeDevice(i) for i in range(2048)], dtype=object).reshape(16, 16, 8)
-    big_mesh = Mesh(fake, ("x", "y", "z"))
+    big_sharding = NamedSharding(Mesh(fake, ("x", "y", "z")), P("x", None, ("z", "y")))
     shape = (64, 3, 256, 7)
-
-    big_sharding = NamedSharding(big_mesh, P("x", None, ("z", "y")))
-    # devices_indices_map is an LRU-cache lookup after the first call; the function behind
-    # the cache (__wrapped__) is the computation xlamesh's DevicesIndicesMap does every time.
+    # devices_indices_map is an LRU-cache lookup after the first call; the function behind the
+    # cache (__wrapped__) is the computation xlamesh's DevicesIndicesMap does every time.
     from jax._src.sharding import common_devices_indices_map
     try:
         out["DevicesIndicesMap"] = {
-            "ns_per_op": per_op(lambda: common_devices_indices_map.__wrapped__(big_sharding, shape)),
-            "cached_ns_per_op": per_op(lambda: big_sharding.devices_indices_map(shape)),
+            "ns_per_op": per_op(lambda: common_devices_indices_map.__wrapped__(big_sharding, shape), min_time),
+            "cached_ns_per_op": per_op(lambda: big_sharding.devices_indices_map(shape), min_time),
         }
     except Exception as e:  # report, do not hide
         out["DevicesIndicesMap"] = {"error": f"{type(e).__name__}: {e}"}
 
-    # BenchmarkLower5000: trace and lower a ~5,000-op elementwise program on a sharded 1024x512 array.
+
+def bench_lower(out, min_time):
+    # Lower5000: trace and lower a ~5,000-op elementwise program on a sharded 1024x512 array.
+    # jit caches traces and lowerings per Python function object, so every iteration makes a new
+    # function (make_large) to trace it afresh, as Go builds its module afresh; the same function
+    # lowered again (a cache hit) is reported beside it.
+    mesh = Mesh(np.array(jax.devices()[:8]).reshape(4, 2), ("x", "y"))
+    s_xy = NamedSharding(mesh, P("x", "y"))
     s_x = NamedSharding(mesh, P("x"))
 
-    def large(a):
-        y = a
-        i = 0
-        while i < 5000:
-            k = i % 5
-            if k == 0:
-                y = y + a
-            elif k == 1:
-                y = y * 0.5
+    def make_large():
+        def large(a):
+            y = a
+            i = 0
+            while i < 5000:
+                k = i % 5
+                if k == 0:
+                    y = y + a
+                elif k == 1:
+                    y = y * 0.5
+                    i += 1
+                elif k == 2:
+                    y = jnp.tanh(y)
+                elif k == 3:
+                    y = jnp.maximum(y, a)
+                elif i % 100 == 4:
+                    y = jax.lax.with_sharding_constraint(y, s_x)
+                else:
+                    y = y - a
                 i += 1
-            elif k == 2:
-                y = jnp.tanh(y)
-            elif k == 3:
-                y = jnp.maximum(y, a)
-            elif i % 100 == 4:
-                y = jax.lax.with_sharding_constraint(y, s_x)
-            else:
-                y = y - a
-            i += 1
-        return y.sum(axis=1)
-    aval = jax.ShapeDtypeStruct((1024, 512), jnp.float32, sharding=s_xy)
-    out["Lower5000"] = {"ns_per_op": per_op(lambda: jax.jit(large, out_shardings=s_x).lower(aval).as_text(), 5.0)}
+            return y.sum(axis=1)
+        return large
 
+    aval = jax.ShapeDtypeStruct((1024, 512), jnp.float32, sharding=s_xy)
+    cached = jax.jit(make_large(), out_shardings=s_x)
+    out["Lower5000"] = {
+        "ns_per_op": per_op(lambda: jax.jit(make_large(), out_shardings=s_x).lower(aval).as_text(), min_time),
+        "cached_ns_per_op": per_op(lambda: cached.lower(aval).as_text(), min_time),
+    }
+
+
+SECTIONS = {
+    "calls": bench_calls,
+    "matmul": bench_matmul,
+    "transfers": bench_transfers,
+    "indices": bench_indices,
+    "lower": bench_lower,
+}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--min-time", type=float, default=1.0, help="seconds per timed measurement (Go: -benchtime)")
+    ap.add_argument("--iters", type=int, default=10, help="iterations of the 256 MiB measurements (Go: -benchtime=Nx)")
+    ap.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections: " + ", ".join(SECTIONS))
+    args = ap.parse_args()
+    if len(jax.devices()) < 8:
+        sys.exit(f"jax_bench.py: needs 8 devices, JAX has {len(jax.devices())} "
+                 "(set XLA_FLAGS=--xla_force_host_platform_device_count=8, as tools/bench.sh does)")
+    out = {}
+    for name in args.only.split(","):
+        section = SECTIONS[name]
+        if name == "transfers":
+            section(out, args.iters)
+        else:
+            section(out, args.min_time)
     out["_jax_version"] = jax.__version__
-    json.dump(out, sys.stdout, indent=1, sort_keys=True)
+    out["_jaxlib_version"] = jaxlib.__version__
+    out["_devices"] = len(jax.devices())
+    json.dump(out, sys.stdout, sort_keys=True)
     print()
 
 
