@@ -1,54 +1,87 @@
-"""Combines `go test -bench` output and jax_bench.py's JSON into docs/benchmarks.md.
+"""Combines tools/bench.sh's rounds of `go test -bench` output and jax_bench.py's JSON lines into
+docs/benchmarks.md: the issue's goal table computed from this run, then min and median of each side
+per benchmark and the ratio of medians.
 
-usage: report.py GO_BENCH_OUTPUT JAX_JSON > docs/benchmarks.md
+usage: report.py --go GO_TXT --jax JAX_JSONL [--plugin XLAMESH_DEVICES_OUTPUT] [--load-before "1 5 15"]
+                 [--load-after "1 5 15"] [--load-rounds FILE] [--nproc N] [--rounds N]
+                 [--benchtime 1s] [--iters N] [--elapsed SECONDS]
+
+Every measured number in the report comes from the files it is given; the prose names only the
+setup (sizes, device counts) on its own.
 """
+import argparse
 import json
 import platform
 import re
-import sys
+import statistics
 
 NOTES = {
-    "Call": "per-call overhead of a jitted x*2 on an 8x2 f32 array, P('x','y'), 8 CPU devices (JAX: `f(x).block_until_ready()`)",
+    "Call": "call + wait of a jitted x*2 on an 8x2 f32 array, P('x','y'), 4x2 mesh of 8 CPU devices (JAX: `f(x).block_until_ready()`)",
+    "Call1Device": "the same on one device (JAX: `f(x).block_until_ready()` on one device)",
+    "Chained1000x1Device": "1,000 calls x = f(x) of x*1 on 8x2 f32, one device, without waiting, then one wait; per op = the 1,000 calls",
+    "Chained1000x8Devices": "the same, 8x2 f32 P('x') on a 1-D mesh of 8 devices",
+    "Matmul2048x1": "call + wait of a 2048x2048 f32 matmul on 1 device",
+    "Matmul2048x2": "the same, A P('x', None) on a 1-D mesh of 2 devices, B replicated, result P('x', None)",
+    "Matmul2048x8": "the same on 8 devices",
     "LoweringCacheHit": "lowering a function already lowered for the same abstract mesh, types and specs (JAX: `jitted.lower(x)`)",
-    "Put256MiB": "8192x8192 f32 host array to 8 devices, P('x','y') (JAX: `jax.device_put(...).block_until_ready()`)",
-    "ToHost256MiB": "gather the same array to the host (JAX: ArrayImpl._value's gather of replica-0 shards; its cached host copy bypassed)",
-    "DevicesIndicesMap": "16x16x8 mesh of 2048 devices, rank-4 shape, P('x', None, ('z','y')) (JAX: `common_devices_indices_map` uncached; its LRU hit in the last column)",
-    "Lower5000": "build and print a ~5,000-op elementwise module with constraints (JAX: `jax.jit(f).lower(aval).as_text()`, tracing included)",
+    "Put256MiB": "8192x8192 f32 host array to 8 devices, P('x','y'), waited for and freed (JAX: `jax.device_put(...).block_until_ready()`)",
+    "ToHost256MiB": "gather the same array to the host (JAX: `np.asarray` of a fresh array; making it not timed)",
+    "Memcpy256MiB": "anchor: a copy of 256 MiB in host memory (Go: `copy`; JAX side: numpy `np.copyto`)",
+    "DevicesIndicesMap": "16x16x8 mesh of 2048 devices, rank-4 shape, P('x', None, ('z','y')) (JAX: `common_devices_indices_map` uncached; its LRU hit in the note)",
+    "Lower5000": "build and print a ~5,000-op elementwise module with constraints (JAX: `jax.jit(f).lower(aval).as_text()` of a fresh Python function each time, tracing included)",
 }
+ORDER = ["Call", "Call1Device", "Chained1000x1Device", "Chained1000x8Devices", "Matmul2048x1", "Matmul2048x2",
+         "Matmul2048x8", "LoweringCacheHit", "Put256MiB", "ToHost256MiB", "Memcpy256MiB", "DevicesIndicesMap", "Lower5000"]
+BYTES = {n: 8192 * 8192 * 4 for n in ("Put256MiB", "ToHost256MiB", "Memcpy256MiB")}  # bytes moved per op
 
-
-READING = """
-## Reading the numbers
-
-- **Call** is dominated by XLA running the program on 8 devices; the Go side (argument checks, two
-  cache lookups, wrapping results) is about a quarter of it (profile: `go test -bench Call -cpuprofile`).
-  xlamesh's binding (`pjrt/`) still waits for every execution before returning (one PJRT event per
-  device), while JAX dispatches asynchronously from C++ and only waits in `block_until_ready`.
-- **ToHost** copies each shard with a synchronous `PJRT_Buffer_ToHostBuffer` + event wait, one shard
-  per goroutine on GOMAXPROCS goroutines; JAX starts every device-to-host copy asynchronously and
-  then waits once. Shards that are contiguous in the result (a split of dimension 0) are copied
-  straight into place.
-- **Put** gathers non-contiguous blocks (here every shard, since 'y' splits columns) into pooled
-  staging buffers; the binding does not yet pass host byte strides to `BufferFromHostBuffer`, which
-  would make that copy unnecessary.
-- **LoweringCacheHit** and **DevicesIndicesMap** compare a Go map lookup and a closed-form index
-  computation with JAX's Python paths; JAX answers repeated `devices_indices_map` calls from an
-  LRU cache (last column), which xlamesh does not need at tens of µs for 2,048 devices.
-"""
+# The goal table of the issue "Asynchronous dispatch and zero-copy transfers": a figure, how to
+# compute its ratio (Go benchmark over JAX benchmark, or over another Go benchmark), and the goal.
+GOALS = [
+    ("call + wait, x*2 on 8x2 f32, P('x','y'), 4x2 mesh", ("Call", "jax", "Call"), 0.8),
+    ("call + wait, 1 device", ("Call1Device", "jax", "Call1Device"), 1.0),
+    ("1,000 calls chained without waiting per call, 1 device", ("Chained1000x1Device", "jax", "Chained1000x1Device"), 1.0),
+    ("1,000 calls chained, 8 devices", ("Chained1000x8Devices", "jax", "Chained1000x8Devices"), 0.8),
+    ("Put 256 MiB f32 P('x','y') vs `jax.device_put`", ("Put256MiB", "jax", "Put256MiB"), 0.67),
+    ("Put 256 MiB vs Go `copy` of 256 MiB", ("Put256MiB", "go", "Memcpy256MiB"), 1.5),
+    ("ToHost 256 MiB vs `np.asarray` of a fresh array", ("ToHost256MiB", "jax", "ToHost256MiB"), 1.0),
+    ("ToHost 256 MiB vs Go `copy`", ("ToHost256MiB", "go", "Memcpy256MiB"), 1.5),
+]
 
 
 def parse_go(path):
+    """Returns {name: {"ns": [...], "allocs": [...]}} over all rounds."""
     res = {}
     for line in open(path):
         m = re.match(r"Benchmark(\w+?)(-\d+)?\s+(\d+)\s+([\d.]+) ns/op(.*)", line)
         if not m:
             continue
-        rest = m.group(5)
-        r = {"ns_per_op": float(m.group(4))}
-        for val, unit in re.findall(r"([\d.]+) (MB/s|B/op|allocs/op)", rest):
-            r[unit] = float(val)
-        res[m.group(1)] = r
+        r = res.setdefault(m.group(1), {"ns": [], "allocs": []})
+        r["ns"].append(float(m.group(4)))
+        for val in re.findall(r"([\d.]+) allocs/op", m.group(5)):
+            r["allocs"].append(float(val))
     return res
+
+
+def parse_jax(path):
+    """Returns ({name: {"ns": [...], "cached": [...], "error": str or None}}, meta of the last round)."""
+    res, meta = {}, {}
+    for line in open(path):
+        line = line.strip()
+        if not line:
+            continue
+        rnd = json.loads(line)
+        for k, v in rnd.items():
+            if k.startswith("_"):
+                meta[k] = v
+                continue
+            r = res.setdefault(k, {"ns": [], "cached": [], "error": None})
+            if "ns_per_op" in v:
+                r["ns"].append(v["ns_per_op"])
+            if "cached_ns_per_op" in v:
+                r["cached"].append(v["cached_ns_per_op"])
+            if "error" in v:
+                r["error"] = v["error"]
+    return res, meta
 
 
 def fmt_ns(ns):
@@ -58,30 +91,210 @@ def fmt_ns(ns):
     return f"{ns:.3g} ns"
 
 
-def main():
-    go, jx = parse_go(sys.argv[1]), json.load(open(sys.argv[2]))
-    print("# Benchmarks: xlamesh vs JAX\n")
-    print("Generated by `make bench` (tools/bench.sh): `go test -bench` and `tools/bench/jax_bench.py` run in the same")
-    print(f"session on the same machine ({platform.machine()}, {platform.processor() or 'cpu'}, 2 cores), "
-          f"JAX {jx.get('_jax_version')} on its CPU backend with 8 devices, xlamesh on the pinned xla-cpu-pjrt plugin.")
-    print("Ratio = xlamesh time / JAX time: below 1 means xlamesh is faster. Timings on a shared 2-core machine vary by")
-    print("tens of percent between runs; read the ratios as orders of magnitude, not as precise factors.\n")
-    print("| benchmark | what | xlamesh | JAX | ratio | xlamesh allocs/op | note |")
-    print("|---|---|---|---|---|---|---|")
-    for name in ["Call", "LoweringCacheHit", "Put256MiB", "ToHost256MiB", "DevicesIndicesMap", "Lower5000"]:
-        g, j = go.get(name), jx.get(name, {})
-        if g is None:
-            print(f"| {name} | {NOTES[name]} | missing | | | | Go benchmark did not run |")
-            continue
-        gs = fmt_ns(g["ns_per_op"]) + (f" ({g['MB/s']:.0f} MB/s)" if "MB/s" in g else "")
-        if "ns_per_op" in j:
-            js = fmt_ns(j["ns_per_op"]) + (f" ({j['mb_per_s']:.0f} MB/s)" if "mb_per_s" in j else "")
-            ratio = f"{g['ns_per_op'] / j['ns_per_op']:.2f}"
+def rate(name, ns):
+    """Throughput of one op of name taking ns: GFLOP/s for the matmuls, MB/s for transfers."""
+    if name.startswith("Matmul"):
+        return f"{2 * 2048**3 / ns:.1f} GFLOP/s"
+    if name in BYTES:
+        return f"{BYTES[name] / ns * 1e3:.0f} MB/s"
+    return ""
+
+
+class Run:
+    def __init__(self, go, jax):
+        self.go, self.jax = go, jax
+
+    def med(self, side, name):
+        d = (self.go if side == "go" else self.jax).get(name)
+        return statistics.median(d["ns"]) if d and d["ns"] else None
+
+    def ratio(self, name, side, other):
+        a, b = self.med("go", name), self.med(side, other)
+        return a / b if a is not None and b else None
+
+
+def fmt_ratio(r):
+    return "n/a" if r is None else f"{r:.2f}"
+
+
+def goal_table(run):
+    print("| figure | ratio now | goal | met? |")
+    print("|---|---|---|---|")
+    for label, (name, side, other), goal in GOALS:
+        r = run.ratio(name, side, other)
+        if r is None:
+            met = "no data"
+        elif r <= goal:
+            met = "yes"
         else:
-            js, ratio = j.get("error", "n/a"), "n/a"
-        note = f"JAX cached: {fmt_ns(j['cached_ns_per_op'])}" if "cached_ns_per_op" in j else ""
-        print(f"| {name} | {NOTES[name]} | {gs} | {js} | {ratio} | {g.get('allocs/op', 0):.0f} | {note} |")
-    print(READING)
+            met = f"no, {r / goal:.2f}x the goal"
+        print(f"| {label} | {fmt_ratio(r)} | ≤ {goal} | {met} |")
+    print()
+
+
+def detail_table(run, rounds_go, rounds_jax):
+    print("| benchmark | what | xlamesh min | xlamesh median | JAX min | JAX median | ratio of medians | xlamesh allocs/op | note |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name in ORDER:
+        g, j = run.go.get(name), run.jax.get(name, {"ns": [], "cached": [], "error": None})
+        if not g or not g["ns"]:
+            gmin = gmed = "missing"
+            allocs = ""
+        else:
+            gm = statistics.median(g["ns"])
+            gmin = fmt_ns(min(g["ns"]))
+            rt = rate(name, gm)
+            gmed = fmt_ns(gm) + (f" ({rt})" if rt else "")
+            allocs = f"{statistics.median(g['allocs']):.0f}" if g["allocs"] else ""
+        if j["ns"]:
+            jm = statistics.median(j["ns"])
+            jmin = fmt_ns(min(j["ns"]))
+            rt = rate(name, jm)
+            jmed = fmt_ns(jm) + (f" ({rt})" if rt else "")
+        else:
+            jmin, jmed = "", j["error"] or "missing"
+        notes = []
+        if j["cached"]:
+            what = "LRU hit" if name == "DevicesIndicesMap" else "same function lowered again"
+            notes.append(f"JAX cached ({what}): {fmt_ns(statistics.median(j['cached']))}")
+        n_go, n_jax = len(g["ns"]) if g else 0, len(j["ns"])
+        if n_go != rounds_go or n_jax != rounds_jax:
+            notes.append(f"{n_go} Go and {n_jax} JAX rounds")
+        print(f"| {name} | {NOTES[name]} | {gmin} | {gmed} | {jmin} | {jmed} | "
+              f"{fmt_ratio(run.ratio(name, 'jax', name))} | {allocs} | {'; '.join(notes)} |")
+    print()
+
+
+def anchor_table(run):
+    """Transfers as multiples of a plain memory copy of the same size, on each side."""
+    print("| transfer | xlamesh / Go `copy` | JAX / numpy `copyto` |")
+    print("|---|---|---|")
+    for name in ("Put256MiB", "ToHost256MiB"):
+        g = run.med("go", name), run.med("go", "Memcpy256MiB")
+        j = run.med("jax", name), run.med("jax", "Memcpy256MiB")
+        fr = lambda p: "n/a" if None in p else f"{p[0] / p[1]:.2f}"
+        print(f"| {name} | {fr(g)} | {fr(j)} |")
+    print()
+
+
+def spread(run):
+    """The largest max/min - 1 over the rows and sides with at least two rounds, and where."""
+    worst = None
+    for side, data in (("xlamesh", run.go), ("JAX", run.jax)):
+        for name, d in data.items():
+            if len(d["ns"]) >= 2 and min(d["ns"]) > 0:
+                s = max(d["ns"]) / min(d["ns"]) - 1
+                if worst is None or s > worst[0]:
+                    worst = (s, name, side)
+    return worst
+
+
+def reading(run):
+    """The "Reading the numbers" prose; every number in it comes from this run."""
+    def m(side, name):
+        v = run.med(side, name)
+        return fmt_ns(v) if v is not None else "n/a"
+
+    def per_call(side, name):
+        v = run.med(side, name)
+        return fmt_ns(v / 1000) if v is not None else "n/a"
+
+    def times(a, b):
+        return "n/a" if a is None or not b else f"{a / b:.2f}"
+
+    dim_cached = run.jax.get("DevicesIndicesMap", {}).get("cached", [])
+    low_cached = run.jax.get("Lower5000", {}).get("cached", [])
+    lines = [
+        "## Reading the numbers",
+        "",
+        "- **Execution is asynchronous**, as in JAX: `Function.Call` enqueues the execution and returns arrays whose",
+        "  buffers become ready later (PJRT events); a call that consumes them waits inside XLA, not in Go, and",
+        "  `Array.Wait` waits, like `block_until_ready`. **Call** and **Call1Device** time call + wait of a tiny",
+        "  program, so they are mostly per-call overhead on both sides; the **Chained** rows time dispatch alone:",
+        f"  per call that is {per_call('go', 'Chained1000x1Device')} in xlamesh and {per_call('jax', 'Chained1000x1Device')}"
+        f" in JAX on one device, {per_call('go', 'Chained1000x8Devices')} and {per_call('jax', 'Chained1000x8Devices')} on 8 devices.",
+        "  Profile the Go side with `go test ./jit -run '^$' -bench 'Call|Chained' -cpuprofile cpu.prof`.",
+        "- **Put** sends every shard in place from the global array, passing the array's byte strides to",
+        "  `PJRT_Client_BufferFromHostBuffer` (no staging copy, also for the column split of 'y'); all shards'",
+        "  transfers start before Put waits for the plugin to be done with the host memory. Against a Go `copy` of",
+        f"  the same 256 MiB, Put takes {times(run.med('go', 'Put256MiB'), run.med('go', 'Memcpy256MiB'))}x as long;"
+        f" `jax.device_put` takes {times(run.med('jax', 'Put256MiB'), run.med('jax', 'Memcpy256MiB'))}x a numpy copy.",
+        "- **ToHost** starts every distinct shard's device-to-host copy at once and waits once. A shard that is",
+        "  contiguous in the result (a split of dimension 0) is copied straight into place; the others (here every",
+        "  shard, since 'y' splits columns) go through staging buffers and are then copied into place. JAX's",
+        "  `np.asarray` of a fresh array also starts all copies, then assembles the shards into a new numpy array.",
+        f"  ToHost takes {times(run.med('go', 'ToHost256MiB'), run.med('go', 'Memcpy256MiB'))}x a Go `copy`;"
+        f" `np.asarray` {times(run.med('jax', 'ToHost256MiB'), run.med('jax', 'Memcpy256MiB'))}x a numpy copy.",
+        "- **Matmul** rows are compute-bound: both sides run XLA's CPU code for the dot, xlamesh on its PJRT plugin",
+        "  and JAX on jaxlib's own XLA build, so their ratio compares the two XLA builds and thread pools more than",
+        "  xlamesh itself.",
+        "- **LoweringCacheHit** and **DevicesIndicesMap** compare a Go map lookup and a closed-form index",
+        "  computation with JAX's Python paths. JAX answers repeated `devices_indices_map` calls from an LRU cache"
+        + (f" ({fmt_ns(statistics.median(dim_cached))})" if dim_cached else "") + ",",
+        f"  which xlamesh does not need at {m('go', 'DevicesIndicesMap')} for 2,048 devices.",
+        "- **Lower5000**: JAX traces a new Python function object every time, since `jax.jit` caches traces and",
+        "  lowerings per function; xlamesh builds its module afresh every time"
+        + (f". Lowering the same JAX function again, a cache hit, takes {fmt_ns(statistics.median(low_cached))}." if low_cached else "."),
+        "",
+    ]
+    print("\n".join(lines))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--go", required=True)
+    ap.add_argument("--jax", required=True)
+    ap.add_argument("--plugin", help="output of `xlamesh devices`: its plugin, API and platform lines")
+    ap.add_argument("--load-before", default="")
+    ap.add_argument("--load-after", default="")
+    ap.add_argument("--load-rounds")
+    ap.add_argument("--nproc", default="")
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--benchtime", default="")
+    ap.add_argument("--iters", default="")
+    ap.add_argument("--elapsed", default="")
+    ap.add_argument("--raw", default=".cache/bench", help="where the raw output lies, as the report names it")
+    a = ap.parse_args()
+
+    go = parse_go(a.go)
+    jx, meta = parse_jax(a.jax)
+    run = Run(go, jx)
+    plugin = {}
+    if a.plugin:
+        for line in open(a.plugin):
+            k, _, v = line.strip().partition(" ")
+            if k in ("plugin", "API", "platform"):
+                plugin[k] = v.strip()
+    loads = [l.split()[0] for l in open(a.load_rounds)] if a.load_rounds else []
+
+    print("# Benchmarks: xlamesh vs JAX\n")
+    print("Generated by `make bench` (tools/bench.sh): the Go benchmarks (`go test -bench`, test binaries built once)")
+    print(f"and `tools/bench/jax_bench.py` ran interleaved, {a.rounds} round{'s' if a.rounds != 1 else ''} of Go then JAX, on one machine")
+    print(f"({platform.machine()}, {a.nproc} CPUs per `nproc`; the rounds took {a.elapsed} s). Timed benchmarks ran for {a.benchtime} per round on")
+    print(f"each side; the 256 MiB transfers and copies ran exactly {a.iters} iterations per round on each side. Both sides")
+    print("warm up (compile, first touch of memory) before timing.\n")
+    print(f"- **JAX** {meta.get('_jax_version', '?')} ran on jaxlib {meta.get('_jaxlib_version', '?')}'s own XLA build (its CPU backend,"
+          f" {meta.get('_devices', '?')} devices), **not on the xlamesh plugin**.")
+    if plugin:
+        print(f"- **xlamesh** ran on the PJRT plugin `{plugin.get('plugin', '?')}` (PJRT C API {plugin.get('API', '?')},"
+              f" platform and version `{plugin.get('platform', '?')}`), 8 CPU devices.")
+    print(f"- **Load**: `/proc/loadavg` was {a.load_before} before the run and {a.load_after} after it"
+          + (f"; the 1-minute load at the start of each round was {', '.join(loads)}" if loads else "")
+          + f", on {a.nproc} CPUs.")
+    w = spread(run)
+    if w:
+        print(f"- **Spread**: the slowest round of a row was up to {w[0] * 100:.0f}% slower than its fastest ({w[2]}, {w[1]}).")
+    print("- Ratio = xlamesh median / JAX median: below 1 means xlamesh is faster. The Go output is in")
+    print(f"  `{a.raw}/go.txt` (benchstat reads it as `-count` output), JAX's in `{a.raw}/jax.jsonl`.\n")
+
+    print("## Goals of the issue \"asynchronous dispatch and zero-copy transfers\", this run\n")
+    print("Ratios of medians; \"vs Go `copy`\" rows divide xlamesh's time by a Go `copy` of the same bytes.\n")
+    goal_table(run)
+    print("## All benchmarks\n")
+    detail_table(run, a.rounds, a.rounds)
+    print("Transfers as multiples of a plain memory copy of the same 256 MiB, medians:\n")
+    anchor_table(run)
+    reading(run)
 
 
 if __name__ == "__main__":
