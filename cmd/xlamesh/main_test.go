@@ -42,11 +42,31 @@ func TestDevicesAndBench(t *testing.T) {
 	assert.Contains(t, b.String(), "CpuDevice(id=3)")
 	b.Reset()
 	const n = 64
-	require.NoError(t, bench(&b, []string{"-n", strconv.Itoa(n), "-iters", "2", "-devices", "4"}))
-	checkBenchOutput(t, b.String(), n, []string{"4x1", "2x2", "1x4"})
+	// Every figure (the default -what), small: a 4 MiB transfer and chains of 10 calls.
+	require.NoError(t, bench(&b, []string{"-n", strconv.Itoa(n), "-iters", "2", "-devices", "4", "-mib", "4", "-chain", "10"}))
+	sections := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n\n")
+	require.Len(t, sections, 3, b.String())
+	checkBenchOutput(t, sections[0], n, []string{"4x1", "2x2", "1x4"})
+	checkChainOutput(t, sections[1], 10)
+	checkTransferOutput(t, sections[2], 4)
+
+	b.Reset()
+	require.NoError(t, bench(&b, []string{"-what", "chain", "-iters", "1", "-devices", "4", "-chain", "3"}))
+	checkChainOutput(t, strings.TrimSuffix(b.String(), "\n"), 3)
+
+	for _, tc := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"-what", "matmul,memcpy", "-devices", "4"}, `unknown figure "memcpy" (have matmul, chain, transfer)`},
+		{[]string{"-what", "chain", "-chain", "0", "-devices", "4"}, "must be positive"},
+		{[]string{"-what", "transfer", "-mib", "1", "-devices", "6"}, "transfer: -mib 1: 32 rows do not split over 3 devices"},
+	} {
+		assert.ErrorContains(t, bench(&b, tc.args), tc.err, tc.args)
+	}
 }
 
-// checkBenchOutput checks bench's report: the header for an n x n matmul on
+// checkBenchOutput checks bench's matmul report: the header for an n x n matmul on
 // 4 devices, then one row per mesh shape in order, each with a positive time
 // per call and the GFLOP/s that 2n³ flops in that time give.
 func checkBenchOutput(t *testing.T, out string, n int, meshes []string) {
@@ -89,4 +109,62 @@ func TestCheckMatMul(t *testing.T) {
 	c[(7919%n)*n+(104729%n)] += 0.5 // the entry of the first sample
 	assert.ErrorContains(t, checkMatMul(c, a, n), "product C[")
 	assert.ErrorContains(t, checkMatMul(c[:n], a, n), "product has 16 elements, want 256")
+}
+
+// checkChainOutput checks bench's chained-call report: the header for chains of length calls,
+// then a row for 1 device (8 rows, P()) and one for all 4 devices (P('x',)), each with a positive
+// time per chain and that time divided by length per call.
+func checkChainOutput(t *testing.T, out string, length int) {
+	t.Helper()
+	lines := strings.Split(out, "\n")
+	require.Len(t, lines, 4, out)
+	assert.Equal(t, fmt.Sprintf("chained calls: %d calls x = f(x) of x*1 on f32[rows,2] without waiting, then one wait", length), lines[0])
+	assert.Equal(t, []string{"devices", "rows", "spec", "per", "chain", "per", "call"}, strings.Fields(lines[1]))
+	for i, want := range [][]string{{"1", "8", "P()"}, {"4", "8", "P('x',)"}} {
+		f := strings.Fields(lines[2+i])
+		require.Len(t, f, 5, lines[2+i])
+		assert.Equal(t, want, f[:3])
+		chain, err := time.ParseDuration(f[3])
+		require.NoError(t, err, lines[2+i])
+		require.Positive(t, chain, lines[2+i])
+		call, err := time.ParseDuration(f[4])
+		require.NoError(t, err, lines[2+i])
+		// Both are rounded (to 1µs and 10ns) from the same exact time.
+		assert.InDelta(t, float64(chain)/float64(length), float64(call), float64(time.Microsecond)/float64(length)+float64(10*time.Nanosecond), lines[2+i])
+	}
+}
+
+// checkTransferOutput checks bench's transfer report for mib MiB on 4 devices (a 2x2 mesh): rows
+// Put, ToHost and copy, each with a positive time, the MB/s of mib MiB in it, and its ratio to copy.
+func checkTransferOutput(t *testing.T, out string, mib int) {
+	t.Helper()
+	lines := strings.Split(out, "\n")
+	require.Len(t, lines, 5, out)
+	assert.Equal(t, fmt.Sprintf("transfers: f32[%d,8192] (%d MiB), NamedSharding(mesh=Mesh('x': 2, 'y': 2), spec=P('x', 'y')); Put waits for the array, copy is Go's copy of the same bytes", 32*mib, mib), lines[0])
+	assert.Equal(t, []string{"figure", "per", "op", "MB/s", "vs", "copy"}, strings.Fields(lines[1]))
+	times := make([]time.Duration, 3)
+	ratios := make([]float64, 3)
+	for i, name := range []string{"Put", "ToHost", "copy"} {
+		f := strings.Fields(lines[2+i])
+		require.Len(t, f, 4, lines[2+i])
+		assert.Equal(t, name, f[0])
+		d, err := time.ParseDuration(f[1])
+		require.NoError(t, err, lines[2+i])
+		require.Positive(t, d, lines[2+i])
+		mbs, err := strconv.ParseFloat(f[2], 64)
+		require.NoError(t, err, lines[2+i])
+		bytes := float64(mib << 20)
+		lo, hi := bytes/(d+time.Microsecond/2).Seconds()/1e6, bytes/max(d-time.Microsecond/2, time.Nanosecond).Seconds()/1e6
+		assert.True(t, mbs >= lo-0.5 && mbs <= hi+0.5, "%s: %g MB/s, want %.0f..%.0f for %v", name, mbs, lo, hi, d)
+		times[i] = d
+		ratios[i], err = strconv.ParseFloat(f[3], 64)
+		require.NoError(t, err, lines[2+i])
+	}
+	assert.Equal(t, 1.0, ratios[2])
+	half := time.Microsecond / 2
+	for i, name := range []string{"Put", "ToHost"} {
+		lo := (times[i] - half).Seconds() / (times[2] + half).Seconds()
+		hi := (times[i] + half).Seconds() / max(times[2]-half, time.Nanosecond).Seconds()
+		assert.True(t, ratios[i] >= lo-0.005 && ratios[i] <= hi+0.005, "%s: %g times copy, want %.2f..%.2f", name, ratios[i], lo, hi)
+	}
 }
