@@ -2,25 +2,26 @@ package pjrt_test
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/xlamesh/xlamesh/pjrt"
+	"github.com/xlamesh/xlamesh/pjrt/install"
+	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 )
 
-// cudaPluginPath is where `make setup` puts the CUDA plugin of jax-cuda12-pjrt==0.12.0.1
-// (tools/setup), the newest CUDA plugin on PyPI (PJRT C API 0.116).
+// cudaPluginPath is where `make setup` puts the CUDA plugin of jax-cuda12-pjrt==0.12.0.1, the
+// newest CUDA plugin on PyPI (PJRT C API 0.116).
 func cudaPluginPath(t *testing.T) string {
-	dir := os.Getenv(pjrt.EnvCacheDir)
-	if dir == "" {
-		t.Fatalf("%s is not set: run the tests through `make test`, which installs the CUDA plugin", pjrt.EnvCacheDir)
-	}
-	path := filepath.Join(dir, "plugins", "jax-cuda12-pjrt-0.12.0.1", "xla_cuda_plugin.so")
+	dir, err := pjrttest.CacheDir()
+	require.NoError(t, err)
+	p, err := install.Lookup("cuda12")
+	require.NoError(t, err)
+	path := p.Path(dir)
 	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("the CUDA plugin is not installed at %s (%v): run `make setup`", path, err)
+		t.Fatalf("the CUDA plugin is not installed at %s (%v): run `make setup` or `xlamesh install-plugin -plugin cuda12`", path, err)
 	}
 	return path
 }

@@ -17,8 +17,9 @@
 // persistent compile cache (WithCompileCache). Errors from the plugin are *Error values carrying
 // PJRT's code and matching a sentinel (ErrCompile, ErrExecute, ...); see docs/plugins.md.
 //
-// The default plugin is XLA's CPU plugin from the pinned xla-cpu-pjrt wheel, installed by
-// `make setup` (tools/setup/install-plugin.sh) and found without configuration; see Open and
-// FindPlugin. Every value here is safe for concurrent use; resources holding device memory have
+// The default plugin is XLA's CPU plugin from the pinned xla-cpu-pjrt wheel, installed into the
+// user cache by `xlamesh install-plugin` (package pjrt/install; `make setup` in the repository)
+// and found there without configuration; see Open and FindCPUPlugin. XLA's C++ logging is kept at
+// warning level unless TF_CPP_MIN_LOG_LEVEL is set. Every value here is safe for concurrent use; resources holding device memory have
 // Close methods, with finalizers only as a safety net.
 package pjrt

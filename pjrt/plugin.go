@@ -16,13 +16,8 @@ import (
 	"strings"
 	"sync"
 	"unsafe"
-)
 
-// The pinned CPU plugin (tools/setup/plugin.lock): where tools/setup/install-plugin.sh puts it,
-// relative to the cache directory.
-const (
-	cpuPluginDir  = "plugins/xla-cpu-pjrt-0.0.1"
-	cpuPluginFile = "xla_cpu_pjrt.so"
+	"github.com/xlamesh/xlamesh/pjrt/install"
 )
 
 // MinAPIMinor is the oldest PJRT C API minor version xlamesh accepts (major 0): the API of the
@@ -32,8 +27,8 @@ const (
 const MinAPIMinor = C.XM_MIN_API_MINOR
 
 // InstallHint says how to get a plugin; it ends every ErrPluginNotFound message.
-const InstallHint = "install the pinned CPU plugin with `make setup` (or `bash tools/setup/install-plugin.sh`) " +
-	"in the xlamesh repository, or set XLAMESH_PJRT_PLUGIN to the absolute path of a PJRT plugin .so"
+const InstallHint = "install the CPU plugin with `go run github.com/xlamesh/xlamesh/cmd/xlamesh@latest install-plugin` " +
+	"(`make setup` in the repository), or set XLAMESH_PJRT_PLUGIN to the path of a PJRT plugin .so"
 
 // EnvPlugin names the environment variable that overrides the default plugin (a path or a name).
 const EnvPlugin = "XLAMESH_PJRT_PLUGIN"
@@ -107,6 +102,7 @@ func LoadPlugin(nameOrPath string) (*Plugin, error) {
 	if err := checkPluginFile(path); err != nil {
 		return nil, err
 	}
+	quietXLA()
 	a, err := probe(path)
 	if err != nil {
 		return nil, err
@@ -134,6 +130,18 @@ func LoadPlugin(nameOrPath string) (*Plugin, error) {
 	}
 	plugins[path] = p
 	return p, nil
+}
+
+// EnvXLALogLevel is the variable XLA's C++ logging reads (0 info, 1 warning, 2 error, 3 fatal).
+// Unless it is set, LoadPlugin sets it to 1 before the first plugin loads, so XLA's info chatter
+// stays off stderr; set it (e.g. to 0) to see everything.
+const EnvXLALogLevel = "TF_CPP_MIN_LOG_LEVEL"
+
+// quietXLA puts XLA's logging at warning level unless the user chose a level.
+func quietXLA() {
+	if _, ok := os.LookupEnv(EnvXLALogLevel); !ok {
+		_ = os.Setenv(EnvXLALogLevel, "1")
+	}
 }
 
 // probe loads the library at path with the C probe and reads its PJRT_Api table.
@@ -245,10 +253,9 @@ func pluginSearchDirs() []string {
 	return append(dirs, "/usr/local/lib/gomlx/pjrt")
 }
 
-// FindCPUPlugin returns the path of the pinned CPU plugin installed by `make setup`. It looks, in
-// order, at $XLAMESH_PJRT_PLUGIN (if it is a path), $XLAMESH_CACHE_DIR, the .cache directory of
-// the xlamesh checkout containing the working directory, and the user cache directory
-// (~/.cache/xlamesh). The error matches ErrPluginNotFound and says how to install it.
+// FindCPUPlugin returns the path of the pinned CPU plugin: $XLAMESH_PJRT_PLUGIN if it is a path,
+// else where `xlamesh install-plugin` puts it (install.Dir: $XLAMESH_CACHE_DIR, or the user cache
+// directory + /xlamesh). The error matches ErrPluginNotFound and gives the command that installs it.
 func FindCPUPlugin() (string, error) {
 	if v := os.Getenv(EnvPlugin); v != "" && v != "cpu" {
 		abs, err := filepath.Abs(v)
@@ -260,50 +267,19 @@ func FindCPUPlugin() (string, error) {
 		}
 		return abs, nil
 	}
-	var tried []string
-	for _, dir := range cacheDirs() {
-		candidate := filepath.Join(dir, cpuPluginDir, cpuPluginFile)
-		if fileExists(candidate) {
-			return candidate, nil
-		}
-		tried = append(tried, candidate)
-	}
-	return "", fmt.Errorf("pjrt: CPU plugin: %w (looked for %s); %s", ErrPluginNotFound, strings.Join(tried, ", "), InstallHint)
-}
-
-// cacheDirs lists where the installer may have put its cache, most specific first.
-func cacheDirs() []string {
-	var dirs []string
-	if v := os.Getenv(EnvCacheDir); v != "" {
-		dirs = append(dirs, v)
-	}
-	if root, ok := projectRoot(); ok {
-		dirs = append(dirs, filepath.Join(root, ".cache"))
-	}
-	if d, err := os.UserCacheDir(); err == nil {
-		dirs = append(dirs, filepath.Join(d, "xlamesh"))
-	}
-	return dirs
-}
-
-// projectRoot finds the xlamesh checkout containing the working directory (tests run in their
-// package directory) by its go.mod.
-func projectRoot() (string, bool) {
-	dir, err := os.Getwd()
+	dir, err := install.Dir()
 	if err != nil {
-		return "", false
+		return "", fmt.Errorf("pjrt: CPU plugin: %w: %v; %s", ErrPluginNotFound, err, InstallHint)
 	}
-	for {
-		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && strings.HasPrefix(string(data), "module github.com/xlamesh/xlamesh\n") {
-			return dir, true
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", false
-		}
-		dir = parent
+	cpu, err := install.Lookup("cpu")
+	if err != nil {
+		return "", err
 	}
+	path := cpu.Path(dir)
+	if !fileExists(path) {
+		return "", fmt.Errorf("pjrt: CPU plugin: %w (looked for %s); %s", ErrPluginNotFound, path, InstallHint)
+	}
+	return path, nil
 }
 
 // fileExists reports whether path names a regular file (after following symlinks).

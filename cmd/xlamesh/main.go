@@ -4,8 +4,9 @@
 //	    open a PJRT client and list its devices with their attributes
 //	xlamesh visualize -mesh x=4,y=2 -spec x,y -shape 8,8 [-devices N]
 //	    print jax.debug.visualize_array_sharding's table for a sharding on the CPU devices
-//	xlamesh install-plugin
-//	    install the pinned CPU PJRT plugin (runs tools/setup/install-plugin.sh of this checkout)
+//	xlamesh install-plugin [-plugin cpu|cpu-0.115|cuda12|cuda13|tpu[,...]] [-version V] [-dir D] [-check] [-path]
+//	    download a pinned PJRT plugin from PyPI into the user cache (no Python needed) and print
+//	    its path; pjrt.Open finds the CPU plugin there by default
 //	xlamesh bench [-what matmul,chain,transfer] [-n 1024] [-iters 20] [-chain 1000] [-mib 256] [-devices N]
 //	    time a sharded matmul on every 2-D mesh shape of the devices, chains of calls that do not
 //	    wait in between (one device and all), and Put and ToHost of a split array against a Go copy
@@ -14,14 +15,13 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,6 +31,7 @@ import (
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/pjrt"
+	"github.com/xlamesh/xlamesh/pjrt/install"
 )
 
 const usage = `usage: xlamesh <command> [flags]
@@ -38,7 +39,7 @@ const usage = `usage: xlamesh <command> [flags]
 commands:
   devices         list the devices of a PJRT client
   visualize       print the sharding table of an array on a mesh
-  install-plugin  install the pinned CPU PJRT plugin
+  install-plugin  download a pinned PJRT plugin into the user cache
   bench           time a sharded matmul over the mesh shapes, chained calls, and transfers
 
 Run 'xlamesh <command> -h' for a command's flags.
@@ -56,7 +57,7 @@ func main() {
 	case "visualize":
 		err = visualize(os.Stdout, args)
 	case "install-plugin":
-		err = installPlugin(args)
+		err = installPlugin(os.Stdout, args)
 	case "bench":
 		err = bench(os.Stdout, args)
 	case "-h", "-help", "--help", "help":
@@ -67,6 +68,13 @@ func main() {
 	}
 	if errors.Is(err, flag.ErrHelp) {
 		return
+	}
+	var ue *usageErr
+	if errors.As(err, &ue) {
+		fmt.Fprintln(os.Stderr, "xlamesh:", err)
+		ue.fs.SetOutput(os.Stderr)
+		ue.fs.Usage()
+		os.Exit(2)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "xlamesh:", err)
@@ -227,28 +235,74 @@ func visualize(w io.Writer, args []string) error {
 	return nil
 }
 
-func installPlugin(args []string) error {
+func installPlugin(w io.Writer, args []string) error {
 	fs := flag.NewFlagSet("install-plugin", flag.ContinueOnError)
+	var names []string
+	for _, p := range install.Known {
+		names = append(names, p.Name)
+	}
+	plugins := fs.String("plugin", "cpu", "which plugins, comma-separated: "+strings.Join(names, ", "))
+	version := fs.String("version", "", "a PyPI version other than the pinned one (its sha256 is then the index's; one plugin only)")
+	dir := fs.String("dir", "", "cache directory (default $XLAMESH_CACHE_DIR, else the user cache directory + /xlamesh)")
+	pathOnly := fs.Bool("path", false, "print where the plugins are installed; install nothing")
+	check := fs.Bool("check", false, "load each installed plugin and check the PJRT C API version it reports against the pin")
+	quiet := fs.Bool("q", false, "no progress output")
 	if err := fs.Parse(args); err != nil {
-		return err
+		return usageError(fs, "%v", err)
 	}
-	dir, err := os.Getwd()
-	if err != nil {
-		return err
+	if fs.NArg() > 0 {
+		return usageError(fs, "unexpected arguments %q", fs.Args())
 	}
-	for {
-		script := filepath.Join(dir, "tools/setup/install-plugin.sh")
-		if _, err := os.Stat(script); err == nil {
-			cmd := exec.Command("bash", script)
-			cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-			return cmd.Run()
+	var list []install.Plugin
+	for _, name := range strings.Split(*plugins, ",") {
+		p, err := install.Lookup(strings.TrimSpace(name))
+		if err != nil {
+			return usageError(fs, "%v", err)
 		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return errors.New("install-plugin: run it inside an xlamesh checkout (it runs tools/setup/install-plugin.sh)")
-		}
-		dir = parent
+		list = append(list, p)
 	}
+	if *version != "" {
+		if len(list) != 1 {
+			return usageError(fs, "-version needs exactly one -plugin")
+		}
+		if *version != list[0].Version {
+			list[0].Version, list[0].SHA256, list[0].API = *version, "", ""
+		}
+	}
+	if *dir == "" {
+		var err error
+		if *dir, err = install.Dir(); err != nil {
+			return err
+		}
+	}
+	for _, p := range list {
+		if *pathOnly {
+			fmt.Fprintln(w, p.Path(*dir))
+			continue
+		}
+		opts := install.Options{}
+		if !*quiet {
+			opts.Progress = os.Stderr
+		}
+		path, err := install.Install(context.Background(), p, *dir, opts)
+		if err != nil {
+			return err
+		}
+		if *check && p.API != "" {
+			pl, err := pjrt.LoadPlugin(path)
+			if err != nil {
+				return err
+			}
+			if major, minor := pl.APIVersion(); fmt.Sprintf("%d.%d", major, minor) != p.API {
+				return fmt.Errorf("install-plugin: %s==%s reports PJRT C API %d.%d, the pin says %s", p.Package, p.Version, major, minor, p.API)
+			}
+		}
+		if !*quiet {
+			fmt.Fprintf(os.Stderr, "xlamesh: %s==%s (PJRT C API %s) installed\n", p.Package, p.Version, p.API)
+		}
+		fmt.Fprintln(w, path)
+	}
+	return nil
 }
 
 // benchFigures are the figures bench can time, in the order it prints them.

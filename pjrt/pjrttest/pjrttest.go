@@ -54,6 +54,7 @@ func Open(n int) (*pjrt.Client, error) {
 
 // openPlatform opens a client on platform, asking a CPU plugin for n devices.
 func openPlatform(platform string, n int) (*pjrt.Client, error) {
+	useRepoCache()
 	var opts []pjrt.Option
 	if platform == "cpu" {
 		opts = append(opts, pjrt.WithCPUDeviceCount(n))
