@@ -1,7 +1,10 @@
 package lower_test
 
 import (
+	"math"
+
 	"github.com/gomlx/gopjrt/dtypes"
+
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
 )
@@ -172,7 +175,7 @@ var goldenCases = []goldenCase{
 		}
 		outs = append(outs,
 			f.Constant(float32(1.5)), f.ConstantOf(dtypes.Float64, 1e300), f.ConstantOf(dtypes.BFloat16, 0.1),
-			f.Full(lower.NewShape(dtypes.Float32, 2), float32(-0.0)), f.Array([]float32{1, 2.5, -3e-7}, 3),
+			f.Full(lower.NewShape(dtypes.Float32, 2), float32(math.Copysign(0, -1))), f.Array([]float32{1, 2.5, -3e-7}, 3),
 			f.ConstantOf(dtypes.Float32, float32(3.4e38)), f.ConstantOf(dtypes.Int64, -9223372036854775808),
 			f.ConstantOf(dtypes.Uint64, uint64(18446744073709551615)), f.Array([]int32{1, 2, 3, 4, 5, 6}, 2, 3),
 			f.Convert(f.Constant(7), dtypes.Uint16))
