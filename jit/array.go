@@ -1,6 +1,7 @@
 package jit
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -102,6 +103,9 @@ func byteStrides(shape []int, elem int) []int64 {
 // replicated sharding; each result must have the shard's size and the dtype.
 func FromCallback(c *pjrt.Client, shape []int, dtype dtypes.DType, s mesh.NamedSharding,
 	data func(index mesh.Index) (any, error)) (*Array, error) {
+	if data == nil {
+		return nil, fmt.Errorf("jit: from callback: %w: nil callback", ErrNil)
+	}
 	if err := s.CheckShape(shape); err != nil {
 		return nil, fmt.Errorf("jit: from callback: %w", err)
 	}
@@ -243,20 +247,38 @@ func closeShards(shards []Shard) {
 }
 
 // Shape returns the global shape.
-func (a *Array) Shape() []int { return slices.Clone(a.shape) }
+func (a *Array) Shape() []int {
+	if a == nil {
+		return nil
+	}
+	return slices.Clone(a.shape)
+}
 
 // DType returns the element type.
-func (a *Array) DType() dtypes.DType { return a.dtype }
+func (a *Array) DType() dtypes.DType {
+	if a == nil {
+		return dtypes.InvalidDType
+	}
+	return a.dtype
+}
 
 // Sharding returns how the array is laid out.
-func (a *Array) Sharding() mesh.NamedSharding { return a.sharding }
+func (a *Array) Sharding() mesh.NamedSharding {
+	if a == nil {
+		return mesh.NamedSharding{}
+	}
+	return a.sharding
+}
 
 // IsFullyReplicated reports whether every device holds the whole array.
-func (a *Array) IsFullyReplicated() bool { return a.sharding.IsFullyReplicated() }
+func (a *Array) IsFullyReplicated() bool { return a != nil && a.sharding.IsFullyReplicated() }
 
 // AddressableShards returns the shards on this process's devices, in mesh order. The buffers stay
 // owned by the array.
 func (a *Array) AddressableShards() []Shard {
+	if a == nil {
+		return nil
+	}
 	out := make([]Shard, len(a.shards))
 	for i, s := range a.shards {
 		out[i] = s
@@ -267,12 +289,18 @@ func (a *Array) AddressableShards() []Shard {
 
 // String returns e.g. "Array(i64[8,2], NamedSharding(Mesh('x': 4, 'y': 2), P('x', 'y')))".
 func (a *Array) String() string {
+	if a == nil {
+		return "Array(nil)"
+	}
 	return fmt.Sprintf("Array(%s, %s)", pjrt.Shape{DType: a.dtype, Dims: a.shape}, a.sharding)
 }
 
 // ToHost gathers the global array into a new flat row-major Go slice of its dtype ([]uint16 raw
 // bits for F16 and BF16), reading each distinct shard once, from its replica 0.
 func (a *Array) ToHost() (any, error) {
+	if a == nil {
+		return nil, fmt.Errorf("jit: to host: %w: nil *Array", ErrNil)
+	}
 	data, err := a.ToHostBytes()
 	if err != nil {
 		return nil, err
@@ -282,6 +310,9 @@ func (a *Array) ToHost() (any, error) {
 
 // ToHostBytes is ToHost returning raw row-major bytes.
 func (a *Array) ToHostBytes() ([]byte, error) {
+	if a == nil {
+		return nil, fmt.Errorf("jit: to host: %w: nil *Array", ErrNil)
+	}
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	if a.closed {
@@ -334,7 +365,7 @@ func (a *Array) ToHostBytes() ([]byte, error) {
 // returns the error of the execution that produced it (wrapping pjrt.ErrExecute) if it failed.
 func (a *Array) Wait() error {
 	if a == nil {
-		return fmt.Errorf("jit: wait: %w: nil array", ErrClosed)
+		return fmt.Errorf("jit: wait: %w: nil *Array", ErrNil)
 	}
 	a.mu.RLock()
 	defer a.mu.RUnlock()
@@ -351,6 +382,9 @@ func (a *Array) Wait() error {
 
 // Close frees the array's device buffers. It is idempotent.
 func (a *Array) Close() error {
+	if a == nil {
+		return fmt.Errorf("jit: close: %w: nil *Array", ErrNil)
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
@@ -366,9 +400,45 @@ func (a *Array) Close() error {
 	return first
 }
 
-// IsClosed reports whether the array was closed or donated.
+// IsClosed reports whether the array was closed or donated (true for a nil *Array, which cannot
+// be used either).
 func (a *Array) IsClosed() bool {
+	if a == nil {
+		return true
+	}
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	return a.closed
 }
+
+// PutContext is Put with a context: when ctx is done before the copy ends, it returns an error
+// wrapping ctx.Err() at once. A transfer under way inside PJRT cannot be interrupted: it goes on
+// in the background and frees its device buffers when it ends. Until then it may still read
+// flat, so treat flat as read-only after a cancelled PutContext. The client stays usable.
+func PutContext(ctx context.Context, c *pjrt.Client, flat any, shape []int, s mesh.NamedSharding) (*Array, error) {
+	if err := checkContext("put", ctx); err != nil {
+		return nil, err
+	}
+	if ctx.Done() == nil {
+		return Put(c, flat, shape, s)
+	}
+	return inBackground(ctx, "put", func() (*Array, error) { return Put(c, flat, shape, s) }, closeArray)
+}
+
+// ToHostContext is ToHost with a context: when ctx is done before the copy ends, it returns an
+// error wrapping ctx.Err() at once; the copy goes on in the background into memory nobody sees,
+// holding the array open until it ends. The array stays usable.
+func (a *Array) ToHostContext(ctx context.Context) (any, error) {
+	if a == nil {
+		return nil, fmt.Errorf("jit: to host: %w: nil *Array", ErrNil)
+	}
+	if err := checkContext("to host", ctx); err != nil {
+		return nil, err
+	}
+	if ctx.Done() == nil {
+		return a.ToHost()
+	}
+	return inBackground(ctx, "to host", a.ToHost, nil)
+}
+
+func closeArray(a *Array) { _ = a.Close() }

@@ -12,10 +12,13 @@ var (
 	ErrDevice = errors.New("device not usable")
 	// ErrArguments: the arguments of a call do not match what the function was compiled for.
 	ErrArguments = errors.New("arguments do not match")
-	// ErrClosed: the array was closed (or donated).
-	ErrClosed = errors.New("array closed")
+	// ErrClosed: the array was closed (or donated), or the function was closed.
+	ErrClosed = errors.New("already closed")
 	// ErrNotAddressable: the operation needs data held by devices of other processes.
 	ErrNotAddressable = errors.New("not fully addressable")
-	// ErrLowering: the function's body failed to build or lower.
+	// ErrLowering: the function's body failed to build or lower, or panicked with a value that
+	// is not a runtime error (runtime errors are bugs and go on panicking).
 	ErrLowering = errors.New("lowering failed")
+	// ErrNil: a method was called on a nil *Array or *Function, or FromCallback got a nil callback.
+	ErrNil = errors.New("nil value")
 )
