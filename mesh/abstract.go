@@ -2,6 +2,7 @@ package mesh
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,11 +56,24 @@ type Abstract struct {
 	key   string
 }
 
+// MaxSize is the largest number of devices a mesh may have: XLA counts partitions in an
+// int32 (mhlo.num_partitions).
+const MaxSize = math.MaxInt32
+
 // NewAbstract returns the abstract mesh with the given axis sizes and names.
 // types gives one AxisType per axis; none means all Auto. It returns an error
-// wrapping ErrInvalidMesh when the counts differ, a name is empty or holds a
-// NUL byte, a size is < 1 or a type is invalid, and ErrDuplicateAxis when a
-// name repeats. NewAbstract(nil, nil) is the empty mesh.
+// wrapping ErrInvalidMesh when the counts differ, a name is empty, a size is
+// < 1 or a type is invalid; also wrapping ErrMeshSize when the sizes multiply
+// to more than MaxSize; an *AxisNameError (wrapping ErrInvalidMesh and
+// ErrAxisName) for a name with a byte outside printable ASCII or a backslash;
+// and ErrDuplicateAxis when a name repeats. NewAbstract(nil, nil) is the empty
+// mesh.
+//
+// Axis names are printable ASCII (0x20 to 0x7E) other than the backslash:
+// letters, digits and any punctuation, spaces and quotes included. XLA's
+// compiler aborts the process on a Shardy axis name with a backslash or a byte
+// outside ASCII (every non-ASCII letter), and reads control bytes back as
+// other names, so those are refused here, before any lowering.
 func NewAbstract(sizes []int, names []string, types ...AxisType) (Abstract, error) {
 	if len(sizes) != len(names) {
 		return Abstract{}, fmt.Errorf("mesh: %w: got %d axis sizes %s but %d axis names %s",
@@ -69,8 +83,8 @@ func NewAbstract(sizes []int, names []string, types ...AxisType) (Abstract, erro
 		if n == "" {
 			return Abstract{}, fmt.Errorf("mesh: %w: axis %d has an empty name (axis names %s)", ErrInvalidMesh, i, pyStrTuple(names))
 		}
-		if strings.IndexByte(n, 0) >= 0 {
-			return Abstract{}, fmt.Errorf("mesh: %w: axis %d name %q contains a NUL byte", ErrInvalidMesh, i, n)
+		if at, what := badAxisName(n); at >= 0 {
+			return Abstract{}, &AxisNameError{Axis: i, Name: n, Byte: at, Reason: what}
 		}
 		if j := slices.Index(names[:i], n); j >= 0 {
 			return Abstract{}, fmt.Errorf("mesh: %w %q: axes %d and %d of %s", ErrDuplicateAxis, n, j, i, pyStrTuple(names))
@@ -80,6 +94,10 @@ func NewAbstract(sizes []int, names []string, types ...AxisType) (Abstract, erro
 	for i, s := range sizes {
 		if s < 1 {
 			return Abstract{}, fmt.Errorf("mesh: %w: axis %q has size %d, want >= 1", ErrInvalidMesh, names[i], s)
+		}
+		if size > MaxSize/s {
+			return Abstract{}, fmt.Errorf("mesh: %w: %w: axis sizes %s multiply to more than %d devices (at axis %q)",
+				ErrInvalidMesh, ErrMeshSize, pyIntTuple(sizes), MaxSize, names[i])
 		}
 		size *= s
 	}

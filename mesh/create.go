@@ -84,12 +84,15 @@ func CreateHybrid(devices []Device, shape, dcnShape []int, names []string, opts 
 		return Mesh{}, fmt.Errorf("mesh: %w: mesh shape %s and dcn mesh shape %s have different ranks",
 			ErrInvalidMesh, pyIntTuple(shape), pyIntTuple(dcnShape))
 	}
-	total := make([]int, len(shape))
-	for d := range shape {
-		total[d] = shape[d] * dcnShape[d]
+	if _, err := NewAbstract(shape, names); err != nil {
+		return Mesh{}, err
 	}
 	if _, err := NewAbstract(dcnShape, names); err != nil {
 		return Mesh{}, err
+	}
+	total := make([]int, len(shape))
+	for d := range shape {
+		total[d] = shape[d] * dcnShape[d] // each factor is at most MaxSize: no overflow
 	}
 	abs, err := NewAbstract(total, names)
 	if err != nil {
@@ -328,7 +331,16 @@ func physicalTPUMesh(devices []Device) (physicalMesh, error) {
 		place = onePerChip
 	}
 	pm := physicalMesh{shape: shape}
-	if want := dims[0] * dims[1] * dims[2] * cores; want != len(devices) {
+	want := 1
+	for _, d := range append(slices.Clone(dims), cores) {
+		// Coordinates far apart (or overflowing hi-lo+1) cannot be a cuboid of these devices.
+		if d < 1 || d > len(devices) || want > len(devices)/d {
+			want = -1
+			break
+		}
+		want *= d
+	}
+	if want != len(devices) {
 		return physicalMesh{}, fmt.Errorf("mesh: %w: %d devices do not fill the physical cuboid %s with %d cores per chip; coordinates are not a contiguous cuboid",
 			ErrNoAssignment, len(devices), pyIntTuple(dims), cores)
 	}

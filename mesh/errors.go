@@ -51,7 +51,54 @@ var (
 	// ErrUnsupported reports a request outside what a function supports,
 	// such as visualising a rank-3 array.
 	ErrUnsupported = errors.New("unsupported")
+	// ErrAxisName reports an axis name with a byte XLA cannot carry through a
+	// compile (a backslash, a control byte, a byte outside ASCII); see
+	// NewAbstract. It comes as an *AxisNameError, which also wraps
+	// ErrInvalidMesh.
+	ErrAxisName = errors.New("unsupported axis name")
+	// ErrMeshSize reports axis sizes whose product exceeds MaxSize (or would
+	// overflow int). It is wrapped together with ErrInvalidMesh.
+	ErrMeshSize = errors.New("mesh too large")
 )
+
+// AxisNameError reports an axis name NewAbstract refuses: the first byte
+// outside printable ASCII, or a backslash. It wraps ErrInvalidMesh and
+// ErrAxisName.
+type AxisNameError struct {
+	Axis   int    // position of the axis in the mesh
+	Name   string // the name as given
+	Byte   int    // offset of the first byte at fault
+	Reason string // what that byte is, e.g. "a backslash"
+}
+
+// Error returns the message, e.g. `mesh: invalid mesh: axis 0 name "a\\b"
+// contains a backslash (byte 1); axis names are printable ASCII other than '\'`.
+func (e *AxisNameError) Error() string {
+	return fmt.Sprintf("mesh: %v: axis %d name %q contains %s (byte %d); axis names are printable ASCII other than '\\'",
+		ErrInvalidMesh, e.Axis, e.Name, e.Reason, e.Byte)
+}
+
+// Unwrap returns ErrInvalidMesh and ErrAxisName.
+func (e *AxisNameError) Unwrap() []error { return []error{ErrInvalidMesh, ErrAxisName} }
+
+// badAxisName returns the offset of the first byte of name that axis names may
+// not hold and what it is, or -1. It is the rule of mlir.CheckName (mesh
+// imports no other package; mlir's tests check that the two agree).
+func badAxisName(name string) (int, string) {
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case c == '\\':
+			return i, "a backslash"
+		case c == 0:
+			return i, "a NUL byte"
+		case c < 0x20 || c == 0x7f:
+			return i, fmt.Sprintf("the control byte 0x%02X", c)
+		case c >= 0x80:
+			return i, fmt.Sprintf("the byte 0x%02X, outside ASCII", c)
+		}
+	}
+	return -1, ""
+}
 
 // DuplicateAxisError reports mesh axes that a spec maps more than once
 // (JAX's DuplicateSpecError). It wraps ErrDuplicateAxis.

@@ -12,7 +12,9 @@ import (
 
 // VisualizeConfig sets the sizing of Visualize's table, as the keyword
 // arguments of jax.debug.visualize_sharding do. Zero fields take the
-// defaults: Scale 1, MinWidth 9, MaxWidth 80.
+// defaults: Scale 1, MinWidth 9, MaxWidth 80. Scale may be at most
+// maxVisualScale (100) and the widths at most maxVisualWidth (10,000), so
+// a table stays at most about a thousand lines and ten thousand columns.
 type VisualizeConfig struct {
 	Scale    float64 // scales the base height (10 lines) of a 2-D table
 	MinWidth int     // minimum width of a chunk, in columns
@@ -23,14 +25,20 @@ type VisualizeConfig struct {
 // (without colour) for an array of the given 1-D or 2-D shape: one box per
 // distinct chunk, labelled with the upper-case platform and the sorted ids
 // of the devices holding it, e.g. "CPU 0,2,4,6", and sized by JAX's rules.
-// It returns an error wrapping ErrUnsupported for other ranks or a zero-size
-// dimension, ErrNoDevices for an abstract sharding, or CheckShape's error.
+// It returns an error wrapping ErrUnsupported for other ranks, a zero-size
+// dimension or a nil w, ErrNoDevices for an abstract sharding, or CheckShape's error.
 // A table wider than MaxWidth columns is shrunk as rich shrinks it (labels
 // wrap, or vanish when the padding leaves no room). The output ends with the
 // table's last line.
 func Visualize(w io.Writer, s NamedSharding, shape []int) error {
 	return VisualizeConfig{}.Fprint(w, s, shape)
 }
+
+// Bounds of VisualizeConfig.
+const (
+	maxVisualScale = 100
+	maxVisualWidth = 10000
+)
 
 type chunk struct {
 	ids    []int
@@ -40,6 +48,9 @@ type chunk struct {
 
 // Fprint writes the table of Visualize with c's sizing.
 func (c VisualizeConfig) Fprint(w io.Writer, s NamedSharding, shape []int) error {
+	if w == nil {
+		return fmt.Errorf("mesh: %w: visualize to a nil io.Writer", ErrUnsupported)
+	}
 	if c.Scale == 0 {
 		c.Scale = 1
 	}
@@ -48,6 +59,10 @@ func (c VisualizeConfig) Fprint(w io.Writer, s NamedSharding, shape []int) error
 	}
 	if c.MaxWidth == 0 {
 		c.MaxWidth = 80
+	}
+	if !(c.Scale > 0 && c.Scale <= maxVisualScale) || c.MinWidth < 0 || c.MinWidth > maxVisualWidth || c.MaxWidth < 0 || c.MaxWidth > maxVisualWidth {
+		return fmt.Errorf("mesh: %w: visualize with scale %v, min width %d, max width %d; want 0 < scale <= %d and widths in [0, %d]",
+			ErrUnsupported, c.Scale, c.MinWidth, c.MaxWidth, maxVisualScale, maxVisualWidth)
 	}
 	if len(shape) < 1 || len(shape) > 2 {
 		return fmt.Errorf("mesh: %w: visualization is only supported for 1-D and 2-D arrays, got shape %s", ErrUnsupported, pyIntTuple(shape))
