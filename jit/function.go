@@ -194,16 +194,16 @@ func unconstrained(rank int) mesh.PartitionSpec {
 	return mesh.SpecOf(dims...)
 }
 
+// isUnconstrained reports whether XLA chooses the layout of a result declared with spec: some
+// dimension is Unconstrained. The declared dimensions constrain that choice; the Array takes the
+// layout XLA made (mesh's shard geometry would read an Unconstrained dimension as replicated).
 func isUnconstrained(spec mesh.PartitionSpec, rank int) bool {
-	if rank == 0 {
-		return false
-	}
 	for i := range rank {
-		if !spec.Dim(i).IsUnconstrained() {
-			return false
+		if spec.Dim(i).IsUnconstrained() {
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 // executable compiles (or finds) the lowering l for the concrete mesh m.

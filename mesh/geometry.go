@@ -46,10 +46,14 @@ type Shard struct {
 
 // CheckShape reports whether the sharding can lay out an array of the given
 // shape, in JAX's order: an error wrapping ErrShape for a negative
-// dimension, ErrUnconstrained if the spec has Unconstrained entries,
-// *RankError (ErrRank) if the spec is longer than the rank, and
+// dimension, *RankError (ErrRank) if the spec is longer than the rank, and
 // *IndivisibleError (ErrIndivisible) for the first dimension its partition
 // count does not divide.
+//
+// Shard geometry (CheckShape, ShardShape, DevicesIndicesMap and the rest of
+// this file) reads an Unconstrained dimension as None, replicated, as JAX
+// 0.8.1's shard_shape, devices_indices_map and device_put do: the layout
+// XLA may pick for it inside a compiled program is not known here.
 func (s NamedSharding) CheckShape(shape []int) error {
 	if err := s.valid(); err != nil {
 		return err
@@ -57,11 +61,6 @@ func (s NamedSharding) CheckShape(shape []int) error {
 	for d, n := range shape {
 		if n < 0 {
 			return fmt.Errorf("mesh: %w: dimension %d of shape %s is negative", ErrShape, d, pyIntTuple(shape))
-		}
-	}
-	for d, dim := range s.spec.dims {
-		if dim.IsUnconstrained() {
-			return fmt.Errorf("mesh: %w: unconstrained dims are not allowed in shard geometry, but %s has UNCONSTRAINED at dim %d", ErrUnconstrained, s.spec, d)
 		}
 	}
 	if s.spec.Len() > len(shape) {

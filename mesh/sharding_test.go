@@ -81,8 +81,10 @@ func TestCheckShape(t *testing.T) {
 			err: "implies that array axis 1 is partitioned 8 times, but the dimension size is 4 (full shape: (2, 4), per-dimension tiling factors: (1, 8) should evenly divide the shape)", is: ErrIndivisible},
 		{name: "zero dim ok", spec: P("x"), shape: []int{0, 2}},
 		{name: "negative", spec: P(), shape: []int{2, -1}, err: "mesh: invalid shape: dimension 1 of shape (2, -1) is negative", is: ErrShape},
-		{name: "unconstrained", spec: P(Unconstrained), shape: []int{8},
-			err: "unconstrained dims are not allowed in shard geometry, but P(UNCONSTRAINED,) has UNCONSTRAINED at dim 0", is: ErrUnconstrained},
+		// Unconstrained is None in shard geometry (JAX 0.8.1 oracle, sharding/m8_u_8).
+		{name: "unconstrained", spec: P(Unconstrained), shape: []int{8}},
+		{name: "unconstrained rank", spec: P(Unconstrained, "y"), shape: []int{8}, err: "rank at least 2", is: ErrRank},
+		{name: "unconstrained indivisible", spec: P(Unconstrained, "y"), shape: []int{8, 3}, err: "array axis 1 is partitioned 2 times", is: ErrIndivisible},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -184,6 +186,17 @@ var geomCases = []geomCase{
 	{name: "zero-size dim", sizes: []int{4, 2}, names: []string{"x", "y"}, spec: P("x"), shape: []int{0, 3},
 		indices: []string{"[0:0, 0:3]", "[0:0, 0:3]", "[0:0, 0:3]", "[0:0, 0:3]", "[0:0, 0:3]", "[0:0, 0:3]", "[0:0, 0:3]", "[0:0, 0:3]"},
 		shard:   []int{0, 3}, rids: []int{0, 1, 2, 3, 4, 5, 6, 7}, nshards: 4},
+	// Unconstrained is None in shard geometry, as in JAX 0.8.1's
+	// devices_indices_map (oracle cases sharding/m42_u_y_8x2, m42_x_u_8x2).
+	{name: "unconstrained y", sizes: []int{4, 2}, names: []string{"x", "y"}, spec: P(Unconstrained, "y"), shape: []int{8, 2},
+		indices: []string{"[0:8, 0:1]", "[0:8, 1:2]", "[0:8, 0:1]", "[0:8, 1:2]", "[0:8, 0:1]", "[0:8, 1:2]", "[0:8, 0:1]", "[0:8, 1:2]"},
+		shard:   []int{8, 1}, rids: []int{0, 0, 1, 1, 2, 2, 3, 3}, nshards: 2},
+	{name: "x unconstrained", sizes: []int{4, 2}, names: []string{"x", "y"}, spec: P("x", Unconstrained), shape: []int{8, 2},
+		indices: []string{"[0:2, 0:2]", "[0:2, 0:2]", "[2:4, 0:2]", "[2:4, 0:2]", "[4:6, 0:2]", "[4:6, 0:2]", "[6:8, 0:2]", "[6:8, 0:2]"},
+		shard:   []int{2, 2}, rids: []int{0, 1, 0, 1, 0, 1, 0, 1}, nshards: 4},
+	{name: "all unconstrained", sizes: []int{8}, names: []string{"x"}, spec: P(Unconstrained, Unconstrained), shape: []int{8, 2},
+		indices: []string{"[0:8, 0:2]", "[0:8, 0:2]", "[0:8, 0:2]", "[0:8, 0:2]", "[0:8, 0:2]", "[0:8, 0:2]", "[0:8, 0:2]", "[0:8, 0:2]"},
+		shard:   []int{8, 2}, rids: []int{0, 1, 2, 3, 4, 5, 6, 7}, full: true, nshards: 1},
 }
 
 func TestGeometry(t *testing.T) {

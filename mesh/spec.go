@@ -27,8 +27,9 @@ type Dim struct {
 var None = Dim{}
 
 // Unconstrained leaves a dimension's sharding to the compiler (JAX's
-// P.UNCONSTRAINED). It is allowed only on meshes with an Auto axis, and not
-// in shard geometry.
+// P.UNCONSTRAINED). It is allowed only on meshes with an Auto axis. Shard
+// geometry (ShardShape, DevicesIndicesMap, ...) reads it as None,
+// replicated, as JAX 0.8.1 does.
 var Unconstrained = Dim{kind: dimUnconstrained}
 
 // Axes returns a dimension sharded over the named mesh axes, the first

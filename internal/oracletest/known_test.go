@@ -10,11 +10,6 @@ type knownDiff struct {
 	diffs  []string
 }
 
-const (
-	whyUnconstrainedGeometry = "xlamesh rejects Unconstrained in shard geometry (ErrUnconstrained, documented on mesh.Unconstrained): " +
-		"an unconstrained dim has no layout until the compiler picks one. JAX 0.8.1's devices_indices_map and device_put treat it as None (replicated)."
-)
-
 const whyShardingInTypes = "on a mesh with Explicit axes JAX (sharding in types) adds an sdy.sharding_constraint after every op " +
 	"(open dims plus replicated={...} for unused Explicit axes when Auto axes remain, closed dims on all-Explicit meshes); " +
 	"xlamesh has no sharding-in-types and emits only the entry shardings, leaving the rest to Shardy's propagation " +
@@ -32,18 +27,6 @@ var known = map[string]knownDiff{
 		`JAX succeeds with {"axis_names":["x","y"],"axis_sizes":[2,2],"axis_types":["Auto","Auto"],"size":4,"device_ids":[0,0,1,1],"str":"Mesh('x': 2, 'y': 2, axis_types=(Auto, Auto))","repr":"Mesh(axis_sizes=(2, 2), axis_names=('x', 'y'), axis_types=(Auto, Auto))"}; xlamesh: mesh: duplicate device: device 0 is at positions 0 and 1`,
 	}},
 
-	"sharding/m8_u_8": {status: statusDeliberate, why: whyUnconstrainedGeometry, diffs: []string{
-		`JAX succeeds with {"spec_repr":"PartitionSpec(UNCONSTRAINED,)","shard_shape":[8],"is_fully_replicated":true,"hlo_sharding":"{replicated}","devices":[{"id":0,"index":[[0,8]],"replica_id":0},{"id":1,"index":[[0,8]],"replica_id":1},{"id":2,"index":[[0,8]],"replica_id":2},{"id":3,"index":[[0,8]],"replica_id":3},{"id":4,"index":[[0,8]],"replica_id":4},{"id":5,"index":[[0,8]],"replica_id":5},{"id":6,"index":[[0,8]],"replica_id":6},{"id":7,"index":[[0,8]],"replica_id":7}]}; xlamesh: mesh: unconstrained dimension not allowed: unconstrained dims are not allowed in shard geometry, but P(UNCONSTRAINED,) has UNCONSTRAINED at dim 0`,
-	}},
-	"sharding/m42_u_y_8x2": {status: statusDeliberate, why: whyUnconstrainedGeometry, diffs: []string{
-		`JAX succeeds with {"spec_repr":"PartitionSpec(UNCONSTRAINED, 'y')","shard_shape":[8,1],"is_fully_replicated":false,"hlo_sharding":"{devices=[1,2,4]<=[4,2]T(1,0) last_tile_dim_replicate}","devices":[{"id":0,"index":[[0,8],[0,1]],"replica_id":0},{"id":1,"index":[[0,8],[1,2]],"replica_id":0},{"id":2,"index":[[0,8],[0,1]],"replica_id":1},{"id":3,"index":[[0,8],[1,2]],"replica_id":1},{"id":4,"index":[[0,8],[0,1]],"replica_id":2},{"id":5,"index":[[0,8],[1,2]],"replica_id":2},{"id":6,"index":[[0,8],[0,1]],"replica_id":3},{"id":7,"index":[[0,8],[1,2]],"replica_id":3}]}; xlamesh: mesh: unconstrained dimension not allowed: unconstrained dims are not allowed in shard geometry, but P(UNCONSTRAINED, 'y') has UNCONSTRAINED at dim 0`,
-	}},
-	"sharding/m42_x_u_8x2": {status: statusDeliberate, why: whyUnconstrainedGeometry, diffs: []string{
-		`JAX succeeds with {"spec_repr":"PartitionSpec('x', UNCONSTRAINED)","shard_shape":[2,2],"is_fully_replicated":false,"hlo_sharding":"{devices=[4,1,2]<=[8] last_tile_dim_replicate}","devices":[{"id":0,"index":[[0,2],[0,2]],"replica_id":0},{"id":1,"index":[[0,2],[0,2]],"replica_id":1},{"id":2,"index":[[2,4],[0,2]],"replica_id":0},{"id":3,"index":[[2,4],[0,2]],"replica_id":1},{"id":4,"index":[[4,6],[0,2]],"replica_id":0},{"id":5,"index":[[4,6],[0,2]],"replica_id":1},{"id":6,"index":[[6,8],[0,2]],"replica_id":0},{"id":7,"index":[[6,8],[0,2]],"replica_id":1}]}; xlamesh: mesh: unconstrained dimension not allowed: unconstrained dims are not allowed in shard geometry, but P('x', UNCONSTRAINED) has UNCONSTRAINED at dim 1`,
-	}},
-	"sharding/mixed_u_y_8x2": {status: statusDeliberate, why: whyUnconstrainedGeometry, diffs: []string{
-		`JAX succeeds with {"spec_repr":"PartitionSpec(UNCONSTRAINED, 'y')","shard_shape":[8,1],"is_fully_replicated":false,"hlo_sharding":"{devices=[1,2,4]<=[4,2]T(1,0) last_tile_dim_replicate}","devices":[{"id":0,"index":[[0,8],[0,1]],"replica_id":0},{"id":1,"index":[[0,8],[1,2]],"replica_id":0},{"id":2,"index":[[0,8],[0,1]],"replica_id":1},{"id":3,"index":[[0,8],[1,2]],"replica_id":1},{"id":4,"index":[[0,8],[0,1]],"replica_id":2},{"id":5,"index":[[0,8],[1,2]],"replica_id":2},{"id":6,"index":[[0,8],[0,1]],"replica_id":3},{"id":7,"index":[[0,8],[1,2]],"replica_id":3}]}; xlamesh: mesh: unconstrained dimension not allowed: unconstrained dims are not allowed in shard geometry, but P(UNCONSTRAINED, 'y') has UNCONSTRAINED at dim 0`,
-	}},
 	"lowering/elementwise_mixed_types_x": {status: statusDeliberate, why: whyShardingInTypes, diffs: []string{
 		`sharding constraints: JAX ["<@mesh, [{\"x\", ?}, {?}]> : tensor<8x2xf32>" "<@mesh, [{\"x\", ?}, {?}]> : tensor<8x2xf32>"], xlamesh []`,
 		`op sequence: JAX ["stablehlo.constant" "sdy.sharding_constraint" "stablehlo.multiply" "sdy.sharding_constraint" "func.return"], xlamesh ["stablehlo.constant" "stablehlo.multiply" "func.return"]`,

@@ -179,20 +179,21 @@ def _sharding_cases():
                       ([["y", "x"]], [16]), ([None, ["x", "y"]], [2, 8]), ([None, ["y", "x"]], [2, 8]),
                       (["y", "x"], [2, 4]), ([None, None], [8, 2]), ([], [3, 5]), ([], []),
                       (["x", None, "y"], [4, 3, 2]), ([None, "x"], [3, 4]), (["y"], [2, 7]),
-                      ([U, "y"], [8, 2]), (["x", U], [8, 2])]),
+                      ([U, "y"], [8, 2]), (["x", U], [8, 2]), ([U, U], [3, 5])]),
         ("m24", M24, [(["x", "y"], [4, 8]), (["y", "x"], [8, 4]), (["y"], [8, 2]), ([["x", "y"]], [8, 1]),
                       ([["y", "x"]], [8, 1])]),
         ("m222", M222, [(["x"], [4, 4, 2]), (["y"], [4, 4, 2]), (["z"], [4, 4, 2]),
                         ([["x", "y", "z"]], [8]), ([["z", "y", "x"]], [8]), ([["x", "z"]], [4, 2]),
                         ([["z", "x"]], [4, 2]), ([None, ["y", "z"]], [2, 4]), (["z", "x"], [2, 2]),
-                        (["y", None, "x"], [2, 3, 2]), ([], [2, 2, 2]), ([["y", "x"], "z"], [4, 2])]),
+                        (["y", None, "x"], [2, 3, 2]), ([], [2, 2, 2]), ([["y", "x"], "z"], [4, 2]),
+                        ([["x", "y"], U, "z"], [4, 3, 2])]),
         ("m412", M412, [(["x", "y"], [4, 2]), (["one"], [4]), ([["x", "one"]], [4]), (["one", "y"], [1, 2]),
                         ([["one", "x", "y"]], [8]), (["y", "x"], [2, 4]), ([], [4])]),
         ("m181", M181, [(["b"], [8]), ([["a", "b", "c"]], [8]), (["a", "c"], [3, 5]),
                         (["c", "b"], [1, 8]), ([], [8])]),
         ("m1", M1, [(["x"], [5]), ([], [5]), ([None, "x"], [2, 3])]),
         ("perm", M42_PERM, [(["x", "y"], [8, 2]), (["x"], [8]), (["y"], [8]), ([["x", "y"]], [8]),
-                            ([["y", "x"]], [8]), ([], [8]), ([None, "y"], [2, 2])]),
+                            ([["y", "x"]], [8]), ([], [8]), ([None, "y"], [2, 2]), ([U, "y"], [4, 2])]),
         ("rev", M42_REV, [(["x", "y"], [4, 2]), (["y"], [2]), ([["y", "x"]], [8])]),
         ("perm3d", M222_PERM, [(["x", "y", "z"], [2, 2, 2]), ([["z", "x"]], [4]), (["y"], [2, 6]),
                                ([["x", "y", "z"]], [8])]),
@@ -238,6 +239,12 @@ def _sharding_cases():
         phrases=["axis 0", "partitioned 4 times", "2"])
     add("err_indivisible_perm", M42_PERM, ["y", "x"], [2, 6], error=True, kind="indivisible",
         phrases=["axis 1", "partitioned 4 times", "6"])
+    # UNCONSTRAINED is None in JAX 0.8.1's shard geometry (the grid's "u"
+    # cases); the other checks still apply around it.
+    add("err_rank_unconstrained", M42, [U, "x"], [8], error=True, kind="rank",
+        phrases=["rank at least 2", "rank 1"])
+    add("err_indivisible_unconstrained", M42, [U, "y"], [8, 3], error=True, kind="indivisible",
+        phrases=["axis 1", "partitioned 2 times", "3"])
     add("zero_size_dim", M42, ["x"], [0, 3])
     return out
 
@@ -395,6 +402,7 @@ VISUALIZE = [
     {"name": "2d_perm_y", "mesh": M42_PERM, "spec": ["y"], "shape": [8, 8]},
     {"name": "2d_2x2_sub", "mesh": M22_SUB, "spec": ["x", "y"], "shape": [4, 4]},
     {"name": "2d_3d_mesh_xy_z", "mesh": M222, "spec": [["x", "y"], "z"], "shape": [8, 4]},
+    {"name": "2d_4x2_unconstrained_y", "mesh": M42, "spec": [U, "y"], "shape": [8, 8]},
     {"name": "err_rank3", "mesh": M222, "spec": ["x"], "shape": [2, 2, 2], "error": True,
      "kind": "unsupported", "phrases": ["and 2"]},
 ]
