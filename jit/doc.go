@@ -4,12 +4,44 @@
 // In the data flow it joins the other packages: an Array pairs a mesh.NamedSharding with one
 // pjrt.Buffer per addressable device (Put, FromCallback, FromShards; ToHost gathers it back).
 // A Function's Body is written with package lower; Call lowers it for the arguments' abstract
-// mesh, types and specs (cached), compiles the text with pjrt for the mesh's device assignment
-// (cached per device list), runs it, and returns Arrays with the declared result shardings, or,
-// for results left unspecified, the sharding XLA chose.
+// mesh, types and specs (cached), compiles the text with pjrt for the client and the mesh's
+// device assignment (cached per client and device list), runs it, and returns Arrays with the
+// declared result shardings, or, for results left unspecified, the sharding XLA chose. A call
+// whose arguments have the same types, shardings and devices as the previous call's goes
+// straight to its executable: it builds no key and looks nothing up.
+//
+// # Ownership
+//
+// Arrays own device memory and must be closed. A Function owns its lowerings and executables:
+// Close frees them all (pjrt.LiveExecutables drops back), Release frees those of one client,
+// to be called before closing a client the Function outlives. Nothing is cached process-wide;
+// ReshardArray compiles its identity for each call and frees it.
+//
+// # Contexts
+//
+// Every call that can block has a variant taking a context.Context first: Function.CallContext,
+// PutContext, Array.ToHostContext (and pjrt.Client.CompileContext). They are variants, as in
+// database/sql (Query and QueryContext), rather than a context argument on every call, so the
+// common case reads as before and the context-free calls stay the fast path: with a context
+// that can be cancelled, the blocking work runs on a goroutine of its own. When the context ends
+// first, the call returns an error wrapping ctx.Err() at once. PJRT can interrupt neither a
+// compilation, nor an execution, nor a transfer, so the work goes on in the background and cleans
+// up after itself: a compilation lands in the Function's cache, results and transfers are freed.
+// Everything stays usable.
+//
+// # Panics in a Body
+//
+// A Body is user code. When it panics with a runtime error (a nil dereference, an index out of
+// range), that is a bug, and the panic goes on up the stack of the goroutine that called Call or
+// Lower, as text/template's errRecover does. Any other panic value is returned as an error
+// wrapping ErrLowering (and the value, if it is an error). Neither is cached: the next call runs
+// the Body again.
+//
+// # Errors
 //
 // Errors wrap the package's sentinels (ErrArguments, ErrShard, ErrDevice, ErrClosed,
-// ErrLowering, ErrNotAddressable) and keep mesh's and pjrt's (mesh.ErrIndivisible,
-// pjrt.ErrCompile, ...) matchable with errors.Is. Arrays and Functions are safe for concurrent
-// use; Arrays own device memory and must be closed.
+// ErrLowering, ErrNotAddressable, ErrNil) and keep mesh's and pjrt's (mesh.ErrIndivisible,
+// pjrt.ErrCompile, ...) and the context's (context.Canceled) matchable with errors.Is. Methods
+// of a nil *Array or *Function return errors wrapping ErrNil instead of panicking. Arrays and
+// Functions are safe for concurrent use.
 package jit

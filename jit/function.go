@@ -1,9 +1,14 @@
 package jit
 
 import (
+	"context"
 	"fmt"
+	"runtime"
 	"slices"
-	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gomlx/gopjrt/dtypes"
 
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
@@ -12,21 +17,32 @@ import (
 
 // Body builds a function's computation: args are @main's arguments, typed after the arrays of
 // the call, and the returned values are its results. Errors stick in the module (see package
-// lower) and surface from Call.
+// lower) and surface from Call. A runtime error panicking in a Body goes on panicking in the
+// caller; any other panic becomes Call's error (see the package doc).
 type Body func(f *lower.Function, args []lower.Value) []lower.Value
 
 // Function is a jitted function, like the result of jax.jit(f, in_shardings, out_shardings):
 // Call lowers its Body for the arguments' mesh and shardings, compiles it for the mesh's devices
 // and runs it. Lowerings are cached on the abstract mesh, argument types and specs; executables on
-// that plus the mesh's device assignment, so the same function on two meshes of one shape lowers
-// once and compiles twice. Safe for concurrent use.
+// that plus the client and the mesh's device assignment, so the same function on two meshes of
+// one shape lowers once and compiles twice, and each client gets executables of its own. A call
+// with the same argument types and shardings as the one before goes straight to the executable.
+//
+// The Function owns its executables: Close frees them all, Release those of one client. Safe
+// for concurrent use.
 type Function struct {
 	name string
 	body Body
 	opt  options
 
-	lowerings cache[lowering]
-	compiled  cache[compiled]
+	mu        sync.RWMutex // held shared by calls in flight, exclusively by Close and Release
+	closed    bool
+	lowerings cache[loweringSig, *lowering]
+	compiled  cache[compileKey, *compiled]
+	last      atomic.Pointer[callPlan] // the plan of the latest call that needed no resharding
+
+	reshardMu sync.Mutex
+	reshards  []*Function // identities moving arguments to InSpecs, one per target spec
 }
 
 type options struct {
@@ -77,14 +93,18 @@ func New(name string, body Body, opts ...Option) *Function {
 	return f
 }
 
-// CacheStats counts cache hits and misses of a Function.
+// CacheStats counts cache hits and misses of a Function. Every call counts one lowering and one
+// compile look-up, a hit or a miss.
 type CacheStats struct {
 	LoweringHits, LoweringMisses int64
 	CompileHits, CompileMisses   int64
 }
 
-// Stats returns the function's cache statistics.
+// Stats returns the function's cache statistics (zero for a nil Function).
 func (f *Function) Stats() CacheStats {
+	if f == nil {
+		return CacheStats{}
+	}
 	return CacheStats{
 		LoweringHits: f.lowerings.hits.Load(), LoweringMisses: f.lowerings.misses.Load(),
 		CompileHits: f.compiled.hits.Load(), CompileMisses: f.compiled.misses.Load(),
@@ -97,51 +117,102 @@ type ArgType struct {
 	Spec  mesh.PartitionSpec
 }
 
-// lowering is a cached lowering: the program and its result specs (unspecified ones
-// unconstrained, resolved after compilation).
+// lowering is a cached lowering: the program, its result shapes and specs (unspecified ones
+// unconstrained, resolved after compilation), and the hash of its signature.
 type lowering struct {
-	prog *lower.Program
-	outs []mesh.PartitionSpec
+	prog   *lower.Program
+	shapes []lower.Shape
+	outs   []mesh.PartitionSpec
+	hash   uint64
 }
 
-// compiled is a cached executable and its results' shardings on the concrete mesh.
+// compiled is a cached executable with what a call needs besides it: the layout of every result
+// (its Array's fields and the shards without their buffers) and the execute options.
 type compiled struct {
-	exe  *pjrt.Executable
-	outs []mesh.NamedSharding
+	exe     *pjrt.Executable
+	devices int // len(exe.Devices())
+	results []resultLayout
+	options []pjrt.ExecuteOption
 }
+
+type resultLayout struct {
+	shape    []int
+	dtype    dtypes.DType
+	sharding mesh.NamedSharding
+	shards   []Shard // Data nil; Index shared read-only by every result Array
+}
+
+func (c *compiled) release() { _ = c.exe.Close() }
+
+func (l *lowering) release() {}
 
 // Lower lowers the function for an abstract mesh and argument types, like jax.jit(f).lower(...):
-// the result's Text is the module Call compiles. It is cached like Call's lowerings.
+// the result's Text is the module Call compiles. It is cached like Call's lowerings. A Body that
+// panics with a runtime error (a nil dereference, an index out of range) panics here too; any
+// other panic is returned as an error wrapping ErrLowering, and is not cached.
 func (f *Function) Lower(m mesh.Abstract, args ...ArgType) (*lower.Program, error) {
-	l, err := f.lowering(m, args)
-	return l.prog, err
-}
-
-func (f *Function) loweringKey(m mesh.Abstract, args []ArgType) string {
-	var b strings.Builder
-	b.WriteString(m.Key())
-	for _, a := range args {
-		fmt.Fprintf(&b, "|%s %s", a.Shape, a.Spec)
+	if f == nil {
+		return nil, fmt.Errorf("jit: lower: %w: nil *Function", ErrNil)
 	}
-	return b.String()
+	l, err := f.lowering(context.Background(), m, args)
+	if err != nil {
+		return nil, err
+	}
+	return l.prog, nil
 }
 
-func (f *Function) lowering(m mesh.Abstract, args []ArgType) (lowering, error) {
-	return f.lowerings.get(f.loweringKey(m, args), func() (lowering, error) {
-		prog, outs, err := f.lowerNow(m, args)
-		return lowering{prog, outs}, err
-	})
+func (f *Function) lowering(ctx context.Context, m mesh.Abstract, args []ArgType) (*lowering, error) {
+	for {
+		h, e, fresh, err := lookupLowering(&f.lowerings, m, args)
+		if err != nil {
+			return nil, f.closedError()
+		}
+		if fresh {
+			// Lowering is quick and runs the Body: it runs here, where a panic belongs.
+			// The closure reads the entry's own copy of the signature, so that args does not
+			// escape and a hit allocates nothing.
+			return f.lowerings.computeInline(h, e, func() (*lowering, error) {
+				prog, outs, err := f.lowerNow(e.sig.abs, e.sig.args)
+				if err != nil {
+					return nil, err
+				}
+				return &lowering{prog: prog, shapes: prog.ResultShapes(), outs: outs, hash: h}, nil
+			})
+		}
+		l, err, retry := e.wait(ctx)
+		if !retry {
+			return l, wrapContext(f.name, err)
+		}
+		f.lowerings.hits.Add(-1) // withdrawn: the next look-up counts instead
+	}
+}
+
+// closedError is the error of a call on a closed Function.
+func (f *Function) closedError() error {
+	return fmt.Errorf("jit: %s: function %w", f.name, ErrClosed)
 }
 
 // lowerNow builds the module: arguments with their abstract shardings, the body, and the
 // results' shardings (declared, or unconstrained for XLA to choose).
 func (f *Function) lowerNow(m mesh.Abstract, args []ArgType) (prog *lower.Program, outs []mesh.PartitionSpec, err error) {
 	defer func() {
-		// A Body is user code; a panic in it must not take the caller's program down.
+		// A Body is user code. A runtime error in it is a bug and goes on up the caller's stack,
+		// as text/template's errRecover does; any other panic becomes this call's error, not a
+		// cached one, so the next call runs the Body again.
 		if r := recover(); r != nil {
-			err = fmt.Errorf("jit: %s: %w: body panicked: %v", f.name, ErrLowering, r)
+			if re, ok := r.(runtime.Error); ok {
+				panic(re)
+			}
+			if e, ok := r.(error); ok {
+				err = uncached{fmt.Errorf("jit: %s: %w: body panicked: %w", f.name, ErrLowering, e)}
+			} else {
+				err = uncached{fmt.Errorf("jit: %s: %w: body panicked: %v", f.name, ErrLowering, r)}
+			}
 		}
 	}()
+	if f.body == nil {
+		return nil, nil, fmt.Errorf("jit: %s: %w: nil Body", f.name, ErrNil)
+	}
 	mod := lower.NewModule("jit_"+f.name, lower.WithPartitioner(f.opt.partitioner))
 	main := mod.Main()
 	vals := make([]lower.Value, len(args))
@@ -206,37 +277,67 @@ func isUnconstrained(spec mesh.PartitionSpec, rank int) bool {
 	return false
 }
 
-// executable compiles (or finds) the lowering l for the concrete mesh m.
-func (f *Function) executable(c *pjrt.Client, m mesh.Mesh, lkey string, l lowering) (compiled, error) {
-	key := fmt.Sprintf("%s|devices=%v", lkey, m.DeviceIDs())
-	return f.compiled.get(key, func() (compiled, error) {
-		part := pjrt.Shardy
-		if l.prog.Partitioner() == lower.GSPMD {
-			part = pjrt.GSPMD
-		}
-		exe, err := c.Compile(l.prog.Text(), pjrt.CompileOptions{DeviceAssignment: m.DeviceIDs(), Partitioner: part})
+// executable compiles (or finds) the lowering l for client c and the concrete mesh m. The
+// compilation runs on a goroutine of its own and lands in the cache even when ctx ends the wait.
+func (f *Function) executable(ctx context.Context, c *pjrt.Client, m mesh.Mesh, l *lowering) (*compiled, error) {
+	key := compileKey{client: c, low: l, mesh: m.Key()}
+	for {
+		h, e, fresh, err := lookupCompiled(&f.compiled, key)
 		if err != nil {
-			return compiled{}, fmt.Errorf("jit: %s: %w", f.name, err)
+			return nil, f.closedError()
 		}
-		outs, err := f.resultShardings(exe, m, l)
-		if err != nil {
-			_ = exe.Close()
-			return compiled{}, err
+		if fresh {
+			background.Add(1)
+			go func() {
+				defer background.Done()
+				ce, err := f.compile(c, m, l)
+				f.compiled.finish(h, e, ce, err)
+			}()
 		}
-		return compiled{exe, outs}, nil
-	})
+		ce, err, retry := e.wait(ctx)
+		if !retry {
+			return ce, wrapContext(f.name, err)
+		}
+		f.compiled.hits.Add(-1)
+	}
 }
 
-// resultShardings returns the concrete shardings of the results: the declared ones, and for
-// unspecified ones the layout XLA chose.
-func (f *Function) resultShardings(exe *pjrt.Executable, m mesh.Mesh, le lowering) ([]mesh.NamedSharding, error) {
-	shapes := le.prog.ResultShapes()
+// compile compiles l for c and m and lays out its results.
+func (f *Function) compile(c *pjrt.Client, m mesh.Mesh, l *lowering) (*compiled, error) {
+	part := pjrt.Shardy
+	if l.prog.Partitioner() == lower.GSPMD {
+		part = pjrt.GSPMD
+	}
+	exe, err := c.Compile(l.prog.Text(), pjrt.CompileOptions{DeviceAssignment: m.DeviceIDs(), Partitioner: part})
+	if err != nil {
+		return nil, fmt.Errorf("jit: %s: %w", f.name, err)
+	}
+	results, err := f.resultLayouts(c, exe, m, l)
+	if err != nil {
+		_ = exe.Close()
+		return nil, err
+	}
+	ce := &compiled{exe: exe, devices: len(exe.Devices()), results: results}
+	if len(f.opt.donate) > 0 {
+		ce.options = []pjrt.ExecuteOption{pjrt.Donate(f.opt.donate...)}
+	}
+	return ce, nil
+}
+
+// resultLayouts returns how the results are laid out: the declared shardings, and for
+// unspecified ones the layout XLA chose, with the shards each device of c holds.
+func (f *Function) resultLayouts(c *pjrt.Client, exe *pjrt.Executable, m mesh.Mesh, l *lowering) ([]resultLayout, error) {
 	chosen := exe.OutputShapes()
-	out := make([]mesh.NamedSharding, len(le.outs))
-	for i, spec := range le.outs {
-		if isUnconstrained(spec, shapes[i].Rank()) {
+	if len(chosen) != len(l.outs) {
+		return nil, fmt.Errorf("jit: %s: %w: the executable has %d results, the program %d", f.name, ErrLowering, len(chosen), len(l.outs))
+	}
+	ndev := len(exe.Devices())
+	out := make([]resultLayout, len(l.outs))
+	for i, spec := range l.outs {
+		global := l.shapes[i].Dims()
+		if isUnconstrained(spec, l.shapes[i].Rank()) {
 			var err error
-			spec, err = chosenSpec(exe, m, i, shapes[i].Dims(), chosen[i].Dims)
+			spec, err = chosenSpec(exe, m, i, global, chosen[i].Dims)
 			if err != nil {
 				return nil, fmt.Errorf("jit: %s: result %d: %w", f.name, i, err)
 			}
@@ -245,162 +346,357 @@ func (f *Function) resultShardings(exe *pjrt.Executable, m mesh.Mesh, le lowerin
 		if err != nil {
 			return nil, fmt.Errorf("jit: %s: result %d: %w", f.name, i, err)
 		}
-		out[i] = s
+		shards, _, err := placement(c, s, global)
+		if err != nil {
+			return nil, fmt.Errorf("jit: %s: result %d: %w", f.name, i, err)
+		}
+		if len(shards) != ndev {
+			return nil, fmt.Errorf("jit: %s: result %d: %w: %d addressable shards for %d devices", f.name, i, ErrNotAddressable, len(shards), ndev)
+		}
+		out[i] = resultLayout{shape: global, dtype: l.shapes[i].DType(), sharding: s, shards: shards}
 	}
 	return out, nil
 }
 
+// callPlan is what a call found for its arguments: the client, the arguments' types and
+// shardings, and the lowering and executable they led to. A later call whose arguments match
+// skips every look-up.
+type callPlan struct {
+	client *pjrt.Client
+	args   []argSig
+	low    *lowering
+	comp   *compiled
+}
+
+type argSig struct {
+	dtype    dtypes.DType
+	shape    []int
+	sharding mesh.NamedSharding
+	device   *pjrt.Device // of the first shard: equal shardings can be on two clients' devices
+}
+
+// matches reports whether a call of c on args can use p: the same client, and arguments of the
+// same dtypes, shapes and shardings on the same devices. It formats nothing and allocates nothing.
+func (p *callPlan) matches(c *pjrt.Client, args []*Array) bool {
+	if p == nil || p.client != c || len(p.args) != len(args) {
+		return false
+	}
+	for i, a := range args {
+		s := &p.args[i]
+		if a.dtype != s.dtype || !slices.Equal(a.shape, s.shape) || !a.sharding.Equal(s.sharding) || firstDevice(a) != s.device {
+			return false
+		}
+	}
+	return true
+}
+
+// firstDevice returns the device of a's first shard, or nil when it has none here.
+func firstDevice(a *Array) *pjrt.Device {
+	if len(a.shards) == 0 {
+		return nil
+	}
+	return a.shards[0].Device
+}
+
 // Call runs the function on arrays that all live on one mesh and returns its results as Arrays
 // with their shardings. Arguments must match InSpecs (see Reshard) and be open; donated
-// arguments (Donate) are closed afterwards.
+// arguments (Donate) are closed afterwards. It is CallContext with context.Background().
 func (f *Function) Call(c *pjrt.Client, args ...*Array) ([]*Array, error) {
+	return f.CallContext(context.Background(), c, args...)
+}
+
+// CallContext is Call with a context: when ctx is done before the call ends, CallContext returns
+// an error wrapping ctx.Err() at once. Neither a compilation nor an execution can be interrupted
+// inside XLA, so what was started goes on in the background: a compilation lands in the cache for
+// the next call, and an execution's results are closed when it ends. Donated arguments are
+// consumed by an execution that started, cancelled or not. Everything stays usable.
+func (f *Function) CallContext(ctx context.Context, c *pjrt.Client, args ...*Array) ([]*Array, error) {
+	if f == nil {
+		return nil, fmt.Errorf("jit: call: %w: nil *Function", ErrNil)
+	}
+	if err := f.checkCall(ctx, c, args); err != nil {
+		return nil, err
+	}
+	f.mu.RLock()
+	var resharded []*Array // temporaries made by resharding, closed when the call ends
+	handedOff := false     // an execution in the background owns the lock and the temporaries
+	defer func() {
+		// Also on a panic from the Body, which goes on up.
+		if !handedOff {
+			closeArrays(resharded)
+			f.mu.RUnlock()
+		}
+	}()
+	if f.closed {
+		return nil, f.closedError()
+	}
+	p, use := f.last.Load(), args
+	if p.matches(c, args) {
+		f.lowerings.hits.Add(1)
+		f.compiled.hits.Add(1)
+	} else {
+		var err error
+		if p, use, err = f.plan(ctx, c, args, &resharded); err != nil {
+			return nil, err
+		}
+	}
+	if ctx.Done() == nil {
+		return f.run(p, use)
+	}
+	handedOff = true
+	temps := resharded // a copy, so that resharded itself stays on the stack
+	return inBackground(ctx, f.name, func() ([]*Array, error) {
+		defer f.mu.RUnlock()
+		defer closeArrays(temps)
+		return f.run(p, use)
+	}, closeArrays)
+}
+
+// checkCall checks what Call can check without looking at the arguments' layouts.
+func (f *Function) checkCall(ctx context.Context, c *pjrt.Client, args []*Array) error {
+	if err := checkContext(f.name, ctx); err != nil {
+		return err
+	}
 	if c == nil {
-		return nil, fmt.Errorf("jit: %s: %w: nil client", f.name, ErrDevice)
+		return fmt.Errorf("jit: %s: %w: nil client", f.name, ErrDevice)
 	}
 	if len(f.opt.in) > 0 && len(f.opt.in) != len(args) {
-		return nil, fmt.Errorf("jit: %s: %w: %d arguments for %d InSpecs", f.name, ErrArguments, len(args), len(f.opt.in))
+		return fmt.Errorf("jit: %s: %w: %d arguments for %d InSpecs", f.name, ErrArguments, len(args), len(f.opt.in))
 	}
 	if len(args) == 0 {
-		return nil, fmt.Errorf("jit: %s: %w: no arguments: the mesh comes from the arguments' shardings", f.name, ErrArguments)
+		return fmt.Errorf("jit: %s: %w: no arguments: the mesh comes from the arguments' shardings", f.name, ErrArguments)
 	}
 	for _, d := range f.opt.donate {
 		if d < 0 || d >= len(args) {
-			return nil, fmt.Errorf("jit: %s: %w: donated argument %d out of range for %d arguments", f.name, ErrArguments, d, len(args))
+			return fmt.Errorf("jit: %s: %w: donated argument %d out of range for %d arguments", f.name, ErrArguments, d, len(args))
 		}
 	}
 	for i, a := range args {
 		if a == nil {
-			return nil, fmt.Errorf("jit: %s: %w: argument %d is nil", f.name, ErrArguments, i)
+			return fmt.Errorf("jit: %s: %w: argument %d is nil", f.name, ErrArguments, i)
 		}
 	}
+	return nil
+}
+
+// plan finds the lowering and executable for a call whose arguments differ from the last call's:
+// it checks the mesh, reshards arguments to InSpecs (returning the arrays to use, and adding the
+// temporaries it made to *resharded), and remembers the plan for the next call when no
+// resharding was needed.
+func (f *Function) plan(ctx context.Context, c *pjrt.Client, args []*Array, resharded *[]*Array) (p *callPlan, use []*Array, err error) {
 	m, err := args[0].sharding.Mesh()
 	if err != nil {
-		return nil, fmt.Errorf("jit: %s: argument 0: %w", f.name, err)
+		return nil, nil, fmt.Errorf("jit: %s: argument 0: %w", f.name, err)
 	}
 	for i, a := range args[1:] {
 		if am, err := a.sharding.Mesh(); err != nil || !am.Equal(m) {
-			return nil, fmt.Errorf("jit: %s: %w: argument %d is on %#v, argument 0 on %#v; all arguments must share one mesh",
+			return nil, nil, fmt.Errorf("jit: %s: %w: argument %d is on %#v, argument 0 on %#v; all arguments must share one mesh",
 				f.name, ErrArguments, i+1, am, m)
 		}
 	}
-	// Reshard first, so that every array below is laid out as compiled.
-	args, resharded, err := f.reshardArgs(c, m, args)
-	defer func() {
-		for _, a := range resharded {
-			_ = a.Close()
-		}
-	}()
-	if err != nil {
-		return nil, err
-	}
-	types := make([]ArgType, len(args))
+	// Meshes of two clients with the same device ids are equal; the shards' devices tell them apart.
 	for i, a := range args {
+		if len(a.shards) > 0 && a.shards[0].Device.Client() != c {
+			return nil, nil, fmt.Errorf("jit: %s: %w: argument %d is on devices of another client than %s", f.name, ErrDevice, i, c)
+		}
+	}
+	// Reshard first, so that every array below is laid out as compiled.
+	if use, err = f.reshardArgs(ctx, c, m, args, resharded); err != nil {
+		return nil, nil, err
+	}
+	types := make([]ArgType, len(use))
+	for i, a := range use {
 		types[i] = ArgType{Shape: lower.NewShape(a.dtype, a.shape...), Spec: a.sharding.Spec()}
 	}
-	lkey := f.loweringKey(m.Abstract(), types)
-	le, err := f.lowering(m.Abstract(), types)
+	l, err := f.lowering(ctx, m.Abstract(), types)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	ce, err := f.executable(c, m, lkey, le)
+	ce, err := f.executable(ctx, c, m, l)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return f.run(ce, le, args)
+	p = &callPlan{client: c, args: make([]argSig, len(args)), low: l, comp: ce}
+	for i, a := range args {
+		p.args[i] = argSig{dtype: a.dtype, shape: a.shape, sharding: a.sharding, device: firstDevice(a)}
+	}
+	if len(*resharded) == 0 {
+		f.last.Store(p)
+	}
+	return p, use, nil
 }
 
 // reshardArgs checks arguments against InSpecs and, with Reshard, moves mismatched ones. It returns
-// the arrays to use and the temporary arrays it made.
-func (f *Function) reshardArgs(c *pjrt.Client, m mesh.Mesh, args []*Array) ([]*Array, []*Array, error) {
+// the arrays to use and adds the temporary arrays it made to *made.
+func (f *Function) reshardArgs(ctx context.Context, c *pjrt.Client, m mesh.Mesh, args []*Array, made *[]*Array) ([]*Array, error) {
 	if len(f.opt.in) == 0 {
-		return args, nil, nil
+		return args, nil
 	}
 	out := slices.Clone(args)
-	var made []*Array
 	for i, a := range args {
 		if a.sharding.Spec().Equal(f.opt.in[i]) {
 			continue // the mesh was checked by Call
 		}
 		want, err := mesh.NewNamedSharding(m, f.opt.in[i])
 		if err != nil {
-			return nil, made, fmt.Errorf("jit: %s: InSpecs[%d]: %w", f.name, i, err)
+			return nil, fmt.Errorf("jit: %s: InSpecs[%d]: %w", f.name, i, err)
 		}
 		if a.sharding.Equal(want) {
 			continue
 		}
 		if !f.opt.reshard {
-			return nil, made, fmt.Errorf("jit: %s: %w: argument %d: the sharding passed to jit does not match the sharding it was compiled for: got %s, want %s (use jit.Reshard to move it)",
+			return nil, fmt.Errorf("jit: %s: %w: argument %d: the sharding passed to jit does not match the sharding it was compiled for: got %s, want %s (use jit.Reshard to move it)",
 				f.name, ErrArguments, i, a.sharding.Spec(), want.Spec())
 		}
 		if slices.Contains(f.opt.donate, i) {
-			return nil, made, fmt.Errorf("jit: %s: %w: argument %d is donated and must already have sharding %s", f.name, ErrArguments, i, want)
+			return nil, fmt.Errorf("jit: %s: %w: argument %d is donated and must already have sharding %s", f.name, ErrArguments, i, want)
 		}
-		r, err := ReshardArray(c, a, want)
+		r, err := reshardWith(ctx, f.resharder(want.Spec()), c, a, want)
 		if err != nil {
-			return nil, made, fmt.Errorf("jit: %s: argument %d: %w", f.name, i, err)
+			return nil, fmt.Errorf("jit: %s: argument %d: %w", f.name, i, err)
 		}
-		made = append(made, r)
+		*made = append(*made, r)
 		out[i] = r
 	}
-	return out, made, nil
+	return out, nil
+}
+
+// resharder returns the Function's identity that moves arrays to spec, making it on first use.
+func (f *Function) resharder(spec mesh.PartitionSpec) *Function {
+	f.reshardMu.Lock()
+	defer f.reshardMu.Unlock()
+	for _, r := range f.reshards {
+		if r.opt.out[0].Equal(spec) {
+			return r
+		}
+	}
+	r := newIdentity(spec)
+	f.reshards = append(f.reshards, r)
+	return r
 }
 
 // run executes a compiled function on args and wraps the results.
-func (f *Function) run(ce compiled, le lowering, args []*Array) ([]*Array, error) {
-	devices := ce.exe.Devices()
+func (f *Function) run(p *callPlan, args []*Array) ([]*Array, error) {
+	ce := p.comp
+	nd := ce.devices
 	// Hold every argument open for the whole execution; donated ones exclusively.
+	locked := 0
+	defer func() { f.unlockArgs(args[:locked]) }()
 	for i, a := range args {
-		if slices.Contains(f.opt.donate, i) {
+		if f.donated(i) {
 			if !a.mu.TryLock() {
 				return nil, fmt.Errorf("jit: %s: %w: donated argument %d is in use", f.name, ErrArguments, i)
 			}
-			defer a.mu.Unlock()
 		} else if slices.Index(args[:i], a) < 0 {
 			a.mu.RLock()
-			defer a.mu.RUnlock()
 		}
+		locked = i + 1
 		if a.closed {
-			return nil, fmt.Errorf("jit: %s: argument %d: %w", f.name, i, ErrClosed)
+			return nil, fmt.Errorf("jit: %s: argument %d: array %w", f.name, i, ErrClosed)
 		}
-		if len(a.shards) != len(devices) {
-			return nil, fmt.Errorf("jit: %s: %w: argument %d has %d shards for %d devices", f.name, ErrNotAddressable, i, len(a.shards), len(devices))
+		if len(a.shards) != nd {
+			return nil, fmt.Errorf("jit: %s: %w: argument %d has %d shards for %d devices", f.name, ErrNotAddressable, i, len(a.shards), nd)
 		}
 	}
-	lists := make([][]*pjrt.Buffer, len(devices))
-	for d := range devices {
-		lists[d] = make([]*pjrt.Buffer, len(args))
+	na := len(args)
+	cells := make([]*pjrt.Buffer, nd*na)
+	lists := make([][]*pjrt.Buffer, nd)
+	for d := range lists {
+		lists[d] = cells[d*na : (d+1)*na : (d+1)*na]
 		for i, a := range args {
 			lists[d][i] = a.shards[d].Data
 		}
 	}
-	var opts []pjrt.ExecuteOption
-	if len(f.opt.donate) > 0 {
-		opts = append(opts, pjrt.Donate(f.opt.donate...))
-	}
-	outs, err := ce.exe.Execute(lists, opts...)
+	outs, err := ce.exe.Execute(lists, ce.options...)
 	for _, i := range f.opt.donate {
 		args[i].closed = true // pjrt closed the donated buffers, whether or not it ran
 	}
 	if err != nil {
 		return nil, fmt.Errorf("jit: %s: %w", f.name, err)
 	}
-	shapes := le.prog.ResultShapes()
-	results := make([]*Array, len(shapes))
-	for r := range shapes {
-		global := shapes[r].Dims()
-		placed, _, err := placement(ce.exe.Devices()[0].Client(), ce.outs[r], global)
-		if err != nil {
-			closeBuffers(outs)
-			closeArrays(results)
-			return nil, fmt.Errorf("jit: %s: result %d: %w", f.name, r, err)
+	if len(outs) != nd {
+		closeBuffers(outs)
+		return nil, fmt.Errorf("jit: %s: %w: %d result lists for %d devices", f.name, ErrLowering, len(outs), nd)
+	}
+	// One block each for the Arrays, their shards and the result slice.
+	nr := len(ce.results)
+	arrays := make([]Array, nr)
+	shards := make([]Shard, nr*nd)
+	results := make([]*Array, nr)
+	for r, lay := range ce.results {
+		sh := shards[r*nd : (r+1)*nd : (r+1)*nd]
+		copy(sh, lay.shards)
+		for d := range sh {
+			sh[d].Data = outs[d][r]
 		}
-		for d := range placed {
-			placed[d].Data = outs[d][r]
-			outs[d][r] = nil
-		}
-		results[r] = newArray(global, shapes[r].DType(), ce.outs[r], placed)
+		arrays[r] = Array{shape: lay.shape, dtype: lay.dtype, sharding: lay.sharding, shards: sh}
+		results[r] = &arrays[r]
 	}
 	return results, nil
+}
+
+// donated reports whether argument i is donated.
+func (f *Function) donated(i int) bool { return slices.Contains(f.opt.donate, i) }
+
+// unlockArgs releases the locks run took on args.
+func (f *Function) unlockArgs(args []*Array) {
+	for i, a := range args {
+		if f.donated(i) {
+			a.mu.Unlock()
+		} else if slices.Index(args[:i], a) < 0 {
+			a.mu.RUnlock()
+		}
+	}
+}
+
+// Close frees the function's executables and forgets its lowerings; later calls fail with an
+// error wrapping ErrClosed. It waits for calls in flight; a compilation still running in the
+// background frees its executable when it ends. Close is idempotent. Arrays returned by calls
+// are not affected.
+func (f *Function) Close() error {
+	if f == nil {
+		return fmt.Errorf("jit: close: %w: nil *Function", ErrNil)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return nil
+	}
+	f.closed = true
+	f.last.Store(nil)
+	f.compiled.close()
+	f.lowerings.close()
+	f.reshardMu.Lock()
+	defer f.reshardMu.Unlock()
+	for _, r := range f.reshards {
+		_ = r.Close()
+	}
+	f.reshards = nil
+	return nil
+}
+
+// Release frees the executables the function compiled for client c, and leaves the rest, and its
+// lowerings, in place: call it before closing a client that the Function outlives. It waits for
+// calls in flight. A later call on c compiles again.
+func (f *Function) Release(c *pjrt.Client) error {
+	if f == nil {
+		return fmt.Errorf("jit: release: %w: nil *Function", ErrNil)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return nil
+	}
+	if p := f.last.Load(); p != nil && p.client == c {
+		f.last.Store(nil)
+	}
+	f.compiled.evict(func(k compileKey) bool { return k.client == c })
+	f.reshardMu.Lock()
+	defer f.reshardMu.Unlock()
+	for _, r := range f.reshards {
+		_ = r.Release(c)
+	}
+	return nil
 }
 
 func closeBuffers(lists [][]*pjrt.Buffer) {
