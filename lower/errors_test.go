@@ -146,7 +146,7 @@ func TestBuildErrors(t *testing.T) {
 				f.Return(f.ShardingConstraint(x, mesh.MustNamedSharding(mesh24, mesh.P("y"))))
 			},
 			sentinel: lower.ErrMeshMismatch, op: "sdy.sharding_constraint", operand: 0,
-			msg: "lower: @main: sdy.sharding_constraint: operand 0 (%arg0): mesh mismatch: sharding on mesh AbstractMesh('x': 2, 'y': 4), but the module already uses mesh AbstractMesh('x': 4, 'y': 2) (one mesh shape per module; see WithMultipleMeshes)",
+			msg: "lower: @main: sdy.sharding_constraint: operand 0 (%arg0): mesh mismatch: sharding on mesh AbstractMesh('x': 2, 'y': 4, axis_types=(Auto, Auto)), but the module already uses mesh AbstractMesh('x': 4, 'y': 2, axis_types=(Auto, Auto)) (one mesh shape per module; see WithMultipleMeshes)",
 		},
 		{
 			name: "collective outside shard_map",

@@ -218,36 +218,41 @@ func (a Abstract) Equal(b Abstract) bool { return a.key == b.key }
 // meshes different keys. Use it as a map key.
 func (a Abstract) Key() string { return a.key }
 
-// String returns JAX's form, AbstractMesh('x': 4, 'y': 2); axis types are
-// appended as ", axis_types=(Explicit, Auto)" unless all are Auto.
-func (a Abstract) String() string { return "Abstract" + a.body() }
+// String returns what JAX 0.8.1 prints for an AbstractMesh (its str and
+// repr are the same): AbstractMesh('x': 4, 'y': 2, axis_types=(Auto, Auto)),
+// every axis type included; the empty mesh is AbstractMesh((), axis_types=()).
+func (a Abstract) String() string {
+	if a.Empty() {
+		return "AbstractMesh((), axis_types=())"
+	}
+	return "Abstract" + a.body()
+}
 
-// body returns "Mesh('x': 4, 'y': 2[, axis_types=(...)])".
+// body returns JAX 0.8.1's str of a Mesh with these axes:
+// "Mesh('x': 4, 'y': 2, axis_types=(Auto, Auto))", or "Mesh()" when empty.
 func (a Abstract) body() string {
+	if a.Empty() {
+		return "Mesh()"
+	}
 	var b strings.Builder
 	b.WriteString("Mesh(")
 	for i, n := range a.names {
-		if i > 0 {
-			b.WriteString(", ")
-		}
 		b.WriteString(pyQuote(n))
 		b.WriteString(": ")
 		b.WriteString(strconv.Itoa(a.sizes[i]))
+		b.WriteString(", ")
 	}
-	if slices.ContainsFunc(a.types, func(t AxisType) bool { return t != Auto }) {
-		b.WriteString(", axis_types=(")
-		for i, t := range a.types {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(t.String())
+	b.WriteString("axis_types=(")
+	for i, t := range a.types {
+		if i > 0 {
+			b.WriteString(", ")
 		}
-		if len(a.types) == 1 {
-			b.WriteByte(',')
-		}
-		b.WriteByte(')')
+		b.WriteString(t.String())
 	}
-	b.WriteByte(')')
+	if len(a.types) == 1 {
+		b.WriteByte(',')
+	}
+	b.WriteString("))")
 	return b.String()
 }
 

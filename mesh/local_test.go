@@ -29,16 +29,16 @@ func TestLocalMesh(t *testing.T) {
 	}{
 		// jax_mesh.py _get_local_mesh: per axis, the [min, max] hull of local coordinates.
 		{name: "rows", procs: []int{0, 0, 0, 0, 1, 1, 1, 1}, shape: []int{4, 2}, process: 1,
-			str: "Mesh('x': 2, 'y': 2)", ids: []int{4, 5, 6, 7}, multi: true},
+			str: "Mesh('x': 2, 'y': 2, axis_types=(Auto, Auto))", ids: []int{4, 5, 6, 7}, multi: true},
 		{name: "columns", procs: []int{0, 1, 0, 1, 0, 1, 0, 1}, shape: []int{4, 2}, process: 0,
-			str: "Mesh('x': 4, 'y': 1)", ids: []int{0, 2, 4, 6}, multi: true},
+			str: "Mesh('x': 4, 'y': 1, axis_types=(Auto, Auto))", ids: []int{0, 2, 4, 6}, multi: true},
 		{name: "single process", procs: []int{0, 0, 0, 0}, shape: []int{2, 2}, process: 0,
-			str: "Mesh('x': 2, 'y': 2)", ids: []int{0, 1, 2, 3}, multi: false},
+			str: "Mesh('x': 2, 'y': 2, axis_types=(Auto, Auto))", ids: []int{0, 1, 2, 3}, multi: false},
 		{name: "block", procs: []int{0, 0, 1, 1, 0, 0, 1, 1, 2, 2, 3, 3, 2, 2, 3, 3}, shape: []int{4, 4}, process: 3,
-			str: "Mesh('x': 2, 'y': 2)", ids: []int{10, 11, 14, 15}, multi: true},
+			str: "Mesh('x': 2, 'y': 2, axis_types=(Auto, Auto))", ids: []int{10, 11, 14, 15}, multi: true},
 		// jax_semantics.md §1: the hull holds a non-local device.
 		{name: "not contiguous", procs: []int{0, 1, 1, 0}, shape: []int{2, 2}, process: 0,
-			err: "mesh: devices not contiguous: when passing host local inputs, devices connected to a single host must form a contiguous subcube of the global device mesh, but the hull [0:2, 0:2] of process 0's devices in Mesh('x': 2, 'y': 2) also holds device 1 of process 1",
+			err: "mesh: devices not contiguous: when passing host local inputs, devices connected to a single host must form a contiguous subcube of the global device mesh, but the hull [0:2, 0:2] of process 0's devices in Mesh('x': 2, 'y': 2, axis_types=(Auto, Auto)) also holds device 1 of process 1",
 			is:  ErrNotContiguous},
 		{name: "absent process", procs: []int{0, 0}, shape: []int{2, 1}, process: 7,
 			err: "process 7 has no device", is: ErrNoDevices},

@@ -19,13 +19,13 @@ func TestNewMesh(t *testing.T) {
 		err     string
 		is      error
 	}{
-		// jax_semantics.md §1: str(Mesh) is Mesh('x': 4, 'y': 2).
+		// jax_semantics.md §1: str(Mesh) is Mesh('x': 4, 'y': 2, axis_types=(Auto, Auto)).
 		{name: "2d", devices: devs(seq(8)...), shape: []int{4, 2}, names: []string{"x", "y"},
-			str: "Mesh('x': 4, 'y': 2)", ids: seq(8)},
+			str: "Mesh('x': 4, 'y': 2, axis_types=(Auto, Auto))", ids: seq(8)},
 		{name: "1d", devices: devs(3, 1, 2, 0), shape: []int{4}, names: []string{"data"},
-			str: "Mesh('data': 4)", ids: []int{3, 1, 2, 0}},
+			str: "Mesh('data': 4, axis_types=(Auto,))", ids: []int{3, 1, 2, 0}},
 		{name: "size-1 axes", devices: devs(0, 1), shape: []int{1, 2, 1}, names: []string{"a", "b", "c"},
-			str: "Mesh('a': 1, 'b': 2, 'c': 1)", ids: []int{0, 1}},
+			str: "Mesh('a': 1, 'b': 2, 'c': 1, axis_types=(Auto, Auto, Auto))", ids: []int{0, 1}},
 		{name: "empty", devices: nil, shape: nil, names: nil, str: "Mesh()", ids: nil},
 		// §1 error 2: ndim of devices must equal len(axis_names).
 		{name: "rank mismatch", devices: devs(seq(8)...), shape: []int{4, 2}, names: []string{"x"},
@@ -161,12 +161,12 @@ func TestAbstract(t *testing.T) {
 		err   string
 	}{
 		// jax_semantics.md §2: AbstractMesh holds sizes, names and types.
-		{name: "2d", sizes: []int{2, 4}, names: []string{"x", "y"}, str: "AbstractMesh('x': 2, 'y': 4)", size: 8},
+		{name: "2d", sizes: []int{2, 4}, names: []string{"x", "y"}, str: "AbstractMesh('x': 2, 'y': 4, axis_types=(Auto, Auto))", size: 8},
 		{name: "types", sizes: []int{2, 4}, names: []string{"x", "y"}, types: []AxisType{Explicit, Manual},
 			str: "AbstractMesh('x': 2, 'y': 4, axis_types=(Explicit, Manual))", size: 8},
 		{name: "one explicit", sizes: []int{8}, names: []string{"x"}, types: []AxisType{Explicit},
 			str: "AbstractMesh('x': 8, axis_types=(Explicit,))", size: 8},
-		{name: "empty", str: "AbstractMesh()", size: 0},
+		{name: "empty", str: "AbstractMesh((), axis_types=())", size: 0},
 		// §1 error 3: number of axis names should match the number of axis_types.
 		{name: "type count", sizes: []int{2, 4}, names: []string{"x", "y"}, types: []AxisType{Auto},
 			err: "mesh: invalid mesh: number of axis names should match the number of axis types, got axis names ('x', 'y') and 1 axis types [Auto]"},

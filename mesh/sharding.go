@@ -180,8 +180,10 @@ func (s NamedSharding) Equal(o NamedSharding) bool { return s.key == o.key }
 // equal keys.
 func (s NamedSharding) Key() string { return s.key }
 
-// String returns NamedSharding(mesh=Mesh('x': 4, 'y': 2), spec=P('x',)),
-// with AbstractMesh(...) for an abstract sharding.
+// String returns NamedSharding(mesh=Mesh('x': 4, 'y': 2, axis_types=(Auto, Auto)), spec=P('x',)):
+// the mesh as Mesh.String (AbstractMesh(...) for an abstract sharding) and the spec as
+// PartitionSpec.String. JAX 0.8.1 also prints ", memory_kind=device" and spells the spec
+// PartitionSpec('x',).
 func (s NamedSharding) String() string {
 	var b strings.Builder
 	b.WriteString("NamedSharding(mesh=")

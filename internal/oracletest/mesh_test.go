@@ -48,7 +48,7 @@ func compareMesh(want meshProps, m mesh.Mesh, withDevices bool) []string {
 func TestMesh(t *testing.T) {
 	g := loadGolden[meshCase](t, "mesh")
 	report.noteGroup("mesh", "`mesh.New(devices, shape, names...)` then `WithAxisTypes` against `jax.sharding.Mesh(np.array(devices).reshape(shape), names, axis_types=...)`. "+
-		"Text forms: xlamesh's `Mesh('x': 4, 'y': 2)` omits `axis_types=` when every axis is Auto (JAX 0.8.1 always prints it); the comparison removes an all-Auto `axis_types=(...)` from JAX's text (deliberate, documented in mesh.String).")
+		"Text forms: `Mesh.String` against JAX's `str(mesh)`, `Mesh('x': 4, 'y': 2, axis_types=(Auto, Auto))`, exactly; JAX's repr, `Mesh(axis_sizes=(4, 2), axis_names=('x', 'y'), axis_types=(Auto, Auto))`, is recorded in the golden but has no xlamesh counterpart.")
 	for _, c := range g.Cases {
 		t.Run(c.Name, func(t *testing.T) {
 			m, err := buildMesh(c.Mesh)

@@ -73,6 +73,9 @@ MESH = [
     {"name": "types_manual", "mesh": M([4, 2], ["x", "y"], types=["Manual", "Auto"])},
     {"name": "4d_2x1x2x2", "mesh": M([2, 1, 2, 2], ["a", "b", "c", "d"])},
     {"name": "long_names", "mesh": M([2, 4], ["data", "model"])},
+    # str(Mesh) in JAX 0.8.1 always ends with axis_types=(...), all-Auto too;
+    # the empty mesh prints as Mesh().
+    {"name": "empty", "mesh": M([], [], devices=[])},
     {"name": "err_names_fewer_than_dims", "mesh": M([4, 2], ["x"]), "error": True,
      "kind": "invalid_mesh", "phrases": ["2", "1"]},
     {"name": "err_names_more_than_dims", "mesh": M([8], ["x", "y"]), "error": True,
@@ -104,6 +107,8 @@ ABSTRACT = [
     {"name": "abs_4x2", "mesh": M42},
     {"name": "abs_3d_types", "mesh": M([2, 2, 2], ["x", "y", "z"], types=["Explicit", "Auto", "Manual"])},
     {"name": "abs_size1", "mesh": M([1, 8], ["p", "q"])},
+    {"name": "abs_1d", "mesh": M([8], ["x"])},
+    {"name": "abs_empty", "mesh": M([], [])},
     {"name": "abs_err_types_len", "mesh": M([4, 2], ["x", "y"], types=["Explicit"]), "error": True,
      "kind": "invalid_mesh", "phrases": ["types"]},
 ]

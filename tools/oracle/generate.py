@@ -77,6 +77,8 @@ def types_of(m):
 
 
 def make_mesh(m):
+    if not m["shape"]:
+        return Mesh(np.empty((), dtype=object), ())  # JAX's empty mesh
     devs = jax.devices()
     ids = m.get("devices", list(range(math.prod(m["shape"]))))
     arr = np.array([devs[i] for i in ids], dtype=object).reshape(m["shape"])
@@ -132,7 +134,7 @@ def mesh_props(mesh):
         "axis_types": [repr(t) for t in mesh.axis_types],
         "size": mesh.size,
         "shape": [[k, v] for k, v in mesh.shape.items()],
-        "device_ids": [int(i) for i in np.asarray(mesh.device_ids).flat],
+        "device_ids": [] if mesh.empty else [int(i) for i in np.asarray(mesh.device_ids).flat],
         "str": str(mesh),
         "repr": repr(mesh),
     }
