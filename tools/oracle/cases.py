@@ -326,6 +326,11 @@ def T(x, y, z, kind, cores=1, slices=1, reverse=False):
     return {"chips": [x, y, z], "kind": kind, "cores": cores, "slices": slices, "reverse": reverse}
 
 
+def G(ids, kind="NVIDIA H100 80GB HBM3", processes=1):
+    """GPUs listed in the order of ids, split evenly over processes in that order."""
+    return {"gpus": list(ids), "kind": kind, "processes": processes}
+
+
 _MU = "mesh_utils_test.py "
 MESH_UTILS = [
     {"name": "v3_2x2_ring8", "topo": T(2, 2, 1, "TPU v3", cores=2), "shape": [8], "src": _MU + "test_v3_create_device_mesh 2x2_1d",
@@ -360,6 +365,12 @@ MESH_UTILS = [
     {"name": "v5p_2x2x2_8", "topo": T(2, 2, 2, "TPU v5p"), "shape": [8]},
     {"name": "v5p_2x2x2_2x2x2", "topo": T(2, 2, 2, "TPU v5p"), "shape": [2, 2, 2]},
     {"name": "split_needed_4x4x4_2x32", "topo": T(4, 4, 4, "TPU v4"), "shape": [2, 32], "allow_split_physical_axes": True},
+    # GPUs: JAX 0.8.1 reshapes them in the given order (JAX 0.11 sorts them by
+    # id first; xlamesh's mesh.SortGPUsByID).
+    {"name": "gpu_2procs_interleaved_2x4", "topo": G([0, 2, 4, 6, 1, 3, 5, 7], processes=2), "shape": [2, 4],
+     "expect_ids": [0, 2, 4, 6, 1, 3, 5, 7]},
+    {"name": "gpu_reversed_8", "topo": G([7, 6, 5, 4, 3, 2, 1, 0]), "shape": [8],
+     "expect_ids": [7, 6, 5, 4, 3, 2, 1, 0]},
     {"name": "cpu_8_4x2", "cpu": True, "shape": [4, 2]},
     {"name": "cpu_8_2x2x2", "cpu": True, "shape": [2, 2, 2]},
     {"name": "err_count", "cpu": True, "shape": [3, 3], "error": True, "kind": "device_count",

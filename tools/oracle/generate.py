@@ -236,8 +236,8 @@ def gen_flax_constraint(case):
 
 
 @dataclasses.dataclass(frozen=True)
-class FakeTPU:
-    """A TPU-like device: the attributes mesh_utils reads, nothing else."""
+class FakeDevice:
+    """A TPU- or GPU-like device: the attributes mesh_utils reads, nothing else."""
     id: int
     platform: str
     device_kind: str
@@ -247,12 +247,22 @@ class FakeTPU:
     slice_index: int
 
 
+def fake_gpus(topo):
+    """GPUs in the order of topo["gpus"], split evenly over topo["processes"]."""
+    ids = topo["gpus"]
+    per = len(ids) // topo["processes"]
+    return [FakeDevice(id=i, platform="gpu", device_kind=topo["kind"], process_index=k // per,
+                       coords=(), core_on_chip=0, slice_index=0) for k, i in enumerate(ids)]
+
+
 def fake_devices(topo):
     """Devices of one or more TPU slices, in the order a TPU runtime lists them:
     by slice, then by host (each host owns a 2x2x1 block of chips; hosts
     ordered z, y, x), then by chip inside the host (y, x), then by core.
     Ids number the chips by global coordinates, x fastest, then y, z, slice,
     with the cores of a chip adjacent."""
+    if "gpus" in topo:
+        return fake_gpus(topo)
     x, y, z = topo["chips"]
     cores = topo["cores"]
     hx, hy = min(2, x), min(2, y)
@@ -266,7 +276,7 @@ def fake_devices(topo):
                         for cx in range(hx):
                             gx, gy = hxi * hx + cx, hyi * hy + cy
                             for core in range(cores):
-                                out.append(FakeTPU(
+                                out.append(FakeDevice(
                                     id=core + cores * (gx + x * (gy + y * (hz + z * sl))),
                                     platform="tpu", device_kind=topo["kind"],
                                     process_index=host, coords=(gx, gy, hz),
