@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // VisualizeConfig sets the sizing of Visualize's table, as the keyword
@@ -27,9 +28,10 @@ type VisualizeConfig struct {
 // of the devices holding it, e.g. "CPU 0,2,4,6", and sized by JAX's rules.
 // It returns an error wrapping ErrUnsupported for other ranks, a zero-size
 // dimension or a nil w, ErrNoDevices for an abstract sharding, or CheckShape's error.
-// A table wider than MaxWidth columns is shrunk as rich shrinks it (labels
-// wrap, or vanish when the padding leaves no room). The output ends with the
-// table's last line.
+// A table wider than MaxWidth columns is shrunk as rich shrinks it: labels
+// wrap between words, a line that still does not fit is cut to end in "…",
+// and a label vanishes when the padding leaves it no room. The output ends
+// with the table's last line.
 func Visualize(w io.Writer, s NamedSharding, shape []int) error {
 	return VisualizeConfig{}.Fprint(w, s, shape)
 }
@@ -108,12 +110,7 @@ func (c VisualizeConfig) Fprint(w io.Writer, s NamedSharding, shape []int) error
 	}
 	baseW := int(float64(baseH) * aspect)
 
-	type cell struct {
-		label                 string
-		top, right, bot, left int
-	}
 	cells := make([][]cell, rows)
-	colW := make([]int, cols)
 	for i := range rows {
 		cells[i] = make([]cell, cols)
 		for j := range cols {
@@ -138,15 +135,10 @@ func (c VisualizeConfig) Fprint(w io.Writer, s NamedSharding, shape []int) error
 			rp := lp + r
 			tp, r := floorDivMod(height-2, 2)
 			bp := tp + r
-			ce := cell{label: label, top: max(tp, 0), right: max(rp, 0), bot: max(bp, 0), left: max(lp, 0)}
-			cells[i][j] = ce
-			colW[j] = max(colW[j], ce.left+len(label)+ce.right)
+			cells[i][j] = cell{label: label, top: max(tp, 0), right: max(rp, 0), bot: max(bp, 0), left: max(lp, 0)}
 		}
 	}
-
-	// Like rich, shrink the widest columns when the table (columns plus
-	// borders) is wider than the console, which is MaxWidth columns wide.
-	colW = fitWidths(colW, c.MaxWidth-(cols+1))
+	colW := columnWidths(cells, c.MaxWidth-(cols+1))
 
 	bw := bufio.NewWriter(w)
 	border := func(l, mid, r string) {
@@ -166,9 +158,9 @@ func (c VisualizeConfig) Fprint(w io.Writer, s NamedSharding, shape []int) error
 			border("├", "┼", "┤")
 		}
 		lines := make([][]string, len(row))
-		height := 0
+		height := 1 // a row of cells with no lines still takes one
 		for j, ce := range row {
-			lines[j] = cellLines(ce.label, colW[j], ce.top, ce.right, ce.bot, ce.left)
+			lines[j] = ce.lines(colW[j])
 			height = max(height, len(lines[j]))
 		}
 		for line := range height {
@@ -190,70 +182,146 @@ func (c VisualizeConfig) Fprint(w io.Writer, s NamedSharding, shape []int) error
 	return bw.Flush()
 }
 
-// cellLines renders one padded, centred label into lines of exactly width
-// columns, as rich's Padding(Align(label, "center")) does: the label is
-// wrapped at spaces (folding longer words) to the inner width, the block is
-// centred with the extra space on the right, and lines are cropped to the
-// column width.
-func cellLines(label string, width, top, right, bot, left int) []string {
-	blank := strings.Repeat(" ", width)
-	inner := width - left - right
+// cell is one chunk's box: its label and the padding around it (top, right,
+// bottom, left), as JAX computes them.
+type cell struct {
+	label                 string
+	top, right, bot, left int
+}
+
+// measure returns the width the cell asks for in a column of at most limit
+// columns: rich's Measurement of Padding(Align(label)).
+func (ce cell) measure(limit int) int {
+	switch {
+	case limit < 1:
+		return 0
+	case limit-ce.left-ce.right < 1:
+		return limit
+	}
+	return min(min(len(ce.label), limit)+ce.left+ce.right, limit)
+}
+
+// lines renders the cell in a column width columns wide, as rich renders
+// Padding(Align(label, "center")) in a table cell: the padding is kept and
+// the label gets what room is left, at most its own length, where it is
+// wrapped and cut (cutLines); with no room left it has no lines at all, so
+// the cell is only its top and bottom padding. Every line is width columns.
+func (ce cell) lines(width int) []string {
+	if width < 1 {
+		return nil
+	}
+	inner := min(min(len(ce.label), width)+ce.left+ce.right, width) - ce.left - ce.right
 	var content []string
-	if inner <= 0 {
-		content = []string{""}
-	} else {
-		content = wrapWords(label, inner)
+	if inner >= 1 {
+		content = cutLines(ce.label, inner) // inner <= len(label): no centring space
 	}
-	block := 0
-	for _, l := range content {
-		block = max(block, len(l))
-	}
-	out := make([]string, 0, top+len(content)+bot)
-	for range top {
+	blank := strings.Repeat(" ", width)
+	out := make([]string, 0, ce.top+len(content)+ce.bot)
+	for range ce.top {
 		out = append(out, blank)
 	}
 	for _, l := range content {
-		excess := max(inner, 0) - block
-		line := strings.Repeat(" ", left+excess/2) + l + strings.Repeat(" ", block-len(l)+excess-excess/2+right)
-		if len(line) > width {
-			line = line[:width]
-		}
-		out = append(out, line+strings.Repeat(" ", width-len(line)))
+		out = append(out, fitCells(strings.Repeat(" ", ce.left)+l+strings.Repeat(" ", ce.right), width))
 	}
-	for range bot {
+	for range ce.bot {
 		out = append(out, blank)
 	}
 	return out
 }
 
-// wrapWords wraps text at spaces into lines of at most width bytes, folding
-// words longer than width.
-func wrapWords(text string, width int) []string {
-	var lines []string
-	cur := ""
-	for _, w := range strings.Fields(text) {
-		for len(w) > width {
-			if cur != "" {
-				lines = append(lines, cur)
-				cur = ""
-			}
-			lines = append(lines, w[:width])
-			w = w[width:]
+// cutLines wraps text to width (>= 1) columns as rich's Text.wrap does in a
+// table column (justify "left", overflow "ellipsis"): lines break between
+// words only, a word longer than width stays whole on its line, and a line
+// longer than width (after dropping trailing spaces past it) is cut to
+// width-1 columns and "…". Lines are padded to width.
+func cutLines(text string, width int) []string {
+	var breaks []int // rich's divide_line(text, width, fold=False)
+	offset := 0
+	for start := 0; start < len(text); {
+		end := start
+		for end < len(text) && text[end] == ' ' {
+			end++
+		}
+		if end == len(text) {
+			break
+		}
+		for end < len(text) && text[end] != ' ' {
+			end++
+		}
+		word := len(strings.TrimRight(text[start:end], " "))
+		for end < len(text) && text[end] == ' ' {
+			end++
 		}
 		switch {
-		case cur == "":
-			cur = w
-		case len(cur)+1+len(w) <= width:
-			cur += " " + w
-		default:
-			lines = append(lines, cur)
-			cur = w
+		case width-offset >= word:
+			offset += end - start
+		case word > width, offset > 0:
+			if start > 0 {
+				breaks = append(breaks, start)
+			}
+			offset = end - start
 		}
+		start = end
 	}
-	if cur != "" || len(lines) == 0 {
-		lines = append(lines, cur)
+	var lines []string
+	prev := 0
+	for _, b := range append(breaks, len(text)) {
+		line := text[prev:b]
+		prev = b
+		if excess := len(line) - width; excess > 0 { // rstrip_end
+			line = line[:len(line)-min(excess, len(line)-len(strings.TrimRight(line, " ")))]
+		}
+		if len(line) > width { // truncate(width, "ellipsis", pad=True)
+			line = line[:width-1] + "…"
+		} else {
+			line += strings.Repeat(" ", width-len(line))
+		}
+		lines = append(lines, line)
 	}
 	return lines
+}
+
+// fitCells pads s with spaces or cuts it to exactly width columns (runes).
+func fitCells(s string, width int) string {
+	n := utf8.RuneCountInString(s)
+	if n < width {
+		return s + strings.Repeat(" ", width-n)
+	}
+	for i := range s {
+		if width == 0 {
+			return s[:i]
+		}
+		width--
+	}
+	return s
+}
+
+// columnWidths returns the widths rich gives the table's columns when at
+// most limit columns are free for them: each column as wide as its widest
+// cell asks (at least 1); when they do not fit, shrunk by fitWidths and
+// measured again at the new widths.
+func columnWidths(cells [][]cell, limit int) []int {
+	measure := func(j, w int) int {
+		out := 0
+		for _, row := range cells {
+			out = max(out, row[j].measure(w))
+		}
+		return out
+	}
+	widths := make([]int, len(cells[0]))
+	total := 0
+	for j := range widths {
+		widths[j] = max(measure(j, limit), 1)
+		total += widths[j]
+	}
+	if total <= limit {
+		return widths
+	}
+	widths = fitWidths(widths, limit)
+	for j, w := range widths {
+		widths[j] = measure(j, w)
+	}
+	return widths
 }
 
 // fitWidths shrinks column widths to fit max the way rich's Table does

@@ -2,6 +2,7 @@ package mesh
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -44,6 +45,23 @@ func TestVisualize(t *testing.T) {
 				"│          │          │\n" +
 				"│          │          │\n" +
 				"└──────────┴──────────┘\n"},
+		// JAX 0.8.1 oracle visualize/2d_2x4_none_y_label_cut: 4 columns of 23 are
+		// shrunk to 19, 19, 19, 18 (rich's ratio_reduce); inside the 8+8 padding
+		// a label gets 3 or 2 columns, wraps between words and is cut with "…".
+		{name: "label cut", sizes: []int{2, 4}, names: []string{"x", "y"}, spec: P(nil, "y"), shape: []int{16, 64},
+			want: "┌───────────────────┬───────────────────┬───────────────────┬──────────────────┐\n" +
+				strings.Repeat("│                   │                   │                   │                  │\n", 4) +
+				"│        CPU        │        CPU        │        CPU        │        C…        │\n" +
+				"│        0,4        │        1,5        │        2,6        │        3…        │\n" +
+				strings.Repeat("│                   │                   │                   │                  │\n", 4) +
+				"└───────────────────┴───────────────────┴───────────────────┴──────────────────┘\n"},
+		// JAX 0.8.1 oracle visualize/2d_1x8_none_y_label_gone: the padding (8 each
+		// side) leaves a label no room, so it has no line: the row is its 4+4
+		// lines of padding, not 4+1+4.
+		{name: "label gone", sizes: []int{1, 8}, names: []string{"x", "y"}, spec: P(nil, "y"), shape: []int{3, 64},
+			want: "┌─────────┬─────────┬─────────┬─────────┬─────────┬─────────┬────────┬─────────┐\n" +
+				strings.Repeat("│         │         │         │         │         │         │        │         │\n", 8) +
+				"└─────────┴─────────┴─────────┴─────────┴─────────┴─────────┴────────┴─────────┘\n"},
 		{name: "rank 3", sizes: []int{2}, names: []string{"x"}, spec: P(), shape: []int{2, 2, 2}, err: ErrUnsupported},
 		{name: "scalar", sizes: []int{2}, names: []string{"x"}, spec: P(), shape: []int{}, err: ErrUnsupported},
 		{name: "indivisible", sizes: []int{2}, names: []string{"x"}, spec: P("x"), shape: []int{3}, err: ErrIndivisible},
@@ -70,5 +88,32 @@ func TestVisualize(t *testing.T) {
 	as, _ := NewAbstractSharding(MustAbstract([]int{2}, []string{"x"}), P("x"))
 	if err := Visualize(&strings.Builder{}, as, []int{4}); !errors.Is(err, ErrNoDevices) {
 		t.Errorf("abstract err = %v", err)
+	}
+}
+
+// TestCutLines checks the wrapping of rich's Text.wrap with overflow
+// "ellipsis", which a table column uses: break between words, keep a long
+// word whole, then cut every line to the width with "…". The wanted lines are
+// what rich 14.2.0 (JAX 0.8.1's oracle venv) returns for
+// Text(text).wrap(console, width, justify="left", overflow="ellipsis").
+func TestCutLines(t *testing.T) {
+	tests := []struct {
+		text  string
+		width int
+		want  []string
+	}{
+		{"CPU 0,4", 7, []string{"CPU 0,4"}},
+		{"CPU 0,4", 9, []string{"CPU 0,4  "}},
+		{"CPU 0,4", 3, []string{"CPU", "0,4"}},
+		{"CPU 3,7", 2, []string{"C…", "3…"}},
+		{"CPU 3,7", 1, []string{"…", "…"}},
+		{"CPU 0,1,2,3", 6, []string{"CPU   ", "0,1,2…"}},
+		{"CPU 0 1", 5, []string{"CPU 0", "1    "}},
+	}
+	for _, tc := range tests {
+		got := cutLines(tc.text, tc.width)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("cutLines(%q, %d) = %q, want %q", tc.text, tc.width, got, tc.want)
+		}
 	}
 }

@@ -419,6 +419,11 @@ VISUALIZE = [
     {"name": "2d_2x2_sub", "mesh": M22_SUB, "spec": ["x", "y"], "shape": [4, 4]},
     {"name": "2d_3d_mesh_xy_z", "mesh": M222, "spec": [["x", "y"], "z"], "shape": [8, 4]},
     {"name": "2d_4x2_unconstrained_y", "mesh": M42, "spec": [U, "y"], "shape": [8, 8]},
+    # Tables wider than max_width=80: rich shrinks the columns. A label that
+    # no longer fits wraps between words and is cut with "…" ("C…" over "3…");
+    # one left no room by its padding vanishes, and its row is only padding.
+    {"name": "2d_2x4_none_y_label_cut", "mesh": M24, "spec": [None, "y"], "shape": [16, 64]},
+    {"name": "2d_1x8_none_y_label_gone", "mesh": M([1, 8], ["x", "y"]), "spec": [None, "y"], "shape": [3, 64]},
     {"name": "err_rank3", "mesh": M222, "spec": ["x"], "shape": [2, 2, 2], "error": True,
      "kind": "unsupported", "phrases": ["and 2"]},
 ]
