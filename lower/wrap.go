@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/xlamesh/xlamesh/mesh"
+	"github.com/xlamesh/xlamesh/mlir"
 )
 
 // Wrap annotates StableHLO text written elsewhere (for example by jax.export or another
@@ -20,12 +21,15 @@ import (
 // mismatch, a value that is not a static ranked tensor, or a Shardy module that already
 // has sdy.mesh symbols; sharding errors are those of Function.Arg.
 func Wrap(text string, args, results []mesh.NamedSharding, opts ...Option) (*Program, error) {
+	if err := mlir.Check(text); err != nil {
+		return nil, fmt.Errorf("lower: wrap: %w: %w", ErrWrap, err)
+	}
 	m := NewModule("", opts...)
 	sig, err := findMain(text)
 	if err != nil {
 		return nil, err
 	}
-	if m.cfg.partitioner == Shardy && strings.Contains(text, "sdy.mesh @") {
+	if m.cfg.partitioner == Shardy && sig.meshes {
 		return nil, fmt.Errorf("lower: wrap: %w: the module already has sdy.mesh symbols", ErrWrap)
 	}
 	if len(args) != len(sig.args) || len(results) != len(sig.results) {
@@ -51,10 +55,10 @@ func Wrap(text string, args, results []mesh.NamedSharding, opts ...Option) (*Pro
 		} else {
 			// Keep the other attributes; a sharding already there is replaced.
 			entries := []string{attr}
-			for _, part := range splitTop(text, e.attrsAt+1, e.attrsAt+len(e.attrs)-1) {
-				entry := strings.TrimSpace(text[part[0]:part[1]])
-				if !strings.HasPrefix(entry, "sdy.sharding") && !strings.HasPrefix(entry, "mhlo.sharding") {
-					entries = append(entries, entry)
+			parts, keys := dictEntries(text, e.attrsAt)
+			for i, part := range parts {
+				if keys[i] != "sdy.sharding" && keys[i] != "mhlo.sharding" {
+					entries = append(entries, strings.TrimSpace(text[part[0]:part[1]]))
 				}
 			}
 			edits = append(edits, edit{at: e.attrsAt, del: len(e.attrs), insert: "{" + strings.Join(entries, ", ") + "}"})
@@ -121,117 +125,218 @@ type sigEntry struct {
 
 type mainSig struct {
 	args, results []sigEntry
-	bareResult    bool // "-> tensor<...>" without parentheses
-	moduleAt      int  // offset of "module"
-	moduleBody    int  // offset of the module's opening '{'
-	moduleAttrs   [2]int
+	bareResult    bool   // "-> tensor<...>" without parentheses
+	moduleBody    int    // offset of the module's opening '{'
+	moduleAttrs   [2]int // offsets of the module attributes' '{' and '}', or -1
+	meshes        bool   // the module body has sdy.mesh ops
 }
 
-// findMain locates the module header and @main's signature.
+// sigReader reads the module header and @main's signature with the MLIR scanner, so strings
+// and comments are never mistaken for code.
+type sigReader struct {
+	s    *mlir.Scanner
+	tok  mlir.Token
+	text string
+}
+
+func (r *sigReader) next() mlir.Token {
+	r.tok = r.s.Next()
+	return r.tok
+}
+
+// level returns the bracket depth the current token sits at: for an opening bracket, the
+// depth outside it.
+func (r *sigReader) level() int {
+	if t := r.tok; t.Kind == mlir.Punct && (t.Text == "(" || t.Text == "[" || t.Text == "{" || t.Text == "<" || t.Text == "{-#") {
+		return r.s.Depth() - 1
+	}
+	return r.s.Depth()
+}
+
+// errorf returns an ErrWrap error, or the scanner's error if it stopped on one.
+func (r *sigReader) errorf(format string, args ...any) error {
+	if err := r.s.Err(); err != nil {
+		return fmt.Errorf("lower: wrap: %w: %w", ErrWrap, err)
+	}
+	return fmt.Errorf("lower: wrap: %w: "+format, append([]any{ErrWrap}, args...)...)
+}
+
+// skipTo reads tokens until the bracket open before the current token closes (depth below
+// d); it returns the closing token.
+func (r *sigReader) skipTo(d int) mlir.Token {
+	for r.s.Depth() >= d && r.tok.Kind != mlir.EOF {
+		r.next()
+	}
+	return r.tok
+}
+
+// findMain locates the module header, its sdy.mesh ops and @main's signature.
 func findMain(text string) (*mainSig, error) {
-	sig := &mainSig{}
-	mi := indexWord(text, "module")
-	if mi < 0 {
-		return nil, fmt.Errorf("lower: wrap: %w: no module", ErrWrap)
+	r := &sigReader{s: mlir.NewScanner(text), text: text}
+	sig := &mainSig{moduleAttrs: [2]int{-1, -1}}
+	// The module op: the first "module" outside any bracket.
+	for r.next(); !(r.tok.Is(mlir.Ident, "module") && r.s.Depth() == 0); r.next() {
+		if r.tok.Kind == mlir.EOF {
+			return nil, r.errorf("no module")
+		}
 	}
-	sig.moduleAt = mi
-	// The module's opening brace: the first '{' at depth 0 after "module", skipping an
-	// "attributes {...}" dictionary.
-	i := mi + len("module")
-	sig.moduleAttrs = [2]int{-1, -1}
-	for i < len(text) {
-		switch {
-		case strings.HasPrefix(text[i:], "attributes"):
-			j := strings.IndexByte(text[i:], '{')
-			if j < 0 {
-				return nil, fmt.Errorf("lower: wrap: %w: module attributes without a dictionary", ErrWrap)
-			}
-			end := matchClose(text, i+j)
-			if end < 0 {
-				return nil, fmt.Errorf("lower: wrap: %w: unterminated module attributes", ErrWrap)
-			}
-			sig.moduleAttrs = [2]int{i + j, end}
-			i = end + 1
+	if r.next().Kind == mlir.AtIdent {
+		r.next()
+	}
+	if r.tok.Is(mlir.Ident, "attributes") {
+		if !r.next().Is(mlir.Punct, "{") {
+			return nil, r.errorf("module attributes without a dictionary")
+		}
+		open := r.tok.Off
+		sig.moduleAttrs = [2]int{open, r.skipTo(1).Off}
+		r.next()
+	}
+	if !r.tok.Is(mlir.Punct, "{") || r.s.Depth() != 1 {
+		return nil, r.errorf("module has no body")
+	}
+	sig.moduleBody = r.tok.Off
+	found := false
+	for r.next(); r.s.Depth() >= 1; r.next() {
+		if r.tok.Kind == mlir.EOF {
+			return nil, r.errorf("unterminated module")
+		}
+		if r.s.Depth() != 1 || r.tok.Kind != mlir.Ident {
 			continue
-		case text[i] == '{':
-			sig.moduleBody = i
 		}
-		if text[i] == '{' {
-			break
-		}
-		i++
-	}
-	if sig.moduleBody == 0 {
-		return nil, fmt.Errorf("lower: wrap: %w: module has no body", ErrWrap)
-	}
-	fi := -1
-	for _, pat := range []string{"func.func public @main(", "func.func @main("} {
-		if j := strings.Index(text, pat); j >= 0 {
-			fi = j + len(pat) - 1
-			break
-		}
-	}
-	if fi < 0 {
-		return nil, fmt.Errorf("lower: wrap: %w: no func.func @main", ErrWrap)
-	}
-	end := matchClose(text, fi)
-	if end < 0 {
-		return nil, fmt.Errorf("lower: wrap: %w: unterminated @main arguments", ErrWrap)
-	}
-	for _, part := range splitTop(text, fi+1, end) {
-		colon := strings.IndexByte(text[part[0]:part[1]], ':')
-		if colon < 0 {
-			return nil, fmt.Errorf("lower: wrap: %w: cannot read argument %q", ErrWrap, text[part[0]:part[1]])
-		}
-		sig.args = append(sig.args, readEntry(text, part[0]+colon+1, part[1]))
-	}
-	i = skipSpace(text, end+1)
-	if strings.HasPrefix(text[i:], "->") {
-		i = skipSpace(text, i+2)
-		if text[i] == '(' {
-			rend := matchClose(text, i)
-			if rend < 0 {
-				return nil, fmt.Errorf("lower: wrap: %w: unterminated @main results", ErrWrap)
+		switch r.tok.Text {
+		case "sdy.mesh":
+			sig.meshes = true
+		case "func.func":
+			for r.next().Kind == mlir.Ident { // visibility
 			}
-			for _, part := range splitTop(text, i+1, rend) {
-				sig.results = append(sig.results, readEntry(text, part[0], part[1]))
+			if r.tok.Kind != mlir.AtIdent {
+				continue
 			}
-		} else {
-			e := readEntry(text, i, len(text))
-			e.attrs = ""
-			sig.results = []sigEntry{e}
-			sig.bareResult = true
+			if name, _ := r.tok.Symbol(); name != "main" || found {
+				continue
+			}
+			found = true
+			if err := r.signature(sig); err != nil {
+				return nil, err
+			}
 		}
+	}
+	if !found {
+		return nil, r.errorf("no func.func @main")
 	}
 	return sig, nil
 }
 
-// readEntry reads "TYPE {attrs}?" in text[i:end].
-func readEntry(text string, i, end int) sigEntry {
-	i = skipSpace(text, i)
-	j := i
-	depth := 0
-	for j < end {
-		c := text[j]
-		if depth == 0 && (c == ' ' || c == '\n' || c == '\t' || c == '{' || c == ',' || c == ')') {
-			break
-		}
-		switch c {
-		case '<', '(', '[':
-			depth++
-		case '>', ')', ']':
-			depth--
-		}
-		j++
+// signature reads "(args) (-> results)?" after @main.
+func (r *sigReader) signature(sig *mainSig) error {
+	if !r.next().Is(mlir.Punct, "(") {
+		return r.errorf("@main has no argument list")
 	}
-	e := sigEntry{typ: text[i:j], typeAt: i, typeEnd: j}
-	k := skipSpace(text, j)
-	if k < end && text[k] == '{' {
-		if c := matchClose(text, k); c >= 0 && c < end {
-			e.attrs, e.attrsAt = text[k:c+1], k
+	args, err := r.entries(true)
+	if err != nil {
+		return err
+	}
+	sig.args = args
+	if !r.next().Is(mlir.Punct, "->") {
+		return nil // no results; the token is the body's '{' or "attributes"
+	}
+	if r.next().Is(mlir.Punct, "(") {
+		sig.results, err = r.entries(false)
+		return err
+	}
+	// A bare result type: its tokens up to the body or the attributes keyword.
+	e := sigEntry{typeAt: r.tok.Off}
+	d := r.level()
+	for ; !(r.level() == d && (r.tok.Is(mlir.Punct, "{") || r.tok.Is(mlir.Ident, "attributes"))); r.next() {
+		if r.tok.Kind == mlir.EOF {
+			return r.errorf("unterminated @main result type")
+		}
+		e.typeEnd = r.tok.End()
+	}
+	if e.typeEnd == 0 {
+		return r.errorf("@main has no result type after '->'")
+	}
+	e.typ = r.text[e.typeAt:e.typeEnd]
+	sig.results, sig.bareResult = []sigEntry{e}, true
+	return nil
+}
+
+// entries reads a parenthesised list of "%name: TYPE {attrs}? loc(...)?" (named, the
+// arguments) or "TYPE {attrs}? loc(...)?" (the results), from after its '(' through its ')'.
+func (r *sigReader) entries(named bool) ([]sigEntry, error) {
+	d := r.s.Depth() // inside the '('
+	var out []sigEntry
+	for {
+		if r.next().Is(mlir.Punct, ")") && r.s.Depth() == d-1 {
+			return out, nil
+		}
+		if named {
+			if r.tok.Kind != mlir.PercentIdent || !r.next().Is(mlir.Punct, ":") {
+				return nil, r.errorf("cannot read @main argument %d at %q", len(out), r.tok.Text)
+			}
+			r.next()
+		}
+		e := sigEntry{typeAt: r.tok.Off}
+		// The type: every token until, at this depth, '{', ',', ')' or "loc".
+		for ; ; r.next() {
+			if r.tok.Kind == mlir.EOF {
+				return nil, r.errorf("unterminated @main signature")
+			}
+			if r.level() <= d && (r.tok.Is(mlir.Punct, "{") || r.tok.Is(mlir.Punct, ",") || r.tok.Is(mlir.Punct, ")") || r.tok.Is(mlir.Ident, "loc")) {
+				break
+			}
+			e.typeEnd = r.tok.End()
+		}
+		if e.typeEnd == 0 {
+			return nil, r.errorf("@main entry %d has no type", len(out))
+		}
+		e.typ = r.text[e.typeAt:e.typeEnd]
+		if r.tok.Is(mlir.Punct, "{") {
+			e.attrsAt = r.tok.Off
+			e.attrs = r.text[e.attrsAt:r.skipTo(d+1).End()]
+			r.next()
+		}
+		if r.tok.Is(mlir.Ident, "loc") {
+			r.next() // '('
+			r.skipTo(d + 1)
+			r.next()
+		}
+		out = append(out, e)
+		switch {
+		case r.tok.Is(mlir.Punct, ")") && r.s.Depth() == d-1:
+			return out, nil
+		case !r.tok.Is(mlir.Punct, ","):
+			return nil, r.errorf("expected ',' or ')' after @main entry %d, found %q", len(out)-1, r.tok.Text)
 		}
 	}
-	return e
+}
+
+// dictEntries returns the [start, end) offsets of the entries of the attribute dictionary
+// whose '{' is at text[open], and the key of each (an identifier or an unquoted string).
+func dictEntries(text string, open int) (parts [][2]int, keys []string) {
+	s := mlir.NewScanner(text[open:])
+	s.Next() // '{'
+	start := open + 1
+	key := ""
+	for {
+		t := s.Next()
+		switch {
+		case t.Kind == mlir.EOF:
+			return parts, keys
+		case s.Depth() == 0 || s.Depth() == 1 && t.Is(mlir.Punct, ","):
+			if strings.TrimSpace(text[start:open+t.Off]) != "" {
+				parts, keys = append(parts, [2]int{start, open + t.Off}), append(keys, key)
+			}
+			if s.Depth() == 0 {
+				return parts, keys
+			}
+			start, key = open+t.End(), ""
+		case key == "" && s.Depth() == 1 && t.Kind == mlir.Ident:
+			key = t.Text
+		case key == "" && s.Depth() == 1 && t.Kind == mlir.String:
+			key, _ = mlir.Unquote(t.Text)
+		}
+	}
 }
 
 // moduleEdits sets mhlo.num_partitions/num_replicas in the module's attributes (replacing
@@ -242,103 +347,24 @@ func moduleEdits(text string, sig *mainSig, n int, meshes string) []edit {
 	if a := sig.moduleAttrs; a[0] >= 0 {
 		// Rebuild the dictionary without the two keys, then append ours.
 		var keep []string
-		for _, part := range splitTop(text, a[0]+1, a[1]) {
-			entry := strings.TrimSpace(text[part[0]:part[1]])
-			if !strings.HasPrefix(entry, "mhlo.num_partitions") && !strings.HasPrefix(entry, "mhlo.num_replicas") {
-				keep = append(keep, entry)
+		parts, keys := dictEntries(text, a[0])
+		for i, part := range parts {
+			if keys[i] != "mhlo.num_partitions" && keys[i] != "mhlo.num_replicas" {
+				keep = append(keep, strings.TrimSpace(text[part[0]:part[1]]))
 			}
 		}
 		edits = append(edits, edit{at: a[0], del: a[1] - a[0] + 1, insert: "{" + strings.Join(append(keep, ours), ", ") + "}"})
 	} else {
-		edits = append(edits, edit{at: sig.moduleBody, insert: "attributes {" + ours + "} "})
+		insert := "attributes {" + ours + "} "
+		if c := text[sig.moduleBody-1]; c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			insert = " " + insert // module{ or module @m{
+		}
+		edits = append(edits, edit{at: sig.moduleBody, insert: insert})
 	}
 	if meshes != "" {
 		edits = append(edits, edit{at: sig.moduleBody + 1, insert: meshes})
 	}
 	return edits
-}
-
-func indexWord(text, w string) int {
-	for i := 0; ; {
-		j := strings.Index(text[i:], w)
-		if j < 0 {
-			return -1
-		}
-		j += i
-		before := j == 0 || strings.ContainsRune(" \n\t", rune(text[j-1]))
-		after := j+len(w) < len(text) && strings.ContainsRune(" \n\t{@", rune(text[j+len(w)]))
-		if before && after {
-			return j
-		}
-		i = j + len(w)
-	}
-}
-
-func skipSpace(text string, i int) int {
-	for i < len(text) && strings.ContainsRune(" \n\t\r", rune(text[i])) {
-		i++
-	}
-	return i
-}
-
-// matchClose returns the offset of the bracket closing the one at text[i], skipping
-// strings and nested brackets, or -1.
-func matchClose(text string, i int) int {
-	depth := 0
-	for j := i; j < len(text); j++ {
-		switch c := text[j]; c {
-		case '"':
-			for j++; j < len(text) && text[j] != '"'; j++ {
-				if text[j] == '\\' {
-					j++
-				}
-			}
-		case '(', '[', '{', '<':
-			depth++
-		case ')', ']', '}', '>':
-			if c == '>' && j > 0 && text[j-1] == '-' {
-				continue
-			}
-			depth--
-			if depth == 0 {
-				return j
-			}
-		}
-	}
-	return -1
-}
-
-// splitTop splits text[i:end] at commas outside brackets and strings, returning
-// [start, end) pairs of the non-empty parts.
-func splitTop(text string, i, end int) [][2]int {
-	var parts [][2]int
-	start, depth := i, 0
-	for j := i; j < end; j++ {
-		switch c := text[j]; c {
-		case '"':
-			for j++; j < end && text[j] != '"'; j++ {
-				if text[j] == '\\' {
-					j++
-				}
-			}
-		case '(', '[', '{', '<':
-			depth++
-		case ')', ']', '}', '>':
-			if c == '>' && text[j-1] == '-' {
-				continue
-			}
-			depth--
-		case ',':
-			if depth == 0 {
-				parts = append(parts, [2]int{start, j})
-				start = j + 1
-			}
-		}
-	}
-	if strings.TrimSpace(text[start:end]) != "" {
-		parts = append(parts, [2]int{start, end})
-	}
-	return parts
 }
 
 // parseTensorType reads a static ranked tensor type such as "tensor<8x2xf32>".

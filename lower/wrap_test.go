@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
+	"github.com/xlamesh/xlamesh/mlir"
 )
 
 // jaxExported is StableHLO in the form jax.export writes it (pretty ops, no shardings).
@@ -99,4 +100,62 @@ func mustBuild(t *testing.T, c goldenCase, p lower.Partitioner) *lower.Program {
 	prog, err := build(c, p)
 	require.NoError(t, err)
 	return prog
+}
+
+// trickyModule names @main in a comment and in a string attribute before the real @main.
+const trickyModule = `// func.func @main(%c: tensor<1xf32>) -> tensor<1xf32> in a comment
+module @m attributes {doc = "module { func.func public @main(%s: tensor<3xf32>) -> tensor<3xf32> {", mhlo.num_partitions = 1 : i32} {
+  func.func private @helper(%a: tensor<8x2xf32>) -> tensor<8x2xf32> attributes {note = "func.func @main("} {
+    return %a : tensor<8x2xf32> // func.func @main(
+  }
+  // func.func @main(%c: tensor<1xf32>) -> tensor<1xf32>
+  func.func public @main(%arg0: tensor<8x2xf32> {jax.arg_info = "@main(x", mhlo.sharding = "{replicated}"} loc("x.py":1:2)) -> (tensor<8x2xf32> {jax.result_info = "}, {"}) {
+    %0 = func.call @helper(%arg0) : (tensor<8x2xf32>) -> tensor<8x2xf32>
+    return %0 : tensor<8x2xf32>
+  }
+}
+`
+
+func TestWrapStringsAndComments(t *testing.T) {
+	p, err := lower.Wrap(trickyModule, []mesh.NamedSharding{ns("x", "y")}, []mesh.NamedSharding{ns("x")})
+	require.NoError(t, err)
+	want := `// func.func @main(%c: tensor<1xf32>) -> tensor<1xf32> in a comment
+module @m attributes {doc = "module { func.func public @main(%s: tensor<3xf32>) -> tensor<3xf32> {", mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @mesh = <["x"=4, "y"=2]>
+  func.func private @helper(%a: tensor<8x2xf32>) -> tensor<8x2xf32> attributes {note = "func.func @main("} {
+    return %a : tensor<8x2xf32> // func.func @main(
+  }
+  // func.func @main(%c: tensor<1xf32>) -> tensor<1xf32>
+  func.func public @main(%arg0: tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>, jax.arg_info = "@main(x"} loc("x.py":1:2)) -> (tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>, jax.result_info = "}, {"}) {
+    %0 = func.call @helper(%arg0) : (tensor<8x2xf32>) -> tensor<8x2xf32>
+    return %0 : tensor<8x2xf32>
+  }
+}
+`
+	require.Equal(t, want, p.Text())
+}
+
+func TestWrapRejects(t *testing.T) {
+	tests := []struct {
+		name, text string
+		err        error
+		msg        string
+	}{
+		{"main only in a comment", "module {\n  // func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n}\n", lower.ErrWrap, "no func.func @main"},
+		{"main only in a string", "module attributes {a = \"func.func @main(%x: tensor<2xf32>)\"} {\n}\n", lower.ErrWrap, "no func.func @main"},
+		{"unterminated string", "module {\n  func.func @main(%x: tensor<2xf32> {a = \"@main(}) -> tensor<2xf32> {\n", mlir.ErrSyntax, "2:42: malformed MLIR: unterminated string literal"},
+		{"recursion", "module {\n  func.func public @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n    %0 = func.call @f(%x) : (tensor<2xf32>) -> tensor<2xf32>\n    return %0 : tensor<2xf32>\n  }\n  func.func private @f(%x: tensor<2xf32>) -> tensor<2xf32> {\n    %0 = func.call @f(%x) : (tensor<2xf32>) -> tensor<2xf32>\n    return %0 : tensor<2xf32>\n  }\n}\n",
+			mlir.ErrRecursion, "@f calls @f"},
+		{"tensor too large", "module {\n  func.func public @main(%x: tensor<4611686018427387904xf32>) -> tensor<2xf32> {\n  }\n}\n", mlir.ErrTensorSize, "overflow"},
+		{"infeed", "module {\n  func.func public @main(%t: !stablehlo.token) -> tensor<2xf32> {\n    %0:2 = \"stablehlo.infeed\"(%t) : (!stablehlo.token) -> (tensor<2xf32>, !stablehlo.token)\n    return %0#0 : tensor<2xf32>\n  }\n}\n",
+			mlir.ErrUnsupportedOp, "stablehlo.infeed"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := lower.Wrap(tc.text, []mesh.NamedSharding{{}}, []mesh.NamedSharding{{}})
+			require.ErrorIs(t, err, lower.ErrWrap)
+			require.ErrorIs(t, err, tc.err)
+			require.ErrorContains(t, err, tc.msg)
+		})
+	}
 }

@@ -1,0 +1,67 @@
+package lower_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/xlamesh/xlamesh/lower"
+	"github.com/xlamesh/xlamesh/mesh"
+	"github.com/xlamesh/xlamesh/mlir"
+)
+
+// FuzzWrap wraps any text with nArgs argument and nResults result shardings (replicated on
+// a 4x2 mesh, or left open), with Shardy or GSPMD. Wrap never panics; an error wraps ErrWrap
+// or is an *OpError; a wrapped module scans cleanly and passes the module checker (but for
+// shardings inside it written for another partition count); with GSPMD, wrapping the result
+// again changes nothing.
+func FuzzWrap(f *testing.F) {
+	for _, s := range []string{jaxExported, bareModule, trickyModule,
+		"module {\n  func.func @main() {\n    return\n  }\n}\n",
+		"module @m {\n  func.func public @main(%a: tensor<2xf32>, %b: tensor<f32> {x = \"y\"}) -> tensor<2xf32> attributes {z} {\n  }\n}\n"} {
+		f.Add(s, uint8(1), uint8(1), false)
+		f.Add(s, uint8(2), uint8(1), true)
+	}
+	f.Fuzz(func(t *testing.T, text string, nArgs, nResults uint8, gspmd bool) {
+		shardings := func(n uint8) []mesh.NamedSharding {
+			out := make([]mesh.NamedSharding, n%4)
+			for i := range out {
+				if i%2 == 0 {
+					out[i] = ns()
+				}
+			}
+			return out
+		}
+		var opts []lower.Option
+		if gspmd {
+			opts = append(opts, lower.WithPartitioner(lower.GSPMD))
+		}
+		args, results := shardings(nArgs), shardings(nResults)
+		p, err := lower.Wrap(text, args, results, opts...)
+		if err != nil {
+			var oe *lower.OpError
+			if !errors.Is(err, lower.ErrWrap) && !errors.As(err, &oe) {
+				t.Fatalf("error neither ErrWrap nor *OpError: %v", err)
+			}
+			return
+		}
+		out := p.Text()
+		s := mlir.NewScanner(out)
+		for s.Next().Kind != mlir.EOF {
+		}
+		if err := s.Err(); err != nil {
+			t.Fatalf("wrapped text does not scan: %v\n%s", err, out)
+		}
+		if err := mlir.Check(out); err != nil && !errors.Is(err, mlir.ErrSharding) {
+			t.Fatalf("wrapped text fails the checker: %v\n%s", err, out)
+		}
+		if gspmd {
+			p2, err := lower.Wrap(out, args, results, opts...)
+			if err != nil {
+				t.Fatalf("wrapping again: %v\n%s", err, out)
+			}
+			if p2.Text() != out {
+				t.Fatalf("wrapping again changed the text:\n%s\nthen\n%s", out, p2.Text())
+			}
+		}
+	})
+}
