@@ -148,7 +148,12 @@ func (f *Function) AllGather(x Value, dim int, axes ...string) Value {
 		return Value{}
 	}
 	dims := a.shape.Dims()
-	dims[dim] *= len(groups[0])
+	n, ok := mulDims(dims[dim], len(groups[0]))
+	if !ok {
+		f.failf(opName, 0, a, ErrShape, "gathered dimension %d (%d x %d) overflows int64", dim, dims[dim], len(groups[0]))
+		return Value{}
+	}
+	dims[dim] = n
 	props := "all_gather_dim = " + strconv.Itoa(dim) + " : i64, " + f.m.channel() + ", replica_groups = " + denseI64(groups) + ", use_global_device_ids"
 	return f.emit("stablehlo.all_gather", []*value{a}, NewShape(a.shape.dtype, dims...), props)
 }
@@ -203,7 +208,12 @@ func (f *Function) AllToAll(x Value, splitDim, concatDim int, axes ...string) Va
 		return Value{}
 	}
 	dims[splitDim] /= k
-	dims[concatDim] *= k
+	n, ok := mulDims(dims[concatDim], k)
+	if !ok {
+		f.failf(opName, 0, a, ErrShape, "concat dimension %d (%d x %d) overflows int64", concatDim, dims[concatDim], k)
+		return Value{}
+	}
+	dims[concatDim] = n
 	props := f.m.channel() + ", concat_dimension = " + strconv.Itoa(concatDim) + " : i64, replica_groups = " + denseI64(groups) +
 		", split_count = " + strconv.Itoa(k) + " : i64, split_dimension = " + strconv.Itoa(splitDim) + " : i64"
 	return f.emit("stablehlo.all_to_all", []*value{a}, NewShape(a.shape.dtype, dims...), props)

@@ -2,6 +2,7 @@ package lower
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -100,7 +101,8 @@ func (s Shape) Dim(i int) int { return s.dims[i] }
 // Rank returns the number of dimensions (0 for a scalar).
 func (s Shape) Rank() int { return len(s.dims) }
 
-// Size returns the number of elements.
+// Size returns the number of elements. For a shape whose element count overflows int (which
+// every op and Arg reject with ErrShape) the result is meaningless.
 func (s Shape) Size() int {
 	n := 1
 	for _, d := range s.dims {
@@ -136,12 +138,37 @@ func (s Shape) valid() error {
 	if !supported(s.dtype) {
 		return fmt.Errorf("%w: invalid element type %s", ErrDType, dtypeName(s.dtype))
 	}
+	n := 1
 	for i, d := range s.dims {
 		if d < 0 {
 			return fmt.Errorf("%w: dimension %d has negative size %d", ErrShape, i, d)
 		}
+		var ok bool
+		if n, ok = mulDims(n, d); !ok {
+			return fmt.Errorf("%w: %v: the element count overflows int64 at dimension %d", ErrShape, s, i)
+		}
+	}
+	if _, ok := mulDims(n, max(1, s.dtype.Size())); !ok {
+		return fmt.Errorf("%w: %v: %d elements of %d bytes overflow int64 bytes", ErrShape, s, n, max(1, s.dtype.Size()))
 	}
 	return nil
+}
+
+// mulDims returns a*b for sizes a, b >= 0, and false when the product overflows int64.
+func mulDims(a, b int) (int, bool) {
+	if a == 0 || b == 0 {
+		return 0, true
+	}
+	if a > math.MaxInt64/b {
+		return 0, false
+	}
+	return a * b, true
+}
+
+// addDims returns a+b, and false when the sum overflows int64 (either may be negative).
+func addDims(a, b int) (int, bool) {
+	c := a + b
+	return c, (b >= 0) == (c >= a)
 }
 
 // scalar returns the rank-0 shape of the same element type.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/xlamesh/xlamesh/mesh"
+	"github.com/xlamesh/xlamesh/mlir"
 )
 
 // Partitioner selects how shardings are written into the module: Shardy (`sdy` dialect,
@@ -72,11 +73,19 @@ type Module struct {
 	channels   int
 }
 
-// NewModule starts a module named name (printed `module @name`; empty prints no name).
+// NewModule starts a module named name (printed `module @name`, or `module @"my-fn"` when
+// the name is not an MLIR identifier; empty prints no name). A name mlir.CheckName rejects
+// (a backslash, a control byte or a byte outside ASCII) is recorded as the module's error,
+// wrapping mlir.ErrName.
 func NewModule(name string, opts ...Option) *Module {
 	m := &Module{name: name, cfg: config{partitioner: Shardy}}
 	for _, o := range opts {
 		o(&m.cfg)
+	}
+	if name != "" {
+		if err := mlir.CheckName("module", name); err != nil {
+			m.err = &OpError{Func: name, Op: "module", Operand: -1, Err: err}
+		}
 	}
 	return m
 }
@@ -96,7 +105,8 @@ func (m *Module) Main() *Function {
 }
 
 // Func returns a new private function @name, to be called from others with Function.Call.
-// A name that is already used (or "main") records an error wrapping ErrFunction.
+// A name that is already used (or "main"), or that mlir.CheckName rejects, records an error
+// wrapping ErrFunction.
 func (m *Module) Func(name string) *Function {
 	f := m.newFunc(name, false)
 	for _, g := range m.funcs[:len(m.funcs)-1] {
@@ -106,6 +116,9 @@ func (m *Module) Func(name string) *Function {
 	}
 	if name == "" && m.err == nil {
 		m.err = &OpError{Func: name, Op: "func.func", Operand: -1, Err: fmt.Errorf("%w: empty function name", ErrFunction)}
+	}
+	if err := mlir.CheckName("function", name); err != nil && m.err == nil {
+		m.err = &OpError{Func: name, Op: "func.func", Operand: -1, Err: fmt.Errorf("%w: %w", ErrFunction, err)}
 	}
 	return f
 }
@@ -277,6 +290,10 @@ func (f *Function) newArg(s Shape) *value {
 
 // emit appends an op with one result of shape s.
 func (f *Function) emit(name string, operands []*value, s Shape, props string) Value {
+	if err := s.valid(); err != nil {
+		f.fail(strings.TrimPrefix(name, "stablehlo."), -1, nil, err)
+		return Value{}
+	}
 	r := f.newValue(s)
 	f.ops = append(f.ops, &op{name: name, operands: operands, results: []*value{r}, props: props})
 	return Value{r}
@@ -285,6 +302,12 @@ func (f *Function) emit(name string, operands []*value, s Shape, props string) V
 // emitMulti appends an op with several results, numbered %N#0, %N#1, ...
 func (f *Function) emitMulti(o *op, shapes []Shape) []Value {
 	out := make([]Value, len(shapes))
+	for _, s := range shapes {
+		if err := s.valid(); err != nil {
+			f.fail(strings.TrimPrefix(o.name, "stablehlo."), -1, nil, err)
+			return out
+		}
+	}
 	if len(shapes) == 1 {
 		r := f.newValue(shapes[0])
 		o.results = []*value{r}

@@ -392,7 +392,11 @@ func (f *Function) Slice(x Value, start, limit, strides []int) Value {
 			f.failf(opName, 0, a, ErrShape, "dimension %d: slice [%d:%d:%d] out of range for size %d", i, start[i], limit[i], strides[i], a.shape.dims[i])
 			return Value{}
 		}
-		dims[i] = (limit[i] - start[i] + strides[i] - 1) / strides[i]
+		n := limit[i] - start[i] // 0 <= n <= the dimension's size
+		dims[i] = n / strides[i]
+		if n%strides[i] != 0 {
+			dims[i]++
+		}
 	}
 	props := "limit_indices = " + i64Array(limit) + ", start_indices = " + i64Array(start) + ", strides = " + i64Array(strides)
 	return f.emit("stablehlo.slice", []*value{a}, NewShape(a.shape.dtype, dims...), props)
@@ -508,7 +512,12 @@ func (f *Function) Concatenate(dim int, xs ...Value) Value {
 				return Value{}
 			}
 		}
-		dims[dim] += s.dims[dim]
+		n, ok := addDims(dims[dim], s.dims[dim])
+		if !ok {
+			f.failf(opName, i+1, v, ErrShape, "concatenated dimension %d overflows int64", dim)
+			return Value{}
+		}
+		dims[dim] = n
 	}
 	return f.emit("stablehlo.concatenate", vs, NewShape(first.shape.dtype, dims...), "dimension = "+strconv.Itoa(dim)+" : i64")
 }
@@ -542,7 +551,14 @@ func (f *Function) Pad(x, padValue Value, low, high, interior []int) Value {
 			f.failf(opName, 0, a, ErrShape, "negative interior padding %d in dimension %d", interior[i], i)
 			return Value{}
 		}
-		n := low[i] + high[i] + d + max(d-1, 0)*interior[i]
+		grown, ok1 := mulDims(max(d-1, 0), interior[i])
+		n, ok2 := addDims(d, grown)
+		n, ok3 := addDims(n, low[i])
+		n, ok4 := addDims(n, high[i])
+		if !ok1 || !ok2 || !ok3 || !ok4 {
+			f.failf(opName, 0, a, ErrShape, "dimension %d: size %d padded by low %d, high %d, interior %d overflows int64", i, d, low[i], high[i], interior[i])
+			return Value{}
+		}
 		if n < 0 {
 			f.failf(opName, 0, a, ErrShape, "dimension %d would have negative size %d", i, n)
 			return Value{}

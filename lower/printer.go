@@ -3,6 +3,8 @@ package lower
 import (
 	"strconv"
 	"strings"
+
+	"github.com/xlamesh/xlamesh/mlir"
 )
 
 // printer writes MLIR text with two-space indentation.
@@ -116,8 +118,7 @@ func (m *Module) print() string {
 	p.b.Grow(256 + 128*n)
 	p.str("module ")
 	if m.name != "" {
-		p.str("@")
-		p.str(symbol(m.name))
+		p.str(mlir.Symbol(m.name))
 		p.str(" ")
 	}
 	p.str("attributes {mhlo.num_partitions = ")
@@ -152,11 +153,11 @@ func (f *Function) print(p *printer) {
 	p.line()
 	p.str("func.func ")
 	if f.public {
-		p.str("public @")
+		p.str("public ")
 	} else {
-		p.str("private @")
+		p.str("private ")
 	}
-	p.str(symbol(f.name))
+	p.str(mlir.Symbol(f.name))
 	p.str("(")
 	for i, a := range f.args {
 		if i > 0 {
@@ -282,8 +283,8 @@ func (f *Function) printRegion(p *printer, term string) {
 func printCall(p *printer, o *op) {
 	p.line()
 	p.lhs(o)
-	p.str("func.call @")
-	p.str(symbol(o.data.(string)))
+	p.str("func.call ")
+	p.str(mlir.Symbol(o.data.(string)))
 	p.str("(")
 	p.vals(o.operands)
 	p.str(") : (")
@@ -291,19 +292,6 @@ func printCall(p *printer, o *op) {
 	p.str(") -> ")
 	p.resultTypes(o.results)
 	p.str("\n")
-}
-
-// symbol returns name as an MLIR symbol reference body: bare when it is an identifier
-// ([A-Za-z_][A-Za-z0-9_$.-]*), else a quoted string.
-func symbol(name string) string {
-	for i, c := range name {
-		ok := c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			(i > 0 && (c == '$' || c == '.' || c == '-' || (c >= '0' && c <= '9')))
-		if !ok {
-			return strconv.Quote(name)
-		}
-	}
-	return name
 }
 
 // i64Array formats array<i64: 1, 2> (array<i64> when empty).

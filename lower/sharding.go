@@ -496,7 +496,11 @@ func (m *Module) manualSharding(a mesh.Abstract, meshName string, spec mesh.Part
 			}
 			dims[i] /= k
 		} else {
-			dims[i] *= k
+			n, ok := mulDims(dims[i], k)
+			if !ok {
+				return "", Shape{}, fmt.Errorf("%w: dim %d: size %d times the manual axes size %d overflows int64", ErrShape, i, dims[i], k)
+			}
+			dims[i] = n
 		}
 	}
 	other := NewShape(shape.dtype, dims...)
