@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/gomlx/gopjrt/dtypes"
+	xmlir "github.com/xlamesh/xlamesh/mlir"
 )
 
 // Partitioner selects how XLA partitions an SPMD program. It is passed to the compiler as the
@@ -129,6 +130,9 @@ func (c *Client) Compile(mlir string, opts CompileOptions) (*Executable, error) 
 		return nil, err
 	}
 	defer done()
+	if err := xmlir.Check(mlir, xmlir.Partitions(n)); err != nil { // what XLA would misread or not survive
+		return nil, fmt.Errorf("pjrt: compile: %w: %w", ErrCompile, err)
+	}
 	key := ""
 	if c.cache != nil {
 		key = c.cache.key(c, mlir, options, devices)

@@ -1,0 +1,73 @@
+package pjrt_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/xlamesh/xlamesh/mlir"
+	"github.com/xlamesh/xlamesh/pjrt"
+	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
+)
+
+// TestCompileChecksFirst: Compile runs mlir.Check with its device count before the plugin
+// sees the program. Each module here killed the process, hung in execute, or compiled
+// something other than what it says, on the pinned CPU plugin.
+func TestCompileChecksFirst(t *testing.T) {
+	c := pjrttest.Client(t)
+	all := []int{0, 1, 2, 3, 4, 5, 6, 7}
+	tests := []struct {
+		name string
+		text string
+		opts pjrt.CompileOptions
+		kind error
+		msg  string
+	}{
+		{"8 partitions, no device assignment", seedModule, pjrt.CompileOptions{}, mlir.ErrPartitions,
+			"annotated for 8 partitions but is compiled for 1 devices"},
+		{"num_partitions 3 on 8 devices", strings.Replace(seedModule, "num_partitions = 8", "num_partitions = 3", 1),
+			pjrt.CompileOptions{DeviceAssignment: all}, mlir.ErrPartitions, "annotated for 3 partitions but is compiled for 8 devices"},
+		{"num_partitions 0 on 8 devices", strings.Replace(seedModule, "num_partitions = 8", "num_partitions = 0", 1),
+			pjrt.CompileOptions{DeviceAssignment: all}, mlir.ErrPartitions, "0 partitions, want >= 1"},
+		{"infeed", `module {
+  func.func public @main(%t: !stablehlo.token) -> tensor<2xf32> {
+    %0:2 = "stablehlo.infeed"(%t) {infeed_config = ""} : (!stablehlo.token) -> (tensor<2xf32>, !stablehlo.token)
+    return %0#0 : tensor<2xf32>
+  }
+}`, pjrt.CompileOptions{}, mlir.ErrUnsupportedOp, "stablehlo.infeed"},
+		{"recursion", `module {
+  func.func public @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+    %0 = func.call @f(%x) : (tensor<2xf32>) -> tensor<2xf32>
+    return %0 : tensor<2xf32>
+  }
+  func.func private @f(%x: tensor<2xf32>) -> tensor<2xf32> {
+    %0 = func.call @f(%x) : (tensor<2xf32>) -> tensor<2xf32>
+    return %0 : tensor<2xf32>
+  }
+}`, pjrt.CompileOptions{}, mlir.ErrRecursion, "@f calls @f"},
+		{"axis name XLA aborts on", strings.ReplaceAll(seedModule, `"x"`, `"\C3\A9"`), pjrt.CompileOptions{DeviceAssignment: all},
+			mlir.ErrName, `axis "\C3\A9"`},
+		{"unparsable mhlo.sharding", strings.Replace(gspmdModule, "{devices=[4,2]<=[8]}", "{devices=[4,2]<=[4,2]}", 1),
+			pjrt.CompileOptions{DeviceAssignment: all, Partitioner: pjrt.GSPMD}, mlir.ErrSharding, "expected 'T('"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := pjrt.LiveExecutables()
+			exe, err := c.Compile(tc.text, tc.opts)
+			if exe != nil {
+				exe.Close()
+			}
+			require.ErrorIs(t, err, pjrt.ErrCompile)
+			require.ErrorIs(t, err, tc.kind)
+			var e *mlir.Error
+			require.True(t, errors.As(err, &e))
+			require.ErrorContains(t, err, tc.msg)
+			require.Equal(t, before, pjrt.LiveExecutables())
+		})
+	}
+	// The same programs, written correctly, compile.
+	exe, err := c.Compile(seedModule, pjrt.CompileOptions{DeviceAssignment: all})
+	require.NoError(t, err)
+	require.NoError(t, exe.Close())
+}
