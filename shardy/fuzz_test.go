@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/xlamesh/xlamesh/mlir"
 )
 
 // The fuzz targets check that parsing never panics and that whatever parses
@@ -93,7 +95,8 @@ func FuzzParseTensorSharding(f *testing.F) {
 
 // checkGSPMD checks the GSPMD text of a sharding that validated on m: it
 // converts, unless it has unreduced axes or sub-axes that do not split
-// their axis into factors (both have no GSPMD form, ErrUnsupported), and
+// their axis into factors (both have no GSPMD form, ErrUnsupported), the
+// module checker's HloSharding reader (mlir.CheckSharding) accepts it, and
 // its tile assignment covers every device of the mesh.
 func checkGSPMD(t *testing.T, s TensorSharding, m Mesh) {
 	t.Helper()
@@ -109,6 +112,15 @@ func checkGSPMD(t *testing.T, s TensorSharding, m Mesh) {
 		t.Fatalf("GSPMD(%s) on %s: %v", s, m, err)
 	case err != nil:
 		return
+	}
+	partitions := m.Size()
+	if m.IsMaximal() {
+		partitions = 0 // its device id counts among the module's partitions
+	}
+	if err := mlir.CheckSharding(text, partitions); err != nil {
+		t.Fatalf("GSPMD(%s) on %s = %q, which the module checker rejects: %v", s, m, text, err)
+	}
+	switch {
 	case m.IsMaximal():
 		if want := fmt.Sprintf("{maximal device=%d}", m.DeviceIDs()[0]); text != want {
 			t.Fatalf("GSPMD(%s) on %s = %q, want %q", s, m, text, want)

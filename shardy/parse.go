@@ -1,9 +1,12 @@
 package shardy
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/xlamesh/xlamesh/mlir"
 )
 
 // The parser is a hand-written recursive descent over the attribute text.
@@ -390,22 +393,8 @@ func (p *parser) shardingList() []TensorSharding {
 
 // ---- tokens ----
 
-func (p *parser) skipSpace() {
-	for p.pos < len(p.src) {
-		switch c := p.src[p.pos]; {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			p.pos++
-		case c == '/' && strings.HasPrefix(p.src[p.pos:], "//"):
-			if i := strings.IndexByte(p.src[p.pos:], '\n'); i >= 0 {
-				p.pos += i + 1
-			} else {
-				p.pos = len(p.src)
-			}
-		default:
-			return
-		}
-	}
-}
+// skipSpace skips whitespace and // comments, as the MLIR scanner does.
+func (p *parser) skipSpace() { p.pos = mlir.SkipSpace(p.src, p.pos) }
 
 // peek returns the byte at the current position, or 0 at the end.
 func (p *parser) peek() byte {
@@ -484,64 +473,21 @@ func (p *parser) symbol() string {
 	return p.src[start:p.pos]
 }
 
-// str consumes an MLIR string literal and returns its value. Escapes are
-// \\, \", \n, \t and \XX (two hex digits).
+// str consumes an MLIR string literal and returns its value, read by the MLIR scanner:
+// escapes are \\, \", \n, \t and \XX (two hex digits).
 func (p *parser) str() string {
 	p.skipSpace()
 	if p.peek() != '"' {
 		p.failExpected("string")
 	}
-	start := p.pos
-	p.pos++
-	var b strings.Builder
-	for {
-		if p.pos >= len(p.src) {
-			p.failAt(start, "unterminated string literal")
-		}
-		c := p.src[p.pos]
-		switch {
-		case c == '"':
-			p.pos++
-			return b.String()
-		case c == '\n' || c == '\r' || c == 0:
-			p.failAt(p.pos, "unterminated string literal")
-		case c == '\\':
-			if p.pos+1 >= len(p.src) {
-				p.failAt(p.pos, "unterminated string literal")
-			}
-			switch e := p.src[p.pos+1]; {
-			case e == '\\' || e == '"':
-				b.WriteByte(e)
-				p.pos += 2
-			case e == 'n':
-				b.WriteByte('\n')
-				p.pos += 2
-			case e == 't':
-				b.WriteByte('\t')
-				p.pos += 2
-			case p.pos+2 < len(p.src) && isHex(e) && isHex(p.src[p.pos+2]):
-				b.WriteByte(unhex(e)<<4 | unhex(p.src[p.pos+2]))
-				p.pos += 3
-			default:
-				p.failAt(p.pos, "unknown escape in string literal")
-			}
-		default:
-			b.WriteByte(c)
-			p.pos++
-		}
+	v, end, err := mlir.ReadString(p.src, p.pos)
+	if err != nil {
+		var e *mlir.Error
+		errors.As(err, &e)
+		p.failAt(e.Off, "%s", e.Msg)
 	}
-}
-
-func isHex(c byte) bool { return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
-
-func unhex(c byte) byte {
-	switch {
-	case isDigit(c):
-		return c - '0'
-	case c >= 'a':
-		return c - 'a' + 10
-	}
-	return c - 'A' + 10
+	p.pos = end
+	return v
 }
 
 // integer consumes a decimal integer with an optional '-' sign.
@@ -616,25 +562,39 @@ func (p *parser) describe() string {
 	return "'" + tok + "'"
 }
 
-// MeshOpsInModule finds the `sdy.mesh` ops of a StableHLO module's text
-// (lines starting with "sdy.mesh", as JAX and lower print them, optionally
-// followed by a `loc(...)`) and parses them. Errors carry the offset within
-// the offending line.
+// MeshOpsInModule finds the `sdy.mesh` ops of a StableHLO module's text with the MLIR
+// scanner (so text in strings and comments is never taken for an op) and parses them. Each
+// op runs from its `sdy.mesh` keyword to the end of its mesh attribute; a `loc(...)` after it
+// is left alone. Errors carry the offset within the module: a *ParseError, or an error
+// wrapping ErrSyntax for text the scanner cannot read.
 func MeshOpsInModule(module string) ([]MeshOp, error) {
 	var ops []MeshOp
-	for line := range strings.Lines(module) {
-		line = strings.TrimSpace(line)
-		if !strings.HasPrefix(line, "sdy.mesh ") && !strings.HasPrefix(line, "sdy.mesh\t") {
+	s := mlir.NewScanner(module)
+	for t := s.Next(); t.Kind != mlir.EOF; t = s.Next() {
+		if !t.Is(mlir.Ident, "sdy.mesh") {
 			continue
 		}
-		if i := strings.LastIndex(line, " loc("); i > 0 && strings.HasSuffix(line, ")") {
-			line = strings.TrimSpace(line[:i])
+		// sdy.mesh @name = (#sdy.mesh)? <...>: read through the '>' closing the attribute.
+		depth := s.Depth()
+		end := t.End()
+		for u := s.Next(); u.Kind != mlir.EOF; u = s.Next() {
+			end = u.End()
+			if u.Is(mlir.Punct, ">") && s.Depth() == depth {
+				break
+			}
 		}
-		op, err := ParseMeshOp(line)
+		op, err := ParseMeshOp(module[t.Off:end])
 		if err != nil {
+			var pe *ParseError
+			if errors.As(err, &pe) {
+				pe.Offset += t.Off
+			}
 			return nil, err
 		}
 		ops = append(ops, op)
+	}
+	if err := s.Err(); err != nil {
+		return nil, fmt.Errorf("shardy: %w: %w", ErrSyntax, err)
 	}
 	return ops, nil
 }
