@@ -53,8 +53,16 @@
 //
 // # Modules written elsewhere
 //
-// Wrap takes StableHLO text produced by another tool (for example jax.export), finds
-// @main's signature and attaches a mesh and argument/result shardings.
+// Wrap takes StableHLO text produced by another tool (for example jax.export), checks it
+// with mlir.Check, finds @main's signature with the MLIR scanner (text in strings and
+// comments is never taken for code) and attaches a mesh and argument/result shardings.
+//
+// # Names and sizes
+//
+// Symbol names print bare when they are MLIR identifiers and quoted otherwise
+// (`module @"jit_my-fn"`); a module or function name outside mlir.CheckName's class
+// (printable ASCII without '\') is a build error. Every shape an op produces must have an
+// element count and a byte size that fit int64 (ErrShape), so no arithmetic wraps.
 //
 // # Printing
 //
