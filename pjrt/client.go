@@ -30,6 +30,7 @@ type openConfig struct {
 	cpuCountSet bool
 	options     map[string]any
 	kv          KeyValueStore
+	dist        Distributed
 	cacheDir    string
 	cacheSet    bool
 	logger      *slog.Logger
@@ -113,10 +114,19 @@ func Open(opts ...Option) (*Client, error) {
 	if cfg.maxInFlight < 1 {
 		return nil, fmt.Errorf("pjrt: open: %w: at most %d executions in flight; need at least 1", ErrExecute, cfg.maxInFlight)
 	}
+	dist, err := newDistState(cfg.dist)
+	if err != nil {
+		return nil, err
+	}
 	name := cfg.plugin
 	if name == "" {
 		if name = os.Getenv(EnvPlugin); name == "" {
 			name = "cpu"
+			if dist != nil && dist.n > 1 {
+				if path, err := MultiProcessCPUPlugin(); err == nil {
+					name = path
+				}
+			}
 		}
 	}
 	if cfg.cpuCountSet && cfg.cpuCount < 1 {
@@ -132,10 +142,14 @@ func Open(opts ...Option) (*Client, error) {
 	}
 	var kv cgo.Handle
 	var kvArg unsafe.Pointer
+	if cfg.kv == nil && dist != nil {
+		cfg.kv = prefixStore{prefix: platformPrefix(p.Path()), kv: dist.d}
+	}
 	if cfg.kv != nil {
 		kv = cgo.NewHandle(cfg.kv)
 	}
-	create := func(cpuCount int) (*C.PJRT_Client, error) {
+	var create func(cpuCount int) (*C.PJRT_Client, error)
+	create = func(cpuCount int) (*C.PJRT_Client, error) {
 		options := maps.Clone(cfg.options)
 		if options == nil {
 			options = map[string]any{}
@@ -143,6 +157,7 @@ func Open(opts ...Option) (*Client, error) {
 		if cpuCount > 0 {
 			options["cpu_device_count"] = int64(cpuCount)
 		}
+		dist.addOptions(options)
 		values, free, err := newNamedValues(options)
 		if err != nil {
 			return nil, err
@@ -156,6 +171,9 @@ func Open(opts ...Option) (*Client, error) {
 		if err != nil && kvArg != nil {
 			C.free(kvArg)
 			kvArg = nil
+		}
+		if err != nil && dist.retry(err) {
+			return create(cpuCount) // the plugin refused node_id: it takes process_id instead
 		}
 		return args.client, err
 	}
@@ -181,6 +199,10 @@ func Open(opts ...Option) (*Client, error) {
 	c := &Client{plugin: p, api: a, c: client, byID: map[int]*Device{}, kv: kv, kvArg: kvArg,
 		cache: cache, logger: cfg.logger, inflight: make(chan struct{}, cfg.maxInFlight)}
 	if err := c.describe(); err != nil {
+		_ = c.destroy()
+		return nil, err
+	}
+	if err := dist.formGlobal(c); err != nil {
 		_ = c.destroy()
 		return nil, err
 	}

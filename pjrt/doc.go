@@ -17,6 +17,11 @@
 // persistent compile cache (WithCompileCache). Errors from the plugin are *Error values carrying
 // PJRT's code and matching a sentinel (ErrCompile, ErrExecute, ...); see docs/plugins.md.
 //
+// A client can be one process's part of a multi-process job (WithDistributed, given a
+// Distributed such as package distributed's Job): the plugin gets the job's store and its
+// node_id/num_nodes (or process_id), and Devices lists the job's devices, AddressableDevices
+// this process's; see docs/multihost.md.
+//
 // The default plugin is XLA's CPU plugin from the pinned xla-cpu-pjrt wheel, installed into the
 // user cache by `xlamesh install-plugin` (package pjrt/install; `make setup` in the repository)
 // and found there without configuration; see Open and FindCPUPlugin. XLA's C++ logging is kept at

@@ -8,7 +8,8 @@ PJRT_Error* xm_kv_get(PJRT_KeyValueGetCallback_Args* args);
 PJRT_Error* xm_kv_try_get(PJRT_KeyValueTryGetCallback_Args* args);
 PJRT_Error* xm_kv_put(PJRT_KeyValuePutCallback_Args* args);
 int xm_kv_exchange(void* user_arg, const char* key, const char* value, const char* missing, char* got,
-                   size_t cap, const char** msg);
+                   size_t cap, char* msg, size_t msg_cap);
+int xm_kv_concurrent(void* user_arg, int threads, int rounds, int timeout_ms, char* msg, size_t cap);
 */
 import "C"
 
@@ -106,10 +107,30 @@ func kvBridgeExchange(store KeyValueStore, key, value, missing string) (string, 
 	defer C.free(unsafe.Pointer(cm))
 	got := (*C.char)(C.calloc(256, 1))
 	defer C.free(unsafe.Pointer(got))
-	var msg *C.char
-	code := C.xm_kv_exchange(arg, ck, cv, cm, got, 256, &msg)
+	msg := (*C.char)(C.calloc(256, 1))
+	defer C.free(unsafe.Pointer(msg))
+	code := C.xm_kv_exchange(arg, ck, cv, cm, got, 256, msg, 256)
 	if code < 0 {
 		return "", 0, errors.New(C.GoString(msg))
 	}
 	return C.GoString(got), Code(code), nil
+}
+
+// kvBridgeConcurrent calls the C callbacks against store from threads C threads at once, as a
+// plugin's worker threads do: each thread, in each of rounds rounds, puts its key, waits with a
+// blocking get (timeout) for the next thread's key, try-gets a missing key (NotFound) and, in the
+// first round, gets it with a 20 ms timeout (DeadlineExceeded); every value read is freed through
+// the deleter the callback set. It returns the first failure.
+func kvBridgeConcurrent(store KeyValueStore, threads, rounds int, timeout time.Duration) error {
+	h := cgo.NewHandle(store)
+	defer h.Delete()
+	var args C.PJRT_Client_Create_Args
+	arg := setKeyValueCallbacks(&args, h)
+	defer C.free(arg)
+	msg := (*C.char)(C.calloc(512, 1))
+	defer C.free(unsafe.Pointer(msg))
+	if C.xm_kv_concurrent(arg, C.int(threads), C.int(rounds), C.int(timeout.Milliseconds()), msg, 512) != 0 {
+		return errors.New(C.GoString(msg))
+	}
+	return nil
 }
