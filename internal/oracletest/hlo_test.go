@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/xlamesh/xlamesh/mlir"
 )
 
 // moduleInfo is the structure of a lowered module that the oracle compares
@@ -205,61 +207,41 @@ func valueSig(s string) string {
 }
 
 // balanced returns the text inside the bracket pair s starts with, and the
-// length consumed including both brackets. Quoted strings are skipped.
+// length consumed including both brackets, read with the MLIR scanner (so
+// strings, comments and "->" never count as brackets).
 func balanced(s string, open, close byte) (string, int, error) {
 	if len(s) == 0 || s[0] != open {
 		return "", 0, fmt.Errorf("expected %q", open)
 	}
-	depth, inStr := 0, false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case inStr:
-			if c == '\\' {
-				i++
-			} else if c == '"' {
-				inStr = false
+	sc := mlir.NewScanner(s)
+	for t := sc.Next(); t.Kind != mlir.EOF; t = sc.Next() {
+		if sc.Depth() == 0 {
+			if t.Text != string(close) {
+				return "", 0, fmt.Errorf("%q closed by %q", open, t.Text)
 			}
-		case c == '"':
-			inStr = true
-		case c == open:
-			depth++
-		case c == close && !(close == '>' && i > 0 && s[i-1] == '-'):
-			depth--
-			if depth == 0 {
-				return s[1:i], i + 1, nil
-			}
+			return s[1:t.Off], t.End(), nil
 		}
+	}
+	if err := sc.Err(); err != nil {
+		return "", 0, err
 	}
 	return "", 0, fmt.Errorf("unbalanced %q", open)
 }
 
-// splitTop splits s at commas outside brackets and strings.
+// splitTop splits s at commas outside brackets and strings, read with the
+// MLIR scanner.
 func splitTop(s string) []string {
 	var out []string
-	depth, inStr, start := 0, false, 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case inStr:
-			if c == '\\' {
-				i++
-			} else if c == '"' {
-				inStr = false
-			}
-		case c == '"':
-			inStr = true
-		case c == '(' || c == '[' || c == '{' || c == '<':
-			depth++
-		case c == ')' || c == ']' || c == '}' || (c == '>' && (i == 0 || s[i-1] != '-')):
-			depth--
-		case c == ',' && depth == 0:
-			out = append(out, strings.TrimSpace(s[start:i]))
-			start = i + 1
+	sc := mlir.NewScanner(s)
+	start := 0
+	for t := sc.Next(); t.Kind != mlir.EOF; t = sc.Next() {
+		if sc.Depth() == 0 && t.Is(mlir.Punct, ",") {
+			out = append(out, strings.TrimSpace(s[start:t.Off]))
+			start = t.End()
 		}
 	}
-	if strings.TrimSpace(s[start:]) != "" {
-		out = append(out, strings.TrimSpace(s[start:]))
+	if rest := strings.TrimSpace(s[start:]); rest != "" {
+		out = append(out, rest)
 	}
 	return out
 }
