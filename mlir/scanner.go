@@ -49,7 +49,7 @@ func (k Kind) String() string {
 
 // Token is one token of MLIR text.
 type Token struct {
-	Kind Kind
+	Kind Kind   // what the token is; EOF at the end and after an error
 	Off  int    // byte offset of the token's first byte
 	Text string // the token as written; a String token includes its quotes
 }

@@ -71,3 +71,21 @@ func TestCompileChecksFirst(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, exe.Close())
 }
+
+// TestQuotedNamesRun: symbol and axis names of the accepted class (printable ASCII but '\')
+// that need quoting and escaping compile and run: the mesh symbol, the module and the axes of
+// the seed program renamed.
+func TestQuotedNamesRun(t *testing.T) {
+	c := pjrttest.Client(t)
+	text := strings.NewReplacer(
+		"@mesh", `@"mesh 1-\22'{}"`,
+		"@jit_f", `@"jit_my-fn"`,
+		`"x"`, `"x \22y\22"`,
+		`"y"`, `"=,:'"`,
+	).Replace(seedModule)
+	require.NoError(t, mlir.Check(text, mlir.Partitions(8)))
+	exe, err := c.Compile(text, pjrt.CompileOptions{DeviceAssignment: []int{0, 1, 2, 3, 4, 5, 6, 7}})
+	require.NoError(t, err, text)
+	defer exe.Close()
+	runSeed(t, c, exe)
+}
