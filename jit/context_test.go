@@ -147,6 +147,7 @@ func TestTransferContextCancel(t *testing.T) {
 	require.NoError(t, a.Close())
 	assert.Equal(t, live, pjrt.LiveBuffers())
 
-	_, err = jit.PutContext(nil, c, data, []int{n, n}, s) //nolint:staticcheck // a nil context is an error, not a panic
+	var noContext context.Context // a nil context is an error, not a panic
+	_, err = jit.PutContext(noContext, c, data, []int{n, n}, s)
 	assert.ErrorIs(t, err, jit.ErrArguments)
 }

@@ -43,6 +43,9 @@ type Function struct {
 
 	reshardMu sync.Mutex
 	reshards  []*Function // identities moving arguments to InSpecs, one per target spec
+
+	hookMu sync.Mutex
+	hooks  map[*pjrt.Client]func() // unregisters the Client.OnClose callback that Releases it
 }
 
 type options struct {
@@ -287,6 +290,7 @@ func (f *Function) executable(ctx context.Context, c *pjrt.Client, m mesh.Mesh, 
 			return nil, f.closedError()
 		}
 		if fresh {
+			f.watchClient(c)
 			background.Add(1)
 			go func() {
 				defer background.Done()
@@ -299,6 +303,31 @@ func (f *Function) executable(ctx context.Context, c *pjrt.Client, m mesh.Mesh, 
 			return ce, wrapContext(f.name, err)
 		}
 		f.compiled.hits.Add(-1)
+	}
+}
+
+// watchClient makes sure closing c frees the executables f compiled for it.
+func (f *Function) watchClient(c *pjrt.Client) {
+	f.hookMu.Lock()
+	defer f.hookMu.Unlock()
+	if _, ok := f.hooks[c]; ok {
+		return
+	}
+	if f.hooks == nil {
+		f.hooks = map[*pjrt.Client]func(){}
+	}
+	f.hooks[c] = c.OnClose(func() { _ = f.Release(c) })
+}
+
+// unwatch drops the close callbacks of c (all clients when c is nil).
+func (f *Function) unwatch(c *pjrt.Client) {
+	f.hookMu.Lock()
+	defer f.hookMu.Unlock()
+	for k, remove := range f.hooks {
+		if c == nil || k == c {
+			remove()
+			delete(f.hooks, k)
+		}
 	}
 }
 
@@ -664,6 +693,7 @@ func (f *Function) Close() error {
 	}
 	f.closed = true
 	f.last.Store(nil)
+	f.unwatch(nil)
 	f.compiled.close()
 	f.lowerings.close()
 	f.reshardMu.Lock()
@@ -676,8 +706,8 @@ func (f *Function) Close() error {
 }
 
 // Release frees the executables the function compiled for client c, and leaves the rest, and its
-// lowerings, in place: call it before closing a client that the Function outlives. It waits for
-// calls in flight. A later call on c compiles again.
+// lowerings, in place. Closing c does it by itself (the Function registers with Client.OnClose).
+// It waits for calls in flight. A later call on c compiles again.
 func (f *Function) Release(c *pjrt.Client) error {
 	if f == nil {
 		return fmt.Errorf("jit: release: %w: nil *Function", ErrNil)
@@ -690,6 +720,7 @@ func (f *Function) Release(c *pjrt.Client) error {
 	if p := f.last.Load(); p != nil && p.client == c {
 		f.last.Store(nil)
 	}
+	f.unwatch(c)
 	f.compiled.evict(func(k compileKey) bool { return k.client == c })
 	f.reshardMu.Lock()
 	defer f.reshardMu.Unlock()

@@ -396,3 +396,31 @@ func TestLowerHitAllocatesNothing(t *testing.T) {
 	})
 	assert.Zero(t, allocs)
 }
+
+// TestClientCloseFreesWhatItOwns closes a client that a Function and arrays still use: the
+// Function's executables for it and the arrays' buffers are freed with it (the counts drop
+// back), later use fails typed, and closing the leftovers again is harmless.
+func TestClientCloseFreesWhatItOwns(t *testing.T) {
+	liveExes, liveBufs := pjrt.LiveExecutables(), pjrt.LiveBuffers()
+	c, err := pjrttest.Open(8)
+	require.NoError(t, err)
+	m := mesh42(t, c)
+	x, err := jit.Put(c, arange[int64](16), []int{8, 2}, sharding(t, m, mesh.P("x", "y")))
+	require.NoError(t, err)
+	f := jit.New("double_closing_client", double, jit.OutSpecs(mesh.P("x", "y")))
+	defer f.Close()
+	assert.Equal(t, doubled[int64](16), callToHost(t, f, c, x))
+	y, err := f.Call(c, x)
+	require.NoError(t, err)
+	assert.Equal(t, liveExes+1, pjrt.LiveExecutables())
+
+	require.NoError(t, c.Close())
+	assert.Equal(t, liveExes, pjrt.LiveExecutables(), "the Function released its executable")
+	assert.Equal(t, liveBufs, pjrt.LiveBuffers(), "the client destroyed the arrays' buffers")
+	_, err = f.Call(c, x)
+	assert.ErrorIs(t, err, pjrt.ErrClosed)
+	_, err = y[0].ToHost()
+	assert.ErrorIs(t, err, pjrt.ErrClosed)
+	assert.NoError(t, x.Close())
+	assert.NoError(t, y[0].Close())
+}

@@ -28,6 +28,7 @@ type bufferState struct {
 	// mu is held shared while the device memory is read (copies, executions) and exclusively
 	// while it is destroyed or donated.
 	mu     sync.RWMutex
+	client *Client
 	api    *api
 	c      *C.PJRT_Buffer
 	closed bool
@@ -40,9 +41,10 @@ var liveBuffers atomic.Int64
 func LiveBuffers() int64 { return liveBuffers.Load() }
 
 func newBuffer(dev *Device, shape Shape, c *C.PJRT_Buffer) *Buffer {
-	st := &bufferState{api: dev.client.api, c: c}
+	st := &bufferState{client: dev.client, api: dev.client.api, c: c}
 	b := &Buffer{dev: dev, shape: shape, st: st}
 	liveBuffers.Add(1)
+	dev.client.trackBuffer(st)
 	runtime.AddCleanup(b, func(st *bufferState) { _ = st.destroy() }, st)
 	return b
 }
@@ -64,6 +66,7 @@ func (st *bufferState) markDonated() {
 	if !st.closed {
 		st.closed = true
 		liveBuffers.Add(-1)
+		st.client.untrackBuffer(st)
 	}
 }
 

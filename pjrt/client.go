@@ -98,8 +98,14 @@ type Client struct {
 	logger          *slog.Logger
 	stats           compileStats
 	inflight        chan struct{} // one token per execution in flight
-	mu              sync.RWMutex  // guards closed against use in flight
-	closed          bool
+
+	resMu   sync.Mutex                // guards the registries below
+	exes    map[*Executable]struct{}  // live executables, closed by Close
+	bufs    map[*bufferState]struct{} // live buffers, destroyed by Close
+	hooks   map[int]func()            // OnClose callbacks
+	hookSeq int
+	mu      sync.RWMutex // guards closed against use in flight
+	closed  bool
 }
 
 // Open loads a plugin and creates a client. With no options it opens the pinned CPU plugin with
@@ -197,7 +203,8 @@ func Open(opts ...Option) (*Client, error) {
 	}
 	a := p.api
 	c := &Client{plugin: p, api: a, c: client, byID: map[int]*Device{}, kv: kv, kvArg: kvArg,
-		cache: cache, logger: cfg.logger, inflight: make(chan struct{}, cfg.maxInFlight)}
+		cache: cache, logger: cfg.logger, inflight: make(chan struct{}, cfg.maxInFlight),
+		exes: map[*Executable]struct{}{}, bufs: map[*bufferState]struct{}{}, hooks: map[int]func(){}}
 	if err := c.describe(); err != nil {
 		_ = c.destroy()
 		return nil, err
@@ -379,19 +386,89 @@ func (c *Client) String() string {
 	return fmt.Sprintf("Client(%s, %d devices)", c.platform, len(c.devices))
 }
 
-// Close destroys the client. It waits for calls in flight, and is idempotent.
+// Close destroys the client and everything it owns. It first runs the OnClose callbacks (a
+// jit.Function frees the executables it compiled for the client), then waits for calls and
+// executions in flight, closes every executable and buffer of the client still open (later Close
+// calls on them are no-ops), and destroys the client. It is idempotent.
 func (c *Client) Close() error {
+	if c == nil {
+		return nil
+	}
+	c.resMu.Lock()
+	hooks := make([]func(), 0, len(c.hooks))
+	ids := make([]int, 0, len(c.hooks))
+	for id := range c.hooks {
+		ids = append(ids, id)
+	}
+	sort.Ints(ids)
+	for _, id := range ids {
+		hooks = append(hooks, c.hooks[id])
+	}
+	c.hooks = map[int]func(){}
+	c.resMu.Unlock()
+	for _, h := range hooks {
+		h()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		return nil
 	}
 	c.closed = true
-	// Let executions in flight finish before the client goes away.
+	// Let executions in flight finish before their buffers and executables go away.
 	for range cap(c.inflight) {
 		c.inflight <- struct{}{}
 	}
+	c.resMu.Lock()
+	exes, bufs := c.exes, c.bufs
+	c.exes, c.bufs = map[*Executable]struct{}{}, map[*bufferState]struct{}{}
+	c.resMu.Unlock()
+	for st := range bufs {
+		_ = st.destroy()
+	}
+	for e := range exes {
+		_ = e.Close()
+	}
 	return c.destroy()
+}
+
+// OnClose registers f to run at the start of Close, before anything is destroyed (calls may
+// still use the client from f). The returned function unregisters it. A jit.Function uses it to
+// free the executables it compiled for the client.
+func (c *Client) OnClose(f func()) (remove func()) {
+	c.resMu.Lock()
+	defer c.resMu.Unlock()
+	c.hookSeq++
+	id := c.hookSeq
+	c.hooks[id] = f
+	return func() {
+		c.resMu.Lock()
+		defer c.resMu.Unlock()
+		delete(c.hooks, id)
+	}
+}
+
+// track and untrack keep the registries of what the client owns.
+func (c *Client) trackBuffer(st *bufferState) {
+	c.resMu.Lock()
+	c.bufs[st] = struct{}{}
+	c.resMu.Unlock()
+}
+
+func (c *Client) untrackBuffer(st *bufferState) {
+	c.resMu.Lock()
+	delete(c.bufs, st)
+	c.resMu.Unlock()
+}
+
+func (c *Client) trackExecutable(e *Executable, on bool) {
+	c.resMu.Lock()
+	if on {
+		c.exes[e] = struct{}{}
+	} else {
+		delete(c.exes, e)
+	}
+	c.resMu.Unlock()
 }
 
 // acquireSlot takes an in-flight token, waiting while the limit is reached.

@@ -184,6 +184,7 @@ func (c *Client) compile(mlir string, options []byte) (*C.PJRT_LoadedExecutable,
 func (c *Client) newExecutable(loaded *C.PJRT_LoadedExecutable, devices []*Device) (*Executable, error) {
 	e := &Executable{client: c, c: loaded, devices: devices}
 	liveExecutables.Add(1)
+	c.trackExecutable(e, true)
 	info, err := e.readInfo()
 	if err != nil {
 		_ = e.Close()
@@ -661,6 +662,7 @@ func (e *Executable) Close() error {
 	}
 	e.closed = true
 	liveExecutables.Add(-1)
+	e.client.trackExecutable(e, false)
 	a := e.client.api
 	d := C.PJRT_LoadedExecutable_Destroy_Args{executable: e.c}
 	return a.toError("destroy executable", ErrClosed, C.xm_LoadedExecutable_Destroy(a.p, &d))
