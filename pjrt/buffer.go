@@ -173,7 +173,13 @@ func (b *Buffer) Wait() error {
 	if err := a.toError("buffer ready event", ErrExecute, C.xm_Buffer_ReadyEvent(a.p, &args)); err != nil {
 		return err
 	}
-	return a.awaitEvent(fmt.Sprintf("wait for %s", b), ErrExecute, args.event)
+	if err := a.awaitEvent("wait", ErrExecute, args.event); err != nil {
+		if e, ok := err.(*Error); ok {
+			e.Op = fmt.Sprintf("wait for %s", b) // formatted only on failure: Wait is on the hot path
+		}
+		return err
+	}
+	return nil
 }
 
 // HostTransfer is one host-to-device copy for BuffersFromHost: Data holds the array with
