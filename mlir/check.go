@@ -105,7 +105,7 @@ type frame struct {
 	region  bool   // a '{' that opens a region
 	fn      string // for a function's body region: the function's name
 	mainArg bool   // the '(' of @main's argument list
-	tensor  bool   // the '<' of a tensor type
+	tensor  int    // for the '<' of a tensor type: 1 + the offset of its "tensor" keyword
 }
 
 type call struct {
@@ -222,8 +222,8 @@ func (c *checker) punct(t Token) error {
 		}
 		if f.c == '<' {
 			c.angles--
-			if f.tensor {
-				if err := c.tensorType(f.off, t.Off); err != nil {
+			if f.tensor > 0 {
+				if err := c.tensorType(f.tensor-1, f.off, t.Off); err != nil {
 					return err
 				}
 			}
@@ -288,7 +288,7 @@ func (c *checker) ident(t Token) error {
 		if err := c.punct(lt); err != nil {
 			return err
 		}
-		c.stack[len(c.stack)-1].tensor = true
+		c.stack[len(c.stack)-1].tensor = 1 + t.Off
 	case t.Text == "mhlo.sharding", t.Text == "call_target_name", t.Text == "sym_name",
 		t.Text == "mhlo.num_partitions", t.Text == "mhlo.num_replicas":
 		if !c.lx.peek(0).Is(Punct, "=") {
@@ -433,11 +433,11 @@ var elementBytes = map[string]uint64{
 	"f8E4M3B11FNUZ": 1, "f8E5M2": 1, "f8E5M2FNUZ": 1, "f8E8M0FNU": 1,
 }
 
-// tensorType checks the tensor type whose '<' is at lt and '>' at gt: its element count and
-// byte size must fit int64.
-func (c *checker) tensorType(lt, gt int) error {
+// tensorType checks the tensor type whose keyword is at kw, '<' at lt and '>' at gt: its
+// element count and byte size must fit int64.
+func (c *checker) tensorType(kw, lt, gt int) error {
 	body := c.src[lt+1 : gt]
-	typ := "tensor<" + body + ">"
+	typ := c.src[kw : gt+1] // for errors: the type as written
 	i := 0
 	count := uint64(1)
 	for {
@@ -473,7 +473,7 @@ func (c *checker) tensorType(lt, gt int) error {
 		size = 16
 	}
 	if hi, lo := bits.Mul64(count, size); hi != 0 || lo > math.MaxInt64 {
-		return c.fail(lt-len("tensor"), ErrTensorSize, typ, "%d elements of %d bytes overflow int64 bytes", count, size)
+		return c.fail(kw, ErrTensorSize, typ, "%d elements of %d bytes overflow int64 bytes", count, size)
 	}
 	return nil
 }

@@ -196,3 +196,20 @@ func TestCheckPartitionsFromModule(t *testing.T) {
 		t.Errorf("no partition count known: %v", err)
 	}
 }
+
+// BenchmarkCheck checks a module of 10,000 ops (about 700 KB).
+func BenchmarkCheck(b *testing.B) {
+	var body strings.Builder
+	body.WriteString("    %0 = stablehlo.add %arg0, %arg0 : tensor<8x2xf32>\n")
+	for i := 1; i < 10000; i++ {
+		fmt.Fprintf(&body, "    %%%d = \"stablehlo.multiply\"(%%%d, %%arg0) {mhlo.sharding = \"{devices=[4,2]<=[8]}\"} : (tensor<8x2xf32>, tensor<8x2xf32>) -> tensor<8x2xf32>\n", i, i-1)
+	}
+	body.WriteString("    return %9999 : tensor<8x2xf32>\n")
+	text := module("", arg, body.String())
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		if err := Check(text, Partitions(8)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package mlir
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -29,6 +30,10 @@ func CheckSharding(text string, partitions int) error {
 	}
 	return nil
 }
+
+// shardingKinds are the keywords naming a sharding's kind, in the order XLA's parser gives
+// them precedence.
+var shardingKinds = [...]string{"replicated", "maximal", "manual", "unknown", "unreduced"}
 
 // hloSharding is what the checker needs to know of a parsed sharding.
 type hloSharding struct {
@@ -175,7 +180,7 @@ func (p *hloParser) single() hloSharding {
 		p.fail("the named sharding form is not supported")
 	}
 	var (
-		kw                   = map[string]bool{}
+		kw                   [len(shardingKinds)]bool // which kind keywords appear
 		devices, tileDims    []int
 		haveDevice, explicit bool
 		iotaDims, perm       []int
@@ -191,7 +196,7 @@ func (p *hloParser) single() hloSharding {
 		switch w {
 		case "maximal", "replicated", "manual", "unknown", "unreduced":
 			p.pos += len(w)
-			kw[w] = true
+			kw[slices.Index(shardingKinds[:], w)] = true
 			continue
 		case "last_tile_dim_replicate":
 			p.pos += len(w)
@@ -261,8 +266,8 @@ func (p *hloParser) single() hloSharding {
 	end := p.pos
 	p.pos = start // errors below point at the start of the sharding
 	// The first kind keyword in XLA's order wins, as in XLA's parser.
-	for _, kind := range []string{"replicated", "maximal", "manual", "unknown", "unreduced"} {
-		if !kw[kind] {
+	for i, kind := range shardingKinds {
+		if !kw[i] {
 			continue
 		}
 		if kind == "maximal" {
