@@ -393,12 +393,20 @@ func (c *checker) count(key, v, after Token) error {
 		return c.fail(key.Off, ErrPartitions, key.Text, "%d partitions, want >= 1", n)
 	case c.fixed && int(n) != c.partitions:
 		return c.fail(key.Off, ErrPartitions, key.Text,
-			"the module is annotated for %d partitions but is compiled for %d devices; pass a device assignment of %d devices", n, c.partitions, n)
+			"the module is annotated for %d partitions but is compiled for %s; pass a device assignment of %d devices", n, devices(c.partitions), n)
 	}
 	if !c.fixed {
 		c.partitions = int(n)
 	}
 	return nil
+}
+
+// devices returns "1 device" or "n devices".
+func devices(n int) string {
+	if n == 1 {
+		return "1 device"
+	}
+	return strconv.Itoa(n) + " devices"
 }
 
 func (c *checker) sharding(t Token, val string) error {

@@ -52,7 +52,7 @@ func ExampleCheck() {
 	// Output:
 	// true
 	// mlir: 7:20: recursive call: @f: @f calls @f; XLA cannot compile recursion
-	// mlir: 1:20: partition count mismatch: mhlo.num_partitions: the module is annotated for 8 partitions but is compiled for 1 devices; pass a device assignment of 8 devices
+	// mlir: 1:20: partition count mismatch: mhlo.num_partitions: the module is annotated for 8 partitions but is compiled for 1 device; pass a device assignment of 8 devices
 }
 
 func ExampleQuote() {

@@ -295,7 +295,7 @@ func (p *hloParser) single() hloSharding {
 		n *= d
 	}
 	if p.partitions > 0 && n != p.partitions {
-		p.fail("tile assignment %v has %d devices, the module has %d partitions", tileDims, n, p.partitions)
+		p.fail("tile assignment %v has %d devices, for %d partitions", tileDims, n, p.partitions)
 	}
 	if lastTileDimReplicate && lastTileDims {
 		p.fail("last_tile_dim_replicate and last_tile_dims together")

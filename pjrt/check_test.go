@@ -25,7 +25,7 @@ func TestCompileChecksFirst(t *testing.T) {
 		msg  string
 	}{
 		{"8 partitions, no device assignment", seedModule, pjrt.CompileOptions{}, mlir.ErrPartitions,
-			"annotated for 8 partitions but is compiled for 1 devices"},
+			"annotated for 8 partitions but is compiled for 1 device;"},
 		{"num_partitions 3 on 8 devices", strings.Replace(seedModule, "num_partitions = 8", "num_partitions = 3", 1),
 			pjrt.CompileOptions{DeviceAssignment: all}, mlir.ErrPartitions, "annotated for 3 partitions but is compiled for 8 devices"},
 		{"num_partitions 0 on 8 devices", strings.Replace(seedModule, "num_partitions = 8", "num_partitions = 0", 1),
