@@ -33,6 +33,15 @@
 // DCN axes, which are major, and MakeMesh is jax.make_mesh (a prefix of the
 // devices, ordered by Create). LocalMesh returns the sub-cube a process owns.
 //
+// # Several processes
+//
+// A mesh may hold the devices of several processes (each device says which
+// through ProcessIndex). AddressableShards gives what one process holds;
+// ProcessLocalShape, LocalToGlobalShape and ProcessLocalShards give the
+// process-local array it loads or gathers and where each of its shards sits
+// in it, with the arithmetic of JAX's make_array_from_process_local_data
+// (package jit builds and gathers global arrays with them).
+//
 // # Logical axis rules
 //
 // LogicalToMesh maps logical dimension names ("batch", "embed") to mesh axes

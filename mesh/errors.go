@@ -59,6 +59,14 @@ var (
 	// ErrMeshSize reports axis sizes whose product exceeds MaxSize (or would
 	// overflow int). It is wrapped together with ErrInvalidMesh.
 	ErrMeshSize = errors.New("mesh too large")
+	// ErrNonUniform reports a sharding whose processes do not split a
+	// dimension into equal, disjoint or identical sets of blocks, so a
+	// process-local size says nothing about the global one (JAX's
+	// NonUniformShardingError).
+	ErrNonUniform = errors.New("non-uniform sharding across processes")
+	// ErrProcessData reports process-local data whose shape fits neither
+	// the global shape nor the part of it the process addresses.
+	ErrProcessData = errors.New("invalid process-local data")
 )
 
 // AxisNameError reports an axis name NewAbstract refuses: the first byte

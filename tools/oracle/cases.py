@@ -515,8 +515,66 @@ LOWERING += [
      "error": True, "kind": "lower_sharding", "phrases": ["rank"], "src": "shard_map_test.py (which has rank 1)"},
 ]
 
+
+# ---------------------------------------------------------------------------
+# multiprocess: a mesh over several processes, seen from each one (which shards
+# it holds, the process-local shape it loads and gathers, the global shape JAX
+# infers from it, and which local elements each of its devices gets from
+# make_array_from_process_local_data). Devices are simulated as a TPU slice or
+# GPU hosts report them ("topo" as in mesh_utils); "order" "create" lays them
+# out with mesh_utils.create_device_mesh, "perm" puts the listing's device
+# perm[k] at mesh position k, else they go in listing order.
+def MP(name, topo, mesh_shape, names, spec, shape, order="listing", **kw):
+    return dict({"name": name, "topo": topo, "mesh_shape": list(mesh_shape), "names": list(names),
+                 "spec": list(spec), "shape": list(shape), "order": order}, **kw)
+
+
+_V4_2HOSTS = T(2, 2, 2, "TPU v4")            # 2 hosts x 4 chips
+_V4_4HOSTS = T(1, 2, 4, "TPU v4")            # 4 hosts x 2 chips
+_V4_8HOSTS = T(1, 1, 8, "TPU v4")            # 8 hosts x 1 chip
+_GPU_4PROCS = G(range(8), processes=4)       # 4 processes x 2 GPUs
+_GPU_4PROCS_PERM = G([0, 5, 2, 7, 4, 1, 6, 3], processes=4)
+_GPU_8PROCS = G(range(8), processes=8)
+_MP_SRC = "sharding_impls.py local_to_global_shape docstring "
+MULTIPROCESS = [
+    # 2 processes.
+    MP("v4_2procs_x", _V4_2HOSTS, [2, 4], ["x", "y"], ["x"], [8, 4], order="create"),
+    MP("v4_2procs_y", _V4_2HOSTS, [2, 4], ["x", "y"], ["y"], [8, 4], order="create"),
+    MP("v4_2procs_xy", _V4_2HOSTS, [2, 4], ["x", "y"], [["x", "y"]], [8, 4], order="create"),
+    MP("v4_2procs_x_y", _V4_2HOSTS, [2, 4], ["x", "y"], ["x", "y"], [4, 8], order="create"),
+    MP("v4_2procs_y_x", _V4_2HOSTS, [2, 4], ["x", "y"], ["y", "x"], [8, 4], order="create"),
+    MP("v4_2procs_replicated", _V4_2HOSTS, [2, 4], ["x", "y"], [], [8, 4], order="create"),
+    MP("v4_2procs_listing_yx", _V4_2HOSTS, [4, 2], ["x", "y"], [None, ["y", "x"]], [2, 8]),
+    # 4 processes: the examples of JAX's local_to_global_shape docstring ({'a': 2, 'b': 2,
+    # 'c': 2}, two devices per host) and more.
+    MP("doc_abc_none", _GPU_4PROCS, [2, 2, 2], ["a", "b", "c"], [], [4, 6], src=_MP_SRC + "P()"),
+    MP("doc_abc_0", _GPU_4PROCS, [2, 2, 2], ["a", "b", "c"], [["a", "b", "c"], None], [16, 6], src=_MP_SRC + "P(('a', 'b', 'c'), None)"),
+    MP("doc_ab_0", _GPU_4PROCS, [2, 2, 2], ["a", "b", "c"], [["a", "b"], None], [16, 6], src=_MP_SRC + "P(('a', 'b'), None)"),
+    MP("doc_ac_1", _GPU_4PROCS, [2, 2, 2], ["a", "b", "c"], [None, ["a", "c"]], [4, 8], src=_MP_SRC + "P(None, ('a', 'c'))"),
+    MP("doc_ac_b", _GPU_4PROCS, [2, 2, 2], ["a", "b", "c"], [["a", "c"], "b"], [8, 6], src=_MP_SRC + "P(('a', 'c'), 'b')"),
+    MP("doc_permuted_a_bc", _GPU_4PROCS, [2, 2, 2], ["a", "b", "c"], ["a", ["b", "c"]], [4, 8],
+       perm=[0, 1, 2, 4, 3, 5, 6, 7], src=_MP_SRC + "permuted devices, P('a', ('b', 'c')): (None, None)"),
+    MP("permuted_bc_only", _GPU_4PROCS, [2, 2, 2], ["a", "b", "c"], ["a", ["b", "c"]], [4, 8],
+       perm=[0, 1, 2, 3, 4, 6, 5, 7]),
+    MP("v4_4procs_x", _V4_4HOSTS, [4, 2], ["x", "y"], ["x"], [8, 2]),
+    MP("v4_4procs_y", _V4_4HOSTS, [4, 2], ["x", "y"], ["y"], [8, 2]),
+    MP("v4_4procs_y_x", _V4_4HOSTS, [4, 2], ["x", "y"], ["y", "x"], [4, 8]),
+    MP("gpu_4procs_x_y", _GPU_4PROCS, [2, 4], ["x", "y"], ["x", "y"], [4, 8], order="create"),
+    MP("gpu_4procs_perm_xy", _GPU_4PROCS_PERM, [4, 2], ["x", "y"], [["x", "y"]], [16, 2]),
+    # 8 processes, one device each.
+    MP("v4_8procs_x", _V4_8HOSTS, [8], ["x"], ["x"], [16]),
+    MP("v4_8procs_2x4_x_y", _V4_8HOSTS, [2, 4], ["x", "y"], ["x", "y"], [4, 8]),
+    MP("v4_8procs_2x4_y", _V4_8HOSTS, [2, 4], ["x", "y"], [None, "y"], [4, 8]),
+    MP("gpu_8procs_replicated", _GPU_8PROCS, [4, 2], ["x", "y"], [], [3, 5]),
+    # Process-local data that fits neither the global shape nor the process's part.
+    MP("err_local_shape", _V4_2HOSTS, [2, 4], ["x", "y"], ["x"], [8, 4], order="create",
+       process=1, local=[3, 4], error=True, kind="process_data",
+       phrases=["Invalid host data", "In dimension 0, the process data has 3 elements", "Process addresses 4 elements"]),
+]
+
 GROUPS = {
     "mesh": MESH, "make_mesh": MAKE_MESH, "abstract_mesh": ABSTRACT, "spec": SPEC,
     "sharding": SHARDING, "flax": FLAX, "flax_constraint": FLAX_CONSTRAINT, "mesh_utils": MESH_UTILS, "hybrid_mesh": HYBRID,
     "visualize": VISUALIZE, "lowering": LOWERING,
+    "multiprocess": MULTIPROCESS,
 }

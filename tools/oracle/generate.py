@@ -28,6 +28,8 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import jaxlib  # noqa: E402
 import numpy as np  # noqa: E402
+from jax._src import array as jax_array  # noqa: E402
+from jax._src import sharding_impls  # noqa: E402
 from jax.experimental import mesh_utils  # noqa: E402
 from jax.sharding import AbstractMesh, AxisType, Mesh, NamedSharding  # noqa: E402
 from jax.sharding import PartitionSpec as P  # noqa: E402
@@ -428,10 +430,108 @@ def gen_lowering(case):
     return run(case, f)
 
 
+# ---------------------------------------------------------------------------
+# multiprocess: the bookkeeping of a mesh spread over several processes, seen
+# from each of them. JAX answers with its own helpers (get_process_index_and_count,
+# local_to_global_shape, num_addressable_indices, _array_from_process_local_data)
+# applied to a NamedSharding over the real CPU devices whose devices are seen as
+# the simulated devices of the case, process by process.
+
+class SimSharding:
+    """The NamedSharding ns as process `process` of a simulated multi-process job
+    sees it: every real device stands for the simulated device at the same mesh
+    position. It has exactly the attributes JAX's process-local helpers read;
+    geometry is ns's own."""
+
+    def __init__(self, ns, fake_of, process):
+        self.ns, self.fake_of, self.process = ns, fake_of, process
+        self.num_devices = ns.num_devices
+        self.is_fully_replicated = ns.is_fully_replicated
+        self.is_fully_addressable = all(f.process_index == process for f in fake_of.values())
+        self.addressable_devices = {f for f in fake_of.values() if f.process_index == process}
+
+    def devices_indices_map(self, shape):
+        return {self.fake_of[d]: idx for d, idx in self.ns.devices_indices_map(shape).items()}
+
+    def addressable_devices_indices_map(self, shape):
+        return {f: idx for f, idx in self.devices_indices_map(shape).items() if f.process_index == self.process}
+
+    def shard_shape(self, shape):
+        return self.ns.shard_shape(shape)
+
+
+@contextlib.contextmanager
+def recording_callbacks():
+    """Makes jax's make_array_from_callback (as _array_from_process_local_data calls
+    it) return, instead of an array, what the callback gives each addressable
+    device, in mesh order: [device id, flat values]."""
+    def record(shape, sharding, cb):
+        return [[d.id, [v.item() for v in np.asarray(cb(idx)).reshape(-1)]]
+                for d, idx in sharding.addressable_devices_indices_map(shape).items()]
+    saved = jax_array.make_array_from_callback
+    jax_array.make_array_from_callback = record
+    try:
+        yield
+    finally:
+        jax_array.make_array_from_callback = saved
+
+
+def gen_multiprocess(case):
+    devs = fake_devices(case["topo"])
+    shape = tuple(case["mesh_shape"])
+    if case.get("order") == "create":
+        arr = mesh_utils.create_device_mesh(shape, devices=devs)
+    elif "perm" in case:
+        arr = np.array([devs[i] for i in case["perm"]], dtype=object).reshape(shape)
+    else:
+        arr = np.array(devs, dtype=object).reshape(shape)
+    fakes = list(arr.flat)
+    real = jax.devices()[:len(fakes)]
+    mesh = Mesh(np.array(real, dtype=object).reshape(shape), tuple(case["names"]))
+    ns = NamedSharding(mesh, to_p(case["spec"]))
+    fake_of = dict(zip(real, fakes))
+    gshape = tuple(case["shape"])
+    rank = len(gshape)
+    processes = sorted({f.process_index for f in fakes})
+
+    def f():
+        if case.get("error"):
+            p = case["process"]
+            sim = SimSharding(ns, fake_of, p)
+            local = np.arange(math.prod(case["local"]), dtype=np.int32).reshape(case["local"])
+            with recording_callbacks():
+                return jax_array._array_from_process_local_data(local, sim, gshape)
+        replica = sharding_impls.device_replica_id_map(ns, gshape)
+        idx = ns.devices_indices_map(gshape)
+        out = []
+        for p in processes:
+            sim = SimSharding(ns, fake_of, p)
+            holds = [[fake_of[d].id, ranges(idx[d], gshape), int(replica[d])]
+                     for d in mesh.devices.flat if fake_of[d].process_index == p]
+            counts = []
+            for dim in range(rank):
+                try:
+                    counts.append(sharding_impls.get_process_index_and_count(sim, dim, rank)[1])
+                except sharding_impls.NonUniformShardingError:
+                    counts.append(None)
+            local_shape = [sharding_impls.num_addressable_indices(sim, dim, gshape) for dim in range(rank)]
+            inferred = list(sharding_impls.local_to_global_shape(sim, tuple(local_shape)))
+            local = np.arange(math.prod(local_shape), dtype=np.int32).reshape(local_shape)
+            with recording_callbacks():
+                builds = jax_array._array_from_process_local_data(local, sim, gshape)
+            out.append({"process": p, "holds": holds, "counts": counts, "local_shape": local_shape,
+                        "inferred_global_shape": inferred, "builds": builds})
+        return {"processes": out}
+    result = run(case, f)
+    result["mesh_devices"] = [dev_json(d) for d in fakes]
+    return result
+
+
 GENERATORS = {
     "mesh": gen_mesh, "make_mesh": gen_make_mesh, "abstract_mesh": gen_abstract, "spec": gen_spec,
     "sharding": gen_sharding, "flax": gen_flax, "flax_constraint": gen_flax_constraint, "mesh_utils": gen_mesh_utils, "hybrid_mesh": gen_hybrid,
     "visualize": gen_visualize, "lowering": gen_lowering,
+    "multiprocess": gen_multiprocess,
 }
 
 
