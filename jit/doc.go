@@ -17,6 +17,16 @@
 // to be called before closing a client the Function outlives. Nothing is cached process-wide;
 // ReshardArray compiles its identity for each call and frees it.
 //
+// # Several processes
+//
+// In a multi-process job (pjrt.WithDistributed; package distributed) a mesh built from the
+// client's Devices spans every process, and each process holds only its own shards: Put and
+// FromCallback place (and call back for) this process's shards only, FromProcessLocalData builds
+// the global array from this process's part of the data (jax.make_array_from_process_local_data),
+// Array.ProcessLocalData reads that part back, AddressableShards lists what this process holds,
+// ToHost of an array with shards elsewhere fails with ErrNotAddressable, and ProcessAllgather
+// brings an array to every process through the job's key-value store. See docs/multihost.md.
+//
 // # Contexts
 //
 // Every call that can block has a variant taking a context.Context first: Function.CallContext,
