@@ -93,6 +93,7 @@ void xm_error_take(const PJRT_Api* api, PJRT_Error* err, int* code, char** msg);
   X(Executable_OptimizedProgram)           \
   X(Executable_Serialize)                  \
   X(Executable_DeserializeAndLoad)         \
+  X(Executable_GetCompiledMemoryStats)     \
   X(LoadedExecutable_Destroy)              \
   X(LoadedExecutable_GetExecutable)        \
   X(LoadedExecutable_Execute)              \

@@ -75,6 +75,7 @@ var (
 	fnExecutableOptimized     = fn{"PJRT_Executable_OptimizedProgram", unsafe.Offsetof(apiTable.PJRT_Executable_OptimizedProgram)}
 	fnExecutableSerialize     = fn{"PJRT_Executable_Serialize", unsafe.Offsetof(apiTable.PJRT_Executable_Serialize)}
 	fnExecutableDeserialize   = fn{"PJRT_Executable_DeserializeAndLoad", unsafe.Offsetof(apiTable.PJRT_Executable_DeserializeAndLoad)}
+	fnExecutableMemoryStats   = fn{"PJRT_Executable_GetCompiledMemoryStats", unsafe.Offsetof(apiTable.PJRT_Executable_GetCompiledMemoryStats)}
 	fnLoadedDestroy           = fn{"PJRT_LoadedExecutable_Destroy", unsafe.Offsetof(apiTable.PJRT_LoadedExecutable_Destroy)}
 	fnLoadedGetExecutable     = fn{"PJRT_LoadedExecutable_GetExecutable", unsafe.Offsetof(apiTable.PJRT_LoadedExecutable_GetExecutable)}
 	fnLoadedExecute           = fn{"PJRT_LoadedExecutable_Execute", unsafe.Offsetof(apiTable.PJRT_LoadedExecutable_Execute)}
@@ -185,4 +186,4 @@ func namedValues(list *C.PJRT_NamedValue, n C.size_t) map[string]any {
 var knownFunctions = append(slices.Clone(required),
 	fnPluginAttributes, fnDescAttributes, fnDescToString, fnDeviceLocalHardwareID, fnDeviceMemoryStats,
 	fnExecutableNumPartitions, fnExecutableFingerprint, fnExecutableOptimized, fnExecutableSerialize,
-	fnExecutableDeserialize, fnEventOnReady, fnBufferReadyEvent, fnClientCreateErrorBuffer, fnDeviceDefaultMemory)
+	fnExecutableDeserialize, fnExecutableMemoryStats, fnEventOnReady, fnBufferReadyEvent, fnClientCreateErrorBuffer, fnDeviceDefaultMemory)

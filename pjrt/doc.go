@@ -17,6 +17,11 @@
 // persistent compile cache (WithCompileCache). Errors from the plugin are *Error values carrying
 // PJRT's code and matching a sentinel (ErrCompile, ErrExecute, ...); see docs/plugins.md.
 //
+// What the compiler made of a program can be read back from its executable: the layout of each
+// result (Executable.OutputShardings), every collective the SPMD partitioner inserted with its
+// replica groups and the bytes it moves (Executable.Collectives), and the memory planned per
+// device (Executable.MemoryStats). `xlamesh inspect` prints them.
+//
 // A client can be one process's part of a multi-process job (WithDistributed, given a
 // Distributed such as package distributed's Job): the plugin gets the job's store and its
 // node_id/num_nodes (or process_id), and Devices lists the job's devices, AddressableDevices
