@@ -7,9 +7,17 @@
 //	xlamesh install-plugin [-plugin cpu|cpu-0.115|cuda12|cuda13|tpu[,...]] [-version V] [-dir D] [-check] [-path]
 //	    download a pinned PJRT plugin from PyPI into the user cache (no Python needed) and print
 //	    its path; pjrt.Open finds the CPU plugin there by default
-//	xlamesh bench [-what matmul,chain,transfer] [-n 1024] [-iters 20] [-chain 1000] [-mib 256] [-devices N]
-//	    time a sharded matmul on every 2-D mesh shape of the devices, chains of calls that do not
-//	    wait in between (one device and all), and Put and ToHost of a split array against a Go copy
+//	xlamesh bench [-kernel matmul|mlp|attention|FILE.mlir] [-n N] [-iters 20] [-format table|csv|json]
+//	              [-plot out.svg] [-what sweep,chain,transfer] [-chain 1000] [-mib 256] [-q] [-devices N]
+//	    time a kernel on every 2-D mesh shape of the devices with each of its shardings and rank
+//	    them (time per call, GFLOP/s, speed-up over one device, collectives and the bytes they
+//	    move), or a StableHLO file as written; -plot draws the ranking as an SVG bar chart. chain
+//	    times calls that do not wait in between, transfer Put and ToHost against a Go copy
+//	xlamesh inspect [-kernel matmul|mlp|attention|FILE.mlir] [-mesh x=2,y=4] [-strategy S | -in 'x,_;_,y' -out 'x,y']
+//	                [-n N] [-format table|json] [-devices N]
+//	    compile and report what XLA's partitioner did: every collective (kind, operand shapes,
+//	    replica groups, bytes each device sends), the compiled memory plan per device, and the
+//	    output shardings
 //
 // The plugin is found as pjrt.Open finds it: $XLAMESH_PJRT_PLUGIN, else the pinned CPU plugin.
 package main
@@ -20,15 +28,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/xlamesh/xlamesh/jit"
-	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/pjrt"
 	"github.com/xlamesh/xlamesh/pjrt/install"
@@ -40,7 +44,8 @@ commands:
   devices         list the devices of a PJRT client
   visualize       print the sharding table of an array on a mesh
   install-plugin  download a pinned PJRT plugin into the user cache
-  bench           time a sharded matmul over the mesh shapes, chained calls, and transfers
+  bench           rank the shardings of a kernel over the mesh shapes by speed; chained calls, transfers
+  inspect         show the collectives, memory and output shardings XLA chose for a sharding
 
 Run 'xlamesh <command> -h' for a command's flags.
 `
@@ -59,7 +64,9 @@ func main() {
 	case "install-plugin":
 		err = installPlugin(os.Stdout, args)
 	case "bench":
-		err = bench(os.Stdout, args)
+		err = bench(os.Stdout, os.Stderr, args)
+	case "inspect":
+		err = inspect(os.Stdout, os.Stderr, args)
 	case "-h", "-help", "--help", "help":
 		fmt.Print(usage)
 		return
@@ -301,333 +308,6 @@ func installPlugin(w io.Writer, args []string) error {
 			fmt.Fprintf(os.Stderr, "xlamesh: %s==%s (PJRT C API %s) installed\n", p.Package, p.Version, p.API)
 		}
 		fmt.Fprintln(w, path)
-	}
-	return nil
-}
-
-// benchFigures are the figures bench can time, in the order it prints them.
-var benchFigures = []string{"matmul", "chain", "transfer"}
-
-func bench(w io.Writer, args []string) error {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	what := fs.String("what", strings.Join(benchFigures, ","), "comma-separated figures to time: "+strings.Join(benchFigures, ", "))
-	n := fs.Int("n", 1024, "matmul: matrix size, C[n,n] = A[n,n] B[n,n], f32")
-	iters := fs.Int("iters", 20, "timed repetitions of each figure (after one untimed warm-up)")
-	chain := fs.Int("chain", 1000, "chain: calls x = f(x) per chain, without waiting in between")
-	mib := fs.Int("mib", 256, "transfer: MiB of the f32 array put on and gathered from the devices")
-	var cf clientFlags
-	cf.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	figures := map[string]bool{}
-	for _, f := range strings.Split(*what, ",") {
-		f = strings.TrimSpace(f)
-		if !slices.Contains(benchFigures, f) {
-			return fmt.Errorf("-what %q: unknown figure %q (have %s)", *what, f, strings.Join(benchFigures, ", "))
-		}
-		figures[f] = true
-	}
-	if *iters < 1 || *chain < 1 || *mib < 1 || *n < 1 {
-		return fmt.Errorf("-n, -iters, -chain and -mib must be positive (got %d, %d, %d, %d)", *n, *iters, *chain, *mib)
-	}
-	c, err := cf.open()
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	first := true
-	for _, f := range benchFigures {
-		if !figures[f] {
-			continue
-		}
-		if !first {
-			fmt.Fprintln(w)
-		}
-		first = false
-		switch f {
-		case "matmul":
-			err = benchMatMul(w, c, *n, *iters)
-		case "chain":
-			err = benchChain(w, c, *chain, *iters)
-		case "transfer":
-			err = benchTransfer(w, c, *mib, *iters)
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", f, err)
-		}
-	}
-	return nil
-}
-
-// timeOp runs op once untimed (compilation, first touch of memory), then iters times, and returns
-// the mean time of one op.
-func timeOp(iters int, op func() error) (time.Duration, error) {
-	if err := op(); err != nil {
-		return 0, err
-	}
-	start := time.Now()
-	for range iters {
-		if err := op(); err != nil {
-			return 0, err
-		}
-	}
-	return time.Since(start) / time.Duration(iters), nil
-}
-
-// benchMatMul times call + wait of a sharded matmul on every 2-D mesh shape of the devices.
-func benchMatMul(w io.Writer, c *pjrt.Client, n, iters int) error {
-	ds := jit.Devices(c)
-	a := make([]float32, n*n)
-	for i := range a {
-		a[i] = float32(i%17) / 17
-	}
-	fmt.Fprintf(w, "matmul f32[%d,%d] x f32[%d,%d], A P('x', None), B P(None, 'y'), C P('x', 'y'), %d devices\n", n, n, n, n, len(ds))
-	fmt.Fprintf(w, "%-8s %12s %12s\n", "mesh", "per call", "GFLOP/s")
-	for x := len(ds); x >= 1; x-- {
-		if len(ds)%x != 0 || n%x != 0 || n%(len(ds)/x) != 0 {
-			continue
-		}
-		y := len(ds) / x
-		m, err := mesh.New(ds, []int{x, y}, "x", "y")
-		if err != nil {
-			return err
-		}
-		d, err := timeMatMul(c, m, a, n, iters)
-		if err != nil {
-			return fmt.Errorf("mesh %dx%d: %w", x, y, err)
-		}
-		fmt.Fprintf(w, "%-8s %12v %12.1f\n", fmt.Sprintf("%dx%d", x, y), d.Round(time.Microsecond), 2*float64(n)*float64(n)*float64(n)/d.Seconds()/1e9)
-	}
-	return nil
-}
-
-// waitClose waits for an array (returning the error of the execution that made it) and frees it.
-func waitClose(a *jit.Array) error {
-	err := a.Wait()
-	if cerr := a.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-func timeMatMul(c *pjrt.Client, m mesh.Mesh, data []float32, n, iters int) (time.Duration, error) {
-	put := func(spec mesh.PartitionSpec) (*jit.Array, error) {
-		s, err := mesh.NewNamedSharding(m, spec)
-		if err != nil {
-			return nil, err
-		}
-		return jit.Put(c, data, []int{n, n}, s)
-	}
-	A, err := put(mesh.P("x", nil))
-	if err != nil {
-		return 0, err
-	}
-	defer A.Close()
-	B, err := put(mesh.P(nil, "y"))
-	if err != nil {
-		return 0, err
-	}
-	defer B.Close()
-	f := jit.New("bench_matmul", func(f *lower.Function, v []lower.Value) []lower.Value {
-		return []lower.Value{f.MatMul(v[0], v[1])}
-	}, jit.OutSpecs(mesh.P("x", "y")))
-	call := func(check bool) error {
-		out, err := f.Call(c, A, B)
-		if err != nil {
-			return err
-		}
-		if !check {
-			return waitClose(out[0]) // Call only enqueues the execution
-		}
-		defer out[0].Close()
-		got, err := out[0].ToHost()
-		if err != nil {
-			return err
-		}
-		return checkMatMul(got.([]float32), data, n)
-	}
-	if err := call(true); err != nil { // compile, and check the product once
-		return 0, err
-	}
-	return timeOp(iters, func() error { return call(false) })
-}
-
-// benchChain times chains of calls x = f(x) (x*1 on a small f32 array) that do not wait between
-// calls, then wait once: the rate at which calls are dispatched. It runs on one device, and on
-// all devices with the array split by rows.
-func benchChain(w io.Writer, c *pjrt.Client, length, iters int) error {
-	ds := jit.Devices(c)
-	fmt.Fprintf(w, "chained calls: %d calls x = f(x) of x*1 on f32[rows,2] without waiting, then one wait\n", length)
-	fmt.Fprintf(w, "%-8s %-8s %-8s %12s %12s\n", "devices", "rows", "spec", "per chain", "per call")
-	counts := []int{1}
-	if len(ds) > 1 {
-		counts = append(counts, len(ds))
-	}
-	for _, nd := range counts {
-		spec := mesh.P()
-		if nd > 1 {
-			spec = mesh.P("x")
-		}
-		rows := 8
-		if rows%nd != 0 {
-			rows = nd * ((rows + nd - 1) / nd)
-		}
-		d, err := timeChain(c, ds[:nd], spec, rows, length, iters)
-		if err != nil {
-			return fmt.Errorf("%d devices: %w", nd, err)
-		}
-		fmt.Fprintf(w, "%-8d %-8d %-8s %12v %12v\n", nd, rows, spec, d.Round(time.Microsecond), (d / time.Duration(length)).Round(10*time.Nanosecond))
-	}
-	return nil
-}
-
-func timeChain(c *pjrt.Client, ds []mesh.Device, spec mesh.PartitionSpec, rows, length, iters int) (time.Duration, error) {
-	m, err := mesh.New(ds, []int{len(ds)}, "x")
-	if err != nil {
-		return 0, err
-	}
-	s, err := mesh.NewNamedSharding(m, spec)
-	if err != nil {
-		return 0, err
-	}
-	host := make([]float32, rows*2)
-	for i := range host {
-		host[i] = float32(i)
-	}
-	x0, err := jit.Put(c, host, []int{rows, 2}, s)
-	if err != nil {
-		return 0, err
-	}
-	defer x0.Close()
-	f := jit.New(fmt.Sprintf("bench_chain_%d", len(ds)), func(f *lower.Function, v []lower.Value) []lower.Value {
-		return []lower.Value{f.Mul(v[0], f.Constant(1))}
-	}, jit.OutSpecs(spec))
-	// run dispatches the chain and returns its last array, not waited for.
-	run := func() (*jit.Array, error) {
-		x := x0
-		for i := range length {
-			out, err := f.Call(c, x)
-			if i > 0 {
-				x.Close() // the queued execution keeps its buffers until it is done
-			}
-			if err != nil {
-				return nil, err
-			}
-			x = out[0]
-		}
-		return x, nil
-	}
-	x, err := run() // compile, and check the result once: x*1, length times, is x
-	if err != nil {
-		return 0, err
-	}
-	got, err := x.ToHost()
-	x.Close()
-	if err != nil {
-		return 0, err
-	}
-	if !slices.Equal(got.([]float32), host) {
-		return 0, fmt.Errorf("chain of %d calls of x*1 gave %v, want %v", length, got, host)
-	}
-	return timeOp(iters, func() error {
-		x, err := run()
-		if err != nil {
-			return err
-		}
-		return waitClose(x)
-	})
-}
-
-// benchTransfer times Put (host to devices, waited for) and ToHost (devices to host) of an f32
-// array of mib MiB split over a 2-D mesh of all devices, against a Go copy of the same bytes.
-func benchTransfer(w io.Writer, c *pjrt.Client, mib, iters int) error {
-	ds := jit.Devices(c)
-	const cols = 8192 // 32 KiB rows: 256 MiB is 8192x8192, as in jit's BenchmarkPut256MiB
-	rows := mib << 20 / (cols * 4)
-	y := 1
-	if len(ds)%2 == 0 {
-		y = 2
-	}
-	x := len(ds) / y
-	if rows%x != 0 {
-		return fmt.Errorf("-mib %d: %d rows do not split over %d devices; pick a multiple of %d MiB", mib, rows, x, x)
-	}
-	m, err := mesh.New(ds, []int{x, y}, "x", "y")
-	if err != nil {
-		return err
-	}
-	s, err := mesh.NewNamedSharding(m, mesh.P("x", "y"))
-	if err != nil {
-		return err
-	}
-	shape := []int{rows, cols}
-	host := make([]float32, rows*cols)
-	for i := range host {
-		host[i] = float32(i % 1000)
-	}
-	fmt.Fprintf(w, "transfers: f32[%d,%d] (%d MiB), %s; Put waits for the array, copy is Go's copy of the same bytes\n", rows, cols, mib, s)
-	fmt.Fprintf(w, "%-8s %12s %10s %10s\n", "figure", "per op", "MB/s", "vs copy")
-	put, err := timeOp(iters, func() error {
-		a, err := jit.Put(c, host, shape, s)
-		if err != nil {
-			return err
-		}
-		return waitClose(a)
-	})
-	if err != nil {
-		return fmt.Errorf("put: %w", err)
-	}
-	a, err := jit.Put(c, host, shape, s)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	got, err := a.ToHost() // check the round trip once
-	if err != nil {
-		return fmt.Errorf("to host: %w", err)
-	}
-	if !slices.Equal(got.([]float32), host) {
-		return fmt.Errorf("to host: the array read back differs from the one put")
-	}
-	toHost, err := timeOp(iters, func() error {
-		_, err := a.ToHostBytes()
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("to host: %w", err)
-	}
-	src := make([]byte, len(host)*4)
-	dst := make([]byte, len(src))
-	for i := range src {
-		src[i] = byte(i)
-	}
-	cp, _ := timeOp(iters, func() error { copy(dst, src); return nil })
-	for _, r := range []struct {
-		name string
-		d    time.Duration
-	}{{"Put", put}, {"ToHost", toHost}, {"copy", cp}} {
-		fmt.Fprintf(w, "%-8s %12v %10.0f %10.2f\n", r.name, r.d.Round(time.Microsecond), float64(len(src))/r.d.Seconds()/1e6, r.d.Seconds()/cp.Seconds())
-	}
-	return nil
-}
-
-// checkMatMul compares 64 entries of c, spread over the matrix, with
-// a·a computed on the host in float64, so that a benchmark never times a
-// wrong product.
-func checkMatMul(c, a []float32, n int) error {
-	if len(c) != n*n {
-		return fmt.Errorf("product has %d elements, want %d", len(c), n*n)
-	}
-	for k := range 64 {
-		i, j := (k*7919)%n, (k*104729+k/8)%n
-		var want float64
-		for l := range n {
-			want += float64(a[i*n+l]) * float64(a[l*n+j])
-		}
-		if got := float64(c[i*n+j]); math.Abs(got-want) > 1e-4*max(1, math.Abs(want)) {
-			return fmt.Errorf("product C[%d,%d] = %g, want %g", i, j, got, want)
-		}
 	}
 	return nil
 }

@@ -1,0 +1,922 @@
+package hostile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gomlx/gopjrt/dtypes"
+
+	"github.com/xlamesh/xlamesh/lower"
+	"github.com/xlamesh/xlamesh/mlir"
+	"github.com/xlamesh/xlamesh/pjrt"
+)
+
+// module8 is a module for 8 partitions whose @main takes args and returns a tensor<8x2xf32>.
+func module8(extra, args, body string) string {
+	return `module @m attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
+` + extra + `  func.func public @main(` + args + `) -> tensor<8x2xf32> {
+` + body + `  }
+}
+`
+}
+
+const (
+	arg8x2  = "%arg0: tensor<8x2xf32>"
+	body8x2 = "    %0 = stablehlo.add %arg0, %arg0 : tensor<8x2xf32>\n    return %0 : tensor<8x2xf32>\n"
+)
+
+// module1 is module8 for one partition.
+func module1(extra, args, body string) string {
+	return strings.Replace(module8(extra, args, body), "num_partitions = 8", "num_partitions = 1", 1)
+}
+
+// addModule adds two f32[4] on each of its partitions (replicated).
+func addModule(partitions int) string {
+	return fmt.Sprintf(`module @add attributes {mhlo.num_partitions = %d : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%%x: tensor<4xf32>, %%y: tensor<4xf32>) -> tensor<4xf32> {
+    %%0 = stablehlo.add %%x, %%y : tensor<4xf32>
+    return %%0 : tensor<4xf32>
+  }
+}
+`, partitions)
+}
+
+// ids returns the ids of the client's first n devices.
+func ids(c *pjrt.Client, n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = c.Devices()[i].ID()
+	}
+	return out
+}
+
+// compileOn compiles text for the first n devices of c (Must), closing it when the case ends.
+func compileOn(h *H, c *pjrt.Client, text string, n int) *pjrt.Executable {
+	exe, err := c.Compile(text, pjrt.CompileOptions{DeviceAssignment: ids(c, n)})
+	h.Must(err)
+	h.Cleanup(func() { exe.Close() })
+	return exe
+}
+
+// buffer copies flat to device d of c (Must), closing it when the case ends.
+func buffer(h *H, c *pjrt.Client, d int, flat any, dims ...int) *pjrt.Buffer {
+	b, err := c.BufferFromHost(c.Devices()[d], flat, dims)
+	h.Must(err)
+	h.Cleanup(func() { b.Close() })
+	return b
+}
+
+// results reads every result buffer to the host and closes them all.
+func results(outs [][]*pjrt.Buffer) ([][]any, error) {
+	var got [][]any
+	var first error
+	for _, dev := range outs {
+		var row []any
+		for _, b := range dev {
+			v, err := b.ToHost()
+			if err != nil && first == nil {
+				first = err
+			}
+			row = append(row, v)
+			b.Close()
+		}
+		got = append(got, row)
+	}
+	return got, first
+}
+
+// addWorks runs exe (addModule on n devices) on valid arguments and checks every result:
+// the executable is usable after whatever came before.
+func addWorks(h *H, c *pjrt.Client, exe *pjrt.Executable) error {
+	n := len(exe.Devices())
+	args := make([][]*pjrt.Buffer, n)
+	for d := range n {
+		args[d] = []*pjrt.Buffer{buffer(h, c, d, []float32{1, 2, 3, 4}, 4), buffer(h, c, d, []float32{10, 20, 30, float32(d)}, 4)}
+	}
+	outs, err := exe.Execute(args)
+	if err != nil {
+		return fmt.Errorf("a valid call after it: %w", err)
+	}
+	got, err := results(outs)
+	if err != nil {
+		return fmt.Errorf("a valid call after it: %w", err)
+	}
+	for d := range n {
+		if want := []float32{11, 22, 33, 4 + float32(d)}; len(got[d]) != 1 || !slices.Equal(got[d][0].([]float32), want) {
+			return fmt.Errorf("a valid call after it: device %d got %v, want %v", d, got[d], want)
+		}
+	}
+	return nil
+}
+
+// thenUsable checks, after a rejected call, that a valid call gives the right values and that
+// Close returns: a failed execution left the executable usable.
+func thenUsable(h *H, c *pjrt.Client, exe *pjrt.Executable, err error) error {
+	if werr := addWorks(h, c, exe); werr != nil {
+		h.Failf("%v", werr)
+	}
+	if cerr := exe.Close(); cerr != nil {
+		h.Failf("Close after it: %v", cerr)
+	}
+	return err
+}
+
+// compileCase compiles text on the child's 8-device client with opts.
+func compileCase(name string, cl class, text string, opts pjrt.CompileOptions, want ...any) *hcase {
+	return &hcase{
+		name: "Client.Compile: " + name, class: cl, entry: "pjrt Compile", group: "compile",
+		want: append(is("pjrt.ErrCompile", pjrt.ErrCompile), is(want...)...),
+		run: func(h *H) error {
+			exe, err := h.Client().Compile(text, opts)
+			if err == nil {
+				exe.Close()
+			}
+			return err
+		},
+	}
+}
+
+// checked is compileCase for 8 partitions on the first 8 devices, for a module the checker
+// must refuse with the given mlir sentinel (and *mlir.Error).
+func checked(name string, cl class, text string, kindName string, kind error) *hcase {
+	c := compileCase(name, cl, text, pjrt.CompileOptions{DeviceAssignment: []int{0, 1, 2, 3, 4, 5, 6, 7}}, kindName, kind)
+	c.as = as[*mlir.Error]("*mlir.Error")
+	return c
+}
+
+// plugin is compileCase for an error the plugin itself reports (*pjrt.Error).
+func plugin(name string, cl class, text string) *hcase {
+	c := compileCase(name, cl, text, pjrt.CompileOptions{})
+	c.as = as[*pjrt.Error]("*pjrt.Error")
+	return c
+}
+
+// allPrintable is every printable ASCII character but the backslash: the names XLA takes.
+func allPrintable() string {
+	var b strings.Builder
+	for c := byte(0x20); c < 0x7f; c++ {
+		if c != '\\' {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// slowModule is n rounds of matmul, sine and transpose of a 64x64 argument: XLA's CPU
+// compiler needs about a second for n = 800.
+func slowModule(n int, name string) string {
+	m := lower.NewModule(name)
+	f := m.Main()
+	a := f.Arg(lower.NewShape(f32, 64, 64))
+	x := a
+	for range n {
+		x = f.Transpose(f.Sin(f.DotGeneral(x, a, lower.DotDims{LhsContracting: []int{1}, RhsContracting: []int{0}})), 1, 0)
+	}
+	f.Return(x)
+	p, err := m.Build()
+	if err != nil {
+		panic(err)
+	}
+	return p.Text()
+}
+
+func compileCases() []*hcase {
+	all8 := []int{0, 1, 2, 3, 4, 5, 6, 7}
+	calls := func(g string) string {
+		return fmt.Sprintf("    %%0 = func.call @%s(%%arg0) : (tensor<8x2xf32>) -> tensor<8x2xf32>\n    return %%0 : tensor<8x2xf32>\n", g)
+	}
+	fn := func(name, callee string) string {
+		return fmt.Sprintf("  func.func private @%s(%%x: tensor<8x2xf32>) -> tensor<8x2xf32> {\n    %%0 = func.call @%s(%%x) : (tensor<8x2xf32>) -> tensor<8x2xf32>\n    return %%0 : tensor<8x2xf32>\n  }\n", name, callee)
+	}
+	infeed := "    %0:2 = \"stablehlo.infeed\"(%t) : (!stablehlo.token) -> (tensor<8x2xf32>, !stablehlo.token)\n    return %0#0 : tensor<8x2xf32>\n"
+	tokenArg := "%t: !stablehlo.token"
+	cases := []*hcase{
+		checked("a private function that calls itself", classPrograms, module8(fn("f", "f"), arg8x2, calls("f")), "mlir.ErrRecursion", mlir.ErrRecursion),
+		checked("f calls g calls h calls f", classPrograms, module8(fn("f", "g")+fn("g", "h")+fn("h", "f"), arg8x2, calls("f")), "mlir.ErrRecursion", mlir.ErrRecursion),
+		checked("@main calls @main", classPrograms, module8("", arg8x2, calls("main")), "mlir.ErrRecursion", mlir.ErrRecursion),
+		checked("recursion in the generic form", classPrograms, `"builtin.module"() ({
+  "func.func"() <{function_type = () -> (), sym_name = "main"}> ({
+    "func.call"() <{callee = @main}> : () -> ()
+    "func.return"() : () -> ()
+  }) : () -> ()
+}) : () -> ()
+`, "mlir.ErrRecursion", mlir.ErrRecursion),
+		checked("regions 1,000 deep", classPrograms, strings.Replace(nestedCase(1000), "module @m {", "module @m attributes {mhlo.num_partitions = 8 : i32} {", 1),
+			"mlir.ErrNesting", mlir.ErrNesting),
+		checked("a type 10,000 deep", classPrograms, module8("", arg8x2+", %t: "+strings.Repeat("tuple<", 10000)+"tensor<f32>"+strings.Repeat(">", 10000), body8x2),
+			"mlir.ErrNesting", mlir.ErrNesting),
+		checked("100,000 nested brackets in an attribute", classPrograms, module8("", arg8x2+" {a = "+strings.Repeat("[", 100000)+strings.Repeat("]", 100000)+"}", body8x2),
+			"mlir.ErrNesting", mlir.ErrNesting),
+		checked("tensor<4611686018427387904xf32>: bytes overflow int64", classPrograms, module8("", arg8x2+", %t: tensor<4611686018427387904xf32>", body8x2),
+			"mlir.ErrTensorSize", mlir.ErrTensorSize),
+		checked("tensor<4294967296x4294967296xf32>: elements overflow int64", classPrograms, module8("", arg8x2+", %t: tensor<4294967296x4294967296xf32>", body8x2),
+			"mlir.ErrTensorSize", mlir.ErrTensorSize),
+		checked("a dimension past int64", classPrograms, module8("", arg8x2+", %t: tensor<99999999999999999999xf32>", body8x2),
+			"mlir.ErrTensorSize", mlir.ErrTensorSize),
+		checked("an iota of 3037000500x3037000500xi8 in the body", classPrograms, module8("", arg8x2,
+			"    %1 = stablehlo.iota dim = 0 : tensor<3037000500x3037000500xi8>\n"+body8x2), "mlir.ErrTensorSize", mlir.ErrTensorSize),
+		checked("an unterminated string", classPrograms, module8("", arg8x2, "    %0 = \"unterminated\n"), "mlir.ErrSyntax", mlir.ErrSyntax),
+		checked("stablehlo.infeed", classHangs, module8("", tokenArg, infeed), "mlir.ErrUnsupportedOp", mlir.ErrUnsupportedOp),
+		checked("stablehlo.outfeed", classHangs, module8("", arg8x2+", "+tokenArg,
+			"    %1 = \"stablehlo.outfeed\"(%arg0, %t) : (tensor<8x2xf32>, !stablehlo.token) -> !stablehlo.token\n"+body8x2), "mlir.ErrUnsupportedOp", mlir.ErrUnsupportedOp),
+		checked("stablehlo.send", classHangs, module8("", arg8x2+", "+tokenArg,
+			"    %1 = \"stablehlo.send\"(%arg0, %t) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 2>}> : (tensor<8x2xf32>, !stablehlo.token) -> !stablehlo.token\n"+body8x2),
+			"mlir.ErrUnsupportedOp", mlir.ErrUnsupportedOp),
+		checked("stablehlo.recv", classHangs, module8("", tokenArg,
+			"    %0:2 = \"stablehlo.recv\"(%t) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 3>}> : (!stablehlo.token) -> (tensor<8x2xf32>, !stablehlo.token)\n    return %0#0 : tensor<8x2xf32>\n"),
+			"mlir.ErrUnsupportedOp", mlir.ErrUnsupportedOp),
+		checked("a Python host callback", classHangs, module8("", arg8x2,
+			"    %1 = stablehlo.custom_call @xla_python_cpu_callback(%arg0) {has_side_effect = true} : (tensor<8x2xf32>) -> tensor<8x2xf32>\n"+body8x2),
+			"mlir.ErrUnsupportedOp", mlir.ErrUnsupportedOp),
+		checked("an FFI host callback in the generic form", classHangs, module8("", arg8x2,
+			"    %1 = \"stablehlo.custom_call\"(%arg0) <{api_version = 4 : i32, call_target_name = \"xla_ffi_python_cpu_callback\"}> : (tensor<8x2xf32>) -> tensor<8x2xf32>\n"+body8x2),
+			"mlir.ErrUnsupportedOp", mlir.ErrUnsupportedOp),
+		compileCase("an 8-partition module without a device assignment", classSilent, module8("", arg8x2, body8x2), pjrt.CompileOptions{},
+			"mlir.ErrPartitions", mlir.ErrPartitions),
+		checked("mhlo.num_partitions = 0 on 8 devices", classSilent, strings.Replace(module8("", arg8x2, body8x2), "num_partitions = 8", "num_partitions = 0", 1),
+			"mlir.ErrPartitions", mlir.ErrPartitions),
+		checked("mhlo.num_partitions = 3 on 8 devices", classSilent, strings.Replace(module8("", arg8x2, body8x2), "num_partitions = 8", "num_partitions = 3", 1),
+			"mlir.ErrPartitions", mlir.ErrPartitions),
+		checked("mhlo.num_replicas = 2", classSilent, strings.Replace(module8("", arg8x2, body8x2), "num_replicas = 1", "num_replicas = 2", 1),
+			"mlir.ErrPartitions", mlir.ErrPartitions),
+		func() *hcase {
+			c := compileCase("an sdy.mesh of 16 devices on 8", classSilent, module8(`  sdy.mesh @mesh = <["x"=8, "y"=2]>`+"\n",
+				`%arg0: tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}`, body8x2), pjrt.CompileOptions{DeviceAssignment: all8})
+			c.as = as[*pjrt.Error]("*pjrt.Error")
+			return c
+		}(),
+		checked("an unparsable mhlo.sharding", classSilent, module8("", `%arg0: tensor<8x2xf32> {mhlo.sharding = "{devices=[4,2]<=[4,2]}"}`, body8x2),
+			"mlir.ErrSharding", mlir.ErrSharding),
+		checked("an mhlo.sharding of 2 devices in an 8-partition module", classSilent, module8("", `%arg0: tensor<8x2xf32> {mhlo.sharding = "{devices=[2,1]0,1}"}`, body8x2),
+			"mlir.ErrSharding", mlir.ErrSharding),
+		checked("a manual sharding on an argument of @main", classSilent, module8("", `%arg0: tensor<8x2xf32> {mhlo.sharding = "{devices=[2,1,4]<=[8] last_tile_dims={manual}}"}`, body8x2),
+			"mlir.ErrSharding", mlir.ErrSharding),
+		checked(`an sdy.mesh axis "a\\b"`, classNames, module8(`  sdy.mesh @mesh = <["a\\b"=8]>`+"\n", arg8x2, body8x2), "mlir.ErrName", mlir.ErrName),
+		checked(`an sdy.mesh axis "é"`, classNames, module8(`  sdy.mesh @mesh = <["é"=8]>`+"\n", arg8x2, body8x2), "mlir.ErrName", mlir.ErrName),
+		checked(`an sdy.mesh axis "\0A"`, classNames, module8(`  sdy.mesh @mesh = <["x\0A"=8]>`+"\n", arg8x2, body8x2), "mlir.ErrName", mlir.ErrName),
+		checked(`a module named @"\FF"`, classNames, strings.Replace(module8("", arg8x2, body8x2), "@m ", `@"\FF" `, 1), "mlir.ErrName", mlir.ErrName),
+		checked(`a function named @""`, classNames, module8("  func.func private @\"\"() {\n    return\n  }\n", arg8x2, body8x2), "mlir.ErrName", mlir.ErrName),
+		plugin("an op no dialect has", classPrograms, module1("", arg8x2, "    %0 = \"foo.bar\"(%arg0) : (tensor<8x2xf32>) -> tensor<8x2xf32>\n    return %0 : tensor<8x2xf32>\n")),
+		plugin("an add of two element types", classPrograms, module1("", arg8x2+", %y: tensor<8x2xi32>", "    %0 = stablehlo.add %arg0, %y : (tensor<8x2xf32>, tensor<8x2xi32>) -> tensor<8x2xf32>\n    return %0 : tensor<8x2xf32>\n")),
+		plugin("a module without @main", classPrograms, "module {\n  func.func public @other() {\n    return\n  }\n}\n"),
+		checked("random bytes", classPrograms, "\x13\x37\xfe\xed\x00\x01\x02\x03garbage\xff\xff{{{", "mlir.ErrSyntax", mlir.ErrSyntax),
+		plugin("the MLIR bytecode magic followed by junk", classPrograms, "ML\xefR\x00\x01\x02\x03\x04\x05 junk that is no bytecode"),
+		compileCase("an empty program", classPrograms, "", pjrt.CompileOptions{}),
+		compileCase("an unknown partitioner", classSilent, addModule(1), pjrt.CompileOptions{Partitioner: 9}),
+		{
+			name: "Client.Compile: a device assignment naming device 3 twice", class: classSilent, entry: "pjrt Compile", group: "compile",
+			want: is("pjrt.ErrDevice", pjrt.ErrDevice),
+			run: func(h *H) error {
+				_, err := h.Client().Compile(addModule(8), pjrt.CompileOptions{DeviceAssignment: []int{0, 1, 2, 3, 3, 5, 6, 7}})
+				return err
+			},
+		},
+		{
+			name: "Client.Compile: device 99 of 8", class: classSilent, entry: "pjrt Compile", group: "compile",
+			want: is("pjrt.ErrDevice", pjrt.ErrDevice),
+			run: func(h *H) error {
+				_, err := h.Client().Compile(addModule(1), pjrt.CompileOptions{DeviceAssignment: []int{99}})
+				return err
+			},
+		},
+		{
+			name: "Client.Compile: device -1", class: classSilent, entry: "pjrt Compile", group: "compile",
+			want: is("pjrt.ErrDevice", pjrt.ErrDevice),
+			run: func(h *H) error {
+				_, err := h.Client().Compile(addModule(1), pjrt.CompileOptions{DeviceAssignment: []int{-1}})
+				return err
+			},
+		},
+		{
+			name: "Client.Compile: NumPartitions 3 with 8 devices assigned", class: classSilent, entry: "pjrt Compile", group: "compile",
+			want: is("pjrt.ErrDevice", pjrt.ErrDevice),
+			run: func(h *H) error {
+				_, err := h.Client().Compile(addModule(8), pjrt.CompileOptions{NumPartitions: 3, DeviceAssignment: all8})
+				return err
+			},
+		},
+		{
+			name: "Client.Compile: NumPartitions 100 on 8 devices", class: classSilent, entry: "pjrt Compile", group: "compile",
+			want: is("pjrt.ErrDevice", pjrt.ErrDevice),
+			run: func(h *H) error {
+				_, err := h.Client().Compile(addModule(100), pjrt.CompileOptions{NumPartitions: 100})
+				return err
+			},
+		},
+		{
+			name: "Client.Compile: names of every character XLA takes compile and run", class: classNames, entry: "pjrt Compile", group: "compile",
+			run: func(h *H) error {
+				c := h.Client()
+				axis := mlir.Quote(allPrintable())
+				text := strings.Replace(module8(`  sdy.mesh @"m e-s.h$" = <[`+axis+`=2, " "=2, "\22"=2]>`+"\n",
+					`%arg0: tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@"m e-s.h$", [{`+axis+`, " "}, {"\22"}]>}`, body8x2),
+					"@m ", `@"jit_my-fn {}"`+" ", 1)
+				exe := compileOn(h, c, text, 8)
+				// Each device holds a 2x1 block: rows 2*(d/2), columns d%2.
+				args := make([][]*pjrt.Buffer, 8)
+				for d := range 8 {
+					args[d] = []*pjrt.Buffer{buffer(h, c, d, []float32{float32(10 * d), float32(10*d + 1)}, 2, 1)}
+				}
+				outs, err := exe.Execute(args)
+				if err != nil {
+					return err
+				}
+				got, err := results(outs)
+				if err != nil {
+					return err
+				}
+				for d := range 8 {
+					if want := []float32{float32(20 * d), float32(20*d + 2)}; !slices.Equal(got[d][0].([]float32), want) {
+						return wrongf("device %d: got %v, want %v", d, got[d][0], want)
+					}
+				}
+				return nil
+			},
+		},
+		{
+			name: "Client.Compile: a chain of 500 calls (deep, not recursive) compiles and runs", class: classPrograms, entry: "pjrt Compile", group: "compile",
+			run: func(h *H) error {
+				const n = 500
+				var b strings.Builder
+				b.WriteString("module @chain {\n")
+				for i := range n {
+					next := fmt.Sprintf("    %%1 = func.call @f%d(%%0) : (tensor<4xf32>) -> tensor<4xf32>\n    return %%1 : tensor<4xf32>\n", i+1)
+					if i == n-1 {
+						next = "    return %0 : tensor<4xf32>\n"
+					}
+					fmt.Fprintf(&b, "  func.func private @f%d(%%x: tensor<4xf32>) -> tensor<4xf32> {\n    %%c = stablehlo.constant dense<1.0> : tensor<4xf32>\n    %%0 = stablehlo.add %%x, %%c : tensor<4xf32>\n%s  }\n", i, next)
+				}
+				b.WriteString("  func.func public @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n    %0 = func.call @f0(%x) : (tensor<4xf32>) -> tensor<4xf32>\n    return %0 : tensor<4xf32>\n  }\n}\n")
+				c := h.Client()
+				exe := compileOn(h, c, b.String(), 1)
+				outs, err := exe.Execute([][]*pjrt.Buffer{{buffer(h, c, 0, []float32{0, 1, 2, 3}, 4)}})
+				if err != nil {
+					return err
+				}
+				got, err := results(outs)
+				if err != nil {
+					return err
+				}
+				if want := []float32{n, n + 1, n + 2, n + 3}; !slices.Equal(got[0][0].([]float32), want) {
+					return wrongf("got %v, want %v", got[0][0], want)
+				}
+				return nil
+			},
+		},
+		{
+			name: "Client.Compile: a module returning complex64 and f8E4M3FN runs; ToHost refuses the types", class: classSilent, entry: "pjrt Compile", group: "compile",
+			want: is("pjrt.ErrHostData", pjrt.ErrHostData),
+			run: func(h *H) error {
+				c := h.Client()
+				exe := compileOn(h, c, `module @odd {
+  func.func public @main(%x: tensor<4xf32>) -> (tensor<4xcomplex<f32>>, tensor<4xf8E4M3FN>, tensor<4xf32>) {
+    %0 = stablehlo.complex %x, %x : tensor<4xcomplex<f32>>
+    %1 = stablehlo.convert %x : (tensor<4xf32>) -> tensor<4xf8E4M3FN>
+    return %0, %1, %x : tensor<4xcomplex<f32>>, tensor<4xf8E4M3FN>, tensor<4xf32>
+  }
+}
+`, 1)
+				shapes := exe.OutputShapes()
+				if len(shapes) != 3 || shapes[0].DType != dtypes.Complex64 || shapes[1].DType != dtypes.F8E4M3FN {
+					h.Failf("output shapes %v", shapes)
+				}
+				outs, err := exe.Execute([][]*pjrt.Buffer{{buffer(h, c, 0, []float32{1, 2, 3, 4}, 4)}})
+				if err != nil {
+					return fmt.Errorf("execute: %v", err) // not the ErrHostData wanted
+				}
+				defer func() {
+					for _, b := range outs[0] {
+						b.Close()
+					}
+				}()
+				if v, err := outs[0][2].ToHost(); err != nil || !slices.Equal(v.([]float32), []float32{1, 2, 3, 4}) {
+					h.Failf("the f32 result: %v, %v", v, err)
+				}
+				// Refused, typed, and without the "needs 0 bytes" of issue 10.
+				if err := outs[0][1].CopyToHost(make([]byte, 4)); !errors.Is(err, pjrt.ErrHostData) || strings.Contains(err.Error(), "needs 0 bytes") {
+					h.Failf("CopyToHost of the f8E4M3FN result into 4 bytes: %v", err)
+				}
+				_, err = outs[0][0].ToHost()
+				return err
+			},
+		},
+		{
+			name: "Client.Compile: on a closed client", class: classOwnership, entry: "pjrt Compile", group: "compile",
+			want: is("pjrt.ErrClosed", pjrt.ErrClosed),
+			run: func(h *H) error {
+				c := h.Fresh(1)
+				h.Must(c.Close())
+				_, err := c.Compile(addModule(1), pjrt.CompileOptions{})
+				return err
+			},
+		},
+		{
+			name: "Client.CompileContext: a cancelled context", class: classOwnership, entry: "pjrt Compile", group: "compile",
+			want: is("context.Canceled", context.Canceled),
+			run: func(h *H) error {
+				c := h.Client()
+				ctx, cancel := context.WithCancel(context.Background())
+				cancel()
+				_, err := c.CompileContext(ctx, addModule(1), pjrt.CompileOptions{})
+				exe := compileOn(h, c, addModule(1), 1)
+				if werr := addWorks(h, c, exe); werr != nil {
+					h.Failf("%v", werr)
+				}
+				return err
+			},
+		},
+		{
+			name: "Client.CompileContext: a 20 ms deadline on a long compile", class: classOwnership, entry: "pjrt Compile", group: "compile",
+			want: is("context.DeadlineExceeded", context.DeadlineExceeded),
+			run: func(h *H) error {
+				c := h.Client()
+				text := slowModule(600, fmt.Sprintf("slow_%d", time.Now().UnixNano()))
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+				defer cancel()
+				start := time.Now()
+				_, err := c.CompileContext(ctx, text, pjrt.CompileOptions{})
+				if d := time.Since(start); d > 2*time.Second {
+					h.Failf("CompileContext returned after %v, not at the deadline", d)
+				}
+				exe := compileOn(h, c, addModule(1), 1)
+				if werr := addWorks(h, c, exe); werr != nil {
+					h.Failf("%v", werr)
+				}
+				return err
+			},
+		},
+	}
+	return append(cases, loadExecutableCases()...)
+}
+
+func loadExecutableCases() []*hcase {
+	load := func(name string, data func(h *H) []byte) *hcase {
+		return &hcase{
+			name: "Client.LoadExecutable: " + name, class: classPrograms, entry: "pjrt.LoadExecutable", group: "compile",
+			want: is("pjrt.ErrCompile", pjrt.ErrCompile),
+			run: func(h *H) error {
+				exe, err := h.Client().LoadExecutable(data(h), pjrt.CompileOptions{})
+				if err == nil {
+					exe.Close()
+				}
+				return err
+			},
+		}
+	}
+	serialized := func(h *H) []byte {
+		exe := compileOn(h, h.Client(), addModule(1), 1)
+		data, err := exe.Serialize()
+		h.Must(err)
+		return data
+	}
+	return []*hcase{
+		load("random bytes", func(*H) []byte { return []byte("\x08\x96\x01 this is not an executable \xff\xfe") }),
+		load("no bytes", func(*H) []byte { return nil }),
+		load("the first half of a serialized executable", func(h *H) []byte { d := serialized(h); return d[:len(d)/2] }),
+		load("a serialized executable with its first 64 bytes zeroed", func(h *H) []byte {
+			d := serialized(h)
+			clear(d[:min(64, len(d))])
+			return d
+		}),
+		{
+			name: "Client.LoadExecutable: an 8-partition executable loaded for 1 device", class: classSilent, entry: "pjrt.LoadExecutable", group: "compile",
+			want: is("pjrt.ErrCompile", pjrt.ErrCompile),
+			run: func(h *H) error {
+				c := h.Client()
+				data, err := compileOn(h, c, addModule(8), 8).Serialize()
+				h.Must(err)
+				exe, err := c.LoadExecutable(data, pjrt.CompileOptions{})
+				if err == nil {
+					exe.Close()
+				}
+				return err
+			},
+		},
+		{
+			name: "Client.LoadExecutable: serialize, load and run", class: classOwnership, entry: "pjrt.LoadExecutable", group: "compile",
+			run: func(h *H) error {
+				c := h.Client()
+				data, err := compileOn(h, c, addModule(2), 2).Serialize()
+				h.Must(err)
+				exe, err := c.LoadExecutable(data, pjrt.CompileOptions{DeviceAssignment: ids(c, 2)})
+				if err != nil {
+					return err
+				}
+				defer exe.Close()
+				return addWorks(h, c, exe)
+			},
+		},
+	}
+}
+
+// executeCase gives exe (addModule on n devices of the child's client) the arguments args
+// returns and fails the case unless the executable then still works and closes.
+func executeCase(name string, cl class, n int, args func(h *H, c *pjrt.Client) ([][]*pjrt.Buffer, []pjrt.ExecuteOption), want ...any) *hcase {
+	return &hcase{
+		name: "Executable.Execute: " + name, class: cl, entry: "pjrt Execute", group: "execute",
+		want: is(want...),
+		run: func(h *H) error {
+			c := h.Client()
+			exe := compileOn(h, c, addModule(n), n)
+			a, opts := args(h, c)
+			outs, err := exe.Execute(a, opts...)
+			if err == nil {
+				results(outs)
+			}
+			return thenUsable(h, c, exe, err)
+		},
+	}
+}
+
+func executeCases() []*hcase {
+	f4 := []float32{1, 2, 3, 4}
+	two := func(h *H, c *pjrt.Client, d int) []*pjrt.Buffer {
+		return []*pjrt.Buffer{buffer(h, c, d, f4, 4), buffer(h, c, d, f4, 4)}
+	}
+	none := []pjrt.ExecuteOption(nil)
+	return []*hcase{
+		executeCase("an int32 argument for a float32 parameter", classHangs, 1, func(h *H, c *pjrt.Client) ([][]*pjrt.Buffer, []pjrt.ExecuteOption) {
+			return [][]*pjrt.Buffer{{buffer(h, c, 0, []int32{1, 2, 3, 4}, 4), buffer(h, c, 0, f4, 4)}}, none
+		}, "pjrt.ErrExecute", pjrt.ErrExecute),
+		executeCase("a 2x2 argument for a [4] parameter", classHangs, 1, func(h *H, c *pjrt.Client) ([][]*pjrt.Buffer, []pjrt.ExecuteOption) {
+			return [][]*pjrt.Buffer{{buffer(h, c, 0, f4, 2, 2), buffer(h, c, 0, f4, 4)}}, none
+		}, "pjrt.ErrExecute", pjrt.ErrExecute),
+		executeCase("one argument of two", classHangs, 1, func(h *H, c *pjrt.Client) ([][]*pjrt.Buffer, []pjrt.ExecuteOption) {
+			return [][]*pjrt.Buffer{{buffer(h, c, 0, f4, 4)}}, none
+		}, "pjrt.ErrExecute", pjrt.ErrExecute),
+		executeCase("three arguments of two", classHangs, 1, func(h *H, c *pjrt.Client) ([][]*pjrt.Buffer, []pjrt.ExecuteOption) {
+			return [][]*pjrt.Buffer{append(two(h, c, 0), buffer(h, c, 0, f4, 4))}, none
+		}, "pjrt.ErrExecute", pjrt.ErrExecute),
+		executeCase("arguments for 7 of 8 devices", classHangs, 8, func(h *H, c *pjrt.Client) ([][]*pjrt.Buffer, []pjrt.ExecuteOption) {
+			var a [][]*pjrt.Buffer
+			for d := range 7 {
+				a = append(a, two(h, c, d))
+			}
+			return a, none
+		}, "pjrt.ErrExecute", pjrt.ErrExecute),
+		executeCase("no arguments at all", classHangs, 1, func(*H, *pjrt.Client) ([][]*pjrt.Buffer, []pjrt.ExecuteOption) {
+			return nil, none
+		}, "pjrt.ErrExecute", pjrt.ErrExecute),
+		executeCase("device 1's buffers in device 0's place", classHangs, 2, func(h *H, c *pjrt.Client) ([][]*pjrt.Buffer, []pjrt.ExecuteOption) {
+			return [][]*pjrt.Buffer{two(h, c, 1), two(h, c, 0)}, none
+		}, "pjrt.ErrDevice", pjrt.ErrDevice),
+		executeCase("a buffer of another client", classOwnership, 1, func(h *H, c *pjrt.Client) ([][]*pjrt.Buffer, []pjrt.ExecuteOption) {
+			other := h.ClientN(1)
+			return [][]*pjrt.Buffer{{buffer(h, other, 0, f4, 4), buffer(h, c, 0, f4, 4)}}, none
+		}, "pjrt.ErrDevice", pjrt.ErrDevice),
+		executeCase("a closed buffer", classOwnership, 1, func(h *H, c *pjrt.Client) ([][]*pjrt.Buffer, []pjrt.ExecuteOption) {
+			a := two(h, c, 0)
+			a[1].Close()
+			return [][]*pjrt.Buffer{a}, none
+		}, "pjrt.ErrClosed", pjrt.ErrClosed),
+		executeCase("a nil buffer", classPanics, 1, func(h *H, c *pjrt.Client) ([][]*pjrt.Buffer, []pjrt.ExecuteOption) {
+			return [][]*pjrt.Buffer{{buffer(h, c, 0, f4, 4), nil}}, none
+		}, "pjrt.ErrExecute", pjrt.ErrExecute),
+		executeCase("donation index 0 given twice", classHangs, 1, func(h *H, c *pjrt.Client) ([][]*pjrt.Buffer, []pjrt.ExecuteOption) {
+			return [][]*pjrt.Buffer{two(h, c, 0)}, []pjrt.ExecuteOption{pjrt.Donate(0, 0)}
+		}, "pjrt.ErrExecute", pjrt.ErrExecute),
+		executeCase("donation index 5 of 2 arguments", classHangs, 1, func(h *H, c *pjrt.Client) ([][]*pjrt.Buffer, []pjrt.ExecuteOption) {
+			return [][]*pjrt.Buffer{two(h, c, 0)}, []pjrt.ExecuteOption{pjrt.Donate(5)}
+		}, "pjrt.ErrExecute", pjrt.ErrExecute),
+		executeCase("donation index -1", classHangs, 1, func(h *H, c *pjrt.Client) ([][]*pjrt.Buffer, []pjrt.ExecuteOption) {
+			return [][]*pjrt.Buffer{two(h, c, 0)}, []pjrt.ExecuteOption{pjrt.Donate(-1)}
+		}, "pjrt.ErrExecute", pjrt.ErrExecute),
+		executeCase("one buffer as both arguments, both donated", classHangs, 1, func(h *H, c *pjrt.Client) ([][]*pjrt.Buffer, []pjrt.ExecuteOption) {
+			b := buffer(h, c, 0, f4, 4)
+			return [][]*pjrt.Buffer{{b, b}}, []pjrt.ExecuteOption{pjrt.Donate(0, 1)}
+		}, "pjrt.ErrExecute", pjrt.ErrExecute),
+		executeCase("one buffer as both arguments, one donated", classHangs, 1, func(h *H, c *pjrt.Client) ([][]*pjrt.Buffer, []pjrt.ExecuteOption) {
+			b := buffer(h, c, 0, f4, 4)
+			return [][]*pjrt.Buffer{{b, b}}, []pjrt.ExecuteOption{pjrt.Donate(1)}
+		}, "pjrt.ErrExecute", pjrt.ErrExecute),
+		{
+			name: "Executable.Execute: an error buffer as argument fails the results, typed", class: classHangs, entry: "pjrt Execute", group: "execute",
+			want: is("pjrt.ErrExecute", pjrt.ErrExecute), as: as[*pjrt.Error]("*pjrt.Error"),
+			run: func(h *H) error {
+				c := h.Client0115() // the pinned 0.81 plugin has no error buffers
+				exe := compileOn(h, c, addModule(1), 1)
+				bad, err := c.NewErrorBuffer(c.Devices()[0], pjrt.Shape{DType: dtypes.Float32, Dims: []int{4}}, pjrt.DataLoss, "hostile: poisoned input")
+				h.Must(err)
+				h.Cleanup(func() { bad.Close() })
+				outs, err := exe.Execute([][]*pjrt.Buffer{{bad, buffer(h, c, 0, f4, 4)}})
+				if err == nil {
+					_, err = results(outs)
+				}
+				if err != nil && !strings.Contains(err.Error(), "hostile: poisoned input") {
+					h.Failf("the error lost the poisoned buffer's message: %v", err)
+				}
+				return thenUsable(h, c, exe, err)
+			},
+		},
+		{
+			name: "Executable.Execute: a function with zero results", class: classPanics, entry: "pjrt Execute", group: "execute",
+			run: func(h *H) error {
+				c := h.Client()
+				exe := compileOn(h, c, "module @nothing attributes {mhlo.num_partitions = 2 : i32} {\n  func.func public @main(%x: tensor<4xf32>) {\n    return\n  }\n}\n", 2)
+				outs, err := exe.Execute([][]*pjrt.Buffer{{buffer(h, c, 0, f4, 4)}, {buffer(h, c, 1, f4, 4)}})
+				if err != nil {
+					return err
+				}
+				if len(outs) != 2 || len(outs[0]) != 0 || len(outs[1]) != 0 || exe.NumOutputs() != 0 {
+					return wrongf("got %v, %d outputs", outs, exe.NumOutputs())
+				}
+				return nil
+			},
+		},
+		{
+			name: "Executable.Execute: a function with zero arguments", class: classPanics, entry: "pjrt Execute", group: "execute",
+			run: func(h *H) error {
+				c := h.Client()
+				exe := compileOn(h, c, "module @constant {\n  func.func public @main() -> tensor<2xi64> {\n    %0 = stablehlo.constant dense<[7, -7]> : tensor<2xi64>\n    return %0 : tensor<2xi64>\n  }\n}\n", 1)
+				outs, err := exe.Execute([][]*pjrt.Buffer{{}})
+				if err != nil {
+					return err
+				}
+				got, err := results(outs)
+				if err != nil {
+					return err
+				}
+				if !slices.Equal(got[0][0].([]int64), []int64{7, -7}) {
+					return wrongf("got %v", got)
+				}
+				return nil
+			},
+		},
+		{
+			name: "Executable.Execute: after Close", class: classOwnership, entry: "pjrt Execute", group: "execute",
+			want: is("pjrt.ErrClosed", pjrt.ErrClosed),
+			run: func(h *H) error {
+				c := h.Client()
+				exe := compileOn(h, c, addModule(1), 1)
+				h.Must(exe.Close())
+				if err := exe.Close(); err != nil {
+					h.Failf("a second Close: %v", err)
+				}
+				_, err := exe.Execute([][]*pjrt.Buffer{two(h, c, 0)})
+				return err
+			},
+		},
+		{
+			name: "Executable.Execute: after its client closed", class: classOwnership, entry: "pjrt Execute", group: "execute",
+			want: is("pjrt.ErrClosed", pjrt.ErrClosed),
+			run: func(h *H) error {
+				c := h.Fresh(1)
+				exe := compileOn(h, c, addModule(1), 1)
+				a := two(h, c, 0)
+				h.Must(c.Close())
+				_, err := exe.Execute([][]*pjrt.Buffer{a})
+				if _, terr := a[0].ToHost(); !errors.Is(terr, pjrt.ErrClosed) {
+					h.Failf("ToHost of a buffer of the closed client: %v, want pjrt.ErrClosed", terr)
+				}
+				return err
+			},
+		},
+		{
+			name: "Executable.Execute: a donated buffer used again", class: classOwnership, entry: "pjrt Execute", group: "execute",
+			want: is("pjrt.ErrClosed", pjrt.ErrClosed),
+			run: func(h *H) error {
+				c := h.Client()
+				exe := compileOn(h, c, addModule(1), 1)
+				a := two(h, c, 0)
+				outs, err := exe.Execute([][]*pjrt.Buffer{a}, pjrt.Donate(0))
+				h.Must(err)
+				got, err := results(outs)
+				h.Must(err)
+				if !slices.Equal(got[0][0].([]float32), []float32{2, 4, 6, 8}) {
+					h.Failf("the donating call gave %v", got)
+				}
+				_, err = exe.Execute([][]*pjrt.Buffer{a})
+				return thenUsable(h, c, exe, err)
+			},
+		},
+	}
+}
+
+func transferCases() []*hcase {
+	tr := func(name string, cl class, run func(h *H, c *pjrt.Client) error, want ...any) *hcase {
+		return &hcase{name: name, class: cl, entry: "pjrt transfers", group: "transfer", want: is(want...),
+			run: func(h *H) error { return run(h, h.Client()) }}
+	}
+	host := func(h *H, c *pjrt.Client, dev *pjrt.Device, flat any, dims ...int) error {
+		b, err := c.BufferFromHost(dev, flat, dims)
+		if err == nil {
+			b.Close()
+		}
+		return err
+	}
+	hostData := []any{"pjrt.ErrHostData", pjrt.ErrHostData}
+	data := make([]byte, 64)
+	strided := func(strides []int64, dims ...int) func(h *H, c *pjrt.Client) error {
+		return func(h *H, c *pjrt.Client) error {
+			bs, err := c.BuffersFromHost([]pjrt.HostTransfer{{Device: c.Devices()[0], DType: dtypes.Float32, Dims: dims, Data: data, ByteStrides: strides}})
+			for _, b := range bs {
+				b.Close()
+			}
+			return err
+		}
+	}
+	return []*hcase{
+		tr("Client.BufferFromHost: 4 values for 2x3", classSilent, func(h *H, c *pjrt.Client) error {
+			return host(h, c, c.Devices()[0], []float32{1, 2, 3, 4}, 2, 3)
+		}, hostData...),
+		tr("Client.BufferFromHost: dimension -4", classPanics, func(h *H, c *pjrt.Client) error {
+			return host(h, c, c.Devices()[0], []float32{1, 2, 3, 4}, -4)
+		}, hostData...),
+		tr("Client.BufferFromHost: 2^62 x 2^62 dimensions", classSilent, func(h *H, c *pjrt.Client) error {
+			return host(h, c, c.Devices()[0], []float32{1, 2, 3, 4}, 1<<62, 1<<62)
+		}, hostData...),
+		tr("Client.BufferFromHost: (2^62+1) x 4 dimensions, whose count wraps to 4", classSilent, func(h *H, c *pjrt.Client) error {
+			return host(h, c, c.Devices()[0], []float32{1, 2, 3, 4}, 1<<62+1, 4)
+		}, hostData...),
+		tr("Client.BufferFromHost: a nil device", classPanics, func(h *H, c *pjrt.Client) error {
+			return host(h, c, nil, []float32{1, 2, 3, 4}, 4)
+		}, "pjrt.ErrDevice", pjrt.ErrDevice),
+		tr("Client.BufferFromHost: a device of another client", classOwnership, func(h *H, c *pjrt.Client) error {
+			return host(h, c, h.ClientN(1).Devices()[0], []float32{1, 2, 3, 4}, 4)
+		}, "pjrt.ErrDevice", pjrt.ErrDevice),
+		tr("Client.BufferFromHost: []string", classPanics, func(h *H, c *pjrt.Client) error {
+			return host(h, c, c.Devices()[0], []string{"a"}, 1)
+		}, hostData...),
+		tr("Client.BufferFromHost: nil data", classPanics, func(h *H, c *pjrt.Client) error {
+			return host(h, c, c.Devices()[0], nil, 4)
+		}, hostData...),
+		tr("Client.BufferFromHost: a 0x4 array", classPanics, func(h *H, c *pjrt.Client) error {
+			b, err := c.BufferFromHost(c.Devices()[0], []float32{}, []int{0, 4})
+			if err != nil {
+				return err
+			}
+			defer b.Close()
+			v, err := b.ToHost()
+			if err != nil || len(v.([]float32)) != 0 || !slices.Equal(b.Dims(), []int{0, 4}) {
+				return wrongf("got %v %v dims %v", v, err, b.Dims())
+			}
+			return nil
+		}),
+		tr("Client.BufferFromBytes: element type DType(999)", classSilent, func(h *H, c *pjrt.Client) error {
+			b, err := c.BufferFromBytes(c.Devices()[0], dtypes.DType(999), []int{4}, make([]byte, 16))
+			if err == nil {
+				b.Close()
+			}
+			return err
+		}, hostData...),
+		tr("Client.BufferFromBytes: complex64, which pjrt does not move", classSilent, func(h *H, c *pjrt.Client) error {
+			b, err := c.BufferFromBytes(c.Devices()[0], dtypes.Complex64, []int{2}, make([]byte, 16))
+			if err == nil {
+				b.Close()
+			}
+			return err
+		}, hostData...),
+		tr("Client.BuffersFromHost: byte strides reaching past the data", classSilent, strided([]int64{4096, 4}, 4, 4), hostData...),
+		tr("Client.BuffersFromHost: negative byte strides", classSilent, strided([]int64{-16, 4}, 4, 4), hostData...),
+		tr("Client.BuffersFromHost: 3 byte strides for 2 dimensions", classPanics, strided([]int64{16, 4, 4}, 4, 4), hostData...),
+		tr("Client.BuffersFromHost: byte strides that overflow int64", classSilent, strided([]int64{1 << 62, 4}, 4, 4), hostData...),
+		tr("Buffer.CopyToHost: a destination 1 byte short", classSilent, func(h *H, c *pjrt.Client) error {
+			return buffer(h, c, 0, []float32{1, 2, 3, 4}, 4).CopyToHost(make([]byte, 15))
+		}, hostData...),
+		tr("Client.CopyToHostAll: one good copy, one too long", classSilent, func(h *H, c *pjrt.Client) error {
+			return c.CopyToHostAll([]pjrt.HostCopy{
+				{Buffer: buffer(h, c, 0, []float32{1, 2, 3, 4}, 4), Dst: make([]byte, 16)},
+				{Buffer: buffer(h, c, 1, []float32{1, 2, 3, 4}, 4), Dst: make([]byte, 17)},
+			})
+		}, hostData...),
+		tr("Client.CopyToHostAll: a nil buffer", classPanics, func(h *H, c *pjrt.Client) error {
+			return c.CopyToHostAll([]pjrt.HostCopy{{Buffer: nil, Dst: make([]byte, 16)}})
+		}, hostData...),
+		tr("Buffer.ToHost: after Close; Close twice", classOwnership, func(h *H, c *pjrt.Client) error {
+			b := buffer(h, c, 0, []float32{1, 2, 3, 4}, 4)
+			h.Must(b.Close())
+			if err := b.Close(); err != nil {
+				h.Failf("a second Close: %v", err)
+			}
+			_, err := b.ToHost()
+			return err
+		}, "pjrt.ErrClosed", pjrt.ErrClosed),
+		tr("Buffer.ToHost: an error buffer", classHangs, func(h *H, _ *pjrt.Client) error {
+			c := h.Client0115() // the pinned 0.81 plugin has no error buffers
+			b, err := c.NewErrorBuffer(c.Devices()[0], pjrt.Shape{DType: dtypes.Float32, Dims: []int{4}}, pjrt.Aborted, "hostile")
+			h.Must(err)
+			defer b.Close()
+			_, err = b.ToHost()
+			return err
+		}, "pjrt.ErrExecute", pjrt.ErrExecute),
+		tr("pjrt.FlatFromBytes: 3 bytes of float32", classSilent, func(*H, *pjrt.Client) error {
+			_, err := pjrt.FlatFromBytes(dtypes.Float32, []byte{1, 2, 3})
+			return err
+		}, hostData...),
+		tr("Client.Device: id 99 and id -1", classPanics, func(h *H, c *pjrt.Client) error {
+			if _, err := c.Device(-1); !errors.Is(err, pjrt.ErrDevice) {
+				h.Failf("Device(-1): %v", err)
+			}
+			_, err := c.Device(99)
+			return err
+		}, "pjrt.ErrDevice", pjrt.ErrDevice),
+	}
+}
+
+func openCases() []*hcase {
+	open := func(name string, cl class, entry string, opts []pjrt.Option, want ...any) *hcase {
+		return &hcase{
+			name: "pjrt.Open: " + name, class: cl, entry: entry, group: "open", want: is(want...),
+			run: func(h *H) error {
+				c, err := pjrt.Open(opts...)
+				if err == nil {
+					c.Close()
+				}
+				return err
+			},
+		}
+	}
+	openDevices := func(name string, cl class, opts []pjrt.Option, n int) *hcase {
+		entry := "pjrt.Open"
+		if strings.Contains(name, "WithCreateOption") {
+			entry = "pjrt.WithCreateOption"
+		}
+		return &hcase{
+			name: "pjrt.Open: " + name, class: cl, entry: entry, group: "open",
+			run: func(h *H) error {
+				c, err := pjrt.Open(opts...)
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				if got := len(c.Devices()); got != n {
+					return wrongf("%d devices, want %d", got, n)
+				}
+				return nil
+			},
+		}
+	}
+	return []*hcase{
+		open("WithCPUDeviceCount(0)", classSilent, "pjrt.Open", []pjrt.Option{pjrt.WithCPUDeviceCount(0)}, "pjrt.ErrDevice", pjrt.ErrDevice),
+		open("WithCPUDeviceCount(-3)", classSilent, "pjrt.Open", []pjrt.Option{pjrt.WithCPUDeviceCount(-3)}, "pjrt.ErrDevice", pjrt.ErrDevice),
+		open("WithCPUDeviceCount(1<<40)", classSilent, "pjrt.Open", []pjrt.Option{pjrt.WithCPUDeviceCount(1 << 40)}, "pjrt.ErrDevice", pjrt.ErrDevice),
+		open("WithCPUDeviceCount(1<<32 + 1)", classSilent, "pjrt.Open", []pjrt.Option{pjrt.WithCPUDeviceCount(1<<32 + 1)}, "pjrt.ErrDevice", pjrt.ErrDevice),
+		open("WithMaxInFlight(0)", classSilent, "pjrt.Open", []pjrt.Option{pjrt.WithMaxInFlight(0)}, "pjrt.ErrExecute", pjrt.ErrExecute),
+		open("WithCreateOption of a struct value", classPanics, "pjrt.WithCreateOption", []pjrt.Option{pjrt.WithCreateOption("x", struct{}{})},
+			"pjrt.ErrCreateOption", pjrt.ErrCreateOption),
+		open("WithCreateOption of a []string", classPanics, "pjrt.WithCreateOption", []pjrt.Option{pjrt.WithCreateOption("x", []string{"a"})},
+			"pjrt.ErrCreateOption", pjrt.ErrCreateOption),
+		open("WithCreateOption of a nil value", classPanics, "pjrt.WithCreateOption", []pjrt.Option{pjrt.WithCreateOption("x", nil)},
+			"pjrt.ErrCreateOption", pjrt.ErrCreateOption),
+		openDevices("WithCreateOption with a NUL in the name (the CPU plugin ignores names it does not know)", classNames,
+			[]pjrt.Option{pjrt.WithCreateOption("cpu_device_count\x00x", 2)}, 8),
+		openDevices("WithCreateOption with an empty name", classSilent, []pjrt.Option{pjrt.WithCreateOption("", int64(2))}, 8),
+		openDevices(`WithCreateOption("cpu_device_count", 3) gives 3 devices`, classSilent, []pjrt.Option{pjrt.WithCreateOption("cpu_device_count", 3)}, 3),
+		openDevices("WithCPUDeviceCount(3) gives 3 devices", classSilent, []pjrt.Option{pjrt.WithCPUDeviceCount(3)}, 3),
+		{
+			name: "pjrt.Open: a compile cache whose entries are corrupt", class: classSilent, entry: "pjrt.Open", group: "open",
+			run: func(h *H) error {
+				dir := h.Dir()
+				text := addModule(1) + fmt.Sprintf("// %d\n", time.Now().UnixNano())
+				c1, err := pjrt.Open(pjrt.WithCPUDeviceCount(1), pjrt.WithCompileCache(dir))
+				h.Must(err)
+				exe, err := c1.Compile(text, pjrt.CompileOptions{})
+				h.Must(err)
+				exe.Close()
+				h.Must(c1.Close())
+				n := 0
+				h.Must(filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
+					if err == nil && info.Mode().IsRegular() {
+						n++
+						return os.WriteFile(path, []byte("\x00corrupt\xff"), 0o644)
+					}
+					return err
+				}))
+				if n == 0 {
+					h.Failf("the compile cache in %s holds no file", dir)
+				}
+				c2, err := pjrt.Open(pjrt.WithCPUDeviceCount(1), pjrt.WithCompileCache(dir))
+				if err != nil {
+					return err
+				}
+				defer c2.Close()
+				exe = compileOn(h, c2, text, 1)
+				return addWorks(h, c2, exe)
+			},
+		},
+		{
+			name: "Client.Close: twice, with buffers and executables alive", class: classOwnership, entry: "pjrt.Open", group: "open",
+			run: func(h *H) error {
+				c := h.Fresh(2)
+				exe := compileOn(h, c, addModule(1), 1)
+				b := buffer(h, c, 0, []float32{1, 2, 3, 4}, 4)
+				if err := c.Close(); err != nil {
+					return err
+				}
+				if err := c.Close(); err != nil {
+					return fmt.Errorf("the second Close: %w", err)
+				}
+				if err := b.Close(); err != nil {
+					return fmt.Errorf("closing a buffer of the closed client: %w", err)
+				}
+				return exe.Close()
+			},
+		},
+	}
+}
