@@ -5,8 +5,8 @@
 // It is the ground floor of the text path and imports no other xlamesh package. Package
 // shardy reads its string literals and finds sdy.mesh ops with it; package lower prints
 // symbol names with Symbol and Quote, and reads modules written elsewhere (Wrap) with the
-// Scanner and Check; package pjrt runs Check on every program at the top of Client.Compile,
-// with the number of devices it compiles for:
+// Scanner and Check; package pjrt runs Check on every program in Client.Compile, with the
+// number of devices it compiles for, before the compile cache or the plugin sees it:
 //
 //	mlir ← shardy ← lower ← jit
 //	mlir ← pjrt ← jit
