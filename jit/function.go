@@ -333,11 +333,7 @@ func (f *Function) unwatch(c *pjrt.Client) {
 
 // compile compiles l for c and m and lays out its results.
 func (f *Function) compile(c *pjrt.Client, m mesh.Mesh, l *lowering) (*compiled, error) {
-	part := pjrt.Shardy
-	if l.prog.Partitioner() == lower.GSPMD {
-		part = pjrt.GSPMD
-	}
-	exe, err := c.Compile(l.prog.Text(), pjrt.CompileOptions{DeviceAssignment: m.DeviceIDs(), Partitioner: part})
+	exe, err := c.Compile(l.prog.Text(), pjrt.CompileOptions{DeviceAssignment: m.DeviceIDs(), Partitioner: l.prog.Partitioner()})
 	if err != nil {
 		return nil, fmt.Errorf("jit: %s: %w", f.name, err)
 	}

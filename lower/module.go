@@ -12,24 +12,14 @@ import (
 
 // Partitioner selects how shardings are written into the module: Shardy (`sdy` dialect,
 // the default) or GSPMD (`mhlo.sharding` strings and `@Sharding` custom calls). One module
-// uses one of them, never both.
-type Partitioner uint8
+// uses one of them, never both. It is mlir.Partitioner, the type pjrt compiles with.
+type Partitioner = mlir.Partitioner
 
+// The partitioners (mlir.Shardy, mlir.GSPMD).
 const (
-	Shardy Partitioner = iota + 1 // sdy.mesh, sdy.sharding, sdy.sharding_constraint, sdy.manual_computation
-	GSPMD                         // mhlo.sharding strings and @Sharding / @SPMD*Shape custom calls
+	Shardy = mlir.Shardy
+	GSPMD  = mlir.GSPMD
 )
-
-// String returns "Shardy" or "GSPMD".
-func (p Partitioner) String() string {
-	switch p {
-	case Shardy:
-		return "Shardy"
-	case GSPMD:
-		return "GSPMD"
-	}
-	return "Partitioner(" + strconv.Itoa(int(p)) + ")"
-}
 
 // Option configures a Module.
 type Option func(*config)

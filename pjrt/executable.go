@@ -16,28 +16,16 @@ import (
 	xmlir "github.com/xlamesh/xlamesh/mlir"
 )
 
-// Partitioner selects how XLA partitions an SPMD program. It is passed to the compiler as the
-// use_shardy_partitioner build option; it is never guessed from the program text.
-type Partitioner uint8
+// Partitioner selects how XLA partitions an SPMD program: mlir.Partitioner, the type lower
+// writes modules for. It is passed to the compiler as the use_shardy_partitioner build option;
+// it is never guessed from the program text.
+type Partitioner = xmlir.Partitioner
 
+// The partitioners (mlir.Shardy, mlir.GSPMD). The zero CompileOptions.Partitioner means Shardy.
 const (
-	// Shardy partitions modules annotated with the sdy dialect (sdy.mesh, sdy.sharding). It is the
-	// default: the zero CompileOptions.Partitioner means Shardy.
-	Shardy Partitioner = iota + 1
-	// GSPMD partitions modules annotated with mhlo.sharding strings.
-	GSPMD
+	Shardy = xmlir.Shardy
+	GSPMD  = xmlir.GSPMD
 )
-
-// String returns "Shardy" or "GSPMD".
-func (p Partitioner) String() string {
-	switch p {
-	case 0, Shardy:
-		return "Shardy"
-	case GSPMD:
-		return "GSPMD"
-	}
-	return fmt.Sprintf("Partitioner(%d)", uint8(p))
-}
 
 // CompileOptions says how to compile a program. The zero value compiles for one partition on the
 // client's first addressable device with Shardy.
