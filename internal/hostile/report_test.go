@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -19,6 +20,9 @@ const (
 
 // columns of the summary tables, in order.
 var columns = []string{kindTyped, kindCorrect, kindWrong, kindSignal, kindHang, kindPanic}
+
+var columnTitles = map[string]string{kindTyped: "typed errors", kindCorrect: "correct results", kindWrong: "wrong",
+	kindSignal: "signals", kindHang: "hangs", kindPanic: "panics"}
 
 // writeReport rewrites the suite's part of docs/reliability.md from this run's results.
 func writeReport(t *testing.T, cases []*hcase) {
@@ -57,7 +61,7 @@ func reportTables(cases []*hcase) string {
 	header := func(first string) {
 		fmt.Fprintf(&b, "| %s | inputs |", first)
 		for _, col := range columns {
-			fmt.Fprintf(&b, " %ss |", col)
+			fmt.Fprintf(&b, " %s |", columnTitles[col])
 		}
 		b.WriteString("\n|---|---:|" + strings.Repeat("---:|", len(columns)) + "\n")
 	}
@@ -106,6 +110,25 @@ func reportTables(cases []*hcase) string {
 		b.WriteString("\n")
 	}
 
+	var failing []*hcase
+	for _, c := range cases {
+		if !outcomes[c].ok() {
+			failing = append(failing, c)
+		}
+	}
+	if len(failing) > 0 {
+		b.WriteString("\n### Failing inputs\n\n| input | entry point | expected | outcome | what happened |\n|---|---|---|---|---|\n")
+		for _, c := range failing {
+			o := outcomes[c]
+			what, _, _ := strings.Cut(o.Detail, "\n")
+			what = localPort.ReplaceAllString(what, "127.0.0.1:PORT") // the same text every run
+			if r := []rune(what); len(r) > 240 {
+				what = string(r[:240]) + "…"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", cell(c.name), c.entry, cell(c.expectation()), o.Kind, cell(what))
+		}
+	}
+
 	b.WriteString("\n### Every input\n\n| input | class | entry point | expected | outcome |\n|---|---|---|---|---|\n")
 	for _, c := range cases {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", cell(c.name), c.class, c.entry, cell(c.expectation()), outcomes[c].Kind)
@@ -114,8 +137,7 @@ func reportTables(cases []*hcase) string {
 	return b.String()
 }
 
+var localPort = regexp.MustCompile(`127\.0\.0\.1:\d+`)
+
 // cell escapes text for a Markdown table cell.
-func cell(s string) string {
-	s = strings.ReplaceAll(s, "|", `\|`)
-	return strings.ReplaceAll(s, "\n", " ")
-}
+var cell = strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", "*", `\*`, "_", `\_`).Replace
