@@ -193,7 +193,7 @@ func lowerCases() []*hcase {
 
 // A module @main is named in a comment and in string attributes before the real one.
 const trickyModule = `// func.func @main(%c: tensor<1xf32>) -> tensor<1xf32> in a comment
-module @m attributes {doc = "module { func.func public @main(%s: tensor<3xf32>) -> tensor<3xf32> {"} {
+module @m attributes {jax.doc = "module { func.func public @main(%s: tensor<3xf32>) -> tensor<3xf32> {"} {
   func.func private @helper(%a: tensor<8x2xf32>) -> tensor<8x2xf32> attributes {note = "func.func @main("} {
     return %a : tensor<8x2xf32> // func.func @main(
   }
@@ -240,7 +240,7 @@ func wrapCases() []*hcase {
 				text := p.Text()
 				for _, want := range []string{
 					`// func.func @main(%c: tensor<1xf32>) -> tensor<1xf32> in a comment`,
-					`doc = "module { func.func public @main(%s: tensor<3xf32>) -> tensor<3xf32> {"`,
+					`jax.doc = "module { func.func public @main(%s: tensor<3xf32>) -> tensor<3xf32> {"`,
 					`%arg0: tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>, jax.arg_info = "@main(x"}`,
 					`-> (tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>, jax.result_info = "}, {"})`,
 				} {

@@ -13,6 +13,7 @@ import (
 	"github.com/gomlx/gopjrt/dtypes"
 
 	"github.com/xlamesh/xlamesh/lower"
+	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/mlir"
 	"github.com/xlamesh/xlamesh/pjrt"
 )
@@ -333,6 +334,44 @@ func compileCases() []*hcase {
 				}
 				for d := range 8 {
 					if want := []float32{float32(20 * d), float32(20*d + 2)}; !slices.Equal(got[d][0].([]float32), want) {
+						return wrongf("device %d: got %v, want %v", d, got[d][0], want)
+					}
+				}
+				return nil
+			},
+		},
+		{
+			name: "Client.Compile: lower.Wrap of a module naming @main in comments and strings runs", class: classPanics, entry: "lower.Wrap", group: "compile",
+			run: func(h *H) error {
+				c := h.Client()
+				m := mesh42(h, c)
+				p, err := lower.Wrap(trickyModule, []mesh.NamedSharding{sharding(h, m, mesh.P("x", "y"))}, []mesh.NamedSharding{sharding(h, m, mesh.P("x"))})
+				if err != nil {
+					return err
+				}
+				exe, err := c.Compile(p.Text(), pjrt.CompileOptions{DeviceAssignment: p.DeviceAssignment()})
+				if err != nil {
+					return err
+				}
+				h.Cleanup(func() { exe.Close() })
+				// Device d (x = d/2, y = d%2) holds rows 2x..2x+1 of column y, and gets them
+				// back doubled with both columns.
+				args := make([][]*pjrt.Buffer, 8)
+				for d := range 8 {
+					x, y := d/2, d%2
+					args[d] = []*pjrt.Buffer{buffer(h, c, d, []float32{float32(4*x + y), float32(4*x + 2 + y)}, 2, 1)}
+				}
+				outs, err := exe.Execute(args)
+				if err != nil {
+					return err
+				}
+				got, err := results(outs)
+				if err != nil {
+					return err
+				}
+				for d := range 8 {
+					x := float32(d / 2)
+					if want := []float32{8 * x, 8*x + 2, 8*x + 4, 8*x + 6}; !slices.Equal(got[d][0].([]float32), want) {
 						return wrongf("device %d: got %v, want %v", d, got[d][0], want)
 					}
 				}
