@@ -514,6 +514,24 @@ func loadExecutableCases() []*hcase {
 		h.Must(err)
 		return data
 	}
+	// reload compiles addModule(n) for n devices, serializes it and loads it with opts, whose
+	// devices do not fit it.
+	reload := func(name string, n int, opts pjrt.CompileOptions) *hcase {
+		return &hcase{
+			name: "Client.LoadExecutable: " + name, class: classSilent, entry: "pjrt.LoadExecutable", group: "compile",
+			want: is("pjrt.ErrDevice", pjrt.ErrDevice),
+			run: func(h *H) error {
+				c := h.Client()
+				data, err := compileOn(h, c, addModule(n), n).Serialize()
+				h.Must(err)
+				exe, err := c.LoadExecutable(data, opts)
+				if err == nil {
+					exe.Close()
+				}
+				return err
+			},
+		}
+	}
 	return []*hcase{
 		load("random bytes", func(*H) []byte { return []byte("\x08\x96\x01 this is not an executable \xff\xfe") }),
 		load("no bytes", func(*H) []byte { return nil }),
@@ -523,18 +541,22 @@ func loadExecutableCases() []*hcase {
 			clear(d[:min(64, len(d))])
 			return d
 		}),
+		reload("an 8-partition executable loaded with zero options (1 device)", 8, pjrt.CompileOptions{}),
+		reload("an 8-partition executable loaded for device 0", 8, pjrt.CompileOptions{DeviceAssignment: []int{0}}),
+		reload("a 2-partition executable loaded for devices 0, 1, 2", 2, pjrt.CompileOptions{DeviceAssignment: []int{0, 1, 2}}),
+		reload("a 2-partition executable loaded for device 0 twice", 2, pjrt.CompileOptions{DeviceAssignment: []int{0, 0}}),
 		{
-			name: "Client.LoadExecutable: an 8-partition executable loaded for 1 device", class: classSilent, entry: "pjrt.LoadExecutable", group: "compile",
-			want: is("pjrt.ErrCompile", pjrt.ErrCompile),
+			name: "Client.LoadExecutable: a 1-partition executable loaded with zero options runs", class: classSilent, entry: "pjrt.LoadExecutable", group: "compile",
 			run: func(h *H) error {
 				c := h.Client()
-				data, err := compileOn(h, c, addModule(8), 8).Serialize()
+				data, err := compileOn(h, c, addModule(1), 1).Serialize()
 				h.Must(err)
 				exe, err := c.LoadExecutable(data, pjrt.CompileOptions{})
-				if err == nil {
-					exe.Close()
+				if err != nil {
+					return err
 				}
-				return err
+				defer exe.Close()
+				return addWorks(h, c, exe)
 			},
 		},
 		{
