@@ -339,33 +339,46 @@ func (j *Job) waitAll(ctx context.Context, run string) (rev int64, changed bool,
 	}
 }
 
-// heartbeat drains the lease's keepalive answers. The channel closes when this process leaves,
-// or when no answer came for a whole TTL: then the store is gone, or the lease expired.
+// heartbeat drains the lease's keepalive answers. The client closes the channel when this
+// process leaves, or when no answer came for a whole TTL: then heartbeat asks the store how the
+// lease is. A lease still alive (the answers were only late) gets a new keepalive; an expired
+// one means the others have declared this process lost; no answer means the store is gone.
 func (j *Job) heartbeat(alive <-chan *clientv3.LeaseKeepAliveResponse) {
-	for range alive {
-	}
-	if j.ctx.Err() != nil {
+	for {
+		for range alive {
+		}
+		if j.ctx.Err() != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(j.ctx, 2*time.Second)
+		ttl, err := j.cli.TimeToLive(ctx, j.lease)
+		cancel()
+		if err == nil && ttl.TTL > 0 {
+			if alive, err = j.cli.KeepAlive(j.ctx, j.lease); err == nil {
+				continue
+			}
+		}
+		if j.ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			j.lostMu.Lock()
+			j.storeGone = true
+			j.lostMu.Unlock()
+		}
+		switch {
+		case err == nil:
+			j.setLost(&ProcessLostError{JobID: j.cfg.JobID, Process: j.cfg.ProcessID,
+				Reason: fmt.Sprintf("this process's own heartbeat lease expired (it was unresponsive for more than %s)", j.cfg.HeartbeatTimeout)})
+		case len(j.cfg.Endpoints) == 0 && j.cfg.ProcessID != 0:
+			j.setLost(&ProcessLostError{JobID: j.cfg.JobID, Process: 0,
+				Reason: fmt.Sprintf("its coordinator at %s stopped answering heartbeats for %s (process 0 died, or the network failed)",
+					j.cfg.Coordinator, j.cfg.HeartbeatTimeout)})
+		default:
+			j.setLost(fmt.Errorf("distributed: job %q: %w: the store at %s stopped answering heartbeats for %s",
+				j.cfg.JobID, ErrCoordinator, j.where(), j.cfg.HeartbeatTimeout))
+		}
 		return
-	}
-	ctx, cancel := context.WithTimeout(j.ctx, time.Second)
-	defer cancel()
-	_, err := j.cli.Get(ctx, j.runKey)
-	if err != nil {
-		j.lostMu.Lock()
-		j.storeGone = true
-		j.lostMu.Unlock()
-	}
-	switch {
-	case err == nil:
-		j.setLost(&ProcessLostError{JobID: j.cfg.JobID, Process: j.cfg.ProcessID,
-			Reason: fmt.Sprintf("this process's own heartbeat lease expired (it was unresponsive for more than %s)", j.cfg.HeartbeatTimeout)})
-	case len(j.cfg.Endpoints) == 0 && j.cfg.ProcessID != 0:
-		j.setLost(&ProcessLostError{JobID: j.cfg.JobID, Process: 0,
-			Reason: fmt.Sprintf("its coordinator at %s stopped answering heartbeats for %s (process 0 died, or the network failed)",
-				j.cfg.Coordinator, j.cfg.HeartbeatTimeout)})
-	default:
-		j.setLost(fmt.Errorf("distributed: job %q: %w: the store at %s stopped answering heartbeats for %s",
-			j.cfg.JobID, ErrCoordinator, j.where(), j.cfg.HeartbeatTimeout))
 	}
 }
 
