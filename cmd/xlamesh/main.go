@@ -44,6 +44,7 @@ commands:
   devices         list the devices of a PJRT client
   visualize       print the sharding table of an array on a mesh
   install-plugin  download a pinned PJRT plugin into the user cache
+  launch          run N processes of one multi-process job (xlamesh launch -n 4 -- program)
   bench           rank the shardings of a kernel over the mesh shapes by speed; chained calls, transfers
   inspect         show the collectives, memory and output shardings XLA chose for a sharding
 
@@ -63,6 +64,8 @@ func main() {
 		err = visualize(os.Stdout, args)
 	case "install-plugin":
 		err = installPlugin(os.Stdout, args)
+	case "launch":
+		err = launch(os.Stdout, args)
 	case "bench":
 		err = bench(os.Stdout, os.Stderr, args)
 	case "inspect":

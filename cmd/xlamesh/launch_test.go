@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/xlamesh/xlamesh/distributed"
+)
+
+// envLaunchChild makes TestLaunchChild act as a launched process: "ok" passes two barriers and
+// shuts down; "fail:<k>" makes process k exit 7 after the first barrier, without leaving the job.
+const envLaunchChild = "XLAMESH_LAUNCH_TEST_CHILD"
+
+// TestLaunchChild is the program TestLaunch launches (this test binary, run again); on its own,
+// without envLaunchChild, it does nothing.
+func TestLaunchChild(t *testing.T) {
+	mode := os.Getenv(envLaunchChild)
+	if mode == "" {
+		return
+	}
+	os.Exit(launchChild(mode))
+}
+
+func launchChild(mode string) int {
+	cfg, err := distributed.FromEnv()
+	if err != nil {
+		fmt.Println("error:", err)
+		return 2
+	}
+	job, err := distributed.Join(context.Background(), cfg)
+	if err != nil {
+		fmt.Println("error:", err)
+		return 2
+	}
+	fmt.Printf("joined as %d of %d\n", job.ProcessID(), job.NumProcesses())
+	if err := job.Barrier(context.Background(), "ready"); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 3
+	}
+	if k, ok := strings.CutPrefix(mode, "fail:"); ok && k == strconv.Itoa(job.ProcessID()) {
+		fmt.Fprintln(os.Stderr, "failing on purpose")
+		return 7 // no Close: the others learn it from the heartbeat
+	}
+	if err := job.Barrier(context.Background(), "done"); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		if errors.Is(err, distributed.ErrProcessLost) {
+			return 3
+		}
+		return 4
+	}
+	if err := job.Shutdown(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 4
+	}
+	job.Close()
+	return 0
+}
+
+// TestLaunch runs 3 processes of a job through launch: all pass; then one fails, and the others
+// exit on their own, naming it, within the heartbeat timeout.
+func TestLaunch(t *testing.T) {
+	run := func(mode string) (string, error) {
+		t.Setenv(envLaunchChild, mode)
+		var out bytes.Buffer
+		err := launch(&out, []string{"-n", "3", "-heartbeat-timeout", "2s", "-init-timeout", "60s", "-grace", "20s",
+			"-timeout", "2m", "--", os.Args[0], "-test.run=^TestLaunchChild$"})
+		return out.String(), err
+	}
+	out, err := run("ok")
+	require.NoError(t, err, out)
+	for i := range 3 {
+		assert.Contains(t, out, fmt.Sprintf("[%d] joined as %d of 3", i, i))
+	}
+	assert.Contains(t, out, "[launch] all 3 processes exited 0")
+
+	start := time.Now()
+	out, err = run("fail:1")
+	require.Error(t, err, out)
+	assert.Contains(t, err.Error(), "the first to fail was process 1")
+	assert.Contains(t, out, "[1] failing on purpose")
+	for _, i := range []int{0, 2} {
+		assert.Contains(t, out, fmt.Sprintf("[%d] error: distributed: job ", i))
+		assert.Contains(t, out, fmt.Sprintf("[launch] process %d: exit status 3", i), out)
+	}
+	assert.Contains(t, out, "process 1 lost: no heartbeat for 2s")
+	assert.NotContains(t, out, "SIGTERM", "the others exit on their own before the grace period ends")
+	assert.Less(t, time.Since(start), 30*time.Second)
+}
+
+func TestLaunchUsage(t *testing.T) {
+	var out bytes.Buffer
+	err := launch(&out, []string{"-n", "2"})
+	var ue *usageErr
+	require.ErrorAs(t, err, &ue)
+	assert.Contains(t, err.Error(), "no program to launch")
+	err = launch(&out, []string{"-n", "0", "--", "true"})
+	require.ErrorAs(t, err, &ue)
+}
