@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gomlx/gopjrt/dtypes"
@@ -673,6 +674,40 @@ func executeCases() []*hcase {
 					h.Failf("the error lost the poisoned buffer's message: %v", err)
 				}
 				return thenUsable(h, c, exe, err)
+			},
+		},
+		{
+			name: "Executable.Execute: 40 goroutines past WithMaxInFlight(1) while the client closes", class: classHangs, entry: "pjrt Execute", group: "execute",
+			run: func(h *H) error {
+				c, err := pjrt.Open(pjrt.WithCPUDeviceCount(1), pjrt.WithMaxInFlight(1))
+				h.Must(err)
+				exe, err := c.Compile(addModule(1), pjrt.CompileOptions{})
+				h.Must(err)
+				x, err := c.BufferFromHost(c.Devices()[0], []float32{1, 2, 3, 4}, []int{4})
+				h.Must(err)
+				var wg sync.WaitGroup
+				errs := make(chan error, 40)
+				for range 40 {
+					wg.Go(func() {
+						outs, err := exe.Execute([][]*pjrt.Buffer{{x, x}})
+						if err == nil {
+							_, err = results(outs)
+						}
+						if err != nil && !errors.Is(err, pjrt.ErrClosed) {
+							errs <- err
+						}
+					})
+				}
+				time.Sleep(10 * time.Millisecond)
+				cerr := c.Close()
+				wg.Wait()
+				close(errs)
+				for e := range errs {
+					h.Failf("an execution: %v", e)
+				}
+				x.Close()
+				exe.Close()
+				return cerr
 			},
 		},
 		{
