@@ -58,7 +58,6 @@ func TestCallContextCancelCompile(t *testing.T) {
 	assert.Nil(t, outs)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.ErrorContains(t, err, ": context deadline exceeded")
-	assert.Less(t, elapsed, time.Second, "CallContext returns at the deadline, not when XLA is done")
 
 	// The client and other functions stay usable meanwhile.
 	y, err := jit.Put(c, arange[int64](16), []int{8, 2}, sharding(t, mesh42(t, c), mesh.P("x", "y")))
@@ -72,6 +71,8 @@ func TestCallContextCancelCompile(t *testing.T) {
 	assert.Equal(t, make([]float32, 64*64), got)
 	assert.Equal(t, jit.CacheStats{LoweringHits: 1, LoweringMisses: 1, CompileHits: 1, CompileMisses: 1}, f.Stats(),
 		"the second call waited for the compilation the first one started")
+	// Compared with the compilation's own duration, not a fixed time: on a loaded machine both grow.
+	assert.Less(t, elapsed, time.Since(start)/2, "CallContext returns at the deadline, not when XLA is done")
 	t.Logf("cancelled after %v; compiled and ran after %v", elapsed, time.Since(start))
 }
 

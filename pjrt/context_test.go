@@ -52,7 +52,6 @@ func TestCompileContextCancel(t *testing.T) {
 	assert.Nil(t, e)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.ErrorContains(t, err, "pjrt: compile: context deadline exceeded")
-	assert.Less(t, elapsed, time.Second, "CompileContext returns at the deadline, not when XLA is done")
 
 	// The client stays usable while the abandoned compilation runs on.
 	seed, err := c.CompileContext(context.Background(), seedModule, pjrt.CompileOptions{DeviceAssignment: []int{0, 1, 2, 3, 4, 5, 6, 7}})
@@ -76,6 +75,8 @@ func TestCompileContextCancel(t *testing.T) {
 	require.NoError(t, seed.Close())
 
 	pjrt.WaitAbandonedCompiles()
+	// Compared with the compilation's own duration, not a fixed time: on a loaded machine both grow.
+	assert.Less(t, elapsed, time.Since(start)/2, "CompileContext returns at the deadline, not when XLA is done")
 	assert.Equal(t, before, pjrt.LiveExecutables(), "the executable of the cancelled compilation is closed when it arrives")
 	assert.Equal(t, compiles+2, c.CompileStats().Compiles, "the slow program and the seed program were compiled")
 	t.Logf("cancelled after %v; the compilation took %v", elapsed, time.Since(start))
