@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -151,6 +152,10 @@ type wheel struct {
 // findWheel asks the index for the release's files and picks the wheel for this machine.
 func findWheel(ctx context.Context, p Plugin, opts Options) (wheel, error) {
 	url := strings.TrimRight(opts.Index, "/") + "/" + p.Package + "/json"
+	base, err := neturl.Parse(url)
+	if err != nil {
+		return wheel{}, fmt.Errorf("install: %w: %v", ErrIndex, err)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return wheel{}, fmt.Errorf("install: %w: %v", ErrIndex, err)
@@ -194,7 +199,12 @@ func findWheel(ctx context.Context, p Plugin, opts Options) (wheel, error) {
 			!strings.Contains(f.Filename, "linux") || !strings.HasSuffix(f.Filename, "_"+arch+".whl") {
 			continue
 		}
-		w := wheel{filename: f.Filename, url: f.URL, sha256: f.Digests["sha256"], size: f.Size}
+		// Some projects' files are listed with URLs relative to the JSON document.
+		ref, err := neturl.Parse(f.URL)
+		if err != nil {
+			return wheel{}, fmt.Errorf("install: %w: %s lists %q: %v", ErrIndex, url, f.URL, err)
+		}
+		w := wheel{filename: f.Filename, url: base.ResolveReference(ref).String(), sha256: f.Digests["sha256"], size: f.Size}
 		if w.sha256 == p.SHA256 {
 			return w, nil // the pinned file among several for this platform (e.g. one per Python)
 		}

@@ -37,9 +37,9 @@ func serve(t *testing.T, whl []byte, listed string) *httptest.Server {
 	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/pypi/fake-pjrt/json":
-			fmt.Fprintf(w, `{"releases": {"1.0": [{"filename": "fake_pjrt-1.0-py3-none-manylinux_2_27_%s.whl", "url": "%s/files/fake.whl", "size": %d, "packagetype": "bdist_wheel", "digests": {"sha256": %q}}]}}`,
-				arch, srv.URL, len(whl), listed)
-		case "/files/fake.whl":
+			fmt.Fprintf(w, `{"releases": {"1.0": [{"filename": "fake_pjrt-1.0-py3-none-manylinux_2_27_%s.whl", "url": "../files/fake.whl", "size": %d, "packagetype": "bdist_wheel", "digests": {"sha256": %q}}]}}`,
+				arch, len(whl), listed)
+		case "/pypi/files/fake.whl": // listed relative to the JSON document, as some projects are
 			w.Write(whl)
 		default:
 			http.NotFound(w, r)
