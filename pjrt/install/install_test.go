@@ -33,8 +33,7 @@ func wheelBytes(t *testing.T, member string, content []byte) []byte {
 
 func serve(t *testing.T, whl []byte, listed string) *httptest.Server {
 	arch := map[string]string{"amd64": "x86_64", "arm64": "aarch64"}[runtime.GOARCH]
-	var srv *httptest.Server
-	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/pypi/fake-pjrt/json":
 			fmt.Fprintf(w, `{"releases": {"1.0": [{"filename": "fake_pjrt-1.0-py3-none-manylinux_2_27_%s.whl", "url": "../files/fake.whl", "size": %d, "packagetype": "bdist_wheel", "digests": {"sha256": %q}}]}}`,
