@@ -19,6 +19,8 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/xlamesh/xlamesh/pjrt"
 )
@@ -505,7 +507,10 @@ func (j *Job) PutContext(ctx context.Context, key string, value []byte) error {
 	}
 	bctx, cancel := j.bind(ctx)
 	defer cancel()
-	if _, err := j.cli.Put(bctx, j.prefix+kvDir+key, string(value)); err != nil {
+	if err := j.retry(bctx, func(ctx context.Context) error {
+		_, err := j.cli.Put(ctx, j.prefix+kvDir+key, string(value))
+		return err
+	}); err != nil {
 		return j.opError(fmt.Errorf("distributed: job %q: put %q: %w: %v", j.cfg.JobID, key, ErrCoordinator, err))
 	}
 	return nil
@@ -520,7 +525,11 @@ func (j *Job) TryGet(key string) ([]byte, error) {
 	}
 	bctx, stop := j.bind(ctx)
 	defer stop()
-	resp, err := j.cli.Get(bctx, j.prefix+kvDir+key)
+	var resp *clientv3.GetResponse
+	err := j.retry(bctx, func(ctx context.Context) (err error) {
+		resp, err = j.cli.Get(ctx, j.prefix+kvDir+key)
+		return err
+	})
 	if err != nil {
 		return nil, j.opError(fmt.Errorf("distributed: job %q: get %q: %w: %v", j.cfg.JobID, key, ErrCoordinator, err))
 	}
@@ -574,7 +583,11 @@ func (j *Job) watch(ctx context.Context, key string, prefix bool, update func(ke
 		opts = append(opts, clientv3.WithPrefix())
 	}
 	for {
-		resp, err := j.cli.Get(bctx, key, opts...)
+		var resp *clientv3.GetResponse
+		err := j.retry(bctx, func(ctx context.Context) (err error) {
+			resp, err = j.cli.Get(ctx, key, opts...)
+			return err
+		})
 		if err != nil {
 			return j.ctxError(ctx, err)
 		}
@@ -613,6 +626,23 @@ func (j *Job) watch(ctx context.Context, key string, prefix bool, update func(ke
 	}
 }
 
+// retry runs op until it succeeds, fails otherwise than with the store unreachable, ctx ends,
+// or the job is lost. A coordinator that went away is named by the heartbeat (within the
+// heartbeat timeout, which then cancels ctx through bind), not by the first request that failed.
+func (j *Job) retry(ctx context.Context, op func(context.Context) error) error {
+	for {
+		err := op(ctx)
+		if err == nil || status.Code(err) != codes.Unavailable {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
 // ctxError explains a failed wait: the loss, the job left, the caller's context, or the store.
 func (j *Job) ctxError(ctx context.Context, err error) error {
 	if e := j.opError(nil); e != nil {
@@ -645,7 +675,10 @@ func (j *Job) barrier(ctx context.Context, name string, gen int, timeout time.Du
 	defer cancel()
 	dir := fmt.Sprintf("%s%s%s/%d/", j.prefix, barrierDir, url.PathEscape(name), gen)
 	bctx, stop := j.bind(ctx)
-	_, err := j.cli.Put(bctx, dir+strconv.Itoa(j.cfg.ProcessID), "")
+	err := j.retry(bctx, func(ctx context.Context) error {
+		_, err := j.cli.Put(ctx, dir+strconv.Itoa(j.cfg.ProcessID), "")
+		return err
+	})
 	stop()
 	if err != nil {
 		return j.ctxError(ctx, err)

@@ -28,7 +28,7 @@ func freeAddr(t testing.TB) string {
 // testConfig is a job of n processes on a fresh loopback port with short timeouts.
 func testConfig(t testing.TB, job string, n int) distributed.Config {
 	return distributed.Config{JobID: job, NumProcesses: n, Coordinator: freeAddr(t),
-		InitTimeout: 20 * time.Second, HeartbeatTimeout: 2 * time.Second,
+		InitTimeout: 20 * time.Second, HeartbeatTimeout: 5 * time.Second,
 		BarrierTimeout: 20 * time.Second, ShutdownTimeout: 20 * time.Second}
 }
 

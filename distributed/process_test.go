@@ -150,7 +150,7 @@ func startJob(t *testing.T, ctx context.Context, job, coordinator string, n, vic
 			distributed.EnvProcessID+"="+strconv.Itoa(i),
 			distributed.EnvNumProcesses+"="+strconv.Itoa(n),
 			distributed.EnvInitTimeout+"=60s",
-			distributed.EnvHeartbeatTimeout+"=2s",
+			distributed.EnvHeartbeatTimeout+"=6s",
 			distributed.EnvBarrierTimeout+"=60s",
 			distributed.EnvShutdownTimeout+"=30s",
 			"TF_CPP_MIN_LOG_LEVEL=2")
@@ -225,6 +225,8 @@ func TestProcesses(t *testing.T) {
 			procs := startJob(t, ctx, fmt.Sprintf("procs%d", n), freeAddr(t), n, -1)
 			for _, p := range procs {
 				<-p.done
+			}
+			for _, p := range procs {
 				require.Equal(t, exitOK, p.code, "process %d:\n%s", p.id, p.output())
 				assert.Contains(t, p.output(), "shutdown")
 			}
@@ -241,7 +243,7 @@ func TestProcesses(t *testing.T) {
 
 // TestProcessKilled: with 4 processes past a barrier, one is killed (SIGKILL); the others,
 // waiting at the next barrier, exit with the typed error naming it within the heartbeat timeout
-// (2 s) plus a margin. Killing process 0, the coordinator, too. Then the same job id starts
+// (6 s) plus a margin. Killing process 0, the coordinator, too. Then the same job id starts
 // again on the same port, and runs to the end.
 func TestProcessKilled(t *testing.T) {
 	for _, victim := range []int{2, 0} {
@@ -268,7 +270,7 @@ func TestProcessKilled(t *testing.T) {
 				took := time.Since(killed)
 				assert.Equal(t, exitLost, p.code, "process %d:\n%s", p.id, p.output())
 				assert.Contains(t, p.output(), fmt.Sprintf(`job %q: process %d lost`, job, victim), "process %d", p.id)
-				assert.Less(t, took, 15*time.Second, "process %d noticed the loss after %s", p.id, took)
+				assert.Less(t, took, 30*time.Second, "process %d noticed the loss after %s", p.id, took)
 			}
 			t.Logf("all survivors exited %s after the kill", time.Since(killed).Round(10*time.Millisecond))
 
@@ -276,7 +278,9 @@ func TestProcessKilled(t *testing.T) {
 			again := startJob(t, ctx, job, addr, 4, -1)
 			for _, p := range again {
 				<-p.done
-				require.Equal(t, exitOK, p.code, "restarted process %d:\n%s", p.id, p.output())
+			}
+			for _, p := range again {
+				assert.Equal(t, exitOK, p.code, "restarted process %d:\n%s", p.id, p.output())
 			}
 		})
 	}

@@ -72,7 +72,7 @@ func TestLaunch(t *testing.T) {
 	run := func(mode string) (string, error) {
 		t.Setenv(envLaunchChild, mode)
 		var out bytes.Buffer
-		err := launch(&out, []string{"-n", "3", "-heartbeat-timeout", "2s", "-init-timeout", "60s", "-grace", "20s",
+		err := launch(&out, []string{"-n", "3", "-heartbeat-timeout", "5s", "-init-timeout", "60s", "-grace", "20s",
 			"-timeout", "2m", "--", os.Args[0], "-test.run=^TestLaunchChild$"})
 		return out.String(), err
 	}
@@ -92,7 +92,7 @@ func TestLaunch(t *testing.T) {
 		assert.Contains(t, out, fmt.Sprintf("[%d] error: distributed: job ", i))
 		assert.Contains(t, out, fmt.Sprintf("[launch] process %d: exit status 3", i), out)
 	}
-	assert.Contains(t, out, "process 1 lost: no heartbeat for 2s")
+	assert.Contains(t, out, "process 1 lost: no heartbeat for 5s")
 	assert.NotContains(t, out, "SIGTERM", "the others exit on their own before the grace period ends")
 	assert.Less(t, time.Since(start), 30*time.Second)
 }
