@@ -146,6 +146,7 @@ type prefixStore struct {
 	kv     KeyValueStore
 }
 
+// Get, TryGet and Put call the store with the prefixed key.
 func (s prefixStore) Get(key string, timeout time.Duration) ([]byte, error) {
 	return s.kv.Get(s.prefix+key, timeout)
 }
