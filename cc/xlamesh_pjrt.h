@@ -97,6 +97,7 @@ void xm_error_take(const PJRT_Api* api, PJRT_Error* err, int* code, char** msg);
   X(LoadedExecutable_Destroy)              \
   X(LoadedExecutable_GetExecutable)        \
   X(LoadedExecutable_Execute)              \
+  X(LoadedExecutable_AddressableDevices)   \
   X(Buffer_Destroy)                        \
   X(Buffer_ToHostBuffer)                   \
   X(Buffer_ReadyEvent)

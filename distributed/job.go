@@ -488,6 +488,15 @@ func (j *Job) opError(err error) error {
 	if j.ctx.Err() != nil {
 		return fmt.Errorf("distributed: job %q: %w", j.cfg.JobID, ErrClosed)
 	}
+	if errors.Is(err, ErrCoordinator) && len(j.cfg.Endpoints) == 0 && j.cfg.ProcessID != 0 {
+		// The store is process 0's embedded server: its going away is process 0 lost, which the
+		// heartbeat monitor would report a little later anyway.
+		j.setLost(&ProcessLostError{JobID: j.cfg.JobID, Process: 0,
+			Reason: fmt.Sprintf("its coordinator at %s stopped answering (process 0 died, or the network failed): %v", j.cfg.Coordinator, err)})
+		if lost := j.Err(); lost != nil {
+			return lost
+		}
+	}
 	return err
 }
 

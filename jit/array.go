@@ -3,6 +3,7 @@ package jit
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 
@@ -53,7 +54,9 @@ func PutBytes(c *pjrt.Client, dtype dtypes.DType, shape []int, data []byte, s me
 		return nil, fmt.Errorf("jit: put: %w", err)
 	}
 	global := pjrt.Shape{DType: dtype, Dims: shape}
-	if len(data) != global.Bytes() {
+	if n, ok := checkedSize(shape, dtype.Size()); !ok {
+		return nil, fmt.Errorf("jit: put: %w: global shape %v has more bytes than an int holds", pjrt.ErrHostData, shape)
+	} else if len(data) != n {
 		return nil, fmt.Errorf("jit: put: %w: global shape %s needs %d bytes (%d elements), got %d bytes",
 			pjrt.ErrHostData, global, global.Bytes(), global.Size(), len(data))
 	}
@@ -84,6 +87,22 @@ func PutBytes(c *pjrt.Client, dtype dtypes.DType, shape []int, data []byte, s me
 		placed[i].Data = bufs[i]
 	}
 	return newArray(shape, dtype, s, placed), nil
+}
+
+// checkedSize returns the byte size of an array of the given shape and element size, and false
+// when it overflows an int or a dimension is negative.
+func checkedSize(shape []int, elem int) (int, bool) {
+	n := elem
+	for _, d := range shape {
+		if d < 0 {
+			return 0, false
+		}
+		if d != 0 && n > math.MaxInt/d {
+			return 0, false
+		}
+		n *= d
+	}
+	return n, true
 }
 
 // byteStrides returns the row-major byte strides of an array of the given shape and element size.

@@ -634,7 +634,11 @@ func (f *Function) run(p *callPlan, args []*Array) ([]*Array, error) {
 	}
 	outs, err := ce.exe.Execute(lists, ce.options...)
 	for _, i := range f.opt.donate {
-		args[i].closed = true // pjrt closed the donated buffers, whether or not it ran
+		// pjrt closes donated buffers once the execution started, whether or not it ran; arguments
+		// it rejected before that keep theirs.
+		if i < len(args) && args[i].shards[0].Data.IsClosed() {
+			args[i].closed = true
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("jit: %s: %w", f.name, err)

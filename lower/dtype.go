@@ -71,7 +71,7 @@ func ParseDType(s string) (DType, error) {
 			return DType(i), nil
 		}
 	}
-	return dtypes.InvalidDType, fmt.Errorf("lower: unknown element type %q", s)
+	return dtypes.InvalidDType, fmt.Errorf("lower: %w: unknown element type %q", ErrDType, s)
 }
 
 // Shape is a ranked tensor type: an element type and static dimensions.

@@ -95,7 +95,8 @@ func TestDTypes(t *testing.T) {
 	}
 	for _, name := range []string{"c64", "float32", "Float32", "i4", ""} {
 		_, err := lower.ParseDType(name)
-		require.EqualError(t, err, `lower: unknown element type "`+name+`"`)
+		require.EqualError(t, err, `lower: element type mismatch: unknown element type "`+name+`"`)
+		require.ErrorIs(t, err, lower.ErrDType)
 	}
 	s := lower.NewShape(dtypes.BFloat16, 2, 3)
 	require.Equal(t, "tensor<2x3xbf16>", s.String())

@@ -332,6 +332,10 @@ func (f *Function) ShardMap(m mesh.Abstract, inSpecs, outSpecs []mesh.PartitionS
 	for i, v := range vs {
 		vs[i] = f.materialize(v, v.shape)
 	}
+	if body == nil {
+		f.failf(opName, -1, nil, ErrFunction, "shard_map needs a body, got nil")
+		return zeros
+	}
 	gspmd := f.m.cfg.partitioner == GSPMD
 	parent := f.manualCtx()
 	if parent != nil && !parent.abs.Equal(m) {

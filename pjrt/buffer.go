@@ -294,13 +294,19 @@ func (c *Client) checkTransfer(t HostTransfer) error {
 	if n == 0 {
 		return nil
 	}
-	// The last byte read is at sum((dim-1)*stride) + element size; strides are non-negative here.
+	// The last byte read is at sum((dim-1)*stride) + element size; strides are non-negative here,
+	// and every step is checked against overflow (a wrapped sum would let the plugin read past
+	// the data).
 	end := int64(t.DType.Size())
 	for i, d := range t.Dims {
-		if t.ByteStrides[i] < 0 {
-			return fmt.Errorf("%w: negative byte stride %d for dimension %d", ErrHostData, t.ByteStrides[i], i)
+		st := t.ByteStrides[i]
+		if st < 0 {
+			return fmt.Errorf("%w: negative byte stride %d for dimension %d", ErrHostData, st, i)
 		}
-		end += int64(d-1) * t.ByteStrides[i]
+		if st != 0 && int64(d-1) > (math.MaxInt64-end)/st {
+			return fmt.Errorf("%w: %s with byte strides %v reaches past any host array", ErrHostData, shape, t.ByteStrides)
+		}
+		end += int64(d-1) * st
 	}
 	if end > int64(len(t.Data)) {
 		return fmt.Errorf("%w: %s with byte strides %v reads %d bytes, got %d", ErrHostData, shape, t.ByteStrides, end, len(t.Data))
@@ -325,7 +331,10 @@ func (c *Client) CopyToHostAll(copies []HostCopy) error {
 		if hc.Buffer.dev.client != c {
 			return fmt.Errorf("pjrt: copy to host: %w: copy %d: buffer of another client", ErrDevice, i)
 		}
-		if len(hc.Dst) != hc.Buffer.shape.Bytes() || !Supported(hc.Buffer.shape.DType) {
+		if !Supported(hc.Buffer.shape.DType) {
+			return fmt.Errorf("pjrt: copy to host: %w: copy %d: unsupported element type %v", ErrHostData, i, hc.Buffer.shape.DType)
+		}
+		if len(hc.Dst) != hc.Buffer.shape.Bytes() {
 			return fmt.Errorf("pjrt: copy to host: %w: copy %d: %s needs %d bytes, got %d", ErrHostData, i,
 				hc.Buffer.shape, hc.Buffer.shape.Bytes(), len(hc.Dst))
 		}

@@ -78,6 +78,7 @@ var (
 	fnExecutableMemoryStats   = fn{"PJRT_Executable_GetCompiledMemoryStats", unsafe.Offsetof(apiTable.PJRT_Executable_GetCompiledMemoryStats)}
 	fnLoadedDestroy           = fn{"PJRT_LoadedExecutable_Destroy", unsafe.Offsetof(apiTable.PJRT_LoadedExecutable_Destroy)}
 	fnLoadedGetExecutable     = fn{"PJRT_LoadedExecutable_GetExecutable", unsafe.Offsetof(apiTable.PJRT_LoadedExecutable_GetExecutable)}
+	fnLoadedDevices           = fn{"PJRT_LoadedExecutable_AddressableDevices", unsafe.Offsetof(apiTable.PJRT_LoadedExecutable_AddressableDevices)}
 	fnLoadedExecute           = fn{"PJRT_LoadedExecutable_Execute", unsafe.Offsetof(apiTable.PJRT_LoadedExecutable_Execute)}
 	fnBufferDestroy           = fn{"PJRT_Buffer_Destroy", unsafe.Offsetof(apiTable.PJRT_Buffer_Destroy)}
 	fnBufferToHost            = fn{"PJRT_Buffer_ToHostBuffer", unsafe.Offsetof(apiTable.PJRT_Buffer_ToHostBuffer)}
@@ -186,4 +187,4 @@ func namedValues(list *C.PJRT_NamedValue, n C.size_t) map[string]any {
 var knownFunctions = append(slices.Clone(required),
 	fnPluginAttributes, fnDescAttributes, fnDescToString, fnDeviceLocalHardwareID, fnDeviceMemoryStats,
 	fnExecutableNumPartitions, fnExecutableFingerprint, fnExecutableOptimized, fnExecutableSerialize,
-	fnExecutableDeserialize, fnExecutableMemoryStats, fnEventOnReady, fnBufferReadyEvent, fnClientCreateErrorBuffer, fnDeviceDefaultMemory)
+	fnExecutableDeserialize, fnExecutableMemoryStats, fnEventOnReady, fnBufferReadyEvent, fnClientCreateErrorBuffer, fnDeviceDefaultMemory, fnLoadedDevices)

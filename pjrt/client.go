@@ -21,6 +21,10 @@ import (
 // DefaultCPUDeviceCount is the number of CPU devices Open asks the CPU plugin for.
 const DefaultCPUDeviceCount = 8
 
+// MaxCPUDeviceCount is the most CPU devices Open asks for: the plugin reads the count as a C int
+// and silently gives its default for values it cannot use.
+const MaxCPUDeviceCount = 1 << 16
+
 // Option configures Open.
 type Option func(*openConfig)
 
@@ -135,8 +139,20 @@ func Open(opts ...Option) (*Client, error) {
 			}
 		}
 	}
-	if cfg.cpuCountSet && cfg.cpuCount < 1 {
-		return nil, fmt.Errorf("pjrt: open: %w: CPU device count %d must be at least 1", ErrDevice, cfg.cpuCount)
+	if cfg.cpuCountSet && (cfg.cpuCount < 1 || cfg.cpuCount > MaxCPUDeviceCount) {
+		return nil, fmt.Errorf("pjrt: open: %w: CPU device count %d must be in [1, %d]", ErrDevice, cfg.cpuCount, MaxCPUDeviceCount)
+	}
+	if v, ok := cfg.options["cpu_device_count"]; ok && !cfg.cpuCountSet {
+		// The option given by name counts as WithCPUDeviceCount, checked the same way.
+		n, isInt := v.(int)
+		if n64, is64 := v.(int64); is64 {
+			n, isInt = int(n64), n64 >= math.MinInt32 && n64 <= math.MaxInt32
+		}
+		if !isInt || n < 1 || n > MaxCPUDeviceCount {
+			return nil, fmt.Errorf("pjrt: open: %w: create option cpu_device_count=%v must be an int in [1, %d]", ErrDevice, v, MaxCPUDeviceCount)
+		}
+		cfg.cpuCount, cfg.cpuCountSet = n, true
+		delete(cfg.options, "cpu_device_count")
 	}
 	p, err := LoadPlugin(name)
 	if err != nil {

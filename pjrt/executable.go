@@ -69,45 +69,18 @@ func LiveExecutables() int64 { return liveExecutables.Load() }
 // With a persistent compile cache (WithCompileCache) a program compiled before by the same
 // plugin for the same devices is loaded instead of compiled; see CompileStats.
 func (c *Client) Compile(mlir string, opts CompileOptions) (*Executable, error) {
+	if opts.Partitioner != 0 && opts.Partitioner != Shardy && opts.Partitioner != GSPMD {
+		return nil, fmt.Errorf("pjrt: compile: %w: unknown partitioner %v", ErrCompile, opts.Partitioner)
+	}
 	n := opts.NumPartitions
 	if n == 0 {
 		n = max(1, len(opts.DeviceAssignment))
 	}
-	if n < 0 {
-		return nil, fmt.Errorf("pjrt: compile: %w: %d partitions", ErrDevice, n)
+	devices, err := c.assign(n, opts.DeviceAssignment)
+	if err != nil {
+		return nil, fmt.Errorf("pjrt: compile: %w", err)
 	}
-	if opts.Partitioner != 0 && opts.Partitioner != Shardy && opts.Partitioner != GSPMD {
-		return nil, fmt.Errorf("pjrt: compile: %w: unknown partitioner %v", ErrCompile, opts.Partitioner)
-	}
-	assignment := slices.Clone(opts.DeviceAssignment)
-	if assignment == nil {
-		if n > len(c.addressable) {
-			return nil, fmt.Errorf("pjrt: compile: %w: %d partitions but the client has %d addressable devices",
-				ErrDevice, n, len(c.addressable))
-		}
-		for _, d := range c.addressable[:n] {
-			assignment = append(assignment, d.ID())
-		}
-	}
-	if len(assignment) != n {
-		return nil, fmt.Errorf("pjrt: compile: %w: device assignment %v has %d devices for %d partitions",
-			ErrDevice, assignment, len(assignment), n)
-	}
-	devices := make([]*Device, n)
-	for i, id := range assignment {
-		d, err := c.Device(id)
-		if err != nil {
-			return nil, fmt.Errorf("pjrt: compile: device assignment position %d: %w", i, err)
-		}
-		if j := slices.Index(assignment[:i], id); j >= 0 {
-			return nil, fmt.Errorf("pjrt: compile: %w: device %d appears at positions %d and %d of the device assignment",
-				ErrDevice, id, j, i)
-		}
-		if !d.IsAddressable() {
-			return nil, fmt.Errorf("pjrt: compile: %w: device %d is not addressable from process %d", ErrDevice, id, c.processIndex)
-		}
-		devices[i] = d
-	}
+	assignment := deviceIDs(devices)
 	if len(mlir) == 0 {
 		return nil, fmt.Errorf("pjrt: compile: %w: empty program", ErrCompile)
 	}
@@ -317,50 +290,175 @@ func (e *Executable) Serialize() ([]byte, error) {
 	return out, err
 }
 
-// LoadExecutable turns the bytes of Executable.Serialize back into an executable for the devices
-// of opts (as for Compile). The bytes must come from the same plugin version; anything else gives
-// an *Error matching ErrCompile, never a crash. A plugin without PJRT_Executable_DeserializeAndLoad
-// gives an error wrapping ErrUnimplemented.
+// LoadExecutable turns the bytes of Executable.Serialize back into an executable. With a
+// DeviceAssignment in opts it runs on those devices, which are checked as Compile checks them
+// and must number as many as the program's partitions (else ErrDevice); without one it runs on
+// the devices it was compiled for. The bytes must come from the same plugin version; anything
+// else gives an *Error matching ErrCompile, never a crash. A plugin without
+// PJRT_Executable_DeserializeAndLoad gives an error wrapping ErrUnimplemented.
 func (c *Client) LoadExecutable(serialized []byte, opts CompileOptions) (*Executable, error) {
 	if err := c.api.need(fnExecutableDeserialize); err != nil {
 		return nil, err
 	}
-	assignment := opts.DeviceAssignment
-	devices := make([]*Device, len(assignment))
-	for i, id := range assignment {
-		d, err := c.Device(id)
-		if err != nil {
-			return nil, fmt.Errorf("pjrt: load executable: device assignment position %d: %w", i, err)
-		}
-		devices[i] = d
-	}
 	if len(serialized) == 0 {
 		return nil, fmt.Errorf("pjrt: load executable: %w: no bytes", ErrCompile)
+	}
+	var devices []*Device
+	var options []byte
+	if opts.DeviceAssignment != nil || opts.NumPartitions != 0 {
+		n := opts.NumPartitions
+		if n == 0 {
+			n = len(opts.DeviceAssignment)
+		}
+		var err error
+		if devices, err = c.assign(n, opts.DeviceAssignment); err != nil {
+			return nil, fmt.Errorf("pjrt: load executable: %w", err)
+		}
+		options = compileOptionsProto(deviceIDs(devices), opts.Partitioner)
+	} else if err := c.api.need(fnLoadedDevices); err != nil {
+		return nil, err
 	}
 	done, err := c.use("load executable")
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	loaded, err := c.deserialize(serialized, compileOptionsProto(assignment, opts.Partitioner))
+	if options != nil {
+		// Compile options given at load time override the executable's, partition count included,
+		// so the program's own count is read from a load without them first.
+		probe, err := c.deserialize(serialized, nil)
+		if err != nil {
+			return nil, err
+		}
+		n, err := c.numPartitions(probe)
+		d := C.PJRT_LoadedExecutable_Destroy_Args{executable: probe}
+		_ = c.api.toError("destroy executable", nil, C.xm_LoadedExecutable_Destroy(c.api.p, &d))
+		if err != nil {
+			return nil, err
+		}
+		if n != len(devices) {
+			return nil, fmt.Errorf("pjrt: load executable: %w: the program was compiled for %d partitions, the device assignment has %d devices",
+				ErrDevice, n, len(devices))
+		}
+	}
+	loaded, err := c.deserialize(serialized, options)
 	if err != nil {
 		return nil, err
 	}
-	return c.newExecutable(loaded, devices)
+	if devices == nil {
+		if devices, err = c.loadedDevices(loaded); err != nil {
+			d := C.PJRT_LoadedExecutable_Destroy_Args{executable: loaded}
+			_ = c.api.toError("destroy executable", nil, C.xm_LoadedExecutable_Destroy(c.api.p, &d))
+			return nil, err
+		}
+	}
+	e, err := c.newExecutable(loaded, devices)
+	if err != nil {
+		return nil, err
+	}
+	if e.NumPartitions() != len(devices) {
+		_ = e.Close()
+		return nil, fmt.Errorf("pjrt: load executable: %w: the program was compiled for %d partitions, the device assignment has %d devices",
+			ErrDevice, e.NumPartitions(), len(devices))
+	}
+	return e, nil
 }
 
-// deserialize runs PJRT_Executable_DeserializeAndLoad with the given compile options.
+// assign checks a device assignment of n partitions (nil: the first n addressable devices) and
+// returns its devices: each a device of the client, addressable, and listed once.
+func (c *Client) assign(n int, assignment []int) ([]*Device, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("%w: %d partitions", ErrDevice, n)
+	}
+	if assignment == nil {
+		if n > len(c.addressable) {
+			return nil, fmt.Errorf("%w: %d partitions but the client has %d addressable devices", ErrDevice, n, len(c.addressable))
+		}
+		return slices.Clone(c.addressable[:n]), nil
+	}
+	if len(assignment) != n {
+		return nil, fmt.Errorf("%w: device assignment %v has %d devices for %d partitions", ErrDevice, assignment, len(assignment), n)
+	}
+	devices := make([]*Device, n)
+	for i, id := range assignment {
+		d, err := c.Device(id)
+		if err != nil {
+			return nil, fmt.Errorf("device assignment position %d: %w", i, err)
+		}
+		if j := slices.Index(assignment[:i], id); j >= 0 {
+			return nil, fmt.Errorf("%w: device %d appears at positions %d and %d of the device assignment", ErrDevice, id, j, i)
+		}
+		if !d.IsAddressable() {
+			return nil, fmt.Errorf("%w: device %d is not addressable from process %d", ErrDevice, id, c.processIndex)
+		}
+		devices[i] = d
+	}
+	return devices, nil
+}
+
+// numPartitions returns a loaded executable's partition count.
+func (c *Client) numPartitions(loaded *C.PJRT_LoadedExecutable) (int, error) {
+	e := &Executable{client: c, c: loaded}
+	n := 0
+	err := e.withExecutable("executable partitions", func(a *api, x *C.PJRT_Executable) error {
+		if err := a.need(fnExecutableNumPartitions); err != nil {
+			return err
+		}
+		np := C.PJRT_Executable_NumPartitions_Args{executable: x}
+		if err := a.toError("executable partitions", ErrCompile, C.xm_Executable_NumPartitions(a.p, &np)); err != nil {
+			return err
+		}
+		n = int(np.num_partitions)
+		return nil
+	})
+	return n, err
+}
+
+// loadedDevices returns the devices a loaded executable runs on, in its own order.
+func (c *Client) loadedDevices(loaded *C.PJRT_LoadedExecutable) ([]*Device, error) {
+	args := C.PJRT_LoadedExecutable_AddressableDevices_Args{executable: loaded}
+	if err := c.api.toError("executable devices", ErrDevice, C.xm_LoadedExecutable_AddressableDevices(c.api.p, &args)); err != nil {
+		return nil, err
+	}
+	var out []*Device
+	for _, pd := range cSlice(args.addressable_devices, args.num_addressable_devices) {
+		var found *Device
+		for _, d := range c.addressable {
+			if d.c == pd {
+				found = d
+			}
+		}
+		if found == nil {
+			return nil, fmt.Errorf("pjrt: load executable: %w: the executable runs on a device the client does not list", ErrDevice)
+		}
+		out = append(out, found)
+	}
+	return out, nil
+}
+
+func deviceIDs(devices []*Device) []int {
+	ids := make([]int, len(devices))
+	for i, d := range devices {
+		ids[i] = d.ID()
+	}
+	return ids
+}
+
+// deserialize runs PJRT_Executable_DeserializeAndLoad with the given compile options (nil: the
+// options stored with the executable).
 func (c *Client) deserialize(serialized, options []byte) (*C.PJRT_LoadedExecutable, error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pin.Pin(&serialized[0])
-	pin.Pin(&options[0])
 	args := C.PJRT_Executable_DeserializeAndLoad_Args{
-		client:                                     c.c,
-		serialized_executable:                      (*C.char)(unsafe.Pointer(&serialized[0])),
-		serialized_executable_size:                 C.size_t(len(serialized)),
-		overridden_serialized_compile_options:      (*C.char)(unsafe.Pointer(&options[0])),
-		overridden_serialized_compile_options_size: C.size_t(len(options)),
+		client:                     c.c,
+		serialized_executable:      (*C.char)(unsafe.Pointer(&serialized[0])),
+		serialized_executable_size: C.size_t(len(serialized)),
+	}
+	if len(options) > 0 {
+		pin.Pin(&options[0])
+		args.overridden_serialized_compile_options = (*C.char)(unsafe.Pointer(&options[0]))
+		args.overridden_serialized_compile_options_size = C.size_t(len(options))
 	}
 	if err := c.api.toError("load executable", ErrCompile, C.xm_Executable_DeserializeAndLoad(c.api.p, &args)); err != nil {
 		return nil, err

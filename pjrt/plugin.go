@@ -192,6 +192,23 @@ func checkPluginFile(path string) error {
 				path, ErrNotPlugin, i, prog.Type, prog.Off, prog.Off+prog.Filesz, size)
 		}
 	}
+	// GetPjrtApi must be a function: a data symbol of that name would be called and crash.
+	syms, err := f.DynamicSymbols()
+	if err != nil {
+		return fmt.Errorf("pjrt: plugin %s: %w: no dynamic symbol table: %v", path, ErrNotPlugin, err)
+	}
+	found := false
+	for _, sym := range syms {
+		if sym.Name == "GetPjrtApi" && sym.Section != elf.SHN_UNDEF {
+			if t := elf.ST_TYPE(sym.Info); t != elf.STT_FUNC && t != elf.STT_GNU_IFUNC {
+				return fmt.Errorf("pjrt: plugin %s: %w: GetPjrtApi is a %v symbol, not a function", path, ErrNotPlugin, t)
+			}
+			found = true
+		}
+	}
+	if !found {
+		return fmt.Errorf("pjrt: plugin %s: %w: no GetPjrtApi symbol: not a PJRT plugin", path, ErrNotPlugin)
+	}
 	for _, s := range f.Sections {
 		if s.Type != elf.SHT_NOBITS && (s.Offset > size || s.FileSize > size-s.Offset) {
 			return fmt.Errorf("pjrt: plugin %s: %w: truncated: section %s needs bytes %d..%d, the file has %d",

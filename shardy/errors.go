@@ -31,7 +31,7 @@ var (
 	// ErrDeviceIDs: a mesh's device_ids are negative, more than one without
 	// axes, or not a permutation of 0..N-1 for a mesh of N devices.
 	ErrDeviceIDs = errors.New("invalid device ids")
-	// ErrAxisSize: a mesh axis has a size below 1.
+	// ErrAxisSize: a mesh axis has a size below 1, or the sizes multiply past 2^31-1 devices.
 	ErrAxisSize = errors.New("axis size must be at least 1")
 	// ErrDuplicateAxisName: a mesh declares the same axis name twice.
 	ErrDuplicateAxisName = errors.New("duplicate axis name")

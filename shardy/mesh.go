@@ -123,13 +123,14 @@ func (m Mesh) AxisSize(name string) (int, bool) {
 }
 
 // Size returns the number of devices: the product of the axis sizes, or 1
-// for a maximal mesh (and 1 for the empty mesh, the empty product).
+// for a maximal mesh (and 1 for the empty mesh, the empty product). A product
+// past 2^40 is reported as 2^40 rather than wrapping; Validate refuses it.
 func (m Mesh) Size() int {
-	n := 1
-	for _, a := range m.axes {
-		n *= a.Size
+	sizes := make([]int, len(m.axes))
+	for i, a := range m.axes {
+		sizes[i] = a.Size
 	}
-	return n
+	return productCapped(sizes) // never wraps: a huge product stays huge, and Validate refuses it
 }
 
 // DeviceIDs returns a copy of the explicit device ids, or nil when the mesh

@@ -2,6 +2,7 @@ package shardy
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 )
@@ -21,10 +22,15 @@ func (m Mesh) Validate() error {
 }
 
 func (m Mesh) validate() error {
+	total := 1
 	for _, a := range m.axes {
 		if a.Size < 1 {
 			return fmt.Errorf("axis %s: %w, got: %d", quoteName(a.Name), ErrAxisSize, a.Size)
 		}
+		if total > math.MaxInt32/a.Size { // XLA numbers devices with 32-bit ints
+			return fmt.Errorf("axis %s: %w: the axis sizes multiply to more than %d devices", quoteName(a.Name), ErrAxisSize, math.MaxInt32)
+		}
+		total *= a.Size
 	}
 	for _, id := range m.ids {
 		if id < 0 {

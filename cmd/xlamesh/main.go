@@ -222,10 +222,11 @@ func visualize(w io.Writer, args []string) error {
 		defer c.Close()
 		ds = jit.Devices(c)
 	}
-	n := 1
-	for _, s := range sizes {
-		n *= s
+	abs, err := mesh.NewAbstract(sizes, names) // checks sizes, names and their product first
+	if err != nil {
+		return err
 	}
+	n := abs.Size()
 	if n > len(ds) {
 		return fmt.Errorf("-mesh %s needs %d devices, have %d", *meshFlag, n, len(ds))
 	}

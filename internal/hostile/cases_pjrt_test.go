@@ -542,7 +542,25 @@ func loadExecutableCases() []*hcase {
 			clear(d[:min(64, len(d))])
 			return d
 		}),
-		reload("an 8-partition executable loaded with zero options (1 device)", 8, pjrt.CompileOptions{}),
+		{
+			// Zero options load a program on the devices it was compiled for (not on one device as
+			// Compile's zero options would: the program's partitions are fixed by then).
+			name: "Client.LoadExecutable: an 8-partition executable loaded with zero options runs on its 8 devices", class: classSilent, entry: "pjrt.LoadExecutable", group: "compile",
+			run: func(h *H) error {
+				c := h.Client()
+				data, err := compileOn(h, c, addModule(8), 8).Serialize()
+				h.Must(err)
+				exe, err := c.LoadExecutable(data, pjrt.CompileOptions{})
+				if err != nil {
+					return err
+				}
+				defer exe.Close()
+				if got := exe.DeviceAssignment(); len(got) != 8 {
+					return fmt.Errorf("loaded on devices %v, want the 8 it was compiled for", got)
+				}
+				return addWorks(h, c, exe)
+			},
+		},
 		reload("an 8-partition executable loaded for device 0", 8, pjrt.CompileOptions{DeviceAssignment: []int{0}}),
 		reload("a 2-partition executable loaded for devices 0, 1, 2", 2, pjrt.CompileOptions{DeviceAssignment: []int{0, 1, 2}}),
 		reload("a 2-partition executable loaded for device 0 twice", 2, pjrt.CompileOptions{DeviceAssignment: []int{0, 0}}),

@@ -66,7 +66,7 @@ var (
 	ErrUnknownPlugin = errors.New("unknown plugin")
 	ErrNoWheel       = errors.New("no wheel for this platform")
 	ErrChecksum      = errors.New("sha256 mismatch")
-	ErrIndex         = errors.New("package index")
+	ErrIndex         = errors.New("package index") // the index or its file host failed or lacks the release
 	ErrNotInWheel    = errors.New("plugin file not in the wheel")
 )
 
@@ -158,11 +158,11 @@ func findWheel(ctx context.Context, p Plugin, opts Options) (wheel, error) {
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return wheel{}, fmt.Errorf("install: %w: %v", ErrIndex, err)
+		return wheel{}, fmt.Errorf("install: %w: %w", ErrIndex, err)
 	}
 	resp, err := opts.Client.Do(req)
 	if err != nil {
-		return wheel{}, fmt.Errorf("install: %w: %v", ErrIndex, err)
+		return wheel{}, fmt.Errorf("install: %w: %w", ErrIndex, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -227,11 +227,11 @@ func download(ctx context.Context, w wheel, dir string, opts Options) (string, e
 	}
 	resp, err := opts.Client.Do(req)
 	if err != nil {
-		return "", fmt.Errorf("install: downloading %s: %w", w.filename, err)
+		return "", fmt.Errorf("install: %w: downloading %s: %w", ErrIndex, w.filename, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("install: downloading %s: %s", w.url, resp.Status)
+		return "", fmt.Errorf("install: %w: downloading %s: %s", ErrIndex, w.url, resp.Status)
 	}
 	f, err := os.CreateTemp(dir, ".download-*.whl")
 	if err != nil {
