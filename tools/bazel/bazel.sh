@@ -7,7 +7,8 @@
 #   tools/bazel/bazel.sh shutdown
 #
 # XLAMESH_CACHE_DIR is exported (absolute) so that repository rules and tests (--test_env in
-# .bazelrc) find the cache. XLAMESH_BAZEL_MAX_HEAP caps the server's Java heap (default 2g).
+# .bazelrc) find the cache. On a shared machine the server keeps to XLAMESH_BAZEL_MAX_HEAP of
+# Java heap (default 2g) and exits after XLAMESH_BAZEL_MAX_IDLE seconds unused (default 1800).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -33,4 +34,5 @@ exec "$deb/usr/bin/bazel-4" \
   --output_user_root="$root/output" \
   --server_javabase="$(cat "$root/javabase")" \
   --host_jvm_args=-Xmx"${XLAMESH_BAZEL_MAX_HEAP:-2g}" \
+  --max_idle_secs="${XLAMESH_BAZEL_MAX_IDLE:-1800}" \
   "$@"
