@@ -17,7 +17,7 @@ cache=${XLAMESH_CACHE_DIR:-$repo/.cache}
 root=$cache/bazel
 gazelle=$root/bin/gazelle
 mode=${1:-fix}
-hint="run \`tools/bazel/gazelle.sh\` (or \`make bazel\`) and commit the BUILD.bazel files and tools/bazel/go_deps.bzl it writes"
+hint="run \`tools/bazel/gazelle.sh\` and commit the BUILD.bazel files and tools/bazel/go_deps.bzl it writes"
 
 die() { echo "xlamesh: gazelle: $*" >&2; exit 1; }
 [[ "$mode" == fix || "$mode" == check ]] || die "unknown mode \"$mode\"; use no argument (rewrite) or \"check\""
