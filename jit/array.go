@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gomlx/gopjrt/dtypes"
 
@@ -64,21 +66,36 @@ func PutBytes(c *pjrt.Client, dtype dtypes.DType, shape []int, data []byte, s me
 	if err != nil {
 		return nil, fmt.Errorf("jit: put: %w", err)
 	}
-	// Every shard is sent in place from the global array, with the global array's byte strides:
-	// no block is staged, and the plugin copies all shards concurrently.
-	strides := byteStrides(shape, dtype.Size())
+	// A shard that is one contiguous run of the global array (a split of dimension 0, or a
+	// replica) is sent in place; the others are gathered into pooled staging buffers first, on
+	// GOMAXPROCS goroutines. Measured on the CPU plugin, that gather and a dense transfer beat
+	// handing the plugin the global array's byte strides (BuffersFromHost can do that too) by
+	// about a fifth for a column split. Every transfer starts before any is waited for.
+	elem := dtype.Size()
+	size := pjrt.Shape{DType: dtype, Dims: shardShape}.Bytes()
 	transfers := make([]pjrt.HostTransfer, len(placed))
+	var staged []*[]byte
+	defer func() {
+		for _, st := range staged {
+			putStaging(st)
+		}
+	}()
+	var gathers []func()
 	for i, p := range placed {
-		start := 0
-		for d, r := range p.Index {
-			start += r.Start * int(strides[d])
+		transfers[i] = pjrt.HostTransfer{Device: p.Device, DType: dtype, Dims: shardShape}
+		if b, ok := contiguousBlock(data, shape, p.Index, elem, size); ok || size == 0 {
+			transfers[i].Data = b
+			continue
 		}
-		t := pjrt.HostTransfer{Device: p.Device, DType: dtype, Dims: shardShape, Data: data[start:], ByteStrides: strides}
-		if global.Size() == 0 {
-			t.Data, t.ByteStrides = nil, nil
-		}
-		transfers[i] = t
+		st := getStaging(size)
+		staged = append(staged, st)
+		transfers[i].Data = *st
+		idx := p.Index
+		gathers = append(gathers, func() {
+			blockRuns(shape, idx, elem, func(g, s, n int) { copy((*st)[s:s+n], data[g:g+n]) })
+		})
 	}
+	parallel(gathers)
 	bufs, err := c.BuffersFromHost(transfers)
 	if err != nil {
 		return nil, fmt.Errorf("jit: put: %w", err)
@@ -103,6 +120,27 @@ func checkedSize(shape []int, elem int) (int, bool) {
 		n *= d
 	}
 	return n, true
+}
+
+// parallel runs fs on up to GOMAXPROCS goroutines and returns when all are done.
+func parallel(fs []func()) {
+	workers := min(runtime.GOMAXPROCS(0), len(fs))
+	if workers <= 1 {
+		for _, f := range fs {
+			f()
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(len(fs)); i = next.Add(1) - 1 {
+				fs[i]()
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // byteStrides returns the row-major byte strides of an array of the given shape and element size.
