@@ -214,9 +214,12 @@ def reading(run):
         f"  per call that is {per_call('go', 'Chained1000x1Device')} in xlamesh and {per_call('jax', 'Chained1000x1Device')}"
         f" in JAX on one device, {per_call('go', 'Chained1000x8Devices')} and {per_call('jax', 'Chained1000x8Devices')} on 8 devices.",
         "  Profile the Go side with `go test ./jit -run '^$' -bench 'Call|Chained' -cpuprofile cpu.prof`.",
-        "- **Put** sends every shard in place from the global array, passing the array's byte strides to",
-        "  `PJRT_Client_BufferFromHostBuffer` (no staging copy, also for the column split of 'y'); all shards'",
-        "  transfers start before Put waits for the plugin to be done with the host memory. Against a Go `copy` of",
+        "- **Put** sends a shard that is contiguous in the global array in place; the others (here every shard,",
+        "  since 'y' splits columns) are gathered into pooled staging buffers on all cores and sent dense, which on",
+        "  the CPU plugin beats passing the global array's byte strides to `PJRT_Client_BufferFromHostBuffer`",
+        "  (the plugin's strided copy is slower than Go's). All shards' transfers start before Put waits for the",
+        "  plugin to be done with the host memory; each transfer also pays for fresh device memory (page faults),",
+        "  which a Go `copy` into a reused buffer does not. Against a Go `copy` of",
         f"  the same 256 MiB, Put takes {times(run.med('go', 'Put256MiB'), run.med('go', 'Memcpy256MiB'))}x as long;"
         f" `jax.device_put` takes {times(run.med('jax', 'Put256MiB'), run.med('jax', 'Memcpy256MiB'))}x a numpy copy.",
         "- **ToHost** starts every distinct shard's device-to-host copy at once and waits once. A shard that is",
