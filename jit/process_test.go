@@ -18,50 +18,9 @@ import (
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 )
 
-// memStore is a key-value store in this test's memory, shared by the processes of a job whose
-// processes are goroutines.
-type memStore struct {
-	mu   sync.Mutex
-	cond *sync.Cond
-	m    map[string][]byte
-}
-
-func newMemStore() *memStore {
-	s := &memStore{m: map[string][]byte{}}
-	s.cond = sync.NewCond(&s.mu)
-	return s
-}
-
-func (s *memStore) Get(key string, timeout time.Duration) ([]byte, error) {
-	deadline := time.Now().Add(timeout)
-	for {
-		if v, err := s.TryGet(key); err == nil || time.Now().After(deadline) {
-			return v, err
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
-func (s *memStore) TryGet(key string) ([]byte, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	v, ok := s.m[key]
-	if !ok {
-		return nil, fmt.Errorf("memStore: %q: %w", key, pjrt.ErrKeyNotFound)
-	}
-	return v, nil
-}
-
-func (s *memStore) Put(key string, value []byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.m[key] = slices.Clone(value)
-	return nil
-}
-
 // memProcess is one process of an in-memory job.
 type memProcess struct {
-	*memStore
+	*pjrttest.MemoryStore
 	id, n int
 }
 
@@ -84,12 +43,12 @@ func openProcesses(t *testing.T, n int) []process {
 	}
 	plugin, err := pjrt.MultiProcessCPUPlugin()
 	require.NoError(t, err)
-	store := newMemStore()
+	store := &pjrttest.MemoryStore{}
 	procs := make([]process, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for p := range n {
-		procs[p].job = &memProcess{memStore: store, id: p, n: n}
+		procs[p].job = &memProcess{MemoryStore: store, id: p, n: n}
 		wg.Go(func() {
 			procs[p].client, errs[p] = pjrt.Open(pjrt.WithPlugin(plugin), pjrt.WithCPUDeviceCount(2),
 				pjrt.WithDistributed(procs[p].job))

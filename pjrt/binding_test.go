@@ -2,10 +2,7 @@ package pjrt_test
 
 import (
 	"errors"
-	"fmt"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/gomlx/gopjrt/dtypes"
 	"github.com/stretchr/testify/assert"
@@ -15,52 +12,16 @@ import (
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 )
 
-// mapStore is a KeyValueStore in one process's memory.
-type mapStore struct {
-	mu sync.Mutex
-	m  map[string][]byte
-}
-
-var _ pjrt.KeyValueStore = (*mapStore)(nil)
-
-func (s *mapStore) Get(key string, timeout time.Duration) ([]byte, error) {
-	deadline := time.Now().Add(timeout)
-	for {
-		if v, err := s.TryGet(key); err == nil || time.Now().After(deadline) {
-			return v, err
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
-func (s *mapStore) TryGet(key string) ([]byte, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	v, ok := s.m[key]
-	if !ok {
-		return nil, fmt.Errorf("mapStore: %q: %w", key, pjrt.ErrKeyNotFound)
-	}
-	return v, nil
-}
-
-func (s *mapStore) Put(key string, value []byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.m == nil {
-		s.m = map[string][]byte{}
-	}
-	s.m[key] = value
-	return nil
-}
-
 // TestKeyValueBridge drives the C callbacks a GPU plugin calls during client creation.
 func TestKeyValueBridge(t *testing.T) {
-	store := &mapStore{}
+	store := &pjrttest.MemoryStore{}
 	got, code, err := pjrt.KVBridgeExchange(store, "gpu:local_topology/0", "topology bytes", "gpu:absent")
 	require.NoError(t, err)
 	assert.Equal(t, "topology bytes", got)
 	assert.Equal(t, pjrt.NotFound, code, "a missing key is PJRT's NotFound")
-	assert.Equal(t, []byte("topology bytes"), store.m["gpu:local_topology/0"])
+	v, err := store.TryGet("gpu:local_topology/0")
+	require.NoError(t, err)
+	assert.Equal(t, []byte("topology bytes"), v)
 
 	// The CPU plugin takes a store and never calls it (it has no multi-process support).
 	c, err := pjrt.Open(pjrt.WithCPUDeviceCount(2), pjrt.WithKeyValueStore(store))

@@ -17,7 +17,7 @@ import (
 
 // memJob is one process of a job whose processes are goroutines of this test sharing a store.
 type memJob struct {
-	*mapStore
+	*pjrttest.MemoryStore
 	id, n   int
 	timeout time.Duration
 }
@@ -32,14 +32,14 @@ func (j memJob) InitTimeout() time.Duration { return j.timeout }
 // perProcess CPU devices, and returns them with their errors (by process id).
 func openJob(t *testing.T, plugin string, n, perProcess int) ([]*pjrt.Client, []error) {
 	t.Helper()
-	store := &mapStore{}
+	store := &pjrttest.MemoryStore{}
 	clients := make([]*pjrt.Client, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for p := range n {
 		wg.Go(func() {
 			clients[p], errs[p] = pjrt.Open(pjrt.WithPlugin(plugin), pjrt.WithCPUDeviceCount(perProcess),
-				pjrt.WithDistributed(memJob{mapStore: store, id: p, n: n, timeout: 10 * time.Second}))
+				pjrt.WithDistributed(memJob{MemoryStore: store, id: p, n: n, timeout: 10 * time.Second}))
 		})
 	}
 	wg.Wait()
@@ -127,7 +127,7 @@ func TestDistributedErrors(t *testing.T) {
 	require.NoError(t, err)
 	start := time.Now()
 	_, err = pjrt.Open(pjrt.WithPlugin(plugin), pjrt.WithCPUDeviceCount(1),
-		pjrt.WithDistributed(memJob{mapStore: &mapStore{}, id: 0, n: 2, timeout: 200 * time.Millisecond}))
+		pjrt.WithDistributed(memJob{MemoryStore: &pjrttest.MemoryStore{}, id: 0, n: 2, timeout: 200 * time.Millisecond}))
 	require.ErrorIs(t, err, pjrt.ErrKeyNotFound)
 	assert.ErrorContains(t, err, "waiting for the devices of process 1")
 	assert.Less(t, time.Since(start), 5*time.Second)
@@ -137,8 +137,10 @@ func TestDistributedErrors(t *testing.T) {
 // threads do: puts, blocking gets that wait for another thread, try-gets of missing keys
 // (NotFound), a get that times out (DeadlineExceeded), every value freed through its deleter.
 func TestKeyValueBridgeConcurrent(t *testing.T) {
-	store := &mapStore{}
+	store := &pjrttest.MemoryStore{}
 	require.NoError(t, pjrt.KVBridgeConcurrent(store, 8, 50, 10*time.Second))
-	assert.Len(t, store.m, 8*50)
-	assert.Equal(t, []byte("value of thread 3 in round 7"), store.m["thread/3/round/7"])
+	assert.Equal(t, 8*50, store.Len())
+	v, err := store.TryGet("thread/3/round/7")
+	require.NoError(t, err)
+	assert.Equal(t, []byte("value of thread 3 in round 7"), v)
 }
