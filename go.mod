@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/gomlx/gopjrt v0.10.0
+	github.com/google/flatbuffers v25.12.19+incompatible
 	github.com/stretchr/testify v1.11.1
 	go.etcd.io/etcd/client/v3 v3.7.3
 	go.etcd.io/etcd/server/v3 v3.7.3

@@ -24,6 +24,7 @@ load("//tools/bazel:repos.bzl", "go_module")
 # gazelle:repository go_repository name=com_github_golang_freetype importpath=github.com/golang/freetype
 # gazelle:repository go_repository name=com_github_golang_protobuf importpath=github.com/golang/protobuf
 # gazelle:repository go_repository name=com_github_gomlx_gopjrt importpath=github.com/gomlx/gopjrt
+# gazelle:repository go_repository name=com_github_google_flatbuffers importpath=github.com/google/flatbuffers
 # gazelle:repository go_repository name=com_github_google_go_cmp importpath=github.com/google/go-cmp
 # gazelle:repository go_repository name=com_github_google_uuid importpath=github.com/google/uuid
 # gazelle:repository go_repository name=com_github_gorilla_websocket importpath=github.com/gorilla/websocket
@@ -100,6 +101,7 @@ def go_deps():
     go_module(name = "com_github_golang_freetype", importpath = "github.com/golang/freetype", version = "v0.0.0-20170609003504-e2365dfdc4a0", sum = "h1:DACJavvAHhabrF08vX0COfcOBJRhZ8lUbR+ZWIs0Y5g=")
     go_module(name = "com_github_golang_protobuf", importpath = "github.com/golang/protobuf", version = "v1.5.4", sum = "h1:i7eJL8qZTpSEXOPTxNKhASYpMn+8e5Q6AdndVa1dWek=")
     go_module(name = "com_github_gomlx_gopjrt", importpath = "github.com/gomlx/gopjrt", version = "v0.10.0", sum = "h1:mb/LeIk9xkaW5hh9oB5hEGuCbnqr81D0WmJsl+o1gY0=")
+    go_module(name = "com_github_google_flatbuffers", importpath = "github.com/google/flatbuffers", version = "v25.12.19+incompatible", sum = "h1:haMV2JRRJCe1998HeW/p0X9UaMTK6SDo0ffLn2+DbLs=")
     go_module(name = "com_github_google_go_cmp", importpath = "github.com/google/go-cmp", version = "v0.7.0", sum = "h1:wk8382ETsv4JYUZwIsn6YpYiWiBsYLSJiTsyBybVuN8=")
     go_module(name = "com_github_google_uuid", importpath = "github.com/google/uuid", version = "v1.6.0", sum = "h1:NIvaJDMOsjHA8n1jAhLSgzrAzy1Hgr+hNrb57e+94F0=")
     go_module(name = "com_github_gorilla_websocket", importpath = "github.com/gorilla/websocket", version = "v1.5.3", sum = "h1:saDtZ6Pbx/0u+bgYQ3q96pZgCzfhKXGPqt7kZ72aNNg=")

@@ -1,0 +1,40 @@
+// Package jaxexport reads the artifacts of jax.export: the bytes of Exported.serialize(), a
+// function JAX lowered and serialized, with its signature, its shardings and its module.
+//
+// Read decodes the bytes into an *Exported: the function name, the avals (element type and
+// static shape) of its arguments and results, their HLO shardings for NrDevices devices (XLA's
+// HloSharding text, "{devices=[4,2]<=[8]}"), the platforms, module_kept_var_idx (the arguments
+// the module's @main still takes) and the module itself: a StableHLO portable artifact, MLIR
+// bytecode of the VHLO dialect, which PJRT compiles as it is. Package jit runs it
+// (jit.FromExported); package mlir/bytecode, where it exists, turns the module into text for
+// lower.Wrap to re-shard.
+//
+//	e, err := jaxexport.Read(data)
+//	if err != nil { ... } // *jaxexport.Error wrapping ErrFormat, ErrSymbolicShape, ...
+//	fmt.Println(e)        // Exported(f, in=[f32[8,4]], out=[f32[8]], 8 devices, cpu)
+//
+// The package sits beside mlir, below jit, and imports neither jit nor pjrt.
+//
+// # Format
+//
+// The artifact is a FlatBuffer whose schema is JAX's jax/_src/export/serialization.fbs. The
+// package reads it with the FlatBuffers Go runtime (github.com/google/flatbuffers/go), the
+// format's own library, through hand-written accessors for the fields it needs; the shardings
+// inside are xla.OpSharding protos, read with protowire like every XLA proto in xlamesh.
+// FlatBuffers' runtime trusts the bytes, so every offset and length is checked against the
+// buffer first: Read never panics, on truncated or hostile bytes it returns an *Error wrapping
+// ErrFormat (FuzzRead checks this).
+//
+// JAX 0.8 writes serialization version 2 with HLO sharding protos; later JAX versions write
+// version 3 in the version field (so that older readers accept it) for newer layouts: a 32-bit
+// nr_devices (read), avals by index into unique_avals (read), and from version 9 on named
+// shardings instead of HLO sharding protos (refused with ErrVersion).
+//
+// # What is refused
+//
+// Read returns typed errors for what xlamesh cannot run: symbolic dimensions (shape
+// polymorphism, ErrSymbolicShape), ordered effects (they thread a token through @main,
+// ErrEffects), float0 and PRNG key element types (ErrDType), and host memory spaces or token
+// avals (ErrUnsupported). Donation is not part of the artifact (JAX's schema has no field for
+// it); the caller says which arguments to donate.
+package jaxexport

@@ -1,0 +1,202 @@
+package jaxexport
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gomlx/gopjrt/dtypes"
+)
+
+// Exported is a function exported by jax.export, as Read found it in the bytes of
+// Exported.serialize(): its signature (avals), the HLO shardings of its arguments and results
+// for NrDevices devices, and its module, a StableHLO portable artifact. It is immutable: the
+// accessors return copies.
+type Exported struct {
+	version, calling int
+	name             string
+	nrDevices        int
+	platforms        []string
+	in, out          []Aval
+	inSh, outSh      []Sharding
+	kept             []int
+	unordered        []string
+	disabled         []string
+	globalConstants  bool
+	vjp              bool
+	module           []byte
+}
+
+// FunctionName returns the name of the exported function (fun_name).
+func (e *Exported) FunctionName() string { return e.name }
+
+// SerializationVersion returns the serialization version stored in the artifact (JAX stores 2
+// or 3 for every layout up to version 11; see the package doc).
+func (e *Exported) SerializationVersion() int { return e.version }
+
+// CallingConventionVersion returns the calling convention version of the module (JAX's
+// calling_convention_version, 9 or 10 for current exports).
+func (e *Exported) CallingConventionVersion() int { return e.calling }
+
+// NrDevices returns the number of devices the module was exported for: its
+// mhlo.num_partitions.
+func (e *Exported) NrDevices() int { return e.nrDevices }
+
+// Platforms returns the platforms the module was lowered for ("cpu", "cuda", "rocm", "tpu").
+// A module for more than one platform takes the platform's index as an extra first argument.
+func (e *Exported) Platforms() []string { return slices.Clone(e.platforms) }
+
+// InAvals returns the type of each argument of the exported function, including arguments the
+// module dropped (see ModuleKeptVarIdx).
+func (e *Exported) InAvals() []Aval { return cloneAvals(e.in) }
+
+// OutAvals returns the type of each result.
+func (e *Exported) OutAvals() []Aval { return cloneAvals(e.out) }
+
+// InShardings returns the HLO sharding of each argument (one per InAvals entry).
+func (e *Exported) InShardings() []Sharding { return slices.Clone(e.inSh) }
+
+// OutShardings returns the HLO sharding of each result (one per OutAvals entry).
+func (e *Exported) OutShardings() []Sharding { return slices.Clone(e.outSh) }
+
+// ModuleKeptVarIdx returns the indices of the arguments the module's @main takes, in
+// increasing order: JAX drops arguments the function never reads.
+func (e *Exported) ModuleKeptVarIdx() []int { return slices.Clone(e.kept) }
+
+// UnorderedEffects returns the type names of the function's unordered effects.
+func (e *Exported) UnorderedEffects() []string { return slices.Clone(e.unordered) }
+
+// DisabledChecks returns the safety checks disabled at export: "platform", or
+// "custom_call:<target>" for an allowed custom call target.
+func (e *Exported) DisabledChecks() []string { return slices.Clone(e.disabled) }
+
+// UsesGlobalConstants reports whether the module uses global constants (dimension variables);
+// never true for an artifact Read accepts.
+func (e *Exported) UsesGlobalConstants() bool { return e.globalConstants }
+
+// HasVJP reports whether the artifact carries the function's VJP too (not read).
+func (e *Exported) HasVJP() bool { return e.vjp }
+
+// Module returns the serialized module: a StableHLO portable artifact, that is MLIR bytecode
+// of the VHLO dialect (it starts with "ML\xEFR"). PJRT compiles it as it is.
+func (e *Exported) Module() []byte { return slices.Clone(e.module) }
+
+// String returns a one-line summary: "Exported(f, in=[f32[8,4]], out=[f32[8]], 8 devices, cpu)".
+func (e *Exported) String() string {
+	list := func(as []Aval) string {
+		s := make([]string, len(as))
+		for i, a := range as {
+			s[i] = a.String()
+		}
+		return strings.Join(s, ", ")
+	}
+	return fmt.Sprintf("Exported(%s, in=[%s], out=[%s], %d devices, %s)", e.name, list(e.in), list(e.out),
+		e.nrDevices, strings.Join(e.platforms, ","))
+}
+
+// Aval is the type of one argument or result: an element type and static dimensions.
+type Aval struct {
+	dtype dtypes.DType
+	dims  []int
+}
+
+// DType returns the element type.
+func (a Aval) DType() dtypes.DType { return a.dtype }
+
+// Dims returns the dimensions (empty for a scalar).
+func (a Aval) Dims() []int { return slices.Clone(a.dims) }
+
+// Rank returns the number of dimensions.
+func (a Aval) Rank() int { return len(a.dims) }
+
+// String returns JAX's short form, e.g. "f32[8,4]" or "bool[]".
+func (a Aval) String() string {
+	var b strings.Builder
+	b.WriteString(shortName(a.dtype))
+	b.WriteByte('[')
+	for i, d := range a.dims {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(d))
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+func cloneAvals(as []Aval) []Aval {
+	out := make([]Aval, len(as))
+	for i, a := range as {
+		out[i] = Aval{dtype: a.dtype, dims: slices.Clone(a.dims)}
+	}
+	return out
+}
+
+// The schema's DType enum, in its own numbering.
+var dtypeOf = map[int8]dtypes.DType{
+	0: dtypes.Bool, 1: dtypes.Int8, 2: dtypes.Int16, 3: dtypes.Int32, 4: dtypes.Int64,
+	5: dtypes.Uint8, 6: dtypes.Uint16, 7: dtypes.Uint32, 8: dtypes.Uint64,
+	9: dtypes.Float16, 10: dtypes.Float32, 11: dtypes.Float64, 12: dtypes.Complex64, 13: dtypes.Complex128,
+	14: dtypes.BFloat16, 15: dtypes.S4, 16: dtypes.U4,
+	17: dtypes.F8E4M3B11FNUZ, 18: dtypes.F8E4M3FN, 19: dtypes.F8E4M3FNUZ, 20: dtypes.F8E5M2, 21: dtypes.F8E5M2FNUZ,
+	23: dtypes.F8E4M3, 24: dtypes.F8E3M4, 25: dtypes.F8E8M0FNU, 26: dtypes.F4E2M1FN,
+}
+
+// Element types without a dtypes counterpart, by the schema's names.
+var unsupportedDTypes = map[int8]string{22: "float0", 27: "key<fry>", 28: "key<rbg>", 29: "key<unsafe_rbg>"}
+
+func shortName(d dtypes.DType) string {
+	switch d {
+	case dtypes.Bool:
+		return "bool"
+	case dtypes.Int8:
+		return "i8"
+	case dtypes.Int16:
+		return "i16"
+	case dtypes.Int32:
+		return "i32"
+	case dtypes.Int64:
+		return "i64"
+	case dtypes.Uint8:
+		return "u8"
+	case dtypes.Uint16:
+		return "u16"
+	case dtypes.Uint32:
+		return "u32"
+	case dtypes.Uint64:
+		return "u64"
+	case dtypes.Float16:
+		return "f16"
+	case dtypes.Float32:
+		return "f32"
+	case dtypes.Float64:
+		return "f64"
+	case dtypes.BFloat16:
+		return "bf16"
+	case dtypes.Complex64:
+		return "c64"
+	case dtypes.Complex128:
+		return "c128"
+	}
+	return strings.ToLower(d.String())
+}
+
+// parseDim reads one dimension of an aval's shape: a decimal constant, or a symbolic
+// expression (refused).
+func parseDim(s string) (int, bool) {
+	if s == "" || len(s) > 19 {
+		return 0, false
+	}
+	for i := range len(s) {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n > math.MaxInt {
+		return 0, false
+	}
+	return int(n), true
+}
