@@ -3,7 +3,8 @@
 //
 // In the data flow it joins the other packages: an Array pairs a mesh.NamedSharding with one
 // pjrt.Buffer per addressable device (Put, FromCallback, FromShards; ToHost gathers it back).
-// A Function's Body is written with package lower; Call lowers it for the arguments' abstract
+// A Function's Body is written with package lower (ops from package stablehlo, shardings
+// from lower); Call lowers it for the arguments' abstract
 // mesh, types and specs (cached), compiles the text with pjrt for the client and the mesh's
 // device assignment (cached per client and device list), runs it, and returns Arrays with the
 // declared result shardings, or, for results left unspecified, the sharding XLA chose. A call

@@ -1,16 +1,20 @@
-// Package lower builds StableHLO modules in Go and lowers JAX-style shardings into them.
+// Package lower lowers JAX-style shardings into StableHLO modules built in Go.
 //
 // It sits between the model and the compiler: mesh.Mesh and mesh.NamedSharding (package
-// mesh) describe where data lives; shardy turns them into Shardy attributes; lower writes
-// a whole module — ops, functions, `sdy.mesh` symbols, `sdy.sharding` on @main's
-// arguments and results, sharding constraints and shard_map regions — as MLIR text that
-// XLA's StableHLO parser accepts; package pjrt compiles that text with the mesh's device
-// assignment and runs it.
+// mesh) describe where data lives; shardy turns them into Shardy attributes; package
+// stablehlo builds the ops and functions and prints them; lower adds what is about
+// shardings — `sdy.mesh` symbols, `sdy.sharding` on @main's arguments and results,
+// sharding constraints, shard_map regions and collectives over mesh axes — and writes the
+// whole module as MLIR text that XLA's StableHLO parser accepts; package pjrt compiles that
+// text with the mesh's device assignment and runs it.
 //
 // # Building
 //
-// A Module holds functions; each Function method adds one op and returns its result, so a
-// program reads like the math it computes:
+// A Module wraps a stablehlo.Module and holds functions. A Function embeds
+// *stablehlo.Function, so every op of the builder is a method of it (f.Mul, f.DotGeneral,
+// f.Reduce, ...), next to lower's sharding methods; Value, Shape, DType, DotDims and the
+// Reduction and Comparison constants are stablehlo's, under the same names here. Each
+// method adds one op and returns its result, so a program reads like the math it computes:
 //
 //	m := lower.NewModule("jit_f")
 //	f := m.Main()
@@ -22,6 +26,10 @@
 // Element types are gopjrt's dtypes.DType values (lower.DType is an alias of it, numbered
 // as PJRT numbers buffer types); MLIRType and ParseDType convert to and from the names
 // StableHLO text uses ("f32", "i1").
+//
+// FunctionOf gives the lower Function of any function or region body of a lower Module's
+// builder, so code handed a *stablehlo.Function (a region body that a stablehlo op builds)
+// can still use lower's methods, such as the axis-named collectives inside a shard_map.
 //
 // Ops infer their result shapes and check their operands. The first error sticks: later
 // ops are no-ops returning the zero Value, and Build returns that error as an *OpError
@@ -68,5 +76,8 @@
 //
 // Ops are printed in MLIR's generic form ("stablehlo.add"(...) : (...) -> ...), which
 // every StableHLO version parses; constants, custom calls, calls and the sdy ops use their
-// pretty forms. Every form here is compiled by the XLA CPU plugin in the integration tests.
+// pretty forms. lower's ops are added to the builder with stablehlo.Function.AddOp and
+// print themselves through stablehlo.Printer; their Params (ShardingConstraintParams,
+// ShardMapParams) are what a pass over stablehlo.Function.Ops reads. Every form here is
+// compiled by the XLA CPU plugin in the integration tests.
 package lower

@@ -8,6 +8,7 @@ import (
 
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/mlir"
+	"github.com/xlamesh/xlamesh/stablehlo"
 )
 
 // Partitioner selects how shardings are written into the module: Shardy (`sdy` dialect,
@@ -37,7 +38,9 @@ func WithPartitioner(p Partitioner) Option { return func(c *config) { c.partitio
 // error wrapping ErrMeshMismatch (Shardy's and XLA's safest rule: one mesh per module).
 func WithMultipleMeshes() Option { return func(c *config) { c.multiMesh = true } }
 
-// Module builds one StableHLO module: a public @main and any private helper functions.
+// Module builds one StableHLO module with shardings: a stablehlo.Module (the ops, functions
+// and printing) plus the meshes and shardings lower adds to it. It has a public @main and
+// any private helper functions.
 //
 // Ops are added through *Function methods. The first error (a shape mismatch, an unknown
 // axis, a value used in the wrong function, ...) sticks: every later op is a no-op that
@@ -53,267 +56,98 @@ func WithMultipleMeshes() Option { return func(c *config) { c.multiMesh = true }
 // A Module is not safe for concurrent use while it is being built; the Program that
 // Build returns is immutable and safe to share.
 type Module struct {
-	name       string
+	hlo        *stablehlo.Module
 	cfg        config
-	err        error
-	main       *Function
-	funcs      []*Function // in creation order; main first once created
+	funcs      map[*stablehlo.Function]*Function
 	meshes     []*meshSym
 	assignment []int // device ids of the first concrete mesh seen (module device assignment)
-	channels   int
 }
+
+// moduleKey is the stablehlo.Module context key under which a lower Module finds itself.
+type moduleKey struct{}
 
 // NewModule starts a module named name (printed `module @name`, or `module @"my-fn"` when
 // the name is not an MLIR identifier; empty prints no name). A name mlir.CheckName rejects
 // (a backslash, a control byte or a byte outside ASCII) is recorded as the module's error,
 // wrapping mlir.ErrName.
 func NewModule(name string, opts ...Option) *Module {
-	m := &Module{name: name, cfg: config{partitioner: Shardy}}
+	m := &Module{cfg: config{partitioner: Shardy}, funcs: make(map[*stablehlo.Function]*Function)}
 	for _, o := range opts {
 		o(&m.cfg)
 	}
-	if name != "" {
-		if err := mlir.CheckName("module", name); err != nil {
-			m.err = &OpError{Func: name, Op: "module", Operand: -1, Err: err}
-		}
-	}
+	m.hlo = stablehlo.NewModule(name, stablehlo.ErrorPrefix("lower"))
+	m.hlo.SetContext(moduleKey{}, m)
 	return m
 }
 
+// StableHLO returns the underlying builder module.
+func (m *Module) StableHLO() *stablehlo.Module { return m.hlo }
+
 // Err returns the first error recorded so far, or nil.
-func (m *Module) Err() error { return m.err }
+func (m *Module) Err() error { return m.hlo.Err() }
 
 // Partitioner returns the partitioner the module is written for.
 func (m *Module) Partitioner() Partitioner { return m.cfg.partitioner }
 
 // Main returns the public entry function @main, creating it on first use.
-func (m *Module) Main() *Function {
-	if m.main == nil {
-		m.main = m.newFunc("main", true)
-	}
-	return m.main
-}
+func (m *Module) Main() *Function { return m.wrap(m.hlo.Main()) }
 
 // Func returns a new private function @name, to be called from others with Function.Call.
 // A name that is already used (or "main"), or that mlir.CheckName rejects, records an error
 // wrapping ErrFunction.
-func (m *Module) Func(name string) *Function {
-	f := m.newFunc(name, false)
-	for _, g := range m.funcs[:len(m.funcs)-1] {
-		if g.name == name && m.err == nil {
-			m.err = &OpError{Func: name, Op: "func.func", Operand: -1, Err: fmt.Errorf("%w: function @%s defined twice", ErrFunction, name)}
-		}
+func (m *Module) Func(name string) *Function { return m.wrap(m.hlo.Func(name)) }
+
+// wrap returns the one *Function of g.
+func (m *Module) wrap(g *stablehlo.Function) *Function {
+	if f, ok := m.funcs[g]; ok {
+		return f
 	}
-	if name == "" && m.err == nil {
-		m.err = &OpError{Func: name, Op: "func.func", Operand: -1, Err: fmt.Errorf("%w: empty function name", ErrFunction)}
-	}
-	if err := mlir.CheckName("function", name); err != nil && m.err == nil {
-		m.err = &OpError{Func: name, Op: "func.func", Operand: -1, Err: fmt.Errorf("%w: %w", ErrFunction, err)}
-	}
+	f := &Function{Function: g, m: m}
+	m.funcs[g] = f
 	return f
 }
 
-func (m *Module) newFunc(name string, public bool) *Function {
-	f := &Function{m: m, name: name, public: public}
-	f.top = f
-	m.funcs = append(m.funcs, f)
-	return f
+// FunctionOf returns the lower Function of g, a function or region body of a lower Module's
+// builder, so that code handed a *stablehlo.Function (a region body that a stablehlo op
+// builds, say) can use lower's methods on it: shardings, ShardMap, and inside a shard_map
+// body the axis-named collectives. It returns nil when g is nil or belongs to a module that
+// NewModule did not create.
+func FunctionOf(g *stablehlo.Function) *Function {
+	if g == nil {
+		return nil
+	}
+	m, ok := g.Module().Context(moduleKey{}).(*Module)
+	if !ok {
+		return nil
+	}
+	return m.wrap(g)
 }
 
-// Function is one function (or one region body, such as a shard_map body) being built.
-// Its methods add ops and return their results. A Value may only be used in the function
-// that defined it; see Module for the error rules.
+// Function is one function (or one region body, such as a shard_map body) being built: a
+// *stablehlo.Function, whose methods add ops (f.Mul, f.Reduce, ...), with lower's sharding
+// methods. Its methods add ops and return their results. A Value may only be used in the
+// function that defined it; see Module for the error rules.
+//
+// The embedded builder's Arg, Call, Module and collectives (which take replica groups)
+// are shadowed by lower's versions, which take shardings, lower Functions and mesh axis
+// names; f.Function reaches the builder's own.
 type Function struct {
-	m      *Module
-	name   string
-	public bool
-	top    *Function // enclosing func.func (itself for a top-level function)
-	parent *Function // enclosing function of a region; nil for func.func
-	manual *manualCtx
-
-	args     []*value
-	argAttrs []string // printed attribute dict per argument ("" for none)
-	argSh    []*mesh.NamedSharding
-	ops      []*op
-	results  []*value
-	resAttrs []string
-	resSh    []*mesh.NamedSharding
-	returned bool
-
-	nextVal, nextArg int // SSA counters, used on top only
+	*stablehlo.Function
+	m            *Module
+	argSh, resSh []*mesh.NamedSharding // per argument/result of a top-level function
 }
-
-// Name returns the function's symbol name without '@'.
-func (f *Function) Name() string { return f.top.name }
 
 // Module returns the module the function belongs to.
 func (f *Function) Module() *Module { return f.m }
 
-// Value is an SSA value: a tensor of a known Shape defined in one Function.
-// The zero Value is invalid; ops return it after an error.
-type Value struct{ v *value }
-
-type value struct {
-	fn    *Function
-	shape Shape
-	id    int  // SSA number
-	arg   bool // printed %argN
-	sub   int  // result index for multi-result ops, -1 otherwise
-	weak  *weakConst
-}
-
-// Valid reports whether v is a real value (not the zero Value returned after an error).
-func (v Value) Valid() bool { return v.v != nil }
-
-// Shape returns the value's tensor type. A weak constant (see Function.Constant) reports
-// its default type.
-func (v Value) Shape() Shape {
-	if v.v == nil {
-		return Shape{}
+// fill grows argSh and resSh to the function's argument and result counts.
+func (f *Function) fill() {
+	for len(f.argSh) < len(f.Args()) {
+		f.argSh = append(f.argSh, nil)
 	}
-	return v.v.shape
-}
-
-// DType is shorthand for v.Shape().DType().
-func (v Value) DType() DType { return v.Shape().DType() }
-
-// String returns the value's SSA name in creation order, e.g. "%arg0" or "%3" ("<invalid>"
-// for the zero Value); errors use it. The printed module renumbers values in text order.
-func (v Value) String() string {
-	if v.v == nil {
-		return "<invalid>"
+	for len(f.resSh) < len(f.Results()) {
+		f.resSh = append(f.resSh, nil)
 	}
-	return v.v.name()
-}
-
-func (v *value) name() string {
-	if v.weak != nil {
-		return "<constant " + v.weak.text() + ">"
-	}
-	var b []byte
-	if v.arg {
-		b = append(b, "%arg"...)
-	} else {
-		b = append(b, '%')
-	}
-	b = strconv.AppendInt(b, int64(v.id), 10)
-	if v.sub >= 0 {
-		b = append(b, '#')
-		b = strconv.AppendInt(b, int64(v.sub), 10)
-	}
-	return string(b)
-}
-
-// op is one operation in a function body.
-type op struct {
-	name     string // full op name, e.g. "stablehlo.add"
-	operands []*value
-	results  []*value
-	props    string // generic-form properties, printed as <{...}>
-	attrs    string // discardable attributes, printed as {...}
-	regions  []*Function
-	print    func(p *printer, o *op) // custom form; nil prints the generic form
-	data     any                     // per-op data for custom printers
-}
-
-// failed reports whether the module already has an error.
-func (f *Function) failed() bool { return f.m.err != nil }
-
-// fail records err for op (operand index i, -1 for none) unless an error is already recorded.
-func (f *Function) fail(opName string, i int, v *value, err error) {
-	if f.m.err != nil {
-		return
-	}
-	e := &OpError{Func: f.top.name, Op: opName, Operand: i, Err: err}
-	if v != nil {
-		e.Value = v.name()
-	}
-	f.m.err = e
-}
-
-func (f *Function) failf(opName string, i int, v *value, sentinel error, format string, args ...any) {
-	f.fail(opName, i, v, fmt.Errorf("%w: "+format, append([]any{sentinel}, args...)...))
-}
-
-// check validates that every operand is usable in f and returns them. Weak constants are
-// left as they are (callers materialize them).
-func (f *Function) check(opName string, vs ...Value) ([]*value, bool) {
-	if f.failed() {
-		return nil, false
-	}
-	if f.returned {
-		f.failf(opName, -1, nil, ErrFunction, "function @%s already returned; no ops may follow", f.top.name)
-		return nil, false
-	}
-	out := make([]*value, len(vs))
-	for i, v := range vs {
-		if v.v == nil {
-			f.failf(opName, i, nil, ErrInvalidValue, "zero Value")
-			return nil, false
-		}
-		if v.v.fn != f {
-			if v.v.fn.top != f.top {
-				f.failf(opName, i, v.v, ErrForeignValue, "value is defined in @%s, not in @%s", v.v.fn.top.name, f.top.name)
-			} else {
-				f.failf(opName, i, v.v, ErrForeignValue, "using value defined outside the region")
-			}
-			return nil, false
-		}
-		out[i] = v.v
-	}
-	return out, true
-}
-
-func (f *Function) newValue(s Shape) *value {
-	t := f.top
-	v := &value{fn: f, shape: s, id: t.nextVal, sub: -1}
-	t.nextVal++
-	return v
-}
-
-func (f *Function) newArg(s Shape) *value {
-	t := f.top
-	v := &value{fn: f, shape: s, id: t.nextArg, arg: true, sub: -1}
-	t.nextArg++
-	return v
-}
-
-// emit appends an op with one result of shape s.
-func (f *Function) emit(name string, operands []*value, s Shape, props string) Value {
-	if err := s.valid(); err != nil {
-		f.fail(strings.TrimPrefix(name, "stablehlo."), -1, nil, err)
-		return Value{}
-	}
-	r := f.newValue(s)
-	f.ops = append(f.ops, &op{name: name, operands: operands, results: []*value{r}, props: props})
-	return Value{r}
-}
-
-// emitMulti appends an op with several results, numbered %N#0, %N#1, ...
-func (f *Function) emitMulti(o *op, shapes []Shape) []Value {
-	out := make([]Value, len(shapes))
-	for _, s := range shapes {
-		if err := s.valid(); err != nil {
-			f.fail(strings.TrimPrefix(o.name, "stablehlo."), -1, nil, err)
-			return out
-		}
-	}
-	if len(shapes) == 1 {
-		r := f.newValue(shapes[0])
-		o.results = []*value{r}
-		out[0] = Value{r}
-	} else if len(shapes) > 1 {
-		t := f.top
-		id := t.nextVal
-		t.nextVal++
-		for i, s := range shapes {
-			r := &value{fn: f, shape: s, id: id, sub: i}
-			o.results = append(o.results, r)
-			out[i] = Value{r}
-		}
-	}
-	f.ops = append(f.ops, o)
-	return out
 }
 
 // Arg adds an argument of the given shape to a top-level function and returns it.
@@ -322,73 +156,27 @@ func (f *Function) emitMulti(o *op, shapes []Shape) []Value {
 // divisibility, as for jax.jit in_shardings).
 func (f *Function) Arg(s Shape, sharding ...mesh.NamedSharding) Value {
 	const opName = "func.func argument"
-	if f.failed() {
+	v := f.Function.Arg(s)
+	if !v.Valid() {
 		return Value{}
 	}
-	idx := len(f.args)
-	if f.parent != nil {
-		f.failf(opName, idx, nil, ErrFunction, "arguments of a region are created by the op that owns it")
-		return Value{}
-	}
-	if len(f.ops) > 0 || f.returned {
-		// Allowed by MLIR, but the SSA names would interleave; keep signatures first.
-		f.failf(opName, idx, nil, ErrFunction, "add arguments before any op")
-		return Value{}
-	}
-	if err := s.valid(); err != nil {
-		f.fail(opName, idx, nil, err)
-		return Value{}
-	}
+	f.fill()
+	idx := len(f.argSh) - 1
 	if len(sharding) > 1 {
-		f.failf(opName, idx, nil, ErrSharding, "at most one sharding per argument, got %d", len(sharding))
+		f.Failf(opName, idx, Value{}, ErrSharding, "at most one sharding per argument, got %d", len(sharding))
 		return Value{}
 	}
-	v := f.newArg(s)
-	attr := ""
-	var sh *mesh.NamedSharding
 	if len(sharding) == 1 {
 		a, err := f.m.entryShardingAttr(sharding[0], s)
 		if err != nil {
-			f.fail(opName, idx, v, err)
+			f.Fail(opName, idx, v, err)
 			return Value{}
 		}
-		s := sharding[0]
-		attr, sh = a, &s
+		f.SetArgAttr(idx, a.Name, a.Value)
+		sh := sharding[0]
+		f.argSh[idx] = &sh
 	}
-	f.args = append(f.args, v)
-	f.argAttrs = append(f.argAttrs, attr)
-	f.argSh = append(f.argSh, sh)
-	return Value{v}
-}
-
-// Args returns the function's arguments (region arguments for a region body).
-func (f *Function) Args() []Value {
-	out := make([]Value, len(f.args))
-	for i, a := range f.args {
-		out[i] = Value{a}
-	}
-	return out
-}
-
-// Return ends a top-level function with the given results. Call it exactly once.
-// Use ShardResults afterwards to annotate @main's results.
-func (f *Function) Return(vs ...Value) {
-	const opName = "return"
-	if f.parent != nil {
-		f.failf(opName, -1, nil, ErrFunction, "a region body returns by its body function's results, not Return")
-		return
-	}
-	vals, ok := f.check(opName, vs...)
-	if !ok {
-		return
-	}
-	for i, v := range vals {
-		vals[i] = f.materialize(v, v.shape)
-	}
-	f.results = vals
-	f.resAttrs = make([]string, len(vals))
-	f.resSh = make([]*mesh.NamedSharding, len(vals))
-	f.returned = true
+	return v
 }
 
 // ShardResults annotates the results of a returned @main with one sharding each
@@ -399,69 +187,38 @@ func (f *Function) Return(vs ...Value) {
 // every dimension, so XLA chooses it (Program.ResultSharding then reports none).
 func (f *Function) ShardResults(shardings ...mesh.NamedSharding) {
 	const opName = "func.func result"
-	if f.failed() {
+	if f.Failed() {
 		return
 	}
-	if !f.returned {
-		f.failf(opName, -1, nil, ErrFunction, "ShardResults before Return")
+	if !f.Returned() {
+		f.Failf(opName, -1, Value{}, ErrFunction, "ShardResults before Return")
 		return
 	}
-	if len(shardings) != len(f.results) {
-		f.failf(opName, -1, nil, ErrSharding, "%d shardings for %d results", len(shardings), len(f.results))
+	results := f.Results()
+	if len(shardings) != len(results) {
+		f.Failf(opName, -1, Value{}, ErrSharding, "%d shardings for %d results", len(shardings), len(results))
 		return
 	}
+	f.fill()
 	for i, s := range shardings {
-		a, err := f.m.entryShardingAttr(s, f.results[i].shape)
+		a, err := f.m.entryShardingAttr(s, results[i].Shape())
 		if err != nil {
-			f.fail(opName, i, f.results[i], err)
+			f.Fail(opName, i, results[i], err)
 			return
 		}
-		f.resAttrs[i] = a
+		f.SetResultAttr(i, a.Name, a.Value)
 		f.resSh[i] = &s
 	}
 }
 
-// Call calls the private function g with args and returns its results.
-// g must have returned already (its result types are then known). On error the result
-// holds one zero Value per result of g.
+// Call calls the private function g with args and returns its results (see
+// stablehlo.Function.Call). On error the result holds one zero Value per result of g.
 func (f *Function) Call(g *Function, args ...Value) []Value {
-	const opName = "func.call"
-	var zeros []Value // returned on error, so callers may index results
-	if g != nil && g.returned {
-		zeros = make([]Value, len(g.results))
+	var h *stablehlo.Function
+	if g != nil {
+		h = g.Function
 	}
-	vals, ok := f.check(opName, args...)
-	if !ok {
-		return zeros
-	}
-	switch {
-	case g == nil || g.m != f.m:
-		f.failf(opName, -1, nil, ErrFunction, "callee is not a function of this module")
-		return zeros
-	case g.parent != nil || g.public:
-		f.failf(opName, -1, nil, ErrFunction, "callee @%s must be a private top-level function", g.name)
-		return zeros
-	case !g.returned:
-		f.failf(opName, -1, nil, ErrFunction, "callee @%s has not returned yet", g.name)
-		return zeros
-	case len(args) != len(g.args):
-		f.failf(opName, -1, nil, ErrFunction, "@%s takes %d arguments, got %d", g.name, len(g.args), len(args))
-		return zeros
-	}
-	for i, v := range vals {
-		v = f.materialize(v, g.args[i].shape)
-		if !v.shape.Equal(g.args[i].shape) {
-			f.failf(opName, i, v, ErrShape, "@%s argument %d is %v, got %v", g.name, i, g.args[i].shape, v.shape)
-			return zeros
-		}
-		vals[i] = v
-	}
-	shapes := make([]Shape, len(g.results))
-	for i, r := range g.results {
-		shapes[i] = r.shape
-	}
-	o := &op{name: "func.call", operands: vals, print: printCall, data: g.name}
-	return f.emitMulti(o, shapes)
+	return f.Function.Call(h, args...)
 }
 
 // Program is a built module: its MLIR text and what a compiler needs to know about it.
@@ -514,37 +271,41 @@ func shardingAt(s []*mesh.NamedSharding, i int) (mesh.NamedSharding, bool) {
 // Build checks the module and prints it. It returns the first error recorded while
 // building (an *OpError), or an error if @main is missing or a function never returned.
 func (m *Module) Build() (*Program, error) {
-	if m.err != nil {
-		return nil, m.err
+	if err := m.hlo.Check(); err != nil {
+		return nil, err
 	}
-	if m.main == nil {
-		m.err = &OpError{Func: "main", Op: "func.func", Operand: -1, Err: fmt.Errorf("%w: module has no @main", ErrFunction)}
-		return nil, m.err
+	main := m.Main()
+	main.fill()
+	if err := m.annotateEntry(main); err != nil {
+		m.hlo.Fail(err)
+		return nil, err
 	}
-	for _, f := range m.funcs {
-		if !f.returned {
-			m.err = &OpError{Func: f.name, Op: "func.func", Operand: -1, Err: fmt.Errorf("%w: @%s has no return", ErrFunction, f.name)}
-			return nil, m.err
+	m.hlo.SetAttr("mhlo.num_partitions", strconv.Itoa(m.numPartitions())+" : i32")
+	var preamble []string
+	if m.cfg.partitioner == Shardy {
+		for _, s := range m.meshes {
+			preamble = append(preamble, "sdy.mesh @"+s.name+" = "+s.text)
 		}
 	}
-	if err := m.annotateEntry(); err != nil {
-		m.err = err
+	m.hlo.SetPreamble(preamble...)
+	text, err := m.hlo.Build()
+	if err != nil {
 		return nil, err
 	}
 	p := &Program{
+		text:          text,
 		partitioner:   m.cfg.partitioner,
 		numPartitions: m.numPartitions(),
 		assignment:    slices.Clone(m.assignment),
-		argSh:         slices.Clone(m.main.argSh),
-		resSh:         slices.Clone(m.main.resSh),
+		argSh:         slices.Clone(main.argSh),
+		resSh:         slices.Clone(main.resSh),
 	}
-	for _, a := range m.main.args {
-		p.args = append(p.args, a.shape)
+	for _, a := range main.Args() {
+		p.args = append(p.args, a.Shape())
 	}
-	for _, r := range m.main.results {
-		p.results = append(p.results, r.shape)
+	for _, r := range main.Results() {
+		p.results = append(p.results, r.Shape())
 	}
-	p.text = m.print()
 	return p, nil
 }
 
@@ -552,7 +313,7 @@ func (m *Module) Build() (*Program, error) {
 // Shardy, every unannotated result an open one (`{?}` per dimension: XLA chooses), so
 // that propagation never picks an entry sharding the caller did not ask for. Modules
 // without a mesh are left alone.
-func (m *Module) annotateEntry() error {
+func (m *Module) annotateEntry(f *Function) error {
 	var sym *meshSym
 	for _, s := range m.meshes {
 		if !s.maximal {
@@ -563,40 +324,40 @@ func (m *Module) annotateEntry() error {
 	if sym == nil {
 		return nil
 	}
-	f := m.main
-	for i, a := range f.args {
+	for i, a := range f.Args() {
 		if f.argSh[i] != nil {
 			continue
 		}
 		s, err := mesh.NewAbstractSharding(sym.abs, mesh.P())
 		if err != nil {
-			return &OpError{Func: "main", Op: "func.func argument", Operand: i, Err: fmt.Errorf("%w: %w", ErrSharding, err)}
+			return &OpError{Pkg: "lower", Func: "main", Op: "func.func argument", Operand: i, Err: fmt.Errorf("%w: %w", ErrSharding, err)}
 		}
-		attr, err := m.entryShardingAttr(s, a.shape)
+		attr, err := m.entryShardingAttr(s, a.Shape())
 		if err != nil {
-			return &OpError{Func: "main", Op: "func.func argument", Operand: i, Err: err}
+			return &OpError{Pkg: "lower", Func: "main", Op: "func.func argument", Operand: i, Err: err}
 		}
-		f.argAttrs[i], f.argSh[i] = attr, &s
+		f.SetArgAttr(i, attr.Name, attr.Value)
+		f.argSh[i] = &s
 	}
 	if m.cfg.partitioner != Shardy {
 		return nil
 	}
-	for i, r := range f.results {
-		if f.resAttrs[i] != "" {
+	for i, r := range f.Results() {
+		if f.resSh[i] != nil || len(f.ResultAttrs(i)) > 0 {
 			continue
 		}
 		var b strings.Builder
-		b.WriteString("sdy.sharding = #sdy.sharding<@")
+		b.WriteString("#sdy.sharding<@")
 		b.WriteString(sym.name)
 		b.WriteString(", [")
-		for d := range r.shape.Rank() {
+		for d := range r.Shape().Rank() {
 			if d > 0 {
 				b.WriteString(", ")
 			}
 			b.WriteString("{?}")
 		}
 		b.WriteString("]>")
-		f.resAttrs[i] = b.String()
+		f.SetResultAttr(i, "sdy.sharding", b.String())
 	}
 	return nil
 }

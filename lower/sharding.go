@@ -2,12 +2,14 @@ package lower
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/shardy"
+	"github.com/xlamesh/xlamesh/stablehlo"
 )
 
 // meshSym is one `sdy.mesh` symbol of the module.
@@ -103,8 +105,8 @@ func (m *Module) MaximalMesh(device int) string {
 			return name
 		}
 	}
-	if device < 0 && m.err == nil {
-		m.err = &OpError{Func: "main", Op: "sdy.mesh", Operand: -1, Err: fmt.Errorf("%w: negative device %d for a maximal mesh", ErrSharding, device)}
+	if device < 0 {
+		m.hlo.Fail(&OpError{Pkg: "lower", Func: "main", Op: "sdy.mesh", Operand: -1, Err: fmt.Errorf("%w: negative device %d for a maximal mesh", ErrSharding, device)})
 	}
 	m.meshes = append(m.meshes, &meshSym{name: name, maximal: true, device: device, text: shardy.MaximalMesh(device).String()})
 	return name
@@ -118,14 +120,14 @@ func (m *Module) meshForSharding(s mesh.NamedSharding) (*meshSym, error) {
 	return m.meshFor(s.Abstract(), ids)
 }
 
-// entryShardingAttr returns the attribute text for an @main argument or result.
-func (m *Module) entryShardingAttr(s mesh.NamedSharding, shape Shape) (string, error) {
+// entryShardingAttr returns the sharding attribute of an @main argument or result.
+func (m *Module) entryShardingAttr(s mesh.NamedSharding, shape Shape) (stablehlo.Attr, error) {
 	// Unconstrained dimensions (JAX's unspecified out_shardings) are left open, `{?}`, for
 	// Shardy to choose; the constrained ones must still fit the shape.
 	checked := s
 	if dims := s.Spec().Dims(); slices.ContainsFunc(dims, mesh.Dim.IsUnconstrained) {
 		if m.cfg.partitioner == GSPMD {
-			return "", fmt.Errorf("%w: GSPMD entry shardings cannot leave a dimension unconstrained (%v)", ErrSharding, s.Spec())
+			return stablehlo.Attr{}, fmt.Errorf("%w: GSPMD entry shardings cannot leave a dimension unconstrained (%v)", ErrSharding, s.Spec())
 		}
 		for i, d := range dims {
 			if d.IsUnconstrained() {
@@ -134,56 +136,57 @@ func (m *Module) entryShardingAttr(s mesh.NamedSharding, shape Shape) (string, e
 		}
 		var err error
 		if checked, err = mesh.NewAbstractSharding(s.Abstract(), mesh.SpecOf(dims...)); err != nil {
-			return "", fmt.Errorf("%w: %w", ErrSharding, err)
+			return stablehlo.Attr{}, fmt.Errorf("%w: %w", ErrSharding, err)
 		}
 	}
-	if err := checked.CheckShape(shape.dims); err != nil {
-		return "", fmt.Errorf("%w: %w", ErrSharding, err)
+	if err := checked.CheckShape(shape.Dims()); err != nil {
+		return stablehlo.Attr{}, fmt.Errorf("%w: %w", ErrSharding, err)
 	}
 	sym, err := m.meshForSharding(s)
 	if err != nil {
-		return "", err
+		return stablehlo.Attr{}, err
 	}
 	if m.cfg.partitioner == GSPMD {
 		g, err := shardy.GSPMD(s, shape.Rank())
 		if err != nil {
-			return "", fmt.Errorf("%w: %w", ErrSharding, err)
+			return stablehlo.Attr{}, fmt.Errorf("%w: %w", ErrSharding, err)
 		}
-		return "mhlo.sharding = " + strconv.Quote(g), nil
+		return stablehlo.Attr{Name: "mhlo.sharding", Value: strconv.Quote(g)}, nil
 	}
 	ts, err := shardy.FromNamedSharding(s, sym.name, shape.Rank())
 	if err != nil {
-		return "", fmt.Errorf("%w: %w", ErrSharding, err)
+		return stablehlo.Attr{}, fmt.Errorf("%w: %w", ErrSharding, err)
 	}
-	return "sdy.sharding = " + ts.String(), nil
+	return stablehlo.Attr{Name: "sdy.sharding", Value: ts.String()}, nil
 }
 
 // ShardingConstraint returns x constrained to the sharding s, like JAX's
 // with_sharding_constraint: `sdy.sharding_constraint` with Shardy, a `@Sharding` custom
 // call with GSPMD. Unlike @main's shardings, uneven sharding is allowed; the spec must not
 // be longer than x's rank, and inside a shard_map body it must not name a manual axis.
+// The op's Params are ShardingConstraintParams (with GSPMD: stablehlo.CustomCallParams).
 func (f *Function) ShardingConstraint(x Value, s mesh.NamedSharding) Value {
 	const opName = "sdy.sharding_constraint"
-	vs, ok := f.check(opName, x)
+	vs, ok := f.Operands(opName, x)
 	if !ok {
 		return Value{}
 	}
-	a := f.materialize(vs[0], vs[0].shape)
-	rank := a.shape.Rank()
+	a := vs[0]
+	rank := a.Shape().Rank()
 	spec := s.Spec()
 	if spec.Len() > rank {
-		f.failf(opName, 0, a, ErrSharding, "spec %v has %d entries for a rank-%d value %v", spec, spec.Len(), rank, a.shape)
+		f.Failf(opName, 0, a, ErrSharding, "spec %v has %d entries for a rank-%d value %v", spec, spec.Len(), rank, a.Shape())
 		return Value{}
 	}
 	if c := f.manualCtx(); c != nil {
 		if f.m.cfg.partitioner == GSPMD {
-			f.failf(opName, 0, a, ErrPartitioner, "sharding constraints inside a shard_map body are not supported in GSPMD mode")
+			f.Failf(opName, 0, a, ErrPartitioner, "sharding constraints inside a shard_map body are not supported in GSPMD mode")
 			return Value{}
 		}
 		for i := range spec.Len() {
 			for _, ax := range spec.Dim(i).Axes() {
 				if c.isManual(ax) {
-					f.failf(opName, 0, a, ErrSharding, "operates on axis %q which is already bound by a parent sdy.manual_computation op", ax)
+					f.Failf(opName, 0, a, ErrSharding, "operates on axis %q which is already bound by a parent sdy.manual_computation op", ax)
 					return Value{}
 				}
 			}
@@ -191,7 +194,7 @@ func (f *Function) ShardingConstraint(x Value, s mesh.NamedSharding) Value {
 	}
 	sym, err := f.m.meshForSharding(s)
 	if err != nil {
-		f.fail(opName, 0, a, err)
+		f.Fail(opName, 0, a, err)
 		return Value{}
 	}
 	if f.m.cfg.partitioner == GSPMD {
@@ -199,29 +202,36 @@ func (f *Function) ShardingConstraint(x Value, s mesh.NamedSharding) Value {
 	}
 	ts, err := shardy.FromNamedSharding(s, sym.name, rank)
 	if err != nil {
-		f.fail(opName, 0, a, fmt.Errorf("%w: %w", ErrSharding, err))
+		f.Fail(opName, 0, a, fmt.Errorf("%w: %w", ErrSharding, err))
 		return Value{}
 	}
-	r := f.newValue(a.shape)
-	f.ops = append(f.ops, &op{name: opName, operands: []*value{a}, results: []*value{r}, data: ts.Stripped(), print: printConstraint})
-	return Value{r}
+	return f.AddOp(stablehlo.OpSpec{Name: opName, Operands: []Value{a}, Results: []Shape{a.Shape()},
+		Params: ShardingConstraintParams{Sharding: s, text: ts.Stripped()}, Print: printConstraint})[0]
 }
 
-func printConstraint(p *printer, o *op) {
-	p.line()
-	p.lhs(o)
-	p.str("sdy.sharding_constraint ")
-	p.val(o.operands[0])
-	p.str(" ")
-	p.str(o.data.(string))
-	p.str(" : ")
-	o.results[0].shape.writeTo(&p.b)
-	p.str("\n")
+// ShardingConstraintParams are the parameters of an `sdy.sharding_constraint` op
+// (stablehlo.Op.Params): the sharding its operand is constrained to.
+type ShardingConstraintParams struct {
+	Sharding mesh.NamedSharding
+	text     string // the printed sharding, without the mesh's device ids
+}
+
+func printConstraint(p *stablehlo.Printer, o *stablehlo.Op) {
+	r := o.Results()[0]
+	p.Indent()
+	p.Def(r)
+	p.WriteString("sdy.sharding_constraint ")
+	p.Value(o.Operands()[0])
+	p.WriteString(" ")
+	p.WriteString(o.Params().(ShardingConstraintParams).text)
+	p.WriteString(" : ")
+	p.Type(r.Shape())
+	p.WriteString("\n")
 }
 
 // gspmdConstraint emits `@Sharding` with the GSPMD text of s; unconstrained dimensions
 // are written as unsharded and listed in backend_config "unspecified_dims=[...]".
-func (f *Function) gspmdConstraint(opName string, a *value, s mesh.NamedSharding) Value {
+func (f *Function) gspmdConstraint(opName string, a Value, s mesh.NamedSharding) Value {
 	spec := s.Spec()
 	var unspecified []int
 	entries := make([]any, spec.Len())
@@ -237,46 +247,22 @@ func (f *Function) gspmdConstraint(opName string, a *value, s mesh.NamedSharding
 	if unspecified != nil {
 		ns, err := mesh.NewAbstractSharding(s.Abstract(), mesh.P(entries...))
 		if err != nil {
-			f.fail(opName, 0, a, fmt.Errorf("%w: %w", ErrSharding, err))
+			f.Fail(opName, 0, a, fmt.Errorf("%w: %w", ErrSharding, err))
 			return Value{}
 		}
 		s = ns
 	}
-	g, err := shardy.GSPMD(s, a.shape.Rank())
+	g, err := shardy.GSPMD(s, a.Shape().Rank())
 	if err != nil {
-		f.fail(opName, 0, a, fmt.Errorf("%w: %w", ErrSharding, err))
+		f.Fail(opName, 0, a, fmt.Errorf("%w: %w", ErrSharding, err))
 		return Value{}
 	}
-	attrs := "mhlo.sharding = " + strconv.Quote(g)
+	var attrs []stablehlo.Attr
 	if unspecified != nil {
-		attrs = "backend_config = \"unspecified_dims=" + intList(unspecified) + "\", " + attrs
+		attrs = append(attrs, stablehlo.Attr{Name: "backend_config", Value: `"unspecified_dims=` + intList(unspecified) + `"`})
 	}
-	return Value{f.customCall("Sharding", a, a.shape, attrs)}
-}
-
-// customCall emits `stablehlo.custom_call @target(%x) {attrs} : (T) -> R`.
-func (f *Function) customCall(target string, x *value, result Shape, attrs string) *value {
-	r := f.newValue(result)
-	f.ops = append(f.ops, &op{name: "stablehlo.custom_call", operands: []*value{x}, results: []*value{r}, attrs: attrs, data: target, print: printCustomCall})
-	return r
-}
-
-func printCustomCall(p *printer, o *op) {
-	p.line()
-	p.lhs(o)
-	p.str("stablehlo.custom_call @")
-	p.str(o.data.(string))
-	p.str("(")
-	p.vals(o.operands)
-	p.str(")")
-	if o.attrs != "" {
-		p.str(" {")
-		p.str(o.attrs)
-		p.str("}")
-	}
-	p.str(" : ")
-	p.fnType(o.operands, o.results)
-	p.str("\n")
+	attrs = append(attrs, stablehlo.Attr{Name: "mhlo.sharding", Value: strconv.Quote(g)})
+	return f.CustomCall("Sharding", []Value{a}, []Shape{a.Shape()}, attrs...)[0]
 }
 
 // manualCtx describes the shard_map body a function is: its mesh and manual axes.
@@ -288,24 +274,26 @@ type manualCtx struct {
 
 func (c *manualCtx) isManual(axis string) bool { return slices.Contains(c.axes, axis) }
 
+// manualKey is the stablehlo context key of a shard_map body's *manualCtx.
+type manualKey struct{}
+
 // manualCtx returns the innermost shard_map context enclosing f, or nil.
 func (f *Function) manualCtx() *manualCtx {
-	for g := f; g != nil; g = g.parent {
-		if g.manual != nil {
-			return g.manual
-		}
-	}
-	return nil
+	c, _ := f.Context(manualKey{}).(*manualCtx)
+	return c
 }
 
-// shardMapData is what the manual_computation printer needs.
-type shardMapData struct {
+// ShardMapParams are the parameters of an `sdy.manual_computation` op (stablehlo.Op.Params),
+// whose one region is the body: the mesh, the specs and the manual axes (mesh order).
+type ShardMapParams struct {
+	Mesh             mesh.Abstract
+	InSpecs, OutSpec []mesh.PartitionSpec
+	Manual           []string
+
 	in, out    []string // stripped shardings (Shardy) or GSPMD texts
-	manual     []string
-	body       *Function
 	gspmd      bool
-	inSharding []*value // GSPMD: results of @Sharding before SPMDFullToShardShape
-	outManual  []*value // GSPMD: results of @Sharding {manual} before SPMDShardToFullShape
+	inSharding []Value // GSPMD: results of @Sharding before SPMDFullToShardShape
+	outManual  []Value // GSPMD: results of @Sharding {manual} before SPMDShardToFullShape
 }
 
 // ShardMap is JAX's shard_map: it runs body once per shard of the mesh axes manualAxes
@@ -313,7 +301,7 @@ type shardMapData struct {
 // assembles the body's results into global values by outSpecs. With Shardy it lowers to
 // `sdy.manual_computation`; with GSPMD to `@Sharding`, `@SPMDFullToShardShape`, the body
 // inline, `@Sharding {manual}` and `@SPMDShardToFullShape` (GSPMD mode supports only
-// shard_maps over all mesh axes).
+// shard_maps over all mesh axes). The op's Params are ShardMapParams.
 //
 // The body is built with the same API on g, a fresh region: it sees only its arguments
 // (using an outer value is an error wrapping ErrForeignValue), and may use the
@@ -325,25 +313,22 @@ func (f *Function) ShardMap(m mesh.Abstract, inSpecs, outSpecs []mesh.PartitionS
 	body func(g *Function, args []Value) []Value, args ...Value) []Value {
 	const opName = "sdy.manual_computation"
 	zeros := make([]Value, len(outSpecs)) // returned on error, so callers may index results
-	vs, ok := f.check(opName, args...)
+	vs, ok := f.Operands(opName, args...)
 	if !ok {
 		return zeros
 	}
-	for i, v := range vs {
-		vs[i] = f.materialize(v, v.shape)
-	}
 	if body == nil {
-		f.failf(opName, -1, nil, ErrFunction, "shard_map needs a body, got nil")
+		f.Failf(opName, -1, Value{}, ErrFunction, "shard_map needs a body, got nil")
 		return zeros
 	}
 	gspmd := f.m.cfg.partitioner == GSPMD
 	parent := f.manualCtx()
 	if parent != nil && !parent.abs.Equal(m) {
-		f.failf(opName, -1, nil, ErrMeshMismatch, "nested shard_map on mesh %v inside one on mesh %v", m, parent.abs)
+		f.Failf(opName, -1, Value{}, ErrMeshMismatch, "nested shard_map on mesh %v inside one on mesh %v", m, parent.abs)
 		return zeros
 	}
 	if gspmd && parent != nil {
-		f.failf(opName, -1, nil, ErrPartitioner, "nested shard_map is not supported in GSPMD mode")
+		f.Failf(opName, -1, Value{}, ErrPartitioner, "nested shard_map is not supported in GSPMD mode")
 		return zeros
 	}
 	// Manual axes, checked and in mesh order.
@@ -362,106 +347,89 @@ func (f *Function) ShardMap(m mesh.Abstract, inSpecs, outSpecs []mesh.PartitionS
 	}
 	for i, n := range manualAxes {
 		if m.AxisIndex(n) < 0 {
-			f.failf(opName, -1, nil, ErrUnknownAxis, "unknown manual axis %q (mesh has %s)", n, axisList(m))
+			f.Failf(opName, -1, Value{}, ErrUnknownAxis, "unknown manual axis %q (mesh has %s)", n, axisList(m))
 			return zeros
 		}
 		if slices.Index(manualAxes, n) != i {
-			f.failf(opName, -1, nil, ErrSharding, "duplicate manual axis %q", n)
+			f.Failf(opName, -1, Value{}, ErrSharding, "duplicate manual axis %q", n)
 			return zeros
 		}
 		if parent != nil && parent.isManual(n) {
-			f.failf(opName, -1, nil, ErrSharding, "operates on axis %q which is already bound by a parent sdy.manual_computation op", n)
+			f.Failf(opName, -1, Value{}, ErrSharding, "operates on axis %q which is already bound by a parent sdy.manual_computation op", n)
 			return zeros
 		}
 	}
 	if gspmd && len(manual) != m.NumAxes() {
-		f.failf(opName, -1, nil, ErrPartitioner, "GSPMD mode supports shard_map over all mesh axes %s, got manual axes %q", axisList(m), manual)
+		f.Failf(opName, -1, Value{}, ErrPartitioner, "GSPMD mode supports shard_map over all mesh axes %s, got manual axes %q", axisList(m), manual)
 		return zeros
 	}
 	if len(inSpecs) != len(vs) {
-		f.failf(opName, -1, nil, ErrSharding, "%d in_specs for %d operands", len(inSpecs), len(vs))
+		f.Failf(opName, -1, Value{}, ErrSharding, "%d in_specs for %d operands", len(inSpecs), len(vs))
 		return zeros
 	}
 	sym, err := f.m.meshFor(m, nil)
 	if err != nil {
-		f.fail(opName, -1, nil, err)
+		f.Fail(opName, -1, Value{}, err)
 		return zeros
 	}
-	d := &shardMapData{manual: manual, gspmd: gspmd}
+	d := ShardMapParams{Mesh: m, InSpecs: slices.Clone(inSpecs), OutSpec: slices.Clone(outSpecs), Manual: manual, gspmd: gspmd}
 	partial := len(manual) < m.NumAxes()
 	locals := make([]Shape, len(vs))
 	for i, v := range vs {
-		text, local, err := f.m.manualSharding(m, sym.name, inSpecs[i], v.shape, manual, partial, true)
+		text, local, err := f.m.manualSharding(m, sym.name, inSpecs[i], v.Shape(), manual, partial, true)
 		if err != nil {
-			f.fail(opName, i, v, err)
+			f.Fail(opName, i, v, err)
 			return zeros
 		}
 		d.in = append(d.in, text)
 		locals[i] = local
 	}
-	// The body region, with the GSPMD prologue values numbered before the body's ops.
-	g := f.newRegion()
+	// The body region. With GSPMD it prints inline: its arguments are the results of the
+	// @SPMDFullToShardShape calls, numbered after the @Sharding values before them.
+	var g *stablehlo.Function
+	if gspmd {
+		for _, v := range vs {
+			d.inSharding = append(d.inSharding, f.NewValue(v.Shape()))
+		}
+		g = f.NewInlineRegion(locals...)
+	} else {
+		g = f.NewRegion(locals...)
+	}
 	ctx := &manualCtx{abs: m, axes: manual, parent: parent}
 	if parent != nil {
 		ctx.axes = append(slices.Clone(parent.axes), manual...)
 	}
-	g.manual = ctx
-	for i, v := range vs {
-		if gspmd {
-			d.inSharding = append(d.inSharding, f.newValue(v.shape))
-			g.args = append(g.args, g.newValue(locals[i]))
-		} else {
-			g.args = append(g.args, g.newArg(locals[i]))
-		}
-	}
-	outs := body(g, g.Args())
-	if f.failed() {
+	g.SetContext(manualKey{}, ctx)
+	outs := body(f.m.wrap(g), g.Args())
+	if f.Failed() {
 		return zeros
 	}
 	if len(outs) != len(outSpecs) {
-		f.failf(opName, -1, nil, ErrSharding, "body returned %d values for %d out_specs", len(outs), len(outSpecs))
+		f.Failf(opName, -1, Value{}, ErrSharding, "body returned %d values for %d out_specs", len(outs), len(outSpecs))
 		return zeros
 	}
-	rs, ok := g.check("sdy.return", outs...)
-	if !ok {
+	if !g.Yield("sdy.return", outs...) {
 		return zeros
 	}
+	rs := g.Results()
 	globals := make([]Shape, len(rs))
 	for i, r := range rs {
-		r = g.materialize(r, r.shape)
-		rs[i] = r
-		text, global, err := f.m.manualSharding(m, sym.name, outSpecs[i], r.shape, manual, partial, false)
+		text, global, err := f.m.manualSharding(m, sym.name, outSpecs[i], r.Shape(), manual, partial, false)
 		if err != nil {
-			f.fail(opName, -1, nil, fmt.Errorf("result %d: %w", i, err))
+			f.Fail(opName, -1, Value{}, fmt.Errorf("result %d: %w", i, err))
 			return zeros
 		}
 		d.out = append(d.out, text)
 		globals[i] = global
 	}
-	if f.failed() {
-		return zeros
-	}
-	g.results = rs
-	g.returned = true
-	d.body = g
 	if gspmd {
 		for _, r := range rs {
-			d.outManual = append(d.outManual, f.newValue(r.shape))
+			d.outManual = append(d.outManual, f.NewValue(r.Shape()))
 		}
 	}
-	o := &op{name: opName, operands: vs, regions: []*Function{g}, data: d, print: printManual}
-	if gspmd {
-		// One result per output, each a plain value (printed as separate custom calls).
-		res := make([]Value, len(globals))
-		for i, s := range globals {
-			r := f.newValue(s)
-			o.results = append(o.results, r)
-			res[i] = Value{r}
-		}
-		f.ops = append(f.ops, o)
-		return res
-	}
-	return f.emitMulti(o, globals)
+	// With GSPMD, one result per output, each a plain value (printed as separate custom calls).
+	return f.AddOp(stablehlo.OpSpec{Name: opName, Operands: vs, Results: globals, Params: d,
+		Regions: []*stablehlo.Function{g}, Print: printManual, SeparateResults: gspmd})
 }
 
 // manualSharding checks one in/out spec of a shard_map and returns its printed sharding
@@ -507,7 +475,7 @@ func (m *Module) manualSharding(a mesh.Abstract, meshName string, spec mesh.Part
 			dims[i] = n
 		}
 	}
-	other := NewShape(shape.dtype, dims...)
+	other := NewShape(shape.DType(), dims...)
 	if m.cfg.partitioner == GSPMD {
 		g, err := shardy.GSPMD(ns, rank)
 		if err != nil {
@@ -530,67 +498,70 @@ func (m *Module) manualSharding(a mesh.Abstract, meshName string, spec mesh.Part
 	return ts.Stripped(), other, nil
 }
 
-func printManual(p *printer, o *op) {
-	d := o.data.(*shardMapData)
+func printManual(p *stablehlo.Printer, o *stablehlo.Op) {
+	d := o.Params().(ShardMapParams)
+	body := o.Regions()[0]
 	if d.gspmd {
-		printManualGSPMD(p, o, d)
+		printManualGSPMD(p, o, body, d)
 		return
 	}
-	p.line()
-	p.lhs(o)
-	p.str("sdy.manual_computation(")
-	p.vals(o.operands)
-	p.str(") in_shardings=[")
-	p.str(strings.Join(d.in, ", "))
-	p.str("] out_shardings=[")
-	p.str(strings.Join(d.out, ", "))
-	p.str("] manual_axes={")
-	for i, n := range d.manual {
+	p.Indent()
+	p.Def(o.Results()...)
+	p.WriteString("sdy.manual_computation(")
+	p.Values(o.Operands())
+	p.WriteString(") in_shardings=[")
+	p.WriteString(strings.Join(d.in, ", "))
+	p.WriteString("] out_shardings=[")
+	p.WriteString(strings.Join(d.out, ", "))
+	p.WriteString("] manual_axes={")
+	for i, n := range d.Manual {
 		if i > 0 {
-			p.str(", ")
+			p.WriteString(", ")
 		}
-		p.str(strconv.Quote(n))
+		p.WriteString(strconv.Quote(n))
 	}
-	p.str("} (")
-	for i, a := range d.body.args {
+	p.WriteString("} (")
+	for i, a := range body.Args() {
 		if i > 0 {
-			p.str(", ")
+			p.WriteString(", ")
 		}
-		p.defArg(a)
+		p.BlockArg(a)
 	}
-	p.str(") {\n")
-	p.indent++
-	d.body.printOps(p)
-	p.line()
-	p.str("sdy.return")
-	if len(d.body.results) > 0 {
-		p.str(" ")
-		p.vals(d.body.results)
-		p.str(" : ")
-		p.types(d.body.results)
+	p.WriteString(") {\n")
+	p.Push()
+	p.Ops(body)
+	p.Indent()
+	p.WriteString("sdy.return")
+	if rs := body.Results(); len(rs) > 0 {
+		p.WriteString(" ")
+		p.Values(rs)
+		p.WriteString(" : ")
+		p.Types(rs)
 	}
-	p.str("\n")
-	p.indent--
-	p.line()
-	p.str("} : (")
-	p.types(o.operands)
-	p.str(") -> ")
-	p.resultTypes(o.results)
-	p.str("\n")
+	p.WriteString("\n")
+	p.Pop()
+	p.Indent()
+	p.WriteString("} : (")
+	p.Types(o.Operands())
+	p.WriteString(") -> ")
+	p.ResultTypes(o.Results())
+	p.WriteString("\n")
 }
 
-func printManualGSPMD(p *printer, o *op, d *shardMapData) {
-	cc := func(r *value, target string, x *value, sharding string) {
-		printCustomCall(p, &op{operands: []*value{x}, results: []*value{r}, data: target, attrs: "mhlo.sharding = " + strconv.Quote(sharding)})
+func printManualGSPMD(p *stablehlo.Printer, o *stablehlo.Op, body *stablehlo.Function, d ShardMapParams) {
+	cc := func(r Value, target string, x Value, sharding string) {
+		p.CustomCall([]Value{r}, target, []Value{x}, stablehlo.Attr{Name: "mhlo.sharding", Value: strconv.Quote(sharding)})
 	}
-	for i, x := range o.operands {
+	args := body.Args()
+	for i, x := range o.Operands() {
 		cc(d.inSharding[i], "Sharding", x, d.in[i])
-		cc(d.body.args[i], "SPMDFullToShardShape", d.inSharding[i], shardy.GSPMDManual)
+		cc(args[i], "SPMDFullToShardShape", d.inSharding[i], shardy.GSPMDManual)
 	}
-	d.body.printOps(p)
-	for i, r := range d.body.results {
+	p.Ops(body)
+	results := o.Results()
+	for i, r := range body.Results() {
 		cc(d.outManual[i], "Sharding", r, shardy.GSPMDManual)
-		cc(o.results[i], "SPMDShardToFullShape", d.outManual[i], d.out[i])
+		cc(results[i], "SPMDShardToFullShape", d.outManual[i], d.out[i])
 	}
 }
 
@@ -601,4 +572,29 @@ func axisList(a mesh.Abstract) string {
 		q[i] = strconv.Quote(n)
 	}
 	return "(" + strings.Join(q, ", ") + ")"
+}
+
+// mulDims returns a*b for sizes a, b >= 0, and false when the product overflows int64.
+func mulDims(a, b int) (int, bool) {
+	if a == 0 || b == 0 {
+		return 0, true
+	}
+	if a > math.MaxInt64/b {
+		return 0, false
+	}
+	return a * b, true
+}
+
+// intList formats [1, 2].
+func intList(xs []int) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, x := range xs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(x))
+	}
+	b.WriteByte(']')
+	return b.String()
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/mlir"
+	"github.com/xlamesh/xlamesh/stablehlo"
 )
 
 // Wrap annotates StableHLO text written elsewhere (for example by jax.export or another
@@ -39,17 +40,18 @@ func Wrap(text string, args, results []mesh.NamedSharding, opts ...Option) (*Pro
 	p := &Program{partitioner: m.cfg.partitioner}
 	var edits []edit
 	annotate := func(kind string, i int, e sigEntry, s mesh.NamedSharding) (Shape, *mesh.NamedSharding, error) {
-		shape, err := parseTensorType(e.typ)
+		shape, err := stablehlo.ParseShape(e.typ)
 		if s.Key() == "" {
 			return shape, nil, nil
 		}
 		if err != nil {
 			return Shape{}, nil, fmt.Errorf("lower: wrap: %s %d: %w: %w", kind, i, ErrWrap, err)
 		}
-		attr, err := m.entryShardingAttr(s, shape)
+		a, err := m.entryShardingAttr(s, shape)
 		if err != nil {
-			return Shape{}, nil, &OpError{Func: "main", Op: "func.func " + kind, Operand: i, Err: err}
+			return Shape{}, nil, &OpError{Pkg: "lower", Func: "main", Op: "func.func " + kind, Operand: i, Err: err}
 		}
+		attr := a.Name + " = " + a.Value
 		if e.attrs == "" {
 			edits = append(edits, edit{at: e.typeEnd, insert: " {" + attr + "}"})
 		} else {
@@ -365,25 +367,4 @@ func moduleEdits(text string, sig *mainSig, n int, meshes string) []edit {
 		edits = append(edits, edit{at: sig.moduleBody + 1, insert: meshes})
 	}
 	return edits
-}
-
-// parseTensorType reads a static ranked tensor type such as "tensor<8x2xf32>".
-func parseTensorType(t string) (Shape, error) {
-	if !strings.HasPrefix(t, "tensor<") || !strings.HasSuffix(t, ">") {
-		return Shape{}, fmt.Errorf("%q is not a ranked tensor type", t)
-	}
-	parts := strings.Split(t[len("tensor<"):len(t)-1], "x")
-	d, err := ParseDType(parts[len(parts)-1])
-	if err != nil {
-		return Shape{}, fmt.Errorf("%q: %w", t, err)
-	}
-	dims := make([]int, len(parts)-1)
-	for i, p := range parts[:len(parts)-1] {
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 0 {
-			return Shape{}, fmt.Errorf("%q is not a static tensor type", t)
-		}
-		dims[i] = n
-	}
-	return NewShape(d, dims...), nil
 }

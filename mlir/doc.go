@@ -3,12 +3,13 @@
 // text reaches the compiler.
 //
 // It is the ground floor of the text path and imports no other xlamesh package. Package
-// shardy reads its string literals and finds sdy.mesh ops with it; package lower prints
-// symbol names with Symbol and Quote, and reads modules written elsewhere (Wrap) with the
-// Scanner and Check; package pjrt runs Check on every program in Client.Compile, with the
+// shardy reads its string literals and finds sdy.mesh ops with it; package stablehlo prints
+// symbol names with Symbol and checks them with CheckName; package lower reads modules
+// written elsewhere (Wrap) with the Scanner and Check; package pjrt runs Check on every program in Client.Compile, with the
 // number of devices it compiles for, before the compile cache or the plugin sees it:
 //
 //	mlir ← shardy ← lower ← jit
+//	mlir ← stablehlo ← lower
 //	mlir ← pjrt ← jit
 //
 // # Scanning

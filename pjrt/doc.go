@@ -3,9 +3,9 @@
 // text with Shardy or GSPMD partitioning for an explicit device assignment, moves buffers between
 // host and devices, and executes SPMD programs on every device of an executable.
 //
-// In xlamesh's data flow it sits at the bottom: mesh describes where data lives, lower turns a
-// program and its shardings into MLIR text, and pjrt compiles and runs that text. It imports
-// neither mesh nor lower; its *Device satisfies mesh.Device by having the same methods.
+// In xlamesh's data flow it sits at the bottom: mesh describes where data lives, stablehlo
+// builds a program and lower adds its shardings, writing MLIR text, and pjrt compiles and runs
+// that text. It imports neither mesh nor stablehlo nor lower; its *Device satisfies mesh.Device by having the same methods.
 //
 // The binding is xlamesh's own: Go here, plain C in ../cc, compiled against the PJRT C API header
 // 0.114 vendored in ../cc/include. It speaks every plugin of API 0.81 or newer (no upper bound):

@@ -1,4 +1,4 @@
-package lower
+package stablehlo
 
 import (
 	"fmt"
@@ -283,10 +283,9 @@ func (f *Function) constant(opName string, s Shape, lits []lit) Value {
 			return Value{}
 		}
 	}
-	b.WriteString("> : ")
-	s.writeTo(&b)
+	b.WriteString(">")
 	r := f.newValue(s)
-	f.ops = append(f.ops, &op{name: "stablehlo.constant", results: []*value{r}, data: b.String(), print: printConstant})
+	f.ops = append(f.ops, &Op{name: "stablehlo.constant", results: []*value{r}, params: ConstantParams{Value: b.String()}, print: printConstant})
 	return Value{r}
 }
 
@@ -309,12 +308,20 @@ func writeNested(b *strings.Builder, d DType, dims []int, lits []lit, pos *int) 
 	return nil
 }
 
-func printConstant(p *printer, o *op) {
-	p.line()
-	p.lhs(o)
-	p.str("stablehlo.constant ")
-	p.str(o.data.(string))
-	p.str("\n")
+// ConstantParams are the parameters of stablehlo.constant: the literal as MLIR writes it,
+// `dense<2.000000e+00>` for a splat or `dense<[[1, 2], [3, 4]]>`; the type is the result's.
+type ConstantParams struct {
+	Value string
+}
+
+func printConstant(p *Printer, o *Op) {
+	p.Indent()
+	p.Def(o.Results()...)
+	p.WriteString("stablehlo.constant ")
+	p.WriteString(o.params.(ConstantParams).Value)
+	p.WriteString(" : ")
+	p.Type(o.results[0].shape)
+	p.WriteString("\n")
 }
 
 // materialize turns a weak constant into a constant op of shape s (its element type
@@ -331,7 +338,16 @@ func (f *Function) materialize(v *value, s Shape) *value {
 	return r.v
 }
 
-// Iota returns a tensor of shape s whose elements count 0, 1, 2, ... along dimension dim.
+// IotaParams are the parameters of stablehlo.iota.
+type IotaParams struct {
+	Dim int
+}
+
+// Properties returns "iota_dimension = N : i64".
+func (p IotaParams) Properties() string { return "iota_dimension = " + strconv.Itoa(p.Dim) + " : i64" }
+
+// Iota returns a tensor of shape s whose elements count 0, 1, 2, ... along dimension dim
+// (Params: IotaParams).
 func (f *Function) Iota(s Shape, dim int) Value {
 	const opName = "iota"
 	if _, ok := f.check(opName); !ok {
@@ -349,5 +365,5 @@ func (f *Function) Iota(s Shape, dim int) Value {
 		f.failf(opName, -1, nil, ErrDType, "iota of pred")
 		return Value{}
 	}
-	return f.emit("stablehlo.iota", nil, s, "iota_dimension = "+strconv.Itoa(dim)+" : i64")
+	return f.emit("stablehlo.iota", nil, s, IotaParams{Dim: dim})
 }

@@ -1,0 +1,267 @@
+package stablehlo
+
+import (
+	"slices"
+	"strconv"
+
+	"github.com/gomlx/gopjrt/dtypes"
+)
+
+// Collectives with explicit replica groups. A replica group lists partition ids (positions
+// in the compiled program's device assignment) that exchange data; every group has the same
+// size and every id appears at most once. Each collective gets a fresh channel handle and
+// use_global_device_ids where StableHLO takes it, as JAX emits them, so the ids are global
+// partition ids: the module's mhlo.num_partitions (Module.SetAttr) must cover them.
+// Package lower derives the groups from mesh axis names.
+
+// checkGroups checks replica groups and returns the group size.
+func (f *Function) checkGroups(opName string, a *value, groups [][]int) (int, bool) {
+	if len(groups) == 0 || len(groups[0]) == 0 {
+		f.failf(opName, 0, a, ErrReplicaGroups, "no replica groups (or an empty one) in %v", groups)
+		return 0, false
+	}
+	k := len(groups[0])
+	var seen []int
+	for i, g := range groups {
+		if len(g) != k {
+			f.failf(opName, 0, a, ErrReplicaGroups, "replica group %d has %d ids, group 0 has %d", i, len(g), k)
+			return 0, false
+		}
+		for _, id := range g {
+			if id < 0 || slices.Contains(seen, id) {
+				f.failf(opName, 0, a, ErrReplicaGroups, "replica group %d: id %d is negative or repeated", i, id)
+				return 0, false
+			}
+			seen = append(seen, id)
+		}
+	}
+	return k, true
+}
+
+func cloneGroups(groups [][]int) [][]int {
+	out := make([][]int, len(groups))
+	for i, g := range groups {
+		out[i] = slices.Clone(g)
+	}
+	return out
+}
+
+func channelProp(ch int) string {
+	return "channel_handle = #stablehlo.channel_handle<handle = " + strconv.Itoa(ch) + ", type = 1>"
+}
+
+// AllReduceParams are the parameters of stablehlo.all_reduce; its region applies Reduction.
+type AllReduceParams struct {
+	Reduction Reduction
+	Groups    [][]int
+	Channel   int
+}
+
+// Properties returns the channel handle, replica groups and use_global_device_ids.
+func (p AllReduceParams) Properties() string {
+	return channelProp(p.Channel) + ", replica_groups = " + denseI64(p.Groups) + ", use_global_device_ids"
+}
+
+// AllReduce combines x across the partitions of each replica group with r (psum for Sum,
+// pmax for Max, ...); every partition gets its group's result. Params: AllReduceParams.
+func (f *Function) AllReduce(x Value, r Reduction, groups [][]int) Value {
+	const opName = "all_reduce"
+	vs, ok := f.Operands(opName, x)
+	if !ok {
+		return Value{}
+	}
+	a := vs[0].v
+	if _, ok := f.checkGroups(opName, a, groups); !ok {
+		return Value{}
+	}
+	if r < Sum || r > Min || a.shape.dtype == dtypes.Bool {
+		f.failf(opName, 0, a, ErrDType, "reduction %v on %v", r, a.shape)
+		return Value{}
+	}
+	p := AllReduceParams{Reduction: r, Groups: cloneGroups(groups), Channel: f.m.nextChannel()}
+	o := &Op{name: "stablehlo.all_reduce", operands: []*value{a}, params: p, regions: []*Function{f.scalarRegion(r, a.shape.dtype)}}
+	return f.emitMulti(o, []Shape{a.shape})[0]
+}
+
+// AllGatherParams are the parameters of stablehlo.all_gather.
+type AllGatherParams struct {
+	Dim     int
+	Groups  [][]int
+	Channel int
+}
+
+// Properties returns all_gather_dim, the channel handle, replica groups and use_global_device_ids.
+func (p AllGatherParams) Properties() string {
+	return "all_gather_dim = " + strconv.Itoa(p.Dim) + " : i64, " + channelProp(p.Channel) + ", replica_groups = " + denseI64(p.Groups) + ", use_global_device_ids"
+}
+
+// AllGather concatenates x from the partitions of each replica group, in group order, in
+// dimension dim (JAX's all_gather with tiled=True): dimension dim grows by the group size.
+// Params: AllGatherParams.
+func (f *Function) AllGather(x Value, dim int, groups [][]int) Value {
+	const opName = "all_gather"
+	vs, ok := f.Operands(opName, x)
+	if !ok {
+		return Value{}
+	}
+	a := vs[0].v
+	k, ok := f.checkGroups(opName, a, groups)
+	if !ok {
+		return Value{}
+	}
+	if dim < 0 || dim >= a.shape.Rank() {
+		f.failf(opName, 0, a, ErrShape, "gather dimension %d out of range for %v", dim, a.shape)
+		return Value{}
+	}
+	dims := a.shape.Dims()
+	n, ok := mulDims(dims[dim], k)
+	if !ok {
+		f.failf(opName, 0, a, ErrShape, "gathered dimension %d (%d x %d) overflows int64", dim, dims[dim], k)
+		return Value{}
+	}
+	dims[dim] = n
+	p := AllGatherParams{Dim: dim, Groups: cloneGroups(groups), Channel: f.m.nextChannel()}
+	return f.emit("stablehlo.all_gather", []*value{a}, NewShape(a.shape.dtype, dims...), p)
+}
+
+// ReduceScatterParams are the parameters of stablehlo.reduce_scatter; its region applies
+// Reduction.
+type ReduceScatterParams struct {
+	Reduction Reduction
+	Dim       int
+	Groups    [][]int
+	Channel   int
+}
+
+// Properties returns the channel handle, replica groups, scatter_dimension and use_global_device_ids.
+func (p ReduceScatterParams) Properties() string {
+	return channelProp(p.Channel) + ", replica_groups = " + denseI64(p.Groups) + ", scatter_dimension = " + strconv.Itoa(p.Dim) + " : i64, use_global_device_ids"
+}
+
+// ReduceScatter combines x across each replica group with r and leaves each partition the
+// block of dimension dim at its position in the group (JAX's psum_scatter with tiled=True).
+// Dimension dim must be divisible by the group size (ErrIndivisible). Params:
+// ReduceScatterParams.
+func (f *Function) ReduceScatter(x Value, r Reduction, dim int, groups [][]int) Value {
+	const opName = "reduce_scatter"
+	vs, ok := f.Operands(opName, x)
+	if !ok {
+		return Value{}
+	}
+	a := vs[0].v
+	k, ok := f.checkGroups(opName, a, groups)
+	if !ok {
+		return Value{}
+	}
+	if r < Sum || r > Min || a.shape.dtype == dtypes.Bool {
+		f.failf(opName, 0, a, ErrDType, "reduction %v on %v", r, a.shape)
+		return Value{}
+	}
+	if dim < 0 || dim >= a.shape.Rank() {
+		f.failf(opName, 0, a, ErrShape, "scatter dimension %d out of range for %v", dim, a.shape)
+		return Value{}
+	}
+	dims := a.shape.Dims()
+	if dims[dim]%k != 0 {
+		f.failf(opName, 0, a, ErrIndivisible, "scatter dimension %d of size %d is not divisible by the group size %d", dim, dims[dim], k)
+		return Value{}
+	}
+	dims[dim] /= k
+	p := ReduceScatterParams{Reduction: r, Dim: dim, Groups: cloneGroups(groups), Channel: f.m.nextChannel()}
+	o := &Op{name: "stablehlo.reduce_scatter", operands: []*value{a}, params: p, regions: []*Function{f.scalarRegion(r, a.shape.dtype)}}
+	return f.emitMulti(o, []Shape{NewShape(a.shape.dtype, dims...)})[0]
+}
+
+// AllToAllParams are the parameters of stablehlo.all_to_all (split_count is the group size).
+type AllToAllParams struct {
+	SplitDim, ConcatDim int
+	Groups              [][]int
+	Channel             int
+}
+
+// Properties returns the channel handle, concat_dimension, replica groups, split_count and split_dimension.
+func (p AllToAllParams) Properties() string {
+	k := 0
+	if len(p.Groups) > 0 {
+		k = len(p.Groups[0])
+	}
+	return channelProp(p.Channel) + ", concat_dimension = " + strconv.Itoa(p.ConcatDim) + " : i64, replica_groups = " + denseI64(p.Groups) +
+		", split_count = " + strconv.Itoa(k) + " : i64, split_dimension = " + strconv.Itoa(p.SplitDim) + " : i64"
+}
+
+// AllToAll splits dimension splitDim of x into one block per partition of its replica
+// group, sends block i to the group's i-th partition, and concatenates the received blocks
+// along concatDim (JAX's all_to_all with tiled=True). Params: AllToAllParams.
+func (f *Function) AllToAll(x Value, splitDim, concatDim int, groups [][]int) Value {
+	const opName = "all_to_all"
+	vs, ok := f.Operands(opName, x)
+	if !ok {
+		return Value{}
+	}
+	a := vs[0].v
+	k, ok := f.checkGroups(opName, a, groups)
+	if !ok {
+		return Value{}
+	}
+	r := a.shape.Rank()
+	if splitDim < 0 || splitDim >= r || concatDim < 0 || concatDim >= r {
+		f.failf(opName, 0, a, ErrShape, "split dimension %d or concat dimension %d out of range for %v", splitDim, concatDim, a.shape)
+		return Value{}
+	}
+	dims := a.shape.Dims()
+	if dims[splitDim]%k != 0 {
+		f.failf(opName, 0, a, ErrIndivisible, "split dimension %d of size %d is not divisible by the group size %d", splitDim, dims[splitDim], k)
+		return Value{}
+	}
+	dims[splitDim] /= k
+	n, ok := mulDims(dims[concatDim], k)
+	if !ok {
+		f.failf(opName, 0, a, ErrShape, "concat dimension %d (%d x %d) overflows int64", concatDim, dims[concatDim], k)
+		return Value{}
+	}
+	dims[concatDim] = n
+	p := AllToAllParams{SplitDim: splitDim, ConcatDim: concatDim, Groups: cloneGroups(groups), Channel: f.m.nextChannel()}
+	return f.emit("stablehlo.all_to_all", []*value{a}, NewShape(a.shape.dtype, dims...), p)
+}
+
+// CollectivePermuteParams are the parameters of stablehlo.collective_permute.
+type CollectivePermuteParams struct {
+	Pairs   [][2]int // (source, target) partition ids
+	Channel int
+}
+
+// Properties returns the channel handle and source_target_pairs.
+func (p CollectivePermuteParams) Properties() string {
+	rows := make([][]int, len(p.Pairs))
+	for i, q := range p.Pairs {
+		rows[i] = []int{q[0], q[1]}
+	}
+	return channelProp(p.Channel) + ", source_target_pairs = " + denseI64(rows)
+}
+
+// CollectivePermute sends x from partition source to partition target for each (source,
+// target) pair, like JAX's ppermute; partitions that receive nothing get zeros. Pairs must
+// be non-empty, with non-negative ids and no source or target twice (ErrReplicaGroups).
+// Params: CollectivePermuteParams.
+func (f *Function) CollectivePermute(x Value, pairs [][2]int) Value {
+	const opName = "collective_permute"
+	vs, ok := f.Operands(opName, x)
+	if !ok {
+		return Value{}
+	}
+	a := vs[0].v
+	if len(pairs) == 0 {
+		f.failf(opName, 0, a, ErrReplicaGroups, "empty permutation")
+		return Value{}
+	}
+	var src, dst []int
+	for _, q := range pairs {
+		if q[0] < 0 || q[1] < 0 || slices.Contains(src, q[0]) || slices.Contains(dst, q[1]) {
+			f.failf(opName, 0, a, ErrReplicaGroups, "source/target pair %v is negative or repeats a source or target", q)
+			return Value{}
+		}
+		src, dst = append(src, q[0]), append(dst, q[1])
+	}
+	p := CollectivePermuteParams{Pairs: slices.Clone(pairs), Channel: f.m.nextChannel()}
+	return f.emit("stablehlo.collective_permute", []*value{a}, a.shape, p)
+}

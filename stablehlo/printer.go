@@ -1,0 +1,430 @@
+package stablehlo
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/xlamesh/xlamesh/mlir"
+)
+
+// Printer writes a module's MLIR text. Build creates one; a custom PrintFunc receives it
+// to write its op, one line (or several) each starting with Indent and ending in "\n":
+//
+//	func printConstraint(p *stablehlo.Printer, o *stablehlo.Op) {
+//		p.Indent()
+//		p.Def(o.Results()...)           // "%3 = "
+//		p.WriteString("sdy.sharding_constraint ")
+//		p.Value(o.Operands()[0])         // "%2"
+//		...
+//		p.WriteString("\n")
+//	}
+//
+// SSA names are assigned in print order, per func.func: %0, %1, ... for op results (Def)
+// and %arg0, %arg1, ... for block arguments (BlockArg), so a value must be defined before
+// it is printed.
+type Printer struct {
+	b     strings.Builder
+	depth int
+	ids   map[*value]int
+	nVal  int
+	nArg  int
+}
+
+// reset starts the numbering of a new func.func.
+func (p *Printer) reset() {
+	clear(p.ids)
+	p.nVal, p.nArg = 0, 0
+}
+
+// WriteString writes s as it is.
+func (p *Printer) WriteString(s string) { p.b.WriteString(s) }
+
+// Indent writes the indentation of the current nesting depth (two spaces per level).
+func (p *Printer) Indent() {
+	for range p.depth {
+		p.b.WriteString("  ")
+	}
+}
+
+// Push nests one level deeper (an op's body); Pop returns.
+func (p *Printer) Push() { p.depth++ }
+
+// Pop undoes one Push.
+func (p *Printer) Pop() { p.depth-- }
+
+// Def names vs, the results of one op, with the next SSA number and writes "%N = " (one
+// value) or "%N:k = " (k values, printed %N#0, ...); nothing for none.
+func (p *Printer) Def(vs ...Value) { p.def(unwrapValues(vs)) }
+
+// BlockArg names v as the next block argument and writes it with its type, "%arg0: T".
+func (p *Printer) BlockArg(v Value) { p.defArg(v.v) }
+
+// Value writes v's SSA name ("%3", "%arg0", "%2#1").
+func (p *Printer) Value(v Value) { p.val(v.v) }
+
+// Values writes vs separated by ", ".
+func (p *Printer) Values(vs []Value) { p.vals(unwrapValues(vs)) }
+
+// Type writes a tensor type, "tensor<8x2xf32>".
+func (p *Printer) Type(s Shape) { s.writeTo(&p.b) }
+
+// Types writes the types of vs separated by ", ".
+func (p *Printer) Types(vs []Value) { p.types(unwrapValues(vs)) }
+
+// ResultTypes writes "T" for one value and "(T, U)" otherwise.
+func (p *Printer) ResultTypes(vs []Value) { p.resultTypes(unwrapValues(vs)) }
+
+// FuncType writes "(A, B) -> R" for inputs ins and results outs.
+func (p *Printer) FuncType(ins, outs []Value) { p.fnType(unwrapValues(ins), unwrapValues(outs)) }
+
+// Ops writes the ops of body g, one per line at the current depth.
+func (p *Printer) Ops(g *Function) { g.printOps(p) }
+
+// Region writes region body g as `{`, an entry block `^bb0(%arg: T, ...):`, its ops and the
+// generic terminator `"term"(yields) : (T) -> ()`, then `}` without a newline.
+func (p *Printer) Region(g *Function, term string) { g.printRegion(p, `"`+term+`"`) }
+
+// CustomCall writes one line `results = stablehlo.custom_call @target(operands) {attrs} :
+// (T) -> R`, defining results (see Def).
+func (p *Printer) CustomCall(results []Value, target string, operands []Value, attrs ...Attr) {
+	p.customCall(unwrapValues(results), target, unwrapValues(operands), attrs)
+}
+
+func (p *Printer) customCall(results []*value, target string, operands []*value, attrs []Attr) {
+	p.Indent()
+	p.def(results)
+	p.b.WriteString("stablehlo.custom_call @")
+	p.b.WriteString(target)
+	p.b.WriteString("(")
+	p.vals(operands)
+	p.b.WriteString(")")
+	if len(attrs) > 0 {
+		p.b.WriteString(" ")
+		p.attrDict(attrs)
+	}
+	p.b.WriteString(" : ")
+	p.fnType(operands, results)
+	p.b.WriteString("\n")
+}
+
+// attrDict writes "{a = x, b = y}".
+func (p *Printer) attrDict(as []Attr) {
+	p.b.WriteByte('{')
+	for i, a := range as {
+		if i > 0 {
+			p.b.WriteString(", ")
+		}
+		p.b.WriteString(a.Name)
+		p.b.WriteString(" = ")
+		p.b.WriteString(a.Value)
+	}
+	p.b.WriteByte('}')
+}
+
+// defArg names a block argument and prints it with its type.
+func (p *Printer) defArg(v *value) {
+	p.ids[v] = p.nArg
+	p.nArg++
+	p.val(v)
+	p.b.WriteString(": ")
+	v.shape.writeTo(&p.b)
+}
+
+func (p *Printer) val(v *value) {
+	if v.arg {
+		p.b.WriteString("%arg")
+	} else {
+		p.b.WriteByte('%')
+	}
+	p.b.WriteString(strconv.Itoa(p.ids[v]))
+	if v.sub >= 0 {
+		p.b.WriteByte('#')
+		p.b.WriteString(strconv.Itoa(v.sub))
+	}
+}
+
+func (p *Printer) vals(vs []*value) {
+	for i, v := range vs {
+		if i > 0 {
+			p.b.WriteString(", ")
+		}
+		p.val(v)
+	}
+}
+
+func (p *Printer) types(vs []*value) {
+	for i, v := range vs {
+		if i > 0 {
+			p.b.WriteString(", ")
+		}
+		v.shape.writeTo(&p.b)
+	}
+}
+
+// resultTypes prints "T" for one result and "(T, U)" otherwise.
+func (p *Printer) resultTypes(vs []*value) {
+	if len(vs) == 1 {
+		vs[0].shape.writeTo(&p.b)
+		return
+	}
+	p.b.WriteByte('(')
+	p.types(vs)
+	p.b.WriteByte(')')
+}
+
+// fnType prints "(A, B) -> R".
+func (p *Printer) fnType(ins, outs []*value) {
+	p.b.WriteByte('(')
+	p.types(ins)
+	p.b.WriteString(") -> ")
+	p.resultTypes(outs)
+}
+
+// def prints "%N = " or "%N:k = " for the results of one op.
+func (p *Printer) def(rs []*value) {
+	if len(rs) == 0 {
+		return
+	}
+	id := p.nVal
+	p.nVal++
+	for _, r := range rs {
+		p.ids[r] = id
+	}
+	p.b.WriteByte('%')
+	p.b.WriteString(strconv.Itoa(id))
+	if len(rs) > 1 {
+		p.b.WriteByte(':')
+		p.b.WriteString(strconv.Itoa(len(rs)))
+	}
+	p.b.WriteString(" = ")
+}
+
+func (m *Module) print() string {
+	p := &Printer{ids: make(map[*value]int)}
+	n := 0
+	for _, f := range m.funcs {
+		n += len(f.ops)
+	}
+	p.b.Grow(256 + 128*n)
+	p.WriteString("module ")
+	if m.name != "" {
+		p.WriteString(mlir.Symbol(m.name))
+		p.WriteString(" ")
+	}
+	if len(m.attrs) > 0 {
+		p.WriteString("attributes ")
+		p.attrDict(m.attrs)
+		p.WriteString(" ")
+	}
+	p.WriteString("{\n")
+	p.Push()
+	for _, s := range m.preamble {
+		p.Indent()
+		p.WriteString(s)
+		p.WriteString("\n")
+	}
+	if m.main != nil {
+		m.main.print(p)
+	}
+	for _, f := range m.funcs {
+		if f != m.main {
+			f.print(p)
+		}
+	}
+	p.Pop()
+	p.WriteString("}\n")
+	return p.b.String()
+}
+
+func (f *Function) print(p *Printer) {
+	p.reset()
+	p.Indent()
+	p.WriteString("func.func ")
+	if f.public {
+		p.WriteString("public ")
+	} else {
+		p.WriteString("private ")
+	}
+	p.WriteString(mlir.Symbol(f.name))
+	p.WriteString("(")
+	for i, a := range f.args {
+		if i > 0 {
+			p.WriteString(", ")
+		}
+		p.defArg(a)
+		if len(f.argAttrs[i]) > 0 {
+			p.WriteString(" ")
+			p.attrDict(f.argAttrs[i])
+		}
+	}
+	p.WriteString(")")
+	if len(f.results) > 0 {
+		p.WriteString(" -> (")
+		for i, r := range f.results {
+			if i > 0 {
+				p.WriteString(", ")
+			}
+			r.shape.writeTo(&p.b)
+			if len(f.resAttrs[i]) > 0 {
+				p.WriteString(" ")
+				p.attrDict(f.resAttrs[i])
+			}
+		}
+		p.WriteString(")")
+	}
+	p.WriteString(" {\n")
+	p.Push()
+	f.printOps(p)
+	p.Indent()
+	p.WriteString("return")
+	if len(f.results) > 0 {
+		p.WriteString(" ")
+		p.vals(f.results)
+		p.WriteString(" : ")
+		p.types(f.results)
+	}
+	p.WriteString("\n")
+	p.Pop()
+	p.Indent()
+	p.WriteString("}\n")
+}
+
+func (f *Function) printOps(p *Printer) {
+	for _, o := range f.ops {
+		if o.print != nil {
+			o.print(p, o)
+			continue
+		}
+		p.Indent()
+		printGeneric(p, o)
+		p.WriteString("\n")
+	}
+}
+
+// printGeneric writes `%r = "name"(%a, %b) <{props}> ({regions}) : (A, B) -> R`.
+func printGeneric(p *Printer, o *Op) {
+	p.def(o.results)
+	p.WriteString(`"`)
+	p.WriteString(o.name)
+	p.WriteString(`"(`)
+	p.vals(o.operands)
+	p.WriteString(")")
+	if pr, ok := o.params.(Properties); ok {
+		if s := pr.Properties(); s != "" {
+			p.WriteString(" <{")
+			p.WriteString(s)
+			p.WriteString("}>")
+		}
+	}
+	if len(o.regions) > 0 {
+		p.WriteString(" (")
+		for i, r := range o.regions {
+			if i > 0 {
+				p.WriteString(", ")
+			}
+			r.printRegion(p, `"stablehlo.return"`)
+		}
+		p.WriteString(")")
+	}
+	p.WriteString(" : ")
+	if len(o.results) == 0 {
+		p.WriteString("(")
+		p.types(o.operands)
+		p.WriteString(") -> ()")
+		return
+	}
+	p.fnType(o.operands, o.results)
+}
+
+// printRegion writes a region with an entry block `^bb0(%arg: T, ...):` and a generic
+// terminator named term (quoted, e.g. `"stablehlo.return"`).
+func (f *Function) printRegion(p *Printer, term string) {
+	p.WriteString("{\n")
+	p.Indent()
+	p.WriteString("^bb0(")
+	for i, a := range f.args {
+		if i > 0 {
+			p.WriteString(", ")
+		}
+		p.defArg(a)
+	}
+	p.WriteString("):\n")
+	p.Push()
+	f.printOps(p)
+	p.Indent()
+	p.WriteString(term)
+	p.WriteString("(")
+	p.vals(f.results)
+	p.WriteString(") : (")
+	p.types(f.results)
+	p.WriteString(") -> ()\n")
+	p.Pop()
+	p.Indent()
+	p.WriteString("}")
+}
+
+func printCall(p *Printer, o *Op) {
+	p.Indent()
+	p.def(o.results)
+	p.WriteString("func.call ")
+	p.WriteString(mlir.Symbol(o.params.(CallParams).Callee.name))
+	p.WriteString("(")
+	p.vals(o.operands)
+	p.WriteString(") : (")
+	p.types(o.operands)
+	p.WriteString(") -> ")
+	p.resultTypes(o.results)
+	p.WriteString("\n")
+}
+
+// i64Array formats array<i64: 1, 2> (array<i64> when empty).
+func i64Array(xs []int) string {
+	var b strings.Builder
+	b.WriteString("array<i64")
+	for i, x := range xs {
+		if i == 0 {
+			b.WriteString(": ")
+		} else {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(x))
+	}
+	b.WriteString(">")
+	return b.String()
+}
+
+// intList formats [1, 2].
+func intList(xs []int) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, x := range xs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(x))
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// denseI64 formats a rank-2 i64 tensor literal, dense<[[0, 1], [2, 3]]> : tensor<2x2xi64>.
+func denseI64(rows [][]int) string {
+	var b strings.Builder
+	b.WriteString("dense<[")
+	for i, r := range rows {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(intList(r))
+	}
+	b.WriteString("]> : tensor<")
+	b.WriteString(strconv.Itoa(len(rows)))
+	b.WriteByte('x')
+	if len(rows) > 0 {
+		b.WriteString(strconv.Itoa(len(rows[0])))
+	} else {
+		b.WriteByte('0')
+	}
+	b.WriteString("xi64>")
+	return b.String()
+}
