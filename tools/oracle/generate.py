@@ -5,7 +5,8 @@ Usage (normally through tools/oracle/generate.sh, which sets the environment):
     JAX_PLATFORMS=cpu XLA_FLAGS=--xla_force_host_platform_device_count=8 \
         python tools/oracle/generate.py OUTDIR
 
-Writes OUTDIR/<group>.json for each group in cases.GROUPS. Output is
+Writes OUTDIR/<group>.json for each group in cases.GROUPS, and
+OUTDIR/programs.json for the programs corpus in programs.py. Output is
 deterministic: sorted keys, no timestamps, no object addresses. A case whose
 JAX outcome contradicts the corpus (an error where none was expected, or the
 reverse, or an error message lacking one of the case's phrases) stops the run:
@@ -36,6 +37,7 @@ from jax.sharding import PartitionSpec as P  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cases  # noqa: E402
+import programs  # noqa: E402
 
 TYPES = {"Auto": AxisType.Auto, "Explicit": AxisType.Explicit, "Manual": AxisType.Manual}
 DTYPES = {"f32": np.float32, "i32": np.int32}
@@ -586,13 +588,19 @@ def main(argv):
             fh.write(dump(doc) + "\n")
         total += len(out)
         print("oracle: %-14s %4d cases" % (group, len(out)))
-    print("oracle: %d cases, jax %s" % (total, jax.__version__))
+    progs = programs.generate()
+    doc = {"group": "programs", "jax_version": jax.__version__, "jaxlib_version": jaxlib.__version__,
+           "numpy_version": np.__version__, "generator": "tools/oracle/programs.py", "programs": progs}
+    with open(os.path.join(outdir, "programs.json"), "w", encoding="utf-8") as fh:
+        fh.write(dump(doc) + "\n")
+    print("oracle: %-14s %4d programs" % ("programs", len(progs)))
+    print("oracle: %d cases, %d programs, jax %s" % (total, len(progs), jax.__version__))
     return 0
 
 
 if __name__ == "__main__":
     try:
         sys.exit(main(sys.argv))
-    except CaseError as e:
+    except (CaseError, programs.ProgramError) as e:
         print("oracle: " + str(e), file=sys.stderr)
         sys.exit(1)
