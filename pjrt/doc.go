@@ -17,8 +17,8 @@
 // persistent compile cache (WithCompileCache). Errors from the plugin are *Error values carrying
 // PJRT's code and matching a sentinel (ErrCompile, ErrExecute, ...); see docs/plugins.md.
 //
-// What the compiler made of a program can be read back from its executable: the layout of each
-// result (Executable.OutputShardings), every collective the SPMD partitioner inserted with its
+// What the compiler made of a program can be read back from its executable: the layout it
+// expects of each argument and gives each result (Executable.InputShardings, OutputShardings), every collective the SPMD partitioner inserted with its
 // replica groups and the bytes it moves (Executable.Collectives), and the memory planned per
 // device (Executable.MemoryStats). `xlamesh inspect` prints them.
 //

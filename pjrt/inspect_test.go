@@ -144,3 +144,30 @@ func TestMemoryStats(t *testing.T) {
 	_, err = exe.Collectives()
 	assert.ErrorIs(t, err, pjrt.ErrClosed)
 }
+
+// TestInputShardings reads back the layout XLA expects of each argument: tiled as annotated,
+// replicated when not, and every argument replicated in a program of one device.
+func TestInputShardings(t *testing.T) {
+	c := pjrttest.ClientWithDevices(t, 8)
+	text := shardedModule(`["x"=4, "y"=2]`, [][2]string{{"tensor<8x4xf32>", `[{"x"}, {"y"}]`}, {"tensor<4x6xf32>", `[{}, {}]`}},
+		[2]string{"tensor<8x6xf32>", `[{"x"}, {}]`}, matmulOp("8x4xf32", "4x6xf32", "8x6xf32"))
+	exe, err := c.Compile(text, pjrt.CompileOptions{NumPartitions: 8})
+	require.NoError(t, err)
+	defer exe.Close()
+	in, err := exe.InputShardings()
+	require.NoError(t, err)
+	require.Len(t, in, 2)
+	assert.Equal(t, "{devices=[4,2]0,1,2,3,4,5,6,7}", in[0].String())
+	assert.Equal(t, "{replicated}", in[1].String())
+
+	one, err := c.Compile("module {\n  func.func @main(%a: tensor<2xf32>, %b: tensor<2xf32>) -> tensor<2xf32> {\n    %0 = stablehlo.add %a, %b : tensor<2xf32>\n    return %0 : tensor<2xf32>\n  }\n}\n", pjrt.CompileOptions{})
+	require.NoError(t, err)
+	defer one.Close()
+	in, err = one.InputShardings()
+	require.NoError(t, err)
+	require.Len(t, in, 2)
+	assert.Equal(t, pjrt.ShardingReplicated, in[1].Type)
+	require.NoError(t, one.Close())
+	_, err = one.InputShardings()
+	require.ErrorIs(t, err, pjrt.ErrClosed)
+}

@@ -100,6 +100,27 @@ func (e *Executable) OutputShardings() ([]OpSharding, error) {
 	return []OpSharding{s}, nil
 }
 
+// InputShardings returns how the compiled program expects each argument laid out, read from
+// the optimized program (HloModuleProto.spmd_parameters_shardings): one entry per parameter of
+// the entry computation. A program compiled without partitioning reports every argument
+// replicated.
+func (e *Executable) InputShardings() ([]OpSharding, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed {
+		return nil, fmt.Errorf("pjrt: input shardings: executable %w", ErrClosed)
+	}
+	code, format, err := e.optimizedProgram()
+	if err != nil {
+		return nil, err
+	}
+	s, err := parameterShardings(code, format)
+	if err != nil {
+		return nil, fmt.Errorf("pjrt: input shardings: %w", err)
+	}
+	return s, nil
+}
+
 var errProto = errors.New("malformed optimized program")
 
 // outputSharding finds spmd_output_sharding in a serialized HloModuleProto ("hlo") or
@@ -124,6 +145,43 @@ func outputSharding(code []byte, format string) (OpSharding, error) {
 		return OpSharding{Type: ShardingReplicated}, nil // not partitioned
 	}
 	return parseOpSharding(raw)
+}
+
+// parameterShardings reads HloModuleProto.spmd_parameters_shardings (field 14); with none, every
+// parameter of the entry computation (host_program_shape, field 4) is replicated.
+func parameterShardings(code []byte, format string) ([]OpSharding, error) {
+	module := code
+	switch format {
+	case "hlo_with_config":
+		var err error
+		if module, err = protoField(code, 1); err != nil {
+			return nil, err
+		}
+	case "hlo":
+	default:
+		return nil, fmt.Errorf("%w: unsupported format %q", errProto, format)
+	}
+	var out []OpSharding
+	err := walkProto(module, func(field, wire int, _ uint64, data []byte) error {
+		if field != 14 || protowire.Type(wire) != protowire.BytesType {
+			return nil
+		}
+		s, err := parseOpSharding(data)
+		out = append(out, s)
+		return err
+	})
+	if err != nil || out != nil {
+		return out, err
+	}
+	shapes, err := parameterShapes(code, format)
+	if err != nil {
+		return nil, err
+	}
+	out = make([]OpSharding, len(shapes))
+	for i := range out {
+		out[i] = OpSharding{Type: ShardingReplicated}
+	}
+	return out, nil
 }
 
 // protoField returns the bytes of the first length-delimited field number n, or nil.
