@@ -65,3 +65,66 @@ func FuzzWrap(f *testing.F) {
 		}
 	})
 }
+
+// FuzzWrapReplace re-shards any text (ReplaceShardings, or reads it with KeepShardings) onto
+// the 4x2 mesh, with Shardy or GSPMD. Wrap never panics; an error wraps ErrWrap or is an
+// *OpError; a re-sharded module scans cleanly and passes the module checker (but for GSPMD
+// shardings inside it), and re-sharding it again changes nothing; KeepShardings returns the
+// text unchanged.
+func FuzzWrapReplace(f *testing.F) {
+	for _, s := range []string{shardyExported, gspmdExported, roundTripExported, shardMapExported, jaxExported, trickyModule} {
+		f.Add(s, uint8(2), uint8(2), false, false)
+		f.Add(s, uint8(2), uint8(2), true, false)
+		f.Add(s, uint8(1), uint8(1), false, true)
+	}
+	f.Fuzz(func(t *testing.T, text string, nArgs, nResults uint8, gspmd, keep bool) {
+		shardings := func(n uint8) []mesh.NamedSharding {
+			out := make([]mesh.NamedSharding, n%4)
+			for i := range out {
+				if i%2 == 0 {
+					out[i] = ns("x")
+				}
+			}
+			return out
+		}
+		opts := []lower.Option{lower.ReplaceShardings()}
+		if gspmd {
+			opts = append(opts, lower.WithPartitioner(lower.GSPMD))
+		}
+		args, results := shardings(nArgs), shardings(nResults)
+		if keep {
+			opts, args, results = []lower.Option{lower.KeepShardings()}, nil, nil
+		}
+		p, err := lower.Wrap(text, args, results, opts...)
+		if err != nil {
+			var oe *lower.OpError
+			if !errors.Is(err, lower.ErrWrap) && !errors.As(err, &oe) {
+				t.Fatalf("error neither ErrWrap nor *OpError: %v", err)
+			}
+			return
+		}
+		out := p.Text()
+		if keep {
+			if out != text {
+				t.Fatalf("KeepShardings changed the text")
+			}
+			return
+		}
+		s := mlir.NewScanner(out)
+		for s.Next().Kind != mlir.EOF {
+		}
+		if err := s.Err(); err != nil {
+			t.Fatalf("re-sharded text does not scan: %v\n%s", err, out)
+		}
+		if err := mlir.Check(out); err != nil && !errors.Is(err, mlir.ErrSharding) {
+			t.Fatalf("re-sharded text fails the checker: %v\n%s", err, out)
+		}
+		p2, err := lower.Wrap(out, args, results, opts...)
+		if err != nil {
+			t.Fatalf("re-sharding again: %v\n%s", err, out)
+		}
+		if p2.Text() != out {
+			t.Fatalf("re-sharding again changed the text:\n%s\nthen\n%s", out, p2.Text())
+		}
+	})
+}

@@ -28,6 +28,7 @@ type Option func(*config)
 type config struct {
 	partitioner Partitioner
 	multiMesh   bool
+	existing    existingMode // Wrap only
 }
 
 // WithPartitioner selects the partitioner the module is written for (default Shardy).

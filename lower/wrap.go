@@ -17,10 +17,13 @@ import (
 // unannotated), adds the `sdy.mesh` symbol (Shardy) and sets mhlo.num_partitions and
 // mhlo.num_replicas on the module. The rest of the text is kept byte for byte.
 //
-// A sharding attribute already on an argument or result (`mhlo.sharding`, `sdy.sharding`)
-// is replaced; other attributes are kept. Errors wrap ErrWrap: no module or @main, a count
-// mismatch, a value that is not a static ranked tensor, or a Shardy module that already
-// has sdy.mesh symbols; sharding errors are those of Function.Arg.
+// A module that already carries shardings is refused with Shardy unless the caller says what
+// to do with them: ReplaceShardings moves the whole module onto the new mesh (see there),
+// KeepShardings leaves it as it is and only reads it. Without either, a sharding already on
+// an argument or result (`mhlo.sharding`, `sdy.sharding`) is replaced, other attributes are
+// kept, and a Shardy module with meshes is an error. Errors wrap ErrWrap: no module or @main,
+// a count mismatch, a value that is not a static ranked tensor, a sharding in the body that
+// does not fit the new mesh; sharding errors are those of Function.Arg.
 func Wrap(text string, args, results []mesh.NamedSharding, opts ...Option) (*Program, error) {
 	if err := mlir.Check(text); err != nil {
 		return nil, fmt.Errorf("lower: wrap: %w: %w", ErrWrap, err)
@@ -30,40 +33,51 @@ func Wrap(text string, args, results []mesh.NamedSharding, opts ...Option) (*Pro
 	if err != nil {
 		return nil, err
 	}
-	if m.cfg.partitioner == Shardy && sig.meshes {
-		return nil, fmt.Errorf("lower: wrap: %w: the module already has sdy.mesh symbols", ErrWrap)
+	ex, err := scanExisting(text, sig)
+	if err != nil {
+		return nil, err
+	}
+	mode := m.cfg.existing
+	if mode == existingKeep {
+		return keepProgram(text, sig, ex, args, results, m.cfg.partitioner)
+	}
+	if mode == existingRefuse && m.cfg.partitioner == Shardy && (sig.meshes || ex.rtMeshes[0] >= 0) {
+		return nil, fmt.Errorf("lower: wrap: %w: the module already has sdy.mesh symbols (say what to do with its shardings: ReplaceShardings or KeepShardings)", ErrWrap)
 	}
 	if len(args) != len(sig.args) || len(results) != len(sig.results) {
 		return nil, fmt.Errorf("lower: wrap: %w: @main has %d arguments and %d results, got %d and %d shardings",
 			ErrWrap, len(sig.args), len(sig.results), len(args), len(results))
 	}
+	target := formShardy
+	switch {
+	case m.cfg.partitioner == GSPMD:
+		target = formGSPMD
+	case mode == existingReplace && ex.form == formRoundTrip:
+		target = formRoundTrip
+	}
 	p := &Program{partitioner: m.cfg.partitioner}
 	var edits []edit
 	annotate := func(kind string, i int, e sigEntry, s mesh.NamedSharding) (Shape, *mesh.NamedSharding, error) {
 		shape, err := stablehlo.ParseShape(e.typ)
-		if s.Key() == "" {
+		if s.Key() == "" && mode != existingReplace {
 			return shape, nil, nil
 		}
-		if err != nil {
-			return Shape{}, nil, fmt.Errorf("lower: wrap: %s %d: %w: %w", kind, i, ErrWrap, err)
-		}
-		a, err := m.entryShardingAttr(s, shape)
-		if err != nil {
-			return Shape{}, nil, &OpError{Pkg: "lower", Func: "main", Op: "func.func " + kind, Operand: i, Err: err}
-		}
-		attr := a.Name + " = " + a.Value
-		if e.attrs == "" {
-			edits = append(edits, edit{at: e.typeEnd, insert: " {" + attr + "}"})
-		} else {
-			// Keep the other attributes; a sharding already there is replaced.
-			entries := []string{attr}
-			parts, keys := dictEntries(text, e.attrsAt)
-			for i, part := range parts {
-				if keys[i] != "sdy.sharding" && keys[i] != "mhlo.sharding" {
-					entries = append(entries, strings.TrimSpace(text[part[0]:part[1]]))
-				}
+		attr := ""
+		if s.Key() != "" {
+			if err != nil {
+				return Shape{}, nil, fmt.Errorf("lower: wrap: %s %d: %w: %w", kind, i, ErrWrap, err)
 			}
-			edits = append(edits, edit{at: e.attrsAt, del: len(e.attrs), insert: "{" + strings.Join(entries, ", ") + "}"})
+			a, err := m.entryShardingAttr(s, shape)
+			if err != nil {
+				return Shape{}, nil, &OpError{Pkg: "lower", Func: "main", Op: "func.func " + kind, Operand: i, Err: err}
+			}
+			attr = a.Name + " = " + a.Value
+		}
+		if ed, ok := sigEntryEdit(text, e, attr, target, mode == existingReplace, kind == "result"); ok {
+			edits = append(edits, ed)
+		}
+		if s.Key() == "" {
+			return shape, nil, nil
 		}
 		return shape, &s, nil
 	}
@@ -81,20 +95,70 @@ func Wrap(text string, args, results []mesh.NamedSharding, opts ...Option) (*Pro
 		}
 		p.results, p.resSh = append(p.results, shape), append(p.resSh, sh)
 	}
-	if sig.bareResult && p.resSh[0] != nil {
+	if sig.bareResult && p.resSh[0] != nil && target != formRoundTrip {
 		edits = append(edits, edit{at: sig.results[0].typeAt, insert: "("}, edit{at: sig.results[0].typeEnd, insert: ")"})
 	}
-	// Module attributes and mesh symbols.
 	var meshes strings.Builder
-	if m.cfg.partitioner == Shardy {
+	rt := moduleRewrite{at: [2]int{-1, -1}}
+	if mode == existingReplace {
+		body, err := m.reshardBody(text, sig, ex, target, p.resSh)
+		if err != nil {
+			return nil, err
+		}
+		edits = append(edits, body...)
+		if ex.rtMeshes[0] >= 0 {
+			rt = moduleRewrite{at: ex.rtMeshes, insert: roundTripMeshes(m.meshes)}
+		}
+	}
+	// Module attributes and mesh symbols.
+	if target == formShardy {
 		for _, s := range m.meshes {
 			meshes.WriteString("\n  sdy.mesh @" + s.name + " = " + s.text)
 		}
 	}
-	edits = append(edits, moduleEdits(text, sig, m.numPartitions(), meshes.String())...)
+	edits = append(edits, moduleEdits(text, sig, m.numPartitions(), meshes.String(), rt)...)
 	p.numPartitions = m.numPartitions()
 	p.assignment = slices.Clone(m.assignment)
 	p.text = applyEdits(text, edits)
+	return p, nil
+}
+
+// keepProgram is Wrap with KeepShardings: the text as it is, and what it says.
+func keepProgram(text string, sig *mainSig, ex *existing, args, results []mesh.NamedSharding, def Partitioner) (*Program, error) {
+	for _, s := range append(slices.Clone(args), results...) {
+		if s.Key() != "" {
+			return nil, fmt.Errorf("lower: wrap: %w: KeepShardings with a sharding %v to attach", ErrWrap, s)
+		}
+	}
+	if (args != nil && len(args) != len(sig.args)) || (results != nil && len(results) != len(sig.results)) {
+		return nil, fmt.Errorf("lower: wrap: %w: @main has %d arguments and %d results, got %d and %d shardings",
+			ErrWrap, len(sig.args), len(sig.results), len(args), len(results))
+	}
+	n, err := moduleNumPartitions(text, sig)
+	if err != nil {
+		return nil, err
+	}
+	p := &Program{text: text, partitioner: def, numPartitions: n}
+	switch ex.form {
+	case formGSPMD:
+		p.partitioner = GSPMD
+	case formShardy, formRoundTrip:
+		p.partitioner = Shardy
+	}
+	for i, e := range sig.args {
+		shape, err := stablehlo.ParseShape(e.typ)
+		if err != nil {
+			return nil, fmt.Errorf("lower: wrap: argument %d: %w: %w", i, ErrWrap, err)
+		}
+		p.args, p.argSh = append(p.args, shape), append(p.argSh, nil)
+	}
+	for i, e := range sig.results {
+		shape, err := stablehlo.ParseShape(e.typ)
+		if err != nil {
+			return nil, fmt.Errorf("lower: wrap: result %d: %w: %w", i, ErrWrap, err)
+		}
+		p.results, p.resSh = append(p.results, shape), append(p.resSh, nil)
+	}
 	return p, nil
 }
 
@@ -104,7 +168,13 @@ type edit struct {
 }
 
 func applyEdits(text string, edits []edit) string {
-	slices.SortStableFunc(edits, func(a, b edit) int { return a.at - b.at })
+	// By offset; at one offset, insertions before the deletion that starts there.
+	slices.SortStableFunc(edits, func(a, b edit) int {
+		if a.at != b.at {
+			return a.at - b.at
+		}
+		return min(a.del, 1) - min(b.del, 1)
+	})
 	var b strings.Builder
 	last := 0
 	for _, e := range edits {
@@ -341,9 +411,16 @@ func dictEntries(text string, open int) (parts [][2]int, keys []string) {
 	}
 }
 
+// moduleRewrite replaces the span at (inside the module attributes) with insert.
+type moduleRewrite struct {
+	at     [2]int
+	insert string
+}
+
 // moduleEdits sets mhlo.num_partitions/num_replicas in the module's attributes (replacing
-// existing values) and inserts the mesh symbols at the top of the module body.
-func moduleEdits(text string, sig *mainSig, n int, meshes string) []edit {
+// existing values, and applying rt inside them) and inserts the mesh symbols at the top of
+// the module body.
+func moduleEdits(text string, sig *mainSig, n int, meshes string, rt moduleRewrite) []edit {
 	ours := "mhlo.num_partitions = " + strconv.Itoa(n) + " : i32, mhlo.num_replicas = 1 : i32"
 	var edits []edit
 	if a := sig.moduleAttrs; a[0] >= 0 {
@@ -352,7 +429,11 @@ func moduleEdits(text string, sig *mainSig, n int, meshes string) []edit {
 		parts, keys := dictEntries(text, a[0])
 		for i, part := range parts {
 			if keys[i] != "mhlo.num_partitions" && keys[i] != "mhlo.num_replicas" {
-				keep = append(keep, strings.TrimSpace(text[part[0]:part[1]]))
+				entry := text[part[0]:part[1]]
+				if rt.at[0] >= part[0] && rt.at[1] <= part[1] {
+					entry = text[part[0]:rt.at[0]] + rt.insert + text[rt.at[1]:part[1]]
+				}
+				keep = append(keep, strings.TrimSpace(entry))
 			}
 		}
 		edits = append(edits, edit{at: a[0], del: a[1] - a[0] + 1, insert: "{" + strings.Join(append(keep, ours), ", ") + "}"})
@@ -364,6 +445,9 @@ func moduleEdits(text string, sig *mainSig, n int, meshes string) []edit {
 		edits = append(edits, edit{at: sig.moduleBody, insert: insert})
 	}
 	if meshes != "" {
+		if rest := text[sig.moduleBody+1:]; !strings.HasPrefix(strings.TrimLeft(rest, " \t\r"), "\n") {
+			meshes += "\n" // the body's first op goes on a line of its own
+		}
 		edits = append(edits, edit{at: sig.moduleBody + 1, insert: meshes})
 	}
 	return edits

@@ -1,0 +1,268 @@
+package lower_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/xlamesh/xlamesh/lower"
+	"github.com/xlamesh/xlamesh/mesh"
+	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
+)
+
+// shardyExported is what jax.export's mlir_module() prints for a function on a 4x2 ("x", "y")
+// mesh with a sharding constraint (locations shortened).
+const shardyExported = `#loc1 = loc("a")
+module @jit_f attributes {jax.uses_shape_polymorphism = false, mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @mesh = <["x"=4, "y"=2]> loc(#loc)
+  func.func public @main(%arg0: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>} loc("a"), %arg1: tensor<4x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>} loc("b")) -> (tensor<8xf32> {jax.result_info = "result[0]", sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}, tensor<8x6xi32> {jax.result_info = "result[1]", sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}) {
+    %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32> loc(#loc)
+    %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : (tensor<8x4xf32>, tensor<4x6xf32>) -> tensor<8x6xf32> loc(#loc)
+    %1 = sdy.sharding_constraint %0 <@mesh, [{"x"}, {}]> : tensor<8x6xf32> loc(#loc)
+    %2 = stablehlo.tanh %1 : tensor<8x6xf32> loc(#loc)
+    %3 = stablehlo.reduce(%2 init: %cst) applies stablehlo.add across dimensions = [1] : (tensor<8x6xf32>, tensor<f32>) -> tensor<8xf32> loc(#loc)
+    %4 = stablehlo.convert %1 : (tensor<8x6xf32>) -> tensor<8x6xi32> loc(#loc)
+    return %3, %4 : tensor<8xf32>, tensor<8x6xi32> loc(#loc)
+  } loc(#loc)
+} loc(#loc)
+#loc = loc(unknown)
+`
+
+// gspmdExported is the same function exported with GSPMD.
+const gspmdExported = `module @jit_f attributes {jax.uses_shape_polymorphism = false, mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<8x4xf32> {mhlo.sharding = "{devices=[4,2]<=[8]}"}, %arg1: tensor<4x6xf32> {mhlo.sharding = "{devices=[2,1,4]<=[4,2]T(1,0) last_tile_dim_replicate}"}) -> (tensor<8xf32> {jax.result_info = "result[0]", mhlo.sharding = "{devices=[4,2]<=[8] last_tile_dim_replicate}"}, tensor<8x6xi32> {jax.result_info = "result[1]", mhlo.sharding = "{devices=[1,2,4]<=[4,2]T(1,0) last_tile_dim_replicate}"}) {
+    %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+    %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : (tensor<8x4xf32>, tensor<4x6xf32>) -> tensor<8x6xf32>
+    %1 = stablehlo.custom_call @Sharding(%0) {mhlo.sharding = "{devices=[4,1,2]<=[8] last_tile_dim_replicate}"} : (tensor<8x6xf32>) -> tensor<8x6xf32>
+    %2 = stablehlo.tanh %1 : tensor<8x6xf32>
+    %3 = stablehlo.reduce(%2 init: %cst) applies stablehlo.add across dimensions = [1] : (tensor<8x6xf32>, tensor<f32>) -> tensor<8xf32>
+    %4 = stablehlo.convert %1 : (tensor<8x6xf32>) -> tensor<8x6xi32>
+    return %3, %4 : tensor<8xf32>, tensor<8x6xi32>
+  }
+}
+`
+
+// roundTripExported is the same function in Shardy's round-trip form: shardings in
+// mhlo.frontend_attributes strings, result shardings on xla.sdy.FuncResultSharding calls (as
+// XLA's HLO to StableHLO conversion prints it).
+const roundTripExported = `module @jit_f attributes {mhlo.frontend_attributes = {xla.sdy.meshes = "{mesh = #sdy.mesh<[\22x\22=4, \22y\22=2]>}"}, mhlo.is_dynamic = false} {
+  func.func @main(%arg0: tensor<8x4xf32> {mhlo.frontend_attributes = {xla.sdy.sharding = "#sdy.sharding<@mesh, [{\22x\22}, {\22y\22}]>"}, mhlo.sharding = "{devices=[4,2]<=[8]}"}, %arg1: tensor<4x6xf32> {mhlo.frontend_attributes = {xla.sdy.sharding = "#sdy.sharding<@mesh, [{\22y\22}, {}]>"}, mhlo.sharding = "{devices=[2,1,4]<=[4,2]T(1,0) last_tile_dim_replicate}"}) -> (tensor<8xf32> {mhlo.sharding = "{devices=[4,2]<=[8] last_tile_dim_replicate}"}, tensor<8x6xi32> {mhlo.sharding = "{devices=[1,2,4]<=[4,2]T(1,0) last_tile_dim_replicate}"}) {
+    %0 = stablehlo.dot %arg0, %arg1, precision = [DEFAULT, DEFAULT] : (tensor<8x4xf32>, tensor<4x6xf32>) -> tensor<8x6xf32>
+    %1 = stablehlo.custom_call @Sharding(%0) {backend_config = "", mhlo.frontend_attributes = {xla.sdy.sharding = "#sdy.sharding_per_value<[<@mesh, [{\22x\22}, {}]>]>"}, mhlo.sharding = "{devices=[4,1,2]<=[8] last_tile_dim_replicate}"} : (tensor<8x6xf32>) -> tensor<8x6xf32>
+    %2 = stablehlo.tanh %1 : tensor<8x6xf32>
+    %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+    %3 = stablehlo.reduce(%2 init: %cst) applies stablehlo.add across dimensions = [1] : (tensor<8x6xf32>, tensor<f32>) -> tensor<8xf32>
+    %4 = stablehlo.custom_call @xla.sdy.FuncResultSharding(%3) {backend_config = "", has_side_effect = true, mhlo.frontend_attributes = {xla.sdy.sharding = "#sdy.sharding_per_value<[<@mesh, [{\22x\22}]>]>"}} : (tensor<8xf32>) -> tensor<8xf32>
+    %5 = stablehlo.reshape %4 {mhlo.sharding = "{devices=[4,2]<=[8] last_tile_dim_replicate}"} : (tensor<8xf32>) -> tensor<8xf32>
+    %6 = stablehlo.convert %1 : (tensor<8x6xf32>) -> tensor<8x6xi32>
+    return %4, %6 : tensor<8xf32>, tensor<8x6xi32>
+  }
+}
+`
+
+// meshR24 is a 2x4 ("x", "y") mesh over the 8 test devices in reverse order, and meshAB a 2x4
+// mesh with other axis names.
+var (
+	meshR24 = mesh.MustNew(reversed(mesh.SimDevices(8)), []int{2, 4}, "x", "y")
+	meshAB  = mesh.MustNew(mesh.SimDevices(8), []int{2, 4}, "a", "b")
+)
+
+func reversed(d []mesh.Device) []mesh.Device {
+	out := make([]mesh.Device, len(d))
+	for i, x := range d {
+		out[len(d)-1-i] = x
+	}
+	return out
+}
+
+func on(m mesh.Mesh, entries ...any) mesh.NamedSharding {
+	return mesh.MustNamedSharding(m, mesh.P(entries...))
+}
+
+func TestWrapReplace(t *testing.T) {
+	tests := []struct {
+		name          string
+		text          string
+		args, results []mesh.NamedSharding
+		opts          []lower.Option
+		want          string
+	}{{
+		name: "shardy onto 2x4", text: shardyExported,
+		args:    []mesh.NamedSharding{on(meshR24, "y", "x"), on(meshR24, "y")},
+		results: []mesh.NamedSharding{on(meshR24, "y"), {}},
+		want: `#loc1 = loc("a")
+module @jit_f attributes {jax.uses_shape_polymorphism = false, mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @mesh = <["x"=2, "y"=4]>
+  func.func public @main(%arg0: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {"x"}]>} loc("a"), %arg1: tensor<4x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>} loc("b")) -> (tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}]>, jax.result_info = "result[0]"}, tensor<8x6xi32> {jax.result_info = "result[1]"}) {
+    %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32> loc(#loc)
+    %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : (tensor<8x4xf32>, tensor<4x6xf32>) -> tensor<8x6xf32> loc(#loc)
+    %1 = sdy.sharding_constraint %0 <@mesh, [{"x"}, {}]> : tensor<8x6xf32> loc(#loc)
+    %2 = stablehlo.tanh %1 : tensor<8x6xf32> loc(#loc)
+    %3 = stablehlo.reduce(%2 init: %cst) applies stablehlo.add across dimensions = [1] : (tensor<8x6xf32>, tensor<f32>) -> tensor<8xf32> loc(#loc)
+    %4 = stablehlo.convert %1 : (tensor<8x6xf32>) -> tensor<8x6xi32> loc(#loc)
+    return %3, %4 : tensor<8xf32>, tensor<8x6xi32> loc(#loc)
+  } loc(#loc)
+} loc(#loc)
+#loc = loc(unknown)
+`,
+	}, {
+		name: "gspmd, same device count", text: gspmdExported, opts: []lower.Option{lower.WithPartitioner(lower.GSPMD)},
+		args:    []mesh.NamedSharding{on(meshR24, "y", "x"), on(meshR24, "y")},
+		results: []mesh.NamedSharding{on(meshR24, "y"), on(meshR24)},
+		want: `module @jit_f attributes {jax.uses_shape_polymorphism = false, mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<8x4xf32> {mhlo.sharding = "{devices=[4,2]<=[2,4]T(1,0)}"}, %arg1: tensor<4x6xf32> {mhlo.sharding = "{devices=[4,1,2]<=[2,4]T(1,0) last_tile_dim_replicate}"}) -> (tensor<8xf32> {mhlo.sharding = "{devices=[4,2]<=[2,4]T(1,0) last_tile_dim_replicate}", jax.result_info = "result[0]"}, tensor<8x6xi32> {mhlo.sharding = "{replicated}", jax.result_info = "result[1]"}) {
+    %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+    %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : (tensor<8x4xf32>, tensor<4x6xf32>) -> tensor<8x6xf32>
+    %1 = stablehlo.custom_call @Sharding(%0) {mhlo.sharding = "{devices=[4,1,2]<=[8] last_tile_dim_replicate}"} : (tensor<8x6xf32>) -> tensor<8x6xf32>
+    %2 = stablehlo.tanh %1 : tensor<8x6xf32>
+    %3 = stablehlo.reduce(%2 init: %cst) applies stablehlo.add across dimensions = [1] : (tensor<8x6xf32>, tensor<f32>) -> tensor<8xf32>
+    %4 = stablehlo.convert %1 : (tensor<8x6xf32>) -> tensor<8x6xi32>
+    return %3, %4 : tensor<8xf32>, tensor<8x6xi32>
+  }
+}
+`,
+	}, {
+		name: "round trip onto 2x4", text: roundTripExported,
+		args:    []mesh.NamedSharding{on(meshR24, "y", "x"), on(meshR24, "y")},
+		results: []mesh.NamedSharding{{}, on(meshR24, "x")},
+		want: `module @jit_f attributes {mhlo.frontend_attributes = {xla.sdy.meshes = "{mesh = #sdy.mesh<[\22x\22=2, \22y\22=4]>}"}, mhlo.is_dynamic = false, mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func @main(%arg0: tensor<8x4xf32> {mhlo.frontend_attributes = {xla.sdy.sharding = "#sdy.sharding<@mesh, [{\22y\22}, {\22x\22}]>"}}, %arg1: tensor<4x6xf32> {mhlo.frontend_attributes = {xla.sdy.sharding = "#sdy.sharding<@mesh, [{\22y\22}, {}]>"}}) -> (tensor<8xf32>, tensor<8x6xi32>) {
+    %0 = stablehlo.dot %arg0, %arg1, precision = [DEFAULT, DEFAULT] : (tensor<8x4xf32>, tensor<4x6xf32>) -> tensor<8x6xf32>
+    %1 = stablehlo.custom_call @Sharding(%0) {backend_config = "", mhlo.frontend_attributes = {xla.sdy.sharding = "#sdy.sharding_per_value<[<@mesh, [{\22x\22}, {}]>]>"}} : (tensor<8x6xf32>) -> tensor<8x6xf32>
+    %2 = stablehlo.tanh %1 : tensor<8x6xf32>
+    %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+    %3 = stablehlo.reduce(%2 init: %cst) applies stablehlo.add across dimensions = [1] : (tensor<8x6xf32>, tensor<f32>) -> tensor<8xf32>
+    %4 = stablehlo.custom_call @xla.sdy.FuncResultSharding(%3) {backend_config = "", has_side_effect = true, mhlo.frontend_attributes = {xla.sdy.sharding = "#sdy.sharding_per_value<[<@mesh, [{?}]>]>"}} : (tensor<8xf32>) -> tensor<8xf32>
+    %5 = stablehlo.reshape %4 {} : (tensor<8xf32>) -> tensor<8xf32>
+    %6 = stablehlo.convert %1 : (tensor<8x6xf32>) -> tensor<8x6xi32>
+    %xlamesh_result_sharding_1 = stablehlo.custom_call @xla.sdy.FuncResultSharding(%6) {has_side_effect = true, mhlo.frontend_attributes = {xla.sdy.sharding = "#sdy.sharding_per_value<[<@mesh, [{\22x\22}, {}]>]>"}} : (tensor<8x6xi32>) -> tensor<8x6xi32>
+    return %4, %xlamesh_result_sharding_1 : tensor<8xf32>, tensor<8x6xi32>
+  }
+}
+`,
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := lower.Wrap(tc.text, tc.args, tc.results, append(tc.opts, lower.ReplaceShardings())...)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, p.Text())
+			require.Equal(t, 8, p.NumPartitions())
+			// Re-sharding the result again onto the same shardings changes nothing.
+			again, err := lower.Wrap(p.Text(), tc.args, tc.results, append(tc.opts, lower.ReplaceShardings())...)
+			require.NoError(t, err)
+			require.Equal(t, p.Text(), again.Text())
+		})
+	}
+}
+
+func TestWrapReplaceErrors(t *testing.T) {
+	four := mesh.MustNew(mesh.SimDevices(4), []int{4}, "x")
+	tests := []struct {
+		name          string
+		text          string
+		args, results []mesh.NamedSharding
+		opts          []lower.Option
+		err           error
+		msg           string
+	}{
+		{"constraint axis missing", shardyExported, []mesh.NamedSharding{on(meshAB, "a"), on(meshAB)}, []mesh.NamedSharding{{}, {}}, nil,
+			lower.ErrUnknownAxis, `7:37: unknown mesh axis: sharding <@mesh, [{"x"}, {}]> names axis "x", which the new mesh <["a"=2, "b"=4]> lacks`},
+		{"round trip axis missing", roundTripExported, []mesh.NamedSharding{on(meshAB, "a"), on(meshAB)}, []mesh.NamedSharding{{}, {}}, nil,
+			lower.ErrUnknownAxis, `names axis "x"`},
+		{"gspmd onto 4 devices", gspmdExported, []mesh.NamedSharding{on(four, "x"), on(four)}, []mesh.NamedSharding{{}, {}},
+			[]lower.Option{lower.WithPartitioner(lower.GSPMD)}, lower.ErrMeshMismatch, "does not fit 4 devices"},
+		{"gspmd body onto shardy", gspmdExported, []mesh.NamedSharding{on(meshR24, "x"), on(meshR24)}, []mesh.NamedSharding{{}, {}}, nil,
+			lower.ErrPartitioner, "re-shard with the GSPMD partitioner"},
+		{"shardy body onto gspmd", shardyExported, []mesh.NamedSharding{on(meshR24, "x"), on(meshR24)}, []mesh.NamedSharding{{}, {}},
+			[]lower.Option{lower.WithPartitioner(lower.GSPMD)}, lower.ErrPartitioner, "re-shard with the Shardy partitioner"},
+		{"no mesh for the body", shardyExported, []mesh.NamedSharding{{}, {}}, []mesh.NamedSharding{{}, {}}, nil,
+			lower.ErrWrap, "no argument or result sharding gives the mesh"},
+		{"manual computation onto other axes", shardMapExported, []mesh.NamedSharding{on(meshR24, "x")}, []mesh.NamedSharding{{}}, nil,
+			lower.ErrMeshMismatch, "manual computations (shard_map)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := lower.Wrap(tc.text, tc.args, tc.results, append(tc.opts, lower.ReplaceShardings())...)
+			require.ErrorIs(t, err, lower.ErrWrap)
+			require.ErrorIs(t, err, tc.err)
+			require.ErrorContains(t, err, tc.msg)
+		})
+	}
+}
+
+// shardMapExported is a shard_map over "x" on the 4x2 mesh.
+const shardMapExported = `module @jit_g attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @mesh = <["x"=4, "y"=2]>
+  func.func public @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> (tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) {
+    %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x"}]>] out_shardings=[<@mesh, [{"x"}]>] manual_axes={"x"} (%arg1: tensor<2xf32>) {
+      %1 = stablehlo.add %arg1, %arg1 : tensor<2xf32>
+      sdy.return %1 : tensor<2xf32>
+    } : (tensor<8xf32>) -> tensor<8xf32>
+    return %0 : tensor<8xf32>
+  }
+}
+`
+
+func TestWrapReplaceManual(t *testing.T) {
+	// The same mesh over other devices: the manual computation stays, mesh symbols renamed.
+	other := mesh.MustNew(reversed(mesh.SimDevices(8)), []int{4, 2}, "x", "y")
+	p, err := lower.Wrap(shardMapExported, []mesh.NamedSharding{on(other, "x")}, []mesh.NamedSharding{on(other, "x")}, lower.ReplaceShardings())
+	require.NoError(t, err)
+	require.Contains(t, p.Text(), `sdy.mesh @mesh = <["x"=4, "y"=2]>`)
+	require.Contains(t, p.Text(), `in_shardings=[<@mesh, [{"x"}]>] out_shardings=[<@mesh, [{"x"}]>] manual_axes={"x"}`)
+}
+
+func TestWrapKeep(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		part lower.Partitioner
+	}{{shardyExported, lower.Shardy}, {gspmdExported, lower.GSPMD}, {roundTripExported, lower.Shardy}, {jaxExported, lower.Shardy}} {
+		p, err := lower.Wrap(tc.text, nil, nil, lower.KeepShardings())
+		require.NoError(t, err)
+		require.Equal(t, tc.text, p.Text())
+		require.Equal(t, tc.part, p.Partitioner())
+		_, ok := p.ArgSharding(0)
+		require.False(t, ok)
+	}
+	p, err := lower.Wrap(shardyExported, nil, nil, lower.KeepShardings())
+	require.NoError(t, err)
+	require.Equal(t, 8, p.NumPartitions())
+	require.Equal(t, "[tensor<8x4xf32> tensor<4x6xf32>] [tensor<8xf32> tensor<8x6xi32>]", fmt.Sprint(p.ArgShapes(), " ", p.ResultShapes()))
+	_, err = lower.Wrap(shardyExported, []mesh.NamedSharding{on(meshR24, "x"), {}}, nil, lower.KeepShardings())
+	require.ErrorIs(t, err, lower.ErrWrap)
+}
+
+// TestIntegrationWrapReplace compiles the three forms re-sharded onto a 2x4 mesh over the
+// devices in reverse order and reads back how XLA lays out the arguments and results.
+func TestIntegrationWrapReplace(t *testing.T) {
+	c := pjrttest.Client(t)
+	var devs []mesh.Device
+	for _, d := range c.Devices()[:8] {
+		devs = append([]mesh.Device{d}, devs...)
+	}
+	m, err := mesh.New(devs, []int{2, 4}, "x", "y")
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name string
+		text string
+		part lower.Partitioner
+	}{{"shardy", shardyExported, lower.Shardy}, {"gspmd", gspmdExported, lower.GSPMD}, {"round trip", roundTripExported, lower.Shardy}} {
+		t.Run(tc.name, func(t *testing.T) {
+			prog, err := lower.Wrap(tc.text, []mesh.NamedSharding{on(m, "y", "x"), on(m, "y")}, []mesh.NamedSharding{on(m, "y"), on(m, nil, "x")},
+				lower.ReplaceShardings(), lower.WithPartitioner(tc.part))
+			require.NoError(t, err)
+			exe := compile(t, c, m, prog)
+			in, err := exe.InputShardings()
+			require.NoError(t, err)
+			out, err := exe.OutputShardings()
+			require.NoError(t, err)
+			// P("y", "x") tiles 4x2; P(None, "x") tiles 1x2 and replicates over y (4).
+			require.Equal(t, []int{4, 2}, in[0].TileDims, "argument 0: %v", in[0])
+			require.Equal(t, []int{4, 1, 2}, in[1].TileDims, "argument 1: %v", in[1])
+			require.Equal(t, []int{1, 2, 4}, out[1].TileDims, "result 1: %v", out[1])
+			// Partition p holds the block of mesh position p: device order is the assignment's.
+			require.Equal(t, []int{0, 4, 1, 5, 2, 6, 3, 7}, in[0].Partitions)
+		})
+	}
+}
