@@ -1,0 +1,49 @@
+// Package autodiff differentiates functions built with package stablehlo in reverse mode:
+// jax.vjp, jax.grad and jax.value_and_grad over Go-built programs.
+//
+// It sits on the builder and knows nothing of meshes: the backward pass is made of ordinary
+// builder ops, added to the same function as the forward ones, so the gradient program is
+// compiled, partitioned and run like any other. Package lower registers the rules of its
+// own ops (sharding constraints, shard_map bodies, collectives over mesh axes), so shardings
+// in the forward program have their transposed shardings in the backward one; package jit
+// builds a jitted training step from a loss.
+//
+// # Differentiating
+//
+// Build the forward computation, then ask for its gradient before returning:
+//
+//	f := m.Main()
+//	w := f.Arg(stablehlo.NewShape(dtypes.Float32, 4, 2))
+//	x := f.Arg(stablehlo.NewShape(dtypes.Float32, 8, 4))
+//	loss := f.Sum(f.Tanh(f.MatMul(x, w)))
+//	grads := autodiff.Grad(f, loss, w)          // d loss / d w, a 4x2 value of f
+//	f.Return(loss, grads[0])
+//
+// VJP is the general form (cotangents for several outputs of any shape); Grad and
+// ValueAndGrad take a scalar loss. StopGradient marks a value through which no cotangent
+// flows. Errors stick in the module, as the builder's do: an op on the path without a rule
+// records an error wrapping ErrNotDifferentiable whose *stablehlo.OpError names the op.
+//
+// # How the walk works
+//
+// VJP reads the function's recorded ops (stablehlo.Function.Ops), finds those on a path
+// from the differentiated values to the outputs, and walks them backwards, calling each op's
+// Rule with the cotangents of its results. The rule adds ops computing the cotangents of its
+// operands; cotangents of a value used several times are added up. Rules use the forward
+// values directly (nothing is recomputed), except for ops with bodies: a func.call's callee
+// and a shard_map body are replayed next to their backward pass (XLA merges the copies).
+//
+// Integer and pred values carry no cotangent, as in JAX: their ops are cut from the walk
+// (comparisons, argmax, random bits, integer index arithmetic), VJP gives integer inputs
+// zeros (JAX's float0), and Grad refuses them with ErrNotFloat like jax.grad.
+//
+// # Rules
+//
+// Rules are registered by op name (Register); this package registers those of the
+// builder's ops. Each follows JAX's rule for the same primitive, including where the
+// derivative is not defined: max and min split the cotangent evenly between tied operands,
+// a reduce max among tied elements, abs takes +1 at 0, and sign, floor, ceil and round have
+// zero derivatives. docs/jax-compat.md lists the rules and how each is checked against JAX.
+//
+// Subpackage gradcheck compares the gradients with finite differences, for tests.
+package autodiff

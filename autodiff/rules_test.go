@@ -1,0 +1,170 @@
+package autodiff_test
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/gomlx/gopjrt/dtypes"
+	"github.com/stretchr/testify/require"
+
+	"github.com/xlamesh/xlamesh/autodiff/gradcheck"
+	"github.com/xlamesh/xlamesh/pjrt"
+	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
+	"github.com/xlamesh/xlamesh/stablehlo"
+)
+
+// TestMain fails the run if the tests leaked device buffers.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if n := pjrt.LiveBuffers(); code == 0 && n != 0 {
+		fmt.Fprintf(os.Stderr, "autodiff tests leaked %d PJRT buffers\n", n)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// vals returns n distinct values a + b*k for k = 0..n-1 scrambled, never an integer
+// (so no ties and no kinks of abs, floor or sign fall on them).
+func vals(n int, a, b float64) []float64 {
+	out := make([]float64, n)
+	for k := range out {
+		j := (k*7 + 3) % n
+		out[k] = a + b*float64(j) + 0.0123*float64(k%3)
+	}
+	return out
+}
+
+type fn = gradcheck.Func
+type V = stablehlo.Value
+type F = *stablehlo.Function
+
+func f64(dims ...int) stablehlo.Shape { return stablehlo.NewShape(dtypes.Float64, dims...) }
+
+// ruleCases differentiate every rule through gradcheck, at points where each op is smooth.
+var ruleCases = []struct {
+	name   string
+	inputs []gradcheck.Input
+	fn     fn
+}{
+	{"add", in2(3, 2), func(f F, a []V) V { return f.Add(a[0], a[1]) }},
+	{"sub", in2(3, 2), func(f F, a []V) V { return f.Sub(a[0], a[1]) }},
+	{"mul", in2(3, 2), func(f F, a []V) V { return f.Mul(a[0], a[1]) }},
+	{"mul_same", in1(3, 2), func(f F, a []V) V { return f.Mul(a[0], a[0]) }},
+	{"div", in2(3, 2), func(f F, a []V) V { return f.Div(a[0], f.Add(a[1], f.Constant(3.0))) }},
+	{"rem", in2(3, 2), func(f F, a []V) V { return f.Rem(f.Mul(a[0], f.Constant(5.0)), f.Add(a[1], f.Constant(2.5))) }},
+	{"max", in2(3, 2), func(f F, a []V) V { return f.Max(a[0], f.Mul(a[1], f.Constant(1.1))) }},
+	{"min", in2(3, 2), func(f F, a []V) V { return f.Min(a[0], f.Mul(a[1], f.Constant(1.1))) }},
+	{"pow", []gradcheck.Input{gradcheck.F64(vals(6, 0.5, 0.3), 3, 2), gradcheck.F64(vals(6, -1.2, 0.4), 3, 2)},
+		func(f F, a []V) V { return f.Pow(a[0], a[1]) }},
+	{"neg", in1(3, 2), func(f F, a []V) V { return f.Neg(a[0]) }},
+	{"exp", in1(3, 2), func(f F, a []V) V { return f.Exp(a[0]) }},
+	{"log", pos(3, 2), func(f F, a []V) V { return f.Log(a[0]) }},
+	{"sqrt", pos(3, 2), func(f F, a []V) V { return f.Sqrt(a[0]) }},
+	{"rsqrt", pos(3, 2), func(f F, a []V) V { return f.Rsqrt(a[0]) }},
+	{"tanh", in1(3, 2), func(f F, a []V) V { return f.Tanh(a[0]) }},
+	{"logistic", in1(3, 2), func(f F, a []V) V { return f.Logistic(a[0]) }},
+	{"sin", in1(3, 2), func(f F, a []V) V { return f.Sin(a[0]) }},
+	{"cos", in1(3, 2), func(f F, a []V) V { return f.Cos(a[0]) }},
+	{"abs", in1(3, 2), func(f F, a []V) V { return f.Abs(a[0]) }},
+	{"sign_floor_ceil", in1(3, 2), func(f F, a []V) V {
+		return f.Add(f.Mul(a[0], f.Sign(a[0])), f.Add(f.Floor(a[0]), f.Ceil(a[0])))
+	}},
+	{"select", in2(3, 2), func(f F, a []V) V {
+		return f.Select(f.Greater(a[0], a[1]), f.Exp(a[0]), f.Mul(a[1], a[1]))
+	}},
+	{"select_scalar_pred", in2(3, 2), func(f F, a []V) V {
+		return f.Select(f.Greater(f.Sum(a[0]), f.Constant(0.0)), a[0], a[1])
+	}},
+	{"convert", in1(3, 2), func(f F, a []V) V {
+		return f.Convert(f.Exp(f.Convert(a[0], dtypes.Float32)), dtypes.Float64)
+	}},
+	{"convert_int_cut", in1(3, 2), func(f F, a []V) V {
+		return f.Mul(a[0], f.Convert(f.Convert(f.Mul(a[0], f.Constant(3.7)), dtypes.Int32), dtypes.Float64))
+	}},
+	{"broadcast", in1(3), func(f F, a []V) V { return f.BroadcastInDim(a[0], []int{2, 3, 4}, []int{1}) }},
+	{"broadcast_unit", in1(1, 3), func(f F, a []V) V { return f.BroadcastInDim(a[0], []int{4, 3, 2}, []int{0, 1}) }},
+	{"broadcast_unsorted", in1(2, 3), func(f F, a []V) V { return f.BroadcastInDim(a[0], []int{3, 4, 2}, []int{2, 0}) }},
+	{"broadcast_scalar", in1(), func(f F, a []V) V { return f.Mul(f.BroadcastInDim(a[0], []int{2, 2}, nil), f.Constant(2.0)) }},
+	{"reshape", in1(3, 4), func(f F, a []V) V { return f.Reshape(a[0], 2, 6) }},
+	{"transpose", in1(2, 3, 4), func(f F, a []V) V { return f.Transpose(a[0], 2, 0, 1) }},
+	{"slice", in1(5, 7), func(f F, a []V) V { return f.Slice(a[0], []int{1, 2}, []int{5, 7}, []int{2, 3}) }},
+	{"slice_empty", in1(5, 7), func(f F, a []V) V {
+		return f.Add(f.Sum(f.Slice(a[0], []int{2, 0}, []int{2, 7}, nil)), f.Sum(f.Slice(a[0], []int{0, 0}, []int{1, 7}, nil)))
+	}},
+	{"dynamic_slice", []gradcheck.Input{gradcheck.F64(vals(20, -1, 0.1), 4, 5), {Shape: stablehlo.NewShape(dtypes.Int32), Data: []int32{3}}},
+		func(f F, a []V) V { return f.DynamicSlice(a[0], []V{a[1], f.ConstantOf(dtypes.Int32, 1)}, []int{2, 3}) }},
+	{"dynamic_update_slice", []gradcheck.Input{gradcheck.F64(vals(20, -1, 0.1), 4, 5), gradcheck.F64(vals(6, 2, 0.5), 2, 3), {Shape: stablehlo.NewShape(dtypes.Int32), Data: []int32{1}}},
+		func(f F, a []V) V {
+			return f.Tanh(f.DynamicUpdateSlice(a[0], a[1], []V{a[2], f.ConstantOf(dtypes.Int32, 2)}))
+		}},
+	{"pad", in2s([]int{3, 4}, nil), func(f F, a []V) V {
+		return f.Pad(a[0], a[1], []int{1, -1}, []int{2, 1}, []int{1, 2})
+	}},
+	{"concatenate", []gradcheck.Input{gradcheck.F64(vals(6, -1, 0.1), 2, 3), gradcheck.F64(vals(4, 2, 0.5), 2, 2)},
+		func(f F, a []V) V { return f.Concatenate(1, a[0], a[1], a[0]) }},
+	{"matmul", []gradcheck.Input{gradcheck.F64(vals(6, -1, 0.3), 2, 3), gradcheck.F64(vals(12, -2, 0.3), 3, 4)},
+		func(f F, a []V) V { return f.MatMul(a[0], a[1]) }},
+	{"dot_batch", []gradcheck.Input{gradcheck.F64(vals(24, -1, 0.1), 2, 3, 4), gradcheck.F64(vals(40, -2, 0.13), 5, 4, 2, 1)},
+		func(f F, a []V) V {
+			return f.DotGeneral(a[0], a[1], stablehlo.DotDims{LhsBatch: []int{0}, RhsBatch: []int{2}, LhsContracting: []int{2}, RhsContracting: []int{1}})
+		}},
+	{"dot_multi_contract", []gradcheck.Input{gradcheck.F64(vals(24, -1, 0.1), 2, 3, 4), gradcheck.F64(vals(60, -2, 0.07), 4, 5, 3)},
+		func(f F, a []V) V {
+			return f.DotGeneral(a[0], a[1], stablehlo.DotDims{LhsContracting: []int{2, 1}, RhsContracting: []int{0, 2}})
+		}},
+	{"sum", in1(3, 4), func(f F, a []V) V { return f.Sum(a[0], 1) }},
+	{"reduce_max", in1(3, 4), func(f F, a []V) V { return f.ReduceMax(a[0], 0) }},
+	{"reduce_min", in1(3, 4), func(f F, a []V) V { return f.ReduceMin(a[0]) }},
+	{"call", in2(3, 2), func(f F, a []V) V {
+		g := f.Module().Func("helper")
+		x := g.Arg(f64(3, 2))
+		y := g.Arg(f64(3, 2))
+		g.Return(g.Mul(x, x), g.Tanh(g.Mul(x, y)), y)
+		r := f.Call(g, a[0], a[1])
+		s := f.Call(g, r[1], a[0])
+		return f.Add(f.Add(r[0], s[0]), f.Mul(s[1], s[2]))
+	}},
+	{"call_same_operand", in1(3, 2), func(f F, a []V) V {
+		g := f.Module().Func("helper")
+		x := g.Arg(f64(3, 2))
+		y := g.Arg(f64(3, 2))
+		g.Return(g.Mul(x, g.Exp(y)))
+		return f.Call(g, a[0], a[0])[0]
+	}},
+}
+
+// caseOpts loosen the check where the function rounds to float32.
+var caseOpts = map[string][]gradcheck.Option{
+	"convert": {gradcheck.Eps(1e-2), gradcheck.Tolerance(1e-4, 1e-4)},
+}
+
+func in1(dims ...int) []gradcheck.Input {
+	n := stablehlo.NewShape(dtypes.Float64, dims...).Size()
+	return []gradcheck.Input{gradcheck.F64(vals(n, -1.3, 2.9/float64(n)), dims...)}
+}
+
+func pos(dims ...int) []gradcheck.Input {
+	n := stablehlo.NewShape(dtypes.Float64, dims...).Size()
+	return []gradcheck.Input{gradcheck.F64(vals(n, 0.4, 1.7/float64(n)), dims...)}
+}
+
+func in2(dims ...int) []gradcheck.Input {
+	n := stablehlo.NewShape(dtypes.Float64, dims...).Size()
+	return []gradcheck.Input{gradcheck.F64(vals(n, -1.3, 2.9/float64(n)), dims...), gradcheck.F64(vals(n, -0.77, 2.1/float64(n)), dims...)}
+}
+
+func in2s(a, b []int) []gradcheck.Input {
+	na := stablehlo.NewShape(dtypes.Float64, a...).Size()
+	nb := stablehlo.NewShape(dtypes.Float64, b...).Size()
+	return []gradcheck.Input{gradcheck.F64(vals(na, -1.3, 2.9/float64(na)), a...), gradcheck.F64(vals(nb, 0.7, 1), b...)}
+}
+
+func TestRulesGradcheck(t *testing.T) {
+	c := pjrttest.Client(t)
+	for _, tc := range ruleCases {
+		t.Run(tc.name, func(t *testing.T) {
+			require.NoError(t, gradcheck.Check(c, tc.fn, tc.inputs, caseOpts[tc.name]...))
+		})
+	}
+}

@@ -1,0 +1,281 @@
+package autodiff
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/xlamesh/xlamesh/stablehlo"
+)
+
+// Value and Shape are the builder's.
+type (
+	Value = stablehlo.Value
+	Shape = stablehlo.Shape
+)
+
+// Rule transposes one recorded op: given the cotangents of the op's results (cts, one per
+// result, the zero Value for a result that has none), it adds to b.Function() the ops that
+// compute the cotangents of the op's operands and returns them, one per operand. An operand
+// that gets no cotangent (an integer index, a constant, an operand for which b.Active is
+// false) gets the zero Value. A rule that cannot handle an op's parameters returns b.Fail's
+// result.
+//
+// Every returned cotangent must have its operand's type: a rule never leaves broadcasting to
+// the walk. Rules may use the op's operands and results, which are values of b.Function().
+type Rule func(b *Backward, op *stablehlo.Op, cts []Value) []Value
+
+var (
+	rulesMu sync.RWMutex
+	rules   = map[string]Rule{}
+)
+
+// Register makes r the transpose rule of the ops named name ("stablehlo.add",
+// "sdy.sharding_constraint"), replacing any rule registered before. Packages that add ops to
+// the builder register the rules of their ops in an init function; package lower registers
+// those of sharding constraints, shard_map bodies and collectives. Safe for concurrent use.
+func Register(name string, r Rule) {
+	rulesMu.Lock()
+	defer rulesMu.Unlock()
+	if r == nil {
+		delete(rules, name)
+		return
+	}
+	rules[name] = r
+}
+
+// Registered returns the names of the ops that have a transpose rule, sorted.
+func Registered() []string {
+	rulesMu.RLock()
+	defer rulesMu.RUnlock()
+	names := make([]string, 0, len(rules))
+	for n := range rules {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func lookup(name string) (Rule, bool) {
+	rulesMu.RLock()
+	defer rulesMu.RUnlock()
+	r, ok := rules[name]
+	return r, ok
+}
+
+// Option configures VJP.
+type Option func(*config)
+
+type config struct {
+	contribution func(b *Backward, primal, ct Value, from *stablehlo.Op) Value
+}
+
+// WithContribution sets a function that sees every cotangent contribution before the walk
+// adds it to the cotangent of its primal value: ct is what op from's rule returned for its
+// operand primal, and the function returns what is added instead. Package lower uses it in
+// shard_map bodies, where a contribution that varies along mesh axes along which its primal
+// does not is summed over them (the transpose of JAX's implicit pvary).
+func WithContribution(fn func(b *Backward, primal, ct Value, from *stablehlo.Op) Value) Option {
+	return func(c *config) { c.contribution = fn }
+}
+
+// Backward is the state of one reverse walk, handed to rules: the function that receives
+// the backward ops and which values the walk differentiates.
+type Backward struct {
+	f      *stablehlo.Function
+	cfg    *config
+	active map[Value]bool
+}
+
+// Function returns the function (or region body) the backward ops go to: the one holding
+// the op being transposed.
+func (b *Backward) Function() *stablehlo.Function { return b.f }
+
+// Active reports whether v depends on a differentiated value through differentiable ops, so
+// that its cotangent is wanted. Integer and pred values are never active.
+func (b *Backward) Active(v Value) bool { return b.active[v] }
+
+// Zeros returns a constant of shape s filled with zeros.
+func (b *Backward) Zeros(s Shape) Value { return b.f.Full(s, 0) }
+
+// Fail records that op cannot be differentiated (an error wrapping ErrNotDifferentiable whose
+// OpError names the op) and returns nil, for a rule to return.
+func (b *Backward) Fail(op *stablehlo.Op, format string, args ...any) []Value {
+	b.f.Fail(op.Name(), -1, Value{}, fmt.Errorf("vjp: %w: "+format, append([]any{ErrNotDifferentiable}, args...)...))
+	return nil
+}
+
+// VJP transposes ops, a run of ops recorded in b.Function() (typically ones a rule has just
+// replayed there), from outputs with cotangents cts back to wrt, with the options of the
+// walk b belongs to; see the package function VJP. Rules use it for ops with bodies.
+func (b *Backward) VJP(ops []*stablehlo.Op, outputs, wrt, cts []Value) []Value {
+	return run(b.f, b.cfg, ops, outputs, wrt, cts)
+}
+
+// VJP adds to f the backward pass of f's recorded ops: from outputs, whose cotangents are
+// cts, back to the values wrt, and returns the cotangent of each value of wrt (JAX's
+// jax.vjp, built into the same function). f must not have returned yet; outputs and wrt are
+// values of f (function arguments or op results). A value of wrt that the outputs do not
+// depend on gets zeros; an integer or pred value of wrt gets zeros of its own type (JAX
+// gives float0 zeros). Only the ops on a path from wrt to outputs are transposed; an op
+// there without a transpose rule records an error wrapping ErrNotDifferentiable that names
+// it (see Register). The cotangent of an integer or pred output is ignored and may be the
+// zero Value.
+//
+// Errors stick in the module like the builder's: VJP then returns one zero Value per value
+// of wrt, and Build reports the error.
+func VJP(f *stablehlo.Function, outputs, wrt, cts []Value, opts ...Option) []Value {
+	cfg := &config{}
+	for _, o := range opts {
+		o(cfg)
+	}
+	if f == nil {
+		return make([]Value, len(wrt))
+	}
+	return run(f, cfg, f.Ops(), outputs, wrt, cts)
+}
+
+// run is one reverse walk over ops in f.
+func run(f *stablehlo.Function, cfg *config, ops []*stablehlo.Op, outputs, wrt, cts []Value) []Value {
+	const opName = "vjp"
+	res := make([]Value, len(wrt))
+	if f.Failed() {
+		return res
+	}
+	if len(cts) != len(outputs) {
+		f.Failf(opName, -1, Value{}, ErrCotangent, "%d cotangents for %d outputs", len(cts), len(outputs))
+		return res
+	}
+	for i, o := range outputs {
+		if !o.Valid() || o.Function() != f || o.IsWeak() {
+			f.Failf(opName, i, o, ErrCotangent, "output %d is not a value of this function", i)
+			return res
+		}
+		if !o.DType().IsFloat() {
+			continue
+		}
+		c := cts[i]
+		if !c.Valid() || c.Function() != f || !c.Shape().Equal(o.Shape()) {
+			f.Failf(opName, i, c, ErrCotangent, "cotangent %d is %v, output %d is %v", i, c.Shape(), i, o.Shape())
+			return res
+		}
+	}
+	for i, w := range wrt {
+		if !w.Valid() || w.Function() != f || w.IsWeak() {
+			f.Failf(opName, -1, w, ErrCotangent, "differentiated value %d is not a value of this function", i)
+			return res
+		}
+	}
+	b := &Backward{f: f, cfg: cfg, active: make(map[Value]bool)}
+	keep := make(map[Value]bool, len(wrt)) // cotangents the walk returns
+	for _, w := range wrt {
+		keep[w] = true
+		if w.DType().IsFloat() {
+			b.active[w] = true
+		}
+	}
+	stops := stopped(f)
+	for _, op := range ops {
+		rs := op.Results()
+		if len(rs) == 1 && stops[rs[0]] {
+			continue
+		}
+		live := false
+		for _, v := range op.Operands() {
+			if b.active[v] {
+				live = true
+				break
+			}
+		}
+		if !live {
+			continue
+		}
+		for _, r := range rs {
+			if r.DType().IsFloat() {
+				b.active[r] = true
+			}
+		}
+	}
+	ct := make(map[Value]Value)
+	add := func(v, c Value) bool {
+		if !c.Shape().Equal(v.Shape()) {
+			f.Failf(opName, -1, v, ErrCotangent, "a rule returned a cotangent %v for a value %v", c.Shape(), v.Shape())
+			return false
+		}
+		if old, ok := ct[v]; ok {
+			c = f.Add(old, c)
+		}
+		ct[v] = c
+		return !f.Failed()
+	}
+	for i, o := range outputs {
+		if b.active[o] && !add(o, cts[i]) {
+			return res
+		}
+	}
+	for k := len(ops) - 1; k >= 0; k-- {
+		op := ops[k]
+		rs := op.Results()
+		rcts := make([]Value, len(rs))
+		found := false
+		for i, r := range rs {
+			if c, ok := ct[r]; ok {
+				rcts[i] = c
+				found = true
+				if !keep[r] {
+					delete(ct, r)
+				}
+			}
+		}
+		if !found {
+			continue
+		}
+		operands := op.Operands()
+		live := false
+		for _, v := range operands {
+			live = live || b.active[v]
+		}
+		if !live {
+			continue
+		}
+		rule, ok := lookup(op.Name())
+		if !ok {
+			b.Fail(op, "no transpose rule for %s", op.Name())
+			return res
+		}
+		ocs := rule(b, op, rcts)
+		if f.Failed() {
+			return res
+		}
+		if len(ocs) != len(operands) {
+			b.Fail(op, "the rule of %s returned %d cotangents for %d operands", op.Name(), len(ocs), len(operands))
+			return res
+		}
+		for i, v := range operands {
+			c := ocs[i]
+			if !b.active[v] || !c.Valid() {
+				continue
+			}
+			if cfg.contribution != nil {
+				c = cfg.contribution(b, v, c, op)
+				if f.Failed() {
+					return res
+				}
+			}
+			if !add(v, c) {
+				return res
+			}
+		}
+	}
+	for i, w := range wrt {
+		if c, ok := ct[w]; ok {
+			res[i] = c
+		} else {
+			res[i] = b.Zeros(w.Shape())
+		}
+	}
+	if f.Failed() {
+		return make([]Value, len(wrt))
+	}
+	return res
+}

@@ -1,0 +1,200 @@
+package autodiff_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/gomlx/gopjrt/dtypes"
+	"github.com/stretchr/testify/require"
+
+	"github.com/xlamesh/xlamesh/autodiff"
+	"github.com/xlamesh/xlamesh/pjrt"
+	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
+	"github.com/xlamesh/xlamesh/stablehlo"
+)
+
+// run builds m, runs it on the client's first device with the inputs and returns the
+// outputs as host slices.
+func run(t *testing.T, c *pjrt.Client, m *stablehlo.Module, inputs ...any) []any {
+	t.Helper()
+	text, err := m.Build()
+	require.NoError(t, err)
+	dev := c.Devices()[0]
+	exe, err := c.Compile(text, pjrt.CompileOptions{NumPartitions: 1, DeviceAssignment: []int{dev.ID()}})
+	require.NoError(t, err, "module:\n%s", text)
+	defer exe.Close()
+	args := m.Main().Args()
+	var bufs []*pjrt.Buffer
+	defer func() {
+		for _, b := range bufs {
+			b.Close()
+		}
+	}()
+	for i, in := range inputs {
+		b, err := c.BufferFromHost(dev, in, args[i].Shape().Dims())
+		require.NoError(t, err)
+		bufs = append(bufs, b)
+	}
+	outs, err := exe.Execute([][]*pjrt.Buffer{bufs})
+	require.NoError(t, err)
+	var res []any
+	for _, b := range outs[0] {
+		h, err := b.ToHost()
+		b.Close()
+		require.NoError(t, err)
+		res = append(res, h)
+	}
+	return res
+}
+
+func f32(dims ...int) stablehlo.Shape { return stablehlo.NewShape(dtypes.Float32, dims...) }
+
+// TestGradValues checks exact gradients of small programs, with JAX's values in comments.
+func TestGradValues(t *testing.T) {
+	c := pjrttest.Client(t)
+	t.Run("max_ties_split", func(t *testing.T) {
+		// jax.grad(lambda x, y: jnp.sum(jnp.maximum(x, y)), (0, 1))([1, 2, 3], [1, 1, 4])
+		// = ([0.5, 1, 0], [0.5, 0, 1])
+		m := stablehlo.NewModule("g")
+		f := m.Main()
+		x, y := f.Arg(f32(3)), f.Arg(f32(3))
+		g := autodiff.Grad(f, f.Sum(f.Max(x, y)), x, y)
+		f.Return(g...)
+		got := run(t, c, m, []float32{1, 2, 3}, []float32{1, 1, 4})
+		require.Equal(t, []any{[]float32{0.5, 1, 0}, []float32{0.5, 0, 1}}, got)
+	})
+	t.Run("reduce_max_ties_split", func(t *testing.T) {
+		// jax.grad(lambda x: jnp.sum(jnp.max(x, axis=1)))([[1, 3, 3], [2, 2, 2]])
+		// = [[0, 0.5, 0.5], [1/3, 1/3, 1/3]]
+		m := stablehlo.NewModule("g")
+		f := m.Main()
+		x := f.Arg(f32(2, 3))
+		f.Return(autodiff.Grad(f, f.Sum(f.ReduceMax(x, 1)), x)...)
+		got := run(t, c, m, []float32{1, 3, 3, 2, 2, 2})
+		third := float32(1) / 3
+		require.Equal(t, []any{[]float32{0, 0.5, 0.5, third, third, third}}, got)
+	})
+	t.Run("abs_at_zero", func(t *testing.T) {
+		// jax.grad(lambda x: jnp.sum(jnp.abs(x)))([-1, 0, 2]) = [-1, 1, 1]
+		m := stablehlo.NewModule("g")
+		f := m.Main()
+		x := f.Arg(f32(3))
+		f.Return(autodiff.Grad(f, f.Sum(f.Abs(x)), x)...)
+		require.Equal(t, []any{[]float32{-1, 1, 1}}, run(t, c, m, []float32{-1, 0, 2}))
+	})
+	t.Run("stop_gradient", func(t *testing.T) {
+		// jax.grad(lambda x: jnp.sum(x * lax.stop_gradient(x)))([1, 2]) = [1, 2]
+		m := stablehlo.NewModule("g")
+		f := m.Main()
+		x := f.Arg(f32(2))
+		l, g := autodiff.ValueAndGrad(f, f.Sum(f.Mul(x, autodiff.StopGradient(x))), x)
+		f.Return(l, g[0])
+		require.Equal(t, []any{[]float32{5}, []float32{1, 2}}, run(t, c, m, []float32{1, 2}))
+	})
+	t.Run("unused_and_integer_wrt", func(t *testing.T) {
+		// jax.vjp gives an input the output does not use zeros, and an integer one float0 zeros.
+		m := stablehlo.NewModule("g")
+		f := m.Main()
+		x, u := f.Arg(f32(2)), f.Arg(f32(2))
+		i := f.Arg(stablehlo.NewShape(dtypes.Int32, 2))
+		y := f.Mul(f.Mul(x, f.Convert(i, dtypes.Float32)), f.Constant(3.0))
+		g := autodiff.VJP(f, []stablehlo.Value{y}, []stablehlo.Value{x, u, i}, []stablehlo.Value{f.Full(f32(2), 1)})
+		f.Return(g...)
+		got := run(t, c, m, []float32{1, 2}, []float32{5, 6}, []int32{4, 5})
+		require.Equal(t, []any{[]float32{12, 15}, []float32{0, 0}, []int32{0, 0}}, got)
+	})
+	t.Run("intermediate_and_several_outputs", func(t *testing.T) {
+		// h = x*x; outputs (h, 2h): cotangents (1, 1) give dh = 3 and dx = 6x.
+		m := stablehlo.NewModule("g")
+		f := m.Main()
+		x := f.Arg(f32(2))
+		h := f.Mul(x, x)
+		o2 := f.Mul(h, f.Constant(2.0))
+		ones := f.Full(f32(2), 1)
+		g := autodiff.VJP(f, []stablehlo.Value{h, o2}, []stablehlo.Value{h, x}, []stablehlo.Value{ones, ones})
+		f.Return(g...)
+		require.Equal(t, []any{[]float32{3, 3}, []float32{6, 12}}, run(t, c, m, []float32{1, 2}))
+	})
+}
+
+// TestErrors checks the typed errors, which stick in the module.
+func TestErrors(t *testing.T) {
+	build := func(body func(f *stablehlo.Function)) error {
+		m := stablehlo.NewModule("g")
+		f := m.Main()
+		body(f)
+		if !f.Returned() {
+			f.Return(f.Constant(0.0))
+		}
+		_, err := m.Build()
+		return err
+	}
+	cases := []struct {
+		name   string
+		body   func(f *stablehlo.Function)
+		want   error
+		phrase string
+		op     string
+	}{
+		{"no_rule", func(f *stablehlo.Function) {
+			x := f.Arg(f32(2))
+			y := f.CustomCall("my_kernel", []stablehlo.Value{x}, []stablehlo.Shape{f32(2)})[0]
+			autodiff.Grad(f, f.Sum(y), x)
+		}, autodiff.ErrNotDifferentiable, "custom call @my_kernel has no transpose rule", "stablehlo.custom_call"},
+		{"reduce_prod", func(f *stablehlo.Function) {
+			x := f.Arg(f32(2))
+			autodiff.Grad(f, f.Reduce(x, stablehlo.Prod, 0), x)
+		}, autodiff.ErrNotDifferentiable, "reduce with Prod", "stablehlo.reduce"},
+		{"int_input", func(f *stablehlo.Function) {
+			x := f.Arg(stablehlo.NewShape(dtypes.Int32, 2))
+			autodiff.Grad(f, f.Sum(f.Convert(x, dtypes.Float32)), x)
+		}, autodiff.ErrNotFloat, "grad requires real-valued inputs", "grad"},
+		{"int_loss", func(f *stablehlo.Function) {
+			x := f.Arg(stablehlo.NewShape(dtypes.Int32, 2))
+			autodiff.Grad(f, f.Sum(x), x)
+		}, autodiff.ErrNotFloat, "floating-point loss", "grad"},
+		{"non_scalar_loss", func(f *stablehlo.Function) {
+			x := f.Arg(f32(2))
+			autodiff.Grad(f, f.Exp(x), x)
+		}, autodiff.ErrCotangent, "scalar-output", "grad"},
+		{"cotangent_shape", func(f *stablehlo.Function) {
+			x := f.Arg(f32(2))
+			autodiff.VJP(f, []stablehlo.Value{f.Exp(x)}, []stablehlo.Value{x}, []stablehlo.Value{f.Full(f32(3), 1)})
+		}, autodiff.ErrCotangent, "cotangent 0 is tensor<3xf32>, output 0 is tensor<2xf32>", "vjp"},
+		{"foreign_wrt", func(f *stablehlo.Function) {
+			g := f.Module().Func("other")
+			y := g.Arg(f32(2))
+			g.Return(y)
+			x := f.Arg(f32(2))
+			autodiff.Grad(f, f.Sum(x), y)
+		}, autodiff.ErrCotangent, "not a value of this function", "vjp"},
+		{"after_return", func(f *stablehlo.Function) {
+			x := f.Arg(f32(2))
+			l := f.Sum(x)
+			f.Return(l)
+			autodiff.Grad(f, l, x)
+		}, stablehlo.ErrFunction, "already returned", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := build(tc.body)
+			require.Error(t, err)
+			require.True(t, errors.Is(err, tc.want), "%v", err)
+			require.True(t, strings.Contains(err.Error(), tc.phrase), "%v", err)
+			var oe *stablehlo.OpError
+			require.True(t, errors.As(err, &oe))
+			if tc.op != "" {
+				require.Equal(t, tc.op, oe.Op)
+			}
+		})
+	}
+}
+
+// TestRegistered lists the rules of the builder's ops.
+func TestRegistered(t *testing.T) {
+	names := autodiff.Registered()
+	for _, want := range []string{"stablehlo.add", "stablehlo.dot_general", "stablehlo.reduce", "func.call", "stablehlo.custom_call"} {
+		require.Contains(t, names, want)
+	}
+}
