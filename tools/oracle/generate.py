@@ -5,7 +5,8 @@ Usage (normally through tools/oracle/generate.sh, which sets the environment):
     JAX_PLATFORMS=cpu XLA_FLAGS=--xla_force_host_platform_device_count=8 \
         python tools/oracle/generate.py OUTDIR
 
-Writes OUTDIR/<group>.json for each group in cases.GROUPS, and
+Writes OUTDIR/<group>.json for each group in cases.GROUPS, for each op
+group module tools/oracle/ops_*.py (its GROUP and generate()), and
 OUTDIR/programs.json for the programs corpus in programs.py. Output is
 deterministic: sorted keys, no timestamps, no object addresses. A case whose
 JAX outcome contradicts the corpus (an error where none was expected, or the
@@ -15,6 +16,7 @@ the corpus states facts, and a wrong fact must be fixed, not recorded.
 
 import contextlib
 import dataclasses
+import importlib
 import io
 import json
 import math
@@ -560,6 +562,25 @@ def dump(v, indent=0):
     return json.dumps(v, ensure_ascii=False)
 
 
+def write_op_groups(outdir):
+    """Writes OUTDIR/<GROUP>.json for every tools/oracle/ops_*.py module, whose
+    generate() returns the group's cases (op helpers each own one module)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    total = 0
+    for fn in sorted(os.listdir(here)):
+        if not (fn.startswith("ops_") and fn.endswith(".py")):
+            continue
+        mod = importlib.import_module(fn[:-3])
+        out = mod.generate()
+        doc = {"group": mod.GROUP, "jax_version": jax.__version__, "jaxlib_version": jaxlib.__version__,
+               "numpy_version": np.__version__, "generator": "tools/oracle/" + fn, "cases": out}
+        with open(os.path.join(outdir, mod.GROUP + ".json"), "w", encoding="utf-8") as fh:
+            fh.write(dump(doc) + "\n")
+        total += len(out)
+        print("oracle: %-14s %4d cases" % (mod.GROUP, len(out)))
+    return total
+
+
 def main(argv):
     if len(argv) != 2:
         print("usage: generate.py OUTDIR", file=sys.stderr)
@@ -588,6 +609,7 @@ def main(argv):
             fh.write(dump(doc) + "\n")
         total += len(out)
         print("oracle: %-14s %4d cases" % (group, len(out)))
+    total += write_op_groups(outdir)
     progs = programs.generate()
     doc = {"group": "programs", "jax_version": jax.__version__, "jaxlib_version": jaxlib.__version__,
            "numpy_version": np.__version__, "generator": "tools/oracle/programs.py", "programs": progs}

@@ -1,0 +1,343 @@
+package oracletest
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gomlx/gopjrt/dtypes"
+
+	"github.com/xlamesh/xlamesh/pjrt"
+	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
+	"github.com/xlamesh/xlamesh/stablehlo"
+)
+
+// opsTensor is one tensor of an op group's golden (tools/oracle/ops_*.py): numpy's dtype
+// name, the shape and the flat row-major values (numbers, bools, or "nan", "inf", "-inf").
+type opsTensor struct {
+	DType  string            `json:"dtype"`
+	Shape  []int             `json:"shape"`
+	Values []json.RawMessage `json:"values"`
+}
+
+// opsCase is one case of an op group: a JAX expression run on fixed inputs.
+type opsCase struct {
+	Name    string      `json:"name"`
+	JAX     string      `json:"jax"`
+	Inputs  []opsTensor `json:"inputs"`
+	Outputs []opsTensor `json:"outputs"`
+}
+
+// opsBuilder builds a case's op with package stablehlo: args are @main's arguments, one
+// per input, and the results are compared with JAX's outputs. call shows the stablehlo
+// call in the report; tol is the relative tolerance for float outputs (0: bit-exact, NaN
+// matching NaN).
+type opsBuilder struct {
+	call  string
+	build func(f *stablehlo.Function, args []stablehlo.Value) []stablehlo.Value
+	tol   float64
+}
+
+var opsDTypes = map[string]dtypes.DType{
+	"bool": dtypes.Bool, "int8": dtypes.Int8, "int16": dtypes.Int16, "int32": dtypes.Int32, "int64": dtypes.Int64,
+	"uint8": dtypes.Uint8, "uint16": dtypes.Uint16, "uint32": dtypes.Uint32, "uint64": dtypes.Uint64,
+	"bfloat16": dtypes.BFloat16, "float32": dtypes.Float32, "float64": dtypes.Float64,
+}
+
+// runOpsGroup compares every case of testdata/oracle/<group>.json with its builder; a
+// case without a builder, or a builder without a case, fails. The report's section for
+// the group is note followed by a table of the cases and their JAX expressions.
+func runOpsGroup(t *testing.T, group, note string, builders map[string]opsBuilder) {
+	g := loadGolden[opsCase](t, group)
+	var table strings.Builder
+	table.WriteString(note + "\n\n| case | JAX | stablehlo |\n|---|---|---|\n")
+	for _, c := range g.Cases {
+		fmt.Fprintf(&table, "| %s | `%s` | `%s` |\n", c.Name, strings.ReplaceAll(c.JAX, "|", "\\|"),
+			strings.ReplaceAll(builders[c.Name].call, "|", "\\|"))
+	}
+	report.noteGroup(group, strings.TrimSuffix(table.String(), "\n"))
+	client := pjrttest.Client(t)
+	seen := map[string]bool{}
+	for _, c := range g.Cases {
+		seen[c.Name] = true
+		t.Run(c.Name, func(t *testing.T) {
+			b, ok := builders[c.Name]
+			if !ok {
+				t.Fatalf("%s/%s: no stablehlo builder for this case", group, c.Name)
+			}
+			diffs, err := runOpsCase(client, c, b)
+			if err != nil {
+				diffs = []string{"xlamesh: " + err.Error()}
+			}
+			report.check(t, group, c.Name, diffs)
+		})
+	}
+	for name := range builders {
+		if !seen[name] {
+			t.Errorf("%s: builder %q has no case in the golden (regenerate with `make oracle`)", group, name)
+		}
+	}
+}
+
+func runOpsCase(client *pjrt.Client, c opsCase, b opsBuilder) ([]string, error) {
+	m := stablehlo.NewModule("jit_" + c.Name)
+	f := m.Main()
+	var args []stablehlo.Value
+	for _, in := range c.Inputs {
+		d, ok := opsDTypes[in.DType]
+		if !ok {
+			return nil, fmt.Errorf("input dtype %q", in.DType)
+		}
+		args = append(args, f.Arg(stablehlo.NewShape(d, in.Shape...)))
+	}
+	f.Return(b.build(f, args)...)
+	text, err := m.Build()
+	if err != nil {
+		return nil, err
+	}
+	dev := client.Devices()[0]
+	exe, err := client.Compile(text, pjrt.CompileOptions{NumPartitions: 1, DeviceAssignment: []int{dev.ID()}})
+	if err != nil {
+		return nil, fmt.Errorf("compile: %w", err)
+	}
+	defer exe.Close()
+	var bufs []*pjrt.Buffer
+	defer func() {
+		for _, x := range bufs {
+			x.Close()
+		}
+	}()
+	for i, in := range c.Inputs {
+		raw, err := opsEncode(in)
+		if err != nil {
+			return nil, fmt.Errorf("input %d: %w", i, err)
+		}
+		buf, err := client.BufferFromBytes(dev, opsDTypes[in.DType], in.Shape, raw)
+		if err != nil {
+			return nil, fmt.Errorf("input %d: %w", i, err)
+		}
+		bufs = append(bufs, buf)
+	}
+	outs, err := exe.Execute([][]*pjrt.Buffer{bufs})
+	if err != nil {
+		return nil, fmt.Errorf("execute: %w", err)
+	}
+	defer func() {
+		for _, x := range outs[0] {
+			x.Close()
+		}
+	}()
+	if len(outs[0]) != len(c.Outputs) {
+		return []string{fmt.Sprintf("JAX has %d outputs, xlamesh %d", len(c.Outputs), len(outs[0]))}, nil
+	}
+	var diffs []string
+	for i, want := range c.Outputs {
+		got := outs[0][i]
+		wd := opsDTypes[want.DType]
+		if got.DType() != wd || fmt.Sprint(got.Shape().Dims) != fmt.Sprint(want.Shape) {
+			diffs = append(diffs, fmt.Sprintf("output %d: JAX %s%v, xlamesh %v%v", i, want.DType, want.Shape, got.DType(), got.Shape().Dims))
+			continue
+		}
+		raw := make([]byte, got.Shape().Bytes())
+		if err := got.CopyToHost(raw); err != nil {
+			return nil, err
+		}
+		wantRaw, err := opsEncode(want)
+		if err != nil {
+			return nil, fmt.Errorf("output %d: %w", i, err)
+		}
+		diffs = append(diffs, opsCompare(i, wd, wantRaw, raw, b.tol)...)
+	}
+	return diffs, nil
+}
+
+// opsEncode returns t's values as the row-major little-endian bytes of its dtype.
+func opsEncode(t opsTensor) ([]byte, error) {
+	d, ok := opsDTypes[t.DType]
+	if !ok {
+		return nil, fmt.Errorf("dtype %q", t.DType)
+	}
+	n := 1
+	for _, s := range t.Shape {
+		n *= s
+	}
+	if len(t.Values) != n {
+		return nil, fmt.Errorf("%d values for shape %v", len(t.Values), t.Shape)
+	}
+	size := d.Size()
+	out := make([]byte, n*size)
+	for i, rv := range t.Values {
+		s := string(rv)
+		var bits uint64
+		switch {
+		case d == dtypes.Bool:
+			if s == "true" {
+				bits = 1
+			}
+		case d.IsFloat():
+			var f float64
+			switch s {
+			case `"nan"`:
+				f = math.NaN()
+			case `"inf"`:
+				f = math.Inf(1)
+			case `"-inf"`:
+				f = math.Inf(-1)
+			default:
+				var err error
+				if f, err = strconv.ParseFloat(s, 64); err != nil {
+					return nil, err
+				}
+			}
+			switch d {
+			case dtypes.Float64:
+				bits = math.Float64bits(f)
+			case dtypes.Float32:
+				bits = uint64(math.Float32bits(float32(f)))
+			case dtypes.BFloat16: // the golden's values are exact bf16 values
+				bits = uint64(math.Float32bits(float32(f)) >> 16)
+			}
+		case d.IsUnsigned():
+			u, err := strconv.ParseUint(s, 10, 64)
+			if err != nil {
+				return nil, err
+			}
+			bits = u
+		default:
+			v, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				return nil, err
+			}
+			bits = uint64(v)
+		}
+		var buf [8]byte
+		binary.LittleEndian.PutUint64(buf[:], bits)
+		copy(out[i*size:], buf[:size])
+	}
+	return out, nil
+}
+
+// opsCompare lists the elements of output i where got differs from want: integers, bools
+// and (with tol 0) floats bit for bit, floats otherwise within tol relative to JAX's
+// value; NaN matches NaN of any payload.
+func opsCompare(i int, d dtypes.DType, want, got []byte, tol float64) []string {
+	size := d.Size()
+	var diffs []string
+	bad := 0
+	for k := 0; k < len(want); k += size {
+		var wb, gb [8]byte
+		copy(wb[:], want[k:k+size])
+		copy(gb[:], got[k:k+size])
+		w, g := binary.LittleEndian.Uint64(wb[:]), binary.LittleEndian.Uint64(gb[:])
+		if w == g {
+			continue
+		}
+		if d.IsFloat() {
+			wf, gf := opsFloat(d, w), opsFloat(d, g)
+			if (math.IsNaN(wf) && math.IsNaN(gf)) || (tol > 0 && math.Abs(wf-gf) <= tol*math.Abs(wf)) {
+				continue
+			}
+			if bad < 4 {
+				diffs = append(diffs, fmt.Sprintf("output %d[%d]: JAX %v, xlamesh %v", i, k/size, wf, gf))
+			}
+		} else if bad < 4 {
+			diffs = append(diffs, fmt.Sprintf("output %d[%d]: JAX %#x, xlamesh %#x", i, k/size, w, g))
+		}
+		bad++
+	}
+	if bad > 4 {
+		diffs = append(diffs, fmt.Sprintf("output %d: %d elements differ in all", i, bad))
+	}
+	return diffs
+}
+
+func opsFloat(d dtypes.DType, bits uint64) float64 {
+	switch d {
+	case dtypes.Float64:
+		return math.Float64frombits(bits)
+	case dtypes.BFloat16:
+		return float64(math.Float32frombits(uint32(bits) << 16))
+	}
+	return float64(math.Float32frombits(uint32(bits)))
+}
+
+// TestOpsData compares stablehlo's gather/scatter, convolution, window, bit, math and
+// random ops with the same JAX ops (testdata/oracle/ops_data.json).
+func TestOpsData(t *testing.T) {
+	runOpsGroup(t, "ops_data", "Each case builds one op with package `stablehlo` (gather/scatter, convolution, "+
+		"reduce_window, bit and math ops, rng) and runs it on the pinned CPU plugin on the inputs JAX was given; "+
+		"the JAX expression is in tools/oracle/ops_data.py. Integers, bools and bf16 compare bit for bit; "+
+		"f32 bit for bit too unless a case states a relative tolerance (transcendental functions, whose "+
+		"polynomials may differ between XLA versions).", opsDataBuilders)
+}
+
+// op1 adapts a one-result builder.
+func op1(call string, build func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value) opsBuilder {
+	return opsBuilder{call: call, build: func(f *stablehlo.Function, a []stablehlo.Value) []stablehlo.Value {
+		return []stablehlo.Value{build(f, a)}
+	}}
+}
+
+// rows are the dimension numbers of lax.scatter on whole rows of a matrix by a vector of
+// row indices (given as idx[:, None]).
+var rows = stablehlo.ScatterDims{UpdateWindowDims: []int{1}, InsertedWindowDims: []int{0}, ScatterDimsToOperandDims: []int{0}, IndexVectorDim: 1}
+
+var opsDataBuilders = map[string]opsBuilder{
+	"take_axis0":        op1("f.Take(x, idx, 0)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.Take(a[0], a[1], 0) }),
+	"take_axis1_int8":   op1("f.Take(x, idx, 1)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.Take(a[0], a[1], 1) }),
+	"take_axis2_uint8":  op1("f.Take(x, idx, 2)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.Take(a[0], a[1], 2) }),
+	"take_scalar_index": op1("f.Take(x, i, 1)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.Take(a[0], a[1], 1) }),
+	"gather_batching": op1("f.Gather(x, starts, GatherParams{...spec example})", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
+		return f.Gather(a[0], a[1], stablehlo.GatherParams{
+			Dims: stablehlo.GatherDims{OffsetDims: []int{3, 4}, CollapsedSliceDims: []int{1}, OperandBatchingDims: []int{0},
+				StartIndicesBatchingDims: []int{1}, StartIndexMap: []int{2, 1}, IndexVectorDim: 3},
+			SliceSizes: []int{1, 1, 2, 2}})
+	}),
+	"gather_points": op1("f.Gather(x, pts, collapsed [0, 1], sizes [1, 1])", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
+		return f.Gather(a[0], a[1], stablehlo.GatherParams{
+			Dims:       stablehlo.GatherDims{CollapsedSliceDims: []int{0, 1}, StartIndexMap: []int{0, 1}, IndexVectorDim: 1},
+			SliceSizes: []int{1, 1}})
+	}),
+	"gather_windows": op1("f.Gather(x, starts, offset [1, 2], sizes [2, 2])", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
+		return f.Gather(a[0], a[1], stablehlo.GatherParams{
+			Dims:       stablehlo.GatherDims{OffsetDims: []int{1, 2}, StartIndexMap: []int{0}, IndexVectorDim: 1},
+			SliceSizes: []int{2, 2}})
+	}),
+	"scatter_add": op1("f.ScatterAdd(x, idx, u)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
+		return f.ScatterAdd(a[0], a[1], a[2])
+	}),
+	"scatter_add_scalar": op1("f.ScatterAdd(x, idx, f.Constant(1.0))", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
+		return f.ScatterAdd(a[0], a[1], f.Constant(1.0))
+	}),
+	"scatter_add_int2d": op1("f.ScatterAdd(x, idx, u)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
+		return f.ScatterAdd(a[0], a[1], a[2])
+	}),
+	"scatter_set": scatterRows(0, true),
+	"scatter_max": scatterRows(stablehlo.Max, false),
+	"scatter_min": scatterRows(stablehlo.Min, false),
+	"scatter_mul": scatterRows(stablehlo.Prod, false),
+	"scatter_func_sub": op1("f.ScatterFunc(x, idx, u, rows, g.Sub)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
+		return f.ScatterFunc(a[0], f.Reshape(a[1], 3, 1), a[2], stablehlo.ScatterParams{Dims: rows},
+			func(g *stablehlo.Function, old, upd stablehlo.Value) stablehlo.Value { return g.Sub(old, upd) })
+	}),
+	"scatter_batching": op1("f.Scatter(x, starts, u, ScatterParams{...spec example, Combine: Sum})", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
+		return f.Scatter(a[0], a[1], a[2], stablehlo.ScatterParams{
+			Dims: stablehlo.ScatterDims{UpdateWindowDims: []int{3, 4}, InsertedWindowDims: []int{1}, InputBatchingDims: []int{0},
+				ScatterIndicesBatchingDims: []int{1}, ScatterDimsToOperandDims: []int{2, 1}, IndexVectorDim: 3},
+			Combine: stablehlo.Sum})
+	}),
+}
+
+func scatterRows(r stablehlo.Reduction, unique bool) opsBuilder {
+	call := fmt.Sprintf("f.Scatter(x, idx, u, ScatterParams{Dims: rows, Combine: %v})", r)
+	if r == 0 {
+		call = "f.Scatter(x, idx, u, ScatterParams{Dims: rows, UniqueIndices: true}) (Combine 0: replace)"
+	}
+	return op1(call, func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
+		return f.Scatter(a[0], f.Reshape(a[1], 3, 1), a[2], stablehlo.ScatterParams{Dims: rows, Combine: r, UniqueIndices: unique})
+	})
+}

@@ -1,0 +1,124 @@
+"""Oracle group ops_data: JAX's answers for stablehlo's data-movement, convolution,
+window, bit, math and random ops (gather/scatter, conv_general_dilated,
+reduce_window, shifts, bitcast_convert, erf, rng_bit_generator, jax.random).
+
+generate.py imports every tools/oracle/ops_*.py module and writes
+testdata/oracle/<GROUP>.json from its generate(). Each case runs one JAX
+function, under jax.jit on the CPU backend, on fixed inputs; the Go test
+internal/oracletest/ops_data_test.go builds the same op with package stablehlo
+(its builder is found by the case's name), runs it on the CPU PJRT plugin and
+compares. Tensors are {"shape", "dtype" (numpy's name), "values" (flat,
+row-major)}; floats are the exact decimal of the value widened to float64,
+NaN and infinities the strings "nan", "inf", "-inf".
+"""
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+GROUP = "ops_data"
+
+
+def tensor(a):
+    a = np.asarray(a)
+    if a.dtype == np.bool_:
+        vals = [bool(v) for v in a.reshape(-1)]
+    elif np.issubdtype(a.dtype, np.integer):
+        vals = [int(v) for v in a.reshape(-1)]
+    else:
+        vals = []
+        for v in a.reshape(-1).astype(np.float64):
+            v = float(v)
+            if math.isnan(v):
+                vals.append("nan")
+            elif math.isinf(v):
+                vals.append("inf" if v > 0 else "-inf")
+            else:
+                vals.append(v)
+    return {"shape": list(a.shape), "dtype": str(a.dtype), "values": vals}
+
+
+def case(name, jax_expr, fn, *inputs):
+    outs = jax.jit(fn)(*inputs)
+    if not isinstance(outs, (tuple, list)):
+        outs = (outs,)
+    return {"name": name, "jax": jax_expr, "inputs": [tensor(x) for x in inputs],
+            "outputs": [tensor(o) for o in outs]}
+
+
+def f32(*shape, start=0, scale=1.0):
+    """Small exact float32 values: start, start+1, ... times scale, reshaped."""
+    n = int(np.prod(shape))
+    return (np.arange(start, start + n, dtype=np.float32) * np.float32(scale)).reshape(shape)
+
+
+def gather_scatter():
+    out = []
+    x = f32(5, 3)
+    idx = np.array([[0, -1, 7], [2, -6, 4]], np.int32)
+    out.append(case("take_axis0", "x[idx] (negative indices wrap, out-of-range clamp)", lambda x, i: x[i], x, idx))
+    x3 = f32(2, 4, 3)
+    idx8 = np.array([3, -1, 0, 9, -9, 1], np.int8)
+    out.append(case("take_axis1_int8", "x[:, idx] with int8 indices", lambda x, i: x[:, i], x3, idx8))
+    idxu = np.array([1, 200, 0], np.uint8)
+    out.append(case("take_axis2_uint8", "x[:, :, idx] with uint8 indices", lambda x, i: x[:, :, i], x3, idxu))
+    out.append(case("take_scalar_index", "x[:, i] with a 0-d index", lambda x, i: x[:, i], x3, np.array(-2, np.int32)))
+
+    # lax.gather with the StableHLO spec's example (batching dims), in clip mode: XLA's
+    # own clamping, which stablehlo.Gather leaves in place.
+    operand = np.arange(1, 49, dtype=np.int32).reshape(2, 3, 4, 2)
+    starts = np.array([[[[0, 0], [1, 0], [2, 1]], [[0, 1], [1, 1], [0, 9]]],
+                       [[[0, 0], [2, 1], [2, 2]], [[1, 2], [0, 1], [1, 0]]]], np.int32)
+    gdn = lax.GatherDimensionNumbers(offset_dims=(3, 4), collapsed_slice_dims=(1,), start_index_map=(2, 1),
+                                     operand_batching_dims=(0,), start_indices_batching_dims=(1,))
+    out.append(case("gather_batching", "lax.gather(spec example, mode='clip')",
+                    lambda x, i: lax.gather(x, i, gdn, (1, 1, 2, 2), mode="clip"), operand, starts))
+    pts = np.array([[0, 2], [4, 0], [3, 1], [9, 9], [1, 1]], np.int32)
+    gpts = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0, 1), start_index_map=(0, 1))
+    out.append(case("gather_points", "lax.gather(x, pts, collapsed (0, 1), mode='clip'): x[pts[:,0], pts[:,1]]",
+                    lambda x, i: lax.gather(x, i, gpts, (1, 1), mode="clip"), x, pts))
+    win = np.array([[1], [3], [-2]], np.int32)
+    gwin = lax.GatherDimensionNumbers(offset_dims=(1, 2), collapsed_slice_dims=(), start_index_map=(0,))
+    out.append(case("gather_windows", "lax.gather(x, starts, 2x2 windows, mode='clip')",
+                    lambda x, i: lax.gather(x, i, gwin, (2, 2), mode="clip"), x, win))
+
+    sidx = np.array([0, 3, -1, 9, 3, -7], np.int32)
+    upd = f32(6, 3, start=100)
+    out.append(case("scatter_add", "x.at[idx].add(u) (duplicates add, negative wrap, out-of-range dropped)",
+                    lambda x, i, u: x.at[i].add(u), x, sidx, upd))
+    out.append(case("scatter_add_scalar", "x.at[idx].add(1.0)", lambda x, i: x.at[i].add(1.0), x, sidx))
+    xi = np.arange(10, dtype=np.int32).reshape(5, 2)
+    out.append(case("scatter_add_int2d", "x.at[idx].add(u), int32, 2-D indices",
+                    lambda x, i, u: x.at[i].add(u), xi, np.array([[4, 4], [0, -5]], np.int32),
+                    np.arange(8, dtype=np.int32).reshape(2, 2, 2) * 10))
+    uidx = np.array([4, 0, 2], np.int32)
+    dn = lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
+                                     scatter_dims_to_operand_dims=(0,))
+    for nm, expr, fn in [
+            ("scatter_set", "lax.scatter(x, idx[:, None], u, rows, unique_indices=True)",
+             lambda x, i, u: lax.scatter(x, i[:, None], u, dn, unique_indices=True)),
+            ("scatter_max", "lax.scatter_max(x, idx[:, None], u, rows)", lambda x, i, u: lax.scatter_max(x, i[:, None], u, dn)),
+            ("scatter_min", "lax.scatter_min(x, idx[:, None], u, rows)", lambda x, i, u: lax.scatter_min(x, i[:, None], u, dn)),
+            ("scatter_mul", "lax.scatter_mul(x, idx[:, None], u, rows)", lambda x, i, u: lax.scatter_mul(x, i[:, None], u, dn)),
+            ("scatter_func_sub", "lax.scatter_sub(x, idx[:, None], u, rows)", lambda x, i, u: lax.scatter_sub(x, i[:, None], u, dn))]:
+        out.append(case(nm, expr, fn, x, uidx, f32(3, 3, start=-4, scale=2.5)))
+    sdn = lax.ScatterDimensionNumbers(update_window_dims=(3, 4), inserted_window_dims=(1,),
+                                      scatter_dims_to_operand_dims=(2, 1), operand_batching_dims=(0,),
+                                      scatter_indices_batching_dims=(1,))
+    out.append(case("scatter_batching", "lax.scatter_add(spec example)",
+                    lambda x, i, u: lax.scatter_add(x, i, u, sdn), operand, starts,
+                    np.ones((2, 2, 3, 2, 2), np.int32)))
+    return out
+
+
+def generate():
+    out = []
+    for group in (gather_scatter,):
+        out.extend(group())
+    names = [c["name"] for c in out]
+    if len(set(names)) != len(names):
+        raise ValueError("ops_data: duplicate case names")
+    return out
