@@ -1,6 +1,12 @@
 package lower
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/gomlx/gopjrt/dtypes"
+	"github.com/xlamesh/xlamesh/mesh"
+	"github.com/xlamesh/xlamesh/stablehlo"
+)
 
 // Collectives for manual code. They may only appear inside a ShardMap body and only over
 // its manual axes. Their replica groups are the sets of partition ids (positions in the
@@ -80,14 +86,17 @@ func (f *Function) collectiveSetup(opName string, x Value, axes []string) (Value
 }
 
 // AllReduce combines x across the devices that differ along axes with r (psum for Sum,
-// pmax for Max, ...); every device gets the result. It is stablehlo.Function.AllReduce
-// with the replica groups of axes.
+// pmax for Max, ...); every device gets the result, which no longer varies over axes (see
+// ShardMap's replication check). It is stablehlo.Function.AllReduce with the replica
+// groups of axes.
 func (f *Function) AllReduce(x Value, r Reduction, axes ...string) Value {
 	a, groups, ok := f.collectiveSetup("all_reduce", x, axes)
 	if !ok {
 		return Value{}
 	}
-	return f.Function.AllReduce(a, r, groups)
+	out := f.Function.AllReduce(a, r, groups)
+	f.setVMA(out, 'd', axes)
+	return out
 }
 
 // AllGather concatenates x from the devices along axes in dimension dim (JAX's
@@ -97,7 +106,9 @@ func (f *Function) AllGather(x Value, dim int, axes ...string) Value {
 	if !ok {
 		return Value{}
 	}
-	return f.Function.AllGather(a, dim, groups)
+	out := f.Function.AllGather(a, dim, groups)
+	f.setVMA(out, 'a', axes)
+	return out
 }
 
 // ReduceScatter combines x across axes with r and leaves each device the block of
@@ -108,7 +119,9 @@ func (f *Function) ReduceScatter(x Value, r Reduction, dim int, axes ...string) 
 	if !ok {
 		return Value{}
 	}
-	return f.Function.ReduceScatter(a, r, dim, groups)
+	out := f.Function.ReduceScatter(a, r, dim, groups)
+	f.setVMA(out, 'a', axes)
+	return out
 }
 
 // AllToAll splits dimension splitDim of x into one block per device along axes, sends
@@ -119,7 +132,9 @@ func (f *Function) AllToAll(x Value, splitDim, concatDim int, axes ...string) Va
 	if !ok {
 		return Value{}
 	}
-	return f.Function.AllToAll(a, splitDim, concatDim, groups)
+	out := f.Function.AllToAll(a, splitDim, concatDim, groups)
+	f.setVMA(out, 'a', axes)
+	return out
 }
 
 // CollectivePermute sends x from each device to another along axes, like JAX's ppermute:
@@ -154,5 +169,133 @@ func (f *Function) CollectivePermute(x Value, perm [][2]int, axes ...string) Val
 		f.Failf(opName, 0, a, ErrShape, "empty permutation")
 		return Value{}
 	}
-	return f.Function.CollectivePermute(a, pairs)
+	out := f.Function.CollectivePermute(a, pairs)
+	f.setVMA(out, 'a', axes)
+	return out
+}
+
+// Psum is JAX's psum: the sum of x over the devices along axes, AllReduce with Sum.
+func (f *Function) Psum(x Value, axes ...string) Value { return f.AllReduce(x, Sum, axes...) }
+
+// Pmax is JAX's pmax: the maximum of x over the devices along axes, AllReduce with Max.
+func (f *Function) Pmax(x Value, axes ...string) Value { return f.AllReduce(x, Max, axes...) }
+
+// Pmin is JAX's pmin: the minimum of x over the devices along axes, AllReduce with Min.
+func (f *Function) Pmin(x Value, axes ...string) Value { return f.AllReduce(x, Min, axes...) }
+
+// Ppermute is JAX's name for CollectivePermute: each (source, target) pair of perm sends
+// x from the device at position source along axes to the device at position target;
+// devices that receive nothing get zeros.
+func (f *Function) Ppermute(x Value, perm [][2]int, axes ...string) Value {
+	return f.CollectivePermute(x, perm, axes...)
+}
+
+// PsumScatter is JAX's psum_scatter: x summed over the devices along axes, each device
+// keeping its block of dimension dim. With tiled, dimension dim must be divisible by the
+// group size and shrinks by it (ReduceScatter); without, it must equal the group size and
+// is removed, each device keeping the slice at its position.
+func (f *Function) PsumScatter(x Value, dim int, tiled bool, axes ...string) Value {
+	const opName = "reduce_scatter"
+	if tiled {
+		return f.ReduceScatter(x, Sum, dim, axes...)
+	}
+	a, groups, ok := f.collectiveSetup(opName, x, axes)
+	if !ok {
+		return Value{}
+	}
+	s := a.Shape()
+	if dim < 0 || dim >= s.Rank() {
+		f.Failf(opName, 0, a, ErrShape, "scatter dimension %d out of range for %v", dim, s)
+		return Value{}
+	}
+	if k := len(groups[0]); s.Dim(dim) != k {
+		f.Failf(opName, 0, a, ErrShape, "psum_scatter with tiled=false needs scatter dimension %d (size %d) to equal the size %d of axes %q", dim, s.Dim(dim), k, axes)
+		return Value{}
+	}
+	dims := s.Dims()
+	return f.Reshape(f.ReduceScatter(a, Sum, dim, axes...), append(dims[:dim], dims[dim+1:]...)...)
+}
+
+// AxisIndex is JAX's axis_index inside a shard_map body: the position (an s32 scalar) of
+// the device along the named manual axis, or, for several axes, along them linearized
+// with the first major. It lowers as JAX does: stablehlo.partition_id divided by the
+// axis's stride in the mesh, modulo its size; in a shard_map whose manual axes are not
+// all of the mesh's, that arithmetic sits in a nested shard_map over the others (an axis
+// of size 1 gives the constant 0). The result varies over exactly axes.
+func (f *Function) AxisIndex(axes ...string) Value {
+	const opName = "axis_index"
+	c := f.manualCtx()
+	if c == nil {
+		f.Failf(opName, -1, Value{}, ErrNotManual, "axis_index over axes %q needs a ShardMap body", axes)
+		return Value{}
+	}
+	if len(axes) == 0 {
+		f.Failf(opName, -1, Value{}, ErrNotManual, "no axis names given")
+		return Value{}
+	}
+	for i, a := range axes {
+		switch {
+		case c.abs.AxisIndex(a) < 0:
+			f.Failf(opName, -1, Value{}, ErrUnknownAxis, "unknown axis %q (mesh has %s)", a, axisList(c.abs))
+			return Value{}
+		case !c.isManual(a):
+			f.Failf(opName, -1, Value{}, ErrNotManual, "axis %q is not a manual axis of the enclosing shard_map (manual: %q)", a, c.axes)
+			return Value{}
+		case slices.Index(axes, a) != i:
+			f.Failf(opName, -1, Value{}, ErrNotManual, "axis %q named twice", a)
+			return Value{}
+		}
+	}
+	if len(axes) == 1 {
+		return f.axisIndex(c, axes[0])
+	}
+	// As jax.lax.axis_index does for a tuple: the last axis minor.
+	var index Value
+	inner := 1
+	for i := len(axes) - 1; i >= 0; i-- {
+		term := f.axisIndex(c, axes[i])
+		if inner != 1 {
+			term = f.Mul(term, f.ConstantOf(dtypes.Int32, inner))
+		}
+		if index.Valid() {
+			index = f.Add(index, term)
+		} else {
+			index = term
+		}
+		size, _ := c.abs.AxisSize(axes[i])
+		inner *= size
+	}
+	return index
+}
+
+// axisIndex is AxisIndex of one checked axis.
+func (f *Function) axisIndex(c *manualCtx, axis string) Value {
+	names, sizes := c.abs.AxisNames(), c.abs.AxisSizes()
+	j := slices.Index(names, axis)
+	var out Value
+	switch {
+	case len(c.axes) < len(names) && sizes[j] == 1:
+		out = f.ConstantOf(dtypes.Int32, 0)
+	case len(c.axes) < len(names):
+		// partition_id is only meaningful where every axis is manual.
+		var rest []string
+		for _, n := range names {
+			if !c.isManual(n) {
+				rest = append(rest, n)
+			}
+		}
+		out = f.ShardMapUnchecked(c.abs, nil, []mesh.PartitionSpec{mesh.P()}, rest,
+			func(g *Function, _ []Value) []Value { return []Value{g.AxisIndex(axis)} })[0]
+	default:
+		stride := 1
+		for _, s := range sizes[j+1:] {
+			stride *= s
+		}
+		u32 := NewShape(dtypes.Uint32)
+		pid := f.AddOp(stablehlo.OpSpec{Name: "stablehlo.partition_id", Results: []Shape{u32}})[0]
+		q := f.Rem(f.Div(pid, f.ConstantOf(dtypes.Uint32, stride)), f.ConstantOf(dtypes.Uint32, sizes[j]))
+		out = f.Convert(q, dtypes.Int32)
+	}
+	f.setVMA(out, 's', []string{axis})
+	return out
 }

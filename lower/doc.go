@@ -44,7 +44,11 @@
 // same text, apart from `device_ids` when a mesh orders the module's devices differently.
 // ShardingConstraint is JAX's with_sharding_constraint; ShardMap is shard_map, lowered to
 // `sdy.manual_computation`, with the collectives (AllReduce, AllGather, ReduceScatter,
-// AllToAll, CollectivePermute) available in its body over the manual axes. In a module with
+// AllToAll, CollectivePermute, and under JAX's names Psum, Pmax, Pmin, Ppermute,
+// PsumScatter) and AxisIndex available in its body over the manual axes. ShardMap checks
+// replication as JAX's check_vma does: a result whose out_spec leaves out a manual axis
+// the value varies over is an error wrapping ErrReplication; ShardMapUnchecked is
+// check_vma=False. In a module with
 // a mesh, Build annotates every @main argument and result: unannotated arguments are
 // replicated, unannotated results are left open for XLA to choose.
 //

@@ -289,6 +289,9 @@ type ShardMapParams struct {
 	Mesh             mesh.Abstract
 	InSpecs, OutSpec []mesh.PartitionSpec
 	Manual           []string
+	// CheckVMA is whether the replication check applies (ShardMap; false for
+	// ShardMapUnchecked), JAX's check_vma.
+	CheckVMA bool
 
 	in, out    []string // stripped shardings (Shardy) or GSPMD texts
 	gspmd      bool
@@ -309,7 +312,28 @@ type ShardMapParams struct {
 // must be divisible by the product of its manual axes (ErrIndivisible, Shardy's wording);
 // within one dimension, manual axes must come before free axes. On error the result holds
 // len(outSpecs) zero Values.
+//
+// ShardMap checks replication as JAX's shard_map does by default (check_vma=True): a
+// result whose out_spec leaves out a manual axis the value varies over is an error
+// wrapping ErrReplication that names the result and the axis (see shardmap_check.go's
+// rules: arguments vary over the axes of their in_specs, AllReduce removes its axes,
+// AxisIndex and the other collectives add theirs, other ops take the union of their
+// operands'). ShardMapUnchecked skips the check.
 func (f *Function) ShardMap(m mesh.Abstract, inSpecs, outSpecs []mesh.PartitionSpec, manualAxes []string,
+	body func(g *Function, args []Value) []Value, args ...Value) []Value {
+	return f.shardMap(true, m, inSpecs, outSpecs, manualAxes, body, args...)
+}
+
+// ShardMapUnchecked is ShardMap without the replication check, JAX's shard_map with
+// check_vma=False: a result whose out_spec leaves out an axis the value varies over is
+// assembled from the blocks of the devices at index 0 along that axis. Nested shard_maps
+// keep their own setting.
+func (f *Function) ShardMapUnchecked(m mesh.Abstract, inSpecs, outSpecs []mesh.PartitionSpec, manualAxes []string,
+	body func(g *Function, args []Value) []Value, args ...Value) []Value {
+	return f.shardMap(false, m, inSpecs, outSpecs, manualAxes, body, args...)
+}
+
+func (f *Function) shardMap(check bool, m mesh.Abstract, inSpecs, outSpecs []mesh.PartitionSpec, manualAxes []string,
 	body func(g *Function, args []Value) []Value, args ...Value) []Value {
 	const opName = "sdy.manual_computation"
 	zeros := make([]Value, len(outSpecs)) // returned on error, so callers may index results
@@ -372,7 +396,7 @@ func (f *Function) ShardMap(m mesh.Abstract, inSpecs, outSpecs []mesh.PartitionS
 		f.Fail(opName, -1, Value{}, err)
 		return zeros
 	}
-	d := ShardMapParams{Mesh: m, InSpecs: slices.Clone(inSpecs), OutSpec: slices.Clone(outSpecs), Manual: manual, gspmd: gspmd}
+	d := ShardMapParams{Mesh: m, InSpecs: slices.Clone(inSpecs), OutSpec: slices.Clone(outSpecs), Manual: manual, CheckVMA: check, gspmd: gspmd}
 	partial := len(manual) < m.NumAxes()
 	locals := make([]Shape, len(vs))
 	for i, v := range vs {
@@ -428,8 +452,18 @@ func (f *Function) ShardMap(m mesh.Abstract, inSpecs, outSpecs []mesh.PartitionS
 		}
 	}
 	// With GSPMD, one result per output, each a plain value (printed as separate custom calls).
-	return f.AddOp(stablehlo.OpSpec{Name: opName, Operands: vs, Results: globals, Params: d,
+	res := f.AddOp(stablehlo.OpSpec{Name: opName, Operands: vs, Results: globals, Params: d,
 		Regions: []*stablehlo.Function{g}, Print: printManual, SeparateResults: gspmd})
+	if parent == nil && !f.Failed() {
+		// The outermost shard_map checks itself and every nested one (whose operands' axes
+		// only the walk from here knows).
+		ops := f.Ops()
+		f.checkReplication(ops[len(ops)-1])
+		if f.Failed() {
+			return zeros
+		}
+	}
+	return res
 }
 
 // manualSharding checks one in/out spec of a shard_map and returns its printed sharding

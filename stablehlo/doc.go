@@ -27,6 +27,12 @@
 // ErrDType or ErrForeignValue. Every shape an op produces must have an element count and a
 // byte size that fit int64 (ErrShape), so no arithmetic wraps.
 //
+// Binary ops take operands of one shape (or a rank-0 one); Broadcast2 and BroadcastArrays
+// apply NumPy's broadcasting explicitly. numpy.go, nn.go and einsum.go hold composite
+// helpers with JAX's numerics, built from the ops above: keepdims reductions, Mean,
+// Variance, Softmax, LogSoftmax, LogSumExp, Relu, Gelu, LayerNorm (flax's), Einsum and
+// MatMul with jnp.matmul's batch rules.
+//
 // Collectives (AllReduce, AllGather, ReduceScatter, AllToAll, CollectivePermute) take
 // explicit replica groups of partition ids; lower derives them from mesh axis names.
 //

@@ -96,15 +96,3 @@ func (f *Function) DotGeneral(lhs, rhs Value, d DotDims) Value {
 	}
 	return f.emit("stablehlo.dot_general", []*value{a, b}, NewShape(a.shape.dtype, dims...), d.clone())
 }
-
-// MatMul multiplies two rank-2 tensors: [m, k] x [k, n] -> [m, n].
-func (f *Function) MatMul(lhs, rhs Value) Value {
-	if _, ok := f.check("dot_general", lhs, rhs); !ok {
-		return Value{}
-	}
-	if lhs.v.shape.Rank() != 2 || rhs.v.shape.Rank() != 2 {
-		f.failf("dot_general", 0, lhs.v, ErrShape, "MatMul needs rank-2 operands, got %v and %v", lhs.v.shape, rhs.v.shape)
-		return Value{}
-	}
-	return f.DotGeneral(lhs, rhs, DotDims{LhsContracting: []int{1}, RhsContracting: []int{0}})
-}

@@ -26,6 +26,8 @@ var (
 	// ErrReplicaGroups: the replica groups or source/target pairs of a collective are
 	// malformed (empty, unequal sizes, negative or repeated ids).
 	ErrReplicaGroups = errors.New("invalid replica groups")
+	// ErrEinsum: an einsum spec is malformed (see Function.Einsum).
+	ErrEinsum = errors.New("invalid einsum spec")
 )
 
 // OpError is the error Build returns for the first op that failed. It names the function

@@ -63,9 +63,9 @@ func TestOpErrors(t *testing.T) {
 		{"transpose", func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value { return f.Transpose(x, 0, 0) },
 			stablehlo.ErrShape, "permutation [0 0] is not a permutation of rank 2"},
 		{"matmul rank", func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value {
-			return f.MatMul(x, f.Full(f32(6), float32(1)))
+			return f.MatMul(x, f.Full(f32(), float32(1)))
 		},
-			stablehlo.ErrShape, "MatMul needs rank-2 operands, got tensor<4x6xf32> and tensor<6xf32>"},
+			stablehlo.ErrShape, "MatMul needs operands of rank 1 or more, got tensor<4x6xf32> and tensor<f32>"},
 		{"dot batch lists", func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value {
 			return f.DotGeneral(x, x, stablehlo.DotDims{LhsBatch: []int{0}})
 		}, stablehlo.ErrShape, "dimension lists differ in length"},

@@ -1,0 +1,194 @@
+package stablehlo_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/gomlx/gopjrt/dtypes"
+	"github.com/stretchr/testify/require"
+	"github.com/xlamesh/xlamesh/stablehlo"
+)
+
+func TestBroadcastShapes(t *testing.T) {
+	got, err := stablehlo.BroadcastShapes([]int{4, 1, 3}, []int{5, 1}, nil)
+	require.NoError(t, err)
+	require.Equal(t, []int{4, 5, 3}, got)
+	got, err = stablehlo.BroadcastShapes()
+	require.NoError(t, err)
+	require.Empty(t, got)
+	_, err = stablehlo.BroadcastShapes([]int{2, 3}, []int{4})
+	require.ErrorIs(t, err, stablehlo.ErrShape)
+	require.ErrorContains(t, err, "dimension -1 (from the end) is 3 in one and 4 in another")
+}
+
+// The result shapes of the NumPy and NN helpers, and the op sequence of two of them.
+func TestNumpyShapes(t *testing.T) {
+	f32 := func(dims ...int) stablehlo.Shape { return stablehlo.NewShape(dtypes.Float32, dims...) }
+	bf16 := func(dims ...int) stablehlo.Shape { return stablehlo.NewShape(dtypes.BFloat16, dims...) }
+	tests := []struct {
+		name string
+		arg  stablehlo.Shape
+		body func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value
+		want stablehlo.Shape
+	}{
+		{"broadcast2", f32(4, 1, 3), func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value {
+			return f.Add(f.Broadcast2(x, f.Full(f32(5, 1), 1.0)))
+		}, f32(4, 5, 3)},
+		{"broadcast weak", f32(4, 1, 3), func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value {
+			return f.Add(f.Broadcast2(x, f.Constant(2.0)))
+		}, f32(4, 1, 3)},
+		{"sum keepdims", f32(2, 3, 4), func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value { return f.SumKeepDims(x, -1, 0) }, f32(1, 3, 1)},
+		{"max keepdims all", f32(2, 3), func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value { return f.ReduceMaxKeepDims(x) }, f32(1, 1)},
+		{"min keepdims", f32(2, 3), func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value { return f.ReduceMinKeepDims(x, 1) }, f32(2, 1)},
+		{"mean", f32(2, 3, 4), func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value { return f.Mean(x, 1) }, f32(2, 4)},
+		{"mean keepdims bf16", bf16(2, 3), func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value { return f.MeanKeepDims(x) }, bf16(1, 1)},
+		{"variance", f32(2, 3), func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value { return f.Variance(x) }, f32()},
+		{"variance keepdims", f32(2, 3), func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value { return f.VarianceKeepDims(x, 0) }, f32(1, 3)},
+		{"softmax", f32(2, 3), func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value { return f.Softmax(x) }, f32(2, 3)},
+		{"log_softmax", bf16(2, 3), func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value { return f.LogSoftmax(x, 0) }, bf16(2, 3)},
+		{"logsumexp", f32(2, 3), func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value { return f.LogSumExp(x, 1) }, f32(2)},
+		{"logsumexp keepdims", f32(2, 3), func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value { return f.LogSumExpKeepDims(x) }, f32(1, 1)},
+		{"relu int", stablehlo.NewShape(dtypes.Int32, 3), func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value { return f.Relu(x) }, stablehlo.NewShape(dtypes.Int32, 3)},
+		{"gelu", f32(3), func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value { return f.Gelu(x, false) }, f32(3)},
+		{"layer_norm bf16 f32 params", bf16(2, 3, 4), func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value {
+			return f.LayerNorm(x, stablehlo.LayerNormOptions{Scale: f.Full(f32(3, 4), 2.0), Bias: f.Full(f32(3, 4), 1.0), Dims: []int{1, 2}})
+		}, f32(2, 3, 4)},
+		{"layer_norm bf16", bf16(2, 3), func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value {
+			return f.LayerNorm(x, stablehlo.LayerNormOptions{})
+		}, bf16(2, 3)},
+		{"einsum batch", f32(2, 3, 4), func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value {
+			return f.Einsum("bij,bjk->bik", x, f.Full(f32(2, 4, 5), 1.0))
+		}, f32(2, 3, 5)},
+		{"einsum implicit", f32(2, 3), func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value {
+			return f.Einsum("Ba,ac", x, f.Full(f32(3, 4), 1.0))
+		}, f32(2, 4)},
+		{"einsum ellipsis broadcast", f32(5, 1, 2, 3), func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value {
+			return f.Einsum("...ij,...jk", x, f.Full(f32(4, 3, 4), 1.0))
+		}, f32(5, 4, 2, 4)},
+		{"einsum diagonal", f32(3, 3, 2), func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value { return f.Einsum("iij->ji", x) }, f32(2, 3)},
+		{"einsum trace", f32(3, 3), func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value { return f.Einsum("ii", x) }, f32()},
+		{"einsum size-1 label", f32(2, 1), func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value {
+			return f.Einsum("ij,jk", x, f.Full(f32(3, 4), 1.0))
+		}, f32(2, 4)},
+		{"einsum chain", f32(2, 3), func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value {
+			return f.Einsum("ij, jk, kl -> il", x, f.Full(f32(3, 4), 1.0), f.Full(f32(4, 5), 1.0))
+		}, f32(2, 5)},
+		{"matmul batch broadcast", f32(2, 1, 3, 4), func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value {
+			return f.MatMul(x, f.Full(f32(5, 4, 2), 1.0))
+		}, f32(2, 5, 3, 2)},
+		{"matmul vector matrix", f32(4), func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value {
+			return f.MatMul(x, f.Full(f32(3, 4, 2), 1.0))
+		}, f32(3, 2)},
+		{"matmul matrix vector", f32(3, 2, 4), func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value {
+			return f.MatMul(x, f.Full(f32(4), 1.0))
+		}, f32(3, 2)},
+		{"matmul dot", f32(4), func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value { return f.MatMul(x, x) }, f32()},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := stablehlo.NewModule("m")
+			f := m.Main()
+			r := tc.body(f, f.Arg(tc.arg))
+			f.Return(r)
+			_, err := m.Build()
+			require.NoError(t, err)
+			require.True(t, tc.want.Equal(r.Shape()), "want %v, got %v", tc.want, r.Shape())
+		})
+	}
+}
+
+// Each helper lowers to the ops JAX emits for it, in order.
+func TestNumpyOpSequence(t *testing.T) {
+	names := func(build func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value, s stablehlo.Shape) string {
+		m := stablehlo.NewModule("m")
+		f := m.Main()
+		f.Return(build(f, f.Arg(s)))
+		_, err := m.Build()
+		require.NoError(t, err)
+		var out []string
+		for _, o := range f.Ops() {
+			out = append(out, strings.TrimPrefix(strings.TrimPrefix(o.Name(), "stablehlo."), "chlo."))
+		}
+		return strings.Join(out, " ")
+	}
+	f32 := stablehlo.NewShape(dtypes.Float32, 2, 3)
+	require.Equal(t, "constant reduce reshape broadcast_in_dim subtract exponential constant reduce reshape broadcast_in_dim divide",
+		names(func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value { return f.Softmax(x) }, f32))
+	require.Equal(t, "convert constant reduce constant broadcast_in_dim divide convert reshape",
+		names(func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value { return f.MeanKeepDims(x, 1) }, stablehlo.NewShape(dtypes.BFloat16, 2, 3)))
+	require.Equal(t, "constant negate broadcast_in_dim multiply erfc constant multiply multiply",
+		names(func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value { return f.Gelu(x, false) }, f32))
+	require.Equal(t, "dot_general transpose",
+		names(func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value { return f.Einsum("ij,kj->ki", x, x) }, f32))
+}
+
+func TestNumpyErrors(t *testing.T) {
+	f32 := func(dims ...int) stablehlo.Shape { return stablehlo.NewShape(dtypes.Float32, dims...) }
+	tests := []struct {
+		name     string
+		body     func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value // x is an f32[4, 6] argument
+		sentinel error
+		msg      string
+	}{
+		{"broadcast incompatible", func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value {
+			return f.Add(f.Broadcast2(x, f.Full(f32(4), 1.0)))
+		}, stablehlo.ErrShape, "broadcast_in_dim: shape mismatch: shapes [[4 6] [4]] cannot be broadcast together"},
+		{"keepdims axis", func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value { return f.SumKeepDims(x, -3) },
+			stablehlo.ErrShape, "reduce: operand 0 (%arg0): shape mismatch: dimension -3 out of range or repeated for tensor<4x6xf32>"},
+		{"keepdims repeated", func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value { return f.SumKeepDims(x, 1, -1) },
+			stablehlo.ErrShape, "dimension -1 out of range or repeated"},
+		{"mean of ints", func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value {
+			return f.Mean(f.Convert(x, dtypes.Int32))
+		}, stablehlo.ErrDType, "mean: operand 0 (%0): element type mismatch: mean needs a float operand, got tensor<4x6xi32>"},
+		{"softmax scalar", func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value {
+			return f.Softmax(f.Constant(float32(1)))
+		},
+			stablehlo.ErrShape, "softmax needs an operand of rank 1 or more"},
+		{"gelu int", func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value {
+			return f.Gelu(f.Convert(x, dtypes.Int32), true)
+		},
+			stablehlo.ErrDType, "gelu needs a float operand"},
+		{"layer_norm scale shape", func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value {
+			return f.LayerNorm(x, stablehlo.LayerNormOptions{Scale: f.Full(f32(4), 1.0)})
+		}, stablehlo.ErrShape, "layer_norm: operand 1 (%0): shape mismatch: scale must be a float tensor of the normalised dimensions' shape [6], got tensor<4xf32>"},
+		{"einsum letter", func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value { return f.Einsum("i1", x) },
+			stablehlo.ErrEinsum, `einsum: spec "i1": invalid einsum spec: subscript "i1": character '1' is not a letter (labels are a-z and A-Z)`},
+		{"einsum output label", func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value { return f.Einsum("ij->k", x) },
+			stablehlo.ErrEinsum, "output label 'k' does not appear in the inputs"},
+		{"einsum repeated output", func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value { return f.Einsum("ij->ii", x) },
+			stablehlo.ErrEinsum, "output label 'i' appears more than once"},
+		{"einsum rank", func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value { return f.Einsum("ijk", x) },
+			stablehlo.ErrEinsum, `einsum: operand 0 (%arg0): spec "ijk": invalid einsum spec: subscript "ijk" has 3 labels for operand 0 of rank 2`},
+		{"einsum operand count", func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value { return f.Einsum("ij,jk", x) },
+			stablehlo.ErrEinsum, "2 subscripts for 1 operands"},
+		{"einsum ellipsis", func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value { return f.Einsum("i..", x) },
+			stablehlo.ErrEinsum, "invalid ellipsis"},
+		{"einsum arrows", func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value { return f.Einsum("ij->ji->ij", x) },
+			stablehlo.ErrEinsum, "more than one '->'"},
+		{"einsum sizes", func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value {
+			return f.Einsum("ij,jk->ik", x, f.Full(f32(4, 4), 1.0))
+		}, stablehlo.ErrShape, "label 'j' is 4 in operand 1, but 6 in another operand"},
+		{"einsum diagonal sizes", func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value { return f.Einsum("ii->i", x) },
+			stablehlo.ErrShape, "label 'i' repeated in operand 0 has sizes 4 and 6"},
+		{"matmul batch", func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value {
+			return f.MatMul(f.Full(f32(2, 4, 6), 1.0), f.Full(f32(3, 6, 2), 1.0))
+		}, stablehlo.ErrShape, "MatMul batch dimensions: shape mismatch"},
+		{"matmul core", func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value { return f.MatMul(x, x) },
+			stablehlo.ErrShape, "contracting dimension sizes differ: lhs dimension 1 is 6, rhs dimension 0 is 4"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := stablehlo.NewModule("m")
+			f := m.Main()
+			r := tc.body(f, f.Arg(f32(4, 6)))
+			require.False(t, r.Valid())
+			f.Return(r)
+			_, err := m.Build()
+			require.ErrorIs(t, err, tc.sentinel)
+			require.ErrorContains(t, err, tc.msg)
+			var oe *stablehlo.OpError
+			require.True(t, errors.As(err, &oe))
+		})
+	}
+}
