@@ -330,6 +330,49 @@ var opsDataBuilders = map[string]opsBuilder{
 				ScatterIndicesBatchingDims: []int{1}, ScatterDimsToOperandDims: []int{2, 1}, IndexVectorDim: 3},
 			Combine: stablehlo.Sum})
 	}),
+	"conv_nhwc_same":         convCase("NHWC", "HWIO", "NHWC", stablehlo.ConvParams{Padding: stablehlo.PadSame}),
+	"conv_nhwc_same_stride2": convCase("NHWC", "HWIO", "NHWC", stablehlo.ConvParams{Strides: []int{2, 2}, Padding: stablehlo.PadSame}),
+	"conv_nchw_pad_dilation": convCase("NCHW", "OIHW", "NCHW", stablehlo.ConvParams{Strides: []int{2, 1},
+		Padding: stablehlo.Pads([2]int{1, 2}, [2]int{0, 1}), RhsDilation: []int{2, 1}}),
+	"conv_lhs_dilation": convCase("NHWC", "HWIO", "NHWC", stablehlo.ConvParams{Padding: stablehlo.Pads([2]int{2, 2}, [2]int{1, 1}),
+		LhsDilation: []int{2, 2}}),
+	"conv_depthwise":      convCase("NHWC", "HWIO", "NHWC", stablehlo.ConvParams{Padding: stablehlo.PadSame, FeatureGroupCount: 4}),
+	"conv_feature_groups": convCase("NHWC", "HWIO", "NHWC", stablehlo.ConvParams{Padding: stablehlo.PadValid, FeatureGroupCount: 2}),
+	"conv_batch_groups":   convCase("NHWC", "HWIO", "NHWC", stablehlo.ConvParams{Padding: stablehlo.PadValid, BatchGroupCount: 2}),
+	"conv_1d_same_lower":  convCase("NWC", "WIO", "NWC", stablehlo.ConvParams{Strides: []int{2}, Padding: stablehlo.PadSameLower}),
+	"conv_3d":             convCase("NDHWC", "DHWIO", "NDHWC", stablehlo.ConvParams{Strides: []int{1, 2, 1}, Padding: stablehlo.PadSame}),
+	"conv_mixed_layout":   convCase("NCHW", "HWIO", "NHWC", stablehlo.ConvParams{Padding: stablehlo.PadSame}),
+	"conv_int32":          convCase("NHWC", "HWIO", "NHWC", stablehlo.ConvParams{}),
+
+	"reduce_window_max_same": windowCase(stablehlo.Max, stablehlo.ReduceWindowParams{Window: []int{1, 3, 3, 1}, Strides: []int{1, 2, 2, 1}, Padding: stablehlo.PadSame}),
+	"reduce_window_sum_dilations": windowCase(stablehlo.Sum, stablehlo.ReduceWindowParams{Window: []int{2, 2}, Padding: stablehlo.Pads([2]int{1, 0}, [2]int{0, 2}),
+		BaseDilations: []int{2, 1}, WindowDilations: []int{1, 2}}),
+	"reduce_window_same_window_dilation": windowCase(stablehlo.Sum, stablehlo.ReduceWindowParams{Window: []int{2, 3}, Strides: []int{2, 1}, Padding: stablehlo.PadSame,
+		WindowDilations: []int{2, 2}}),
+	"reduce_window_min_int": windowCase(stablehlo.Min, stablehlo.ReduceWindowParams{Window: []int{2, 2}, Strides: []int{2, 3}}),
+	"reduce_window_prod":    windowCase(stablehlo.Prod, stablehlo.ReduceWindowParams{Window: []int{1, 2}}),
+	"reduce_window_func": op1("f.ReduceWindowFunc(x, 2.0, {Window: [3, 2], Strides: [1, 2], Padding: Pads({1, 1}, {0, 0})}, g.Max)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
+		return f.ReduceWindowFunc(a[0], f.Constant(2.0), stablehlo.ReduceWindowParams{Window: []int{3, 2}, Strides: []int{1, 2},
+			Padding: stablehlo.Pads([2]int{1, 1}, [2]int{0, 0})}, func(g *stablehlo.Function, acc, v stablehlo.Value) stablehlo.Value { return g.Max(acc, v) })
+	}),
+	"max_pool": op1("f.MaxPool(x, [2, 2], [2, 2], PadSame)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
+		return f.MaxPool(a[0], []int{2, 2}, []int{2, 2}, stablehlo.PadSame)
+	}),
+	"max_pool_no_batch": op1("f.MaxPool(x, [3], nil, PadValid)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
+		return f.MaxPool(a[0], []int{3}, nil, stablehlo.PadValid)
+	}),
+	"min_pool_pairs": op1("f.MinPool(x, [2, 3], [1, 2], Pads({0, 1}, {1, 1}))", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
+		return f.MinPool(a[0], []int{2, 3}, []int{1, 2}, stablehlo.Pads([2]int{0, 1}, [2]int{1, 1}))
+	}),
+	"sum_pool": op1("f.SumPool(x, [2, 3], [1, 2], Pads({0, 1}, {1, 1}))", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
+		return f.SumPool(a[0], []int{2, 3}, []int{1, 2}, stablehlo.Pads([2]int{0, 1}, [2]int{1, 1}))
+	}),
+	"avg_pool_same": op1("f.AvgPool(x, [3, 3], nil, PadSame, true)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
+		return f.AvgPool(a[0], []int{3, 3}, nil, stablehlo.PadSame, true)
+	}),
+	"avg_pool_exclude_pad": op1("f.AvgPool(x, [3, 3], [2, 2], PadSame, false)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
+		return f.AvgPool(a[0], []int{3, 3}, []int{2, 2}, stablehlo.PadSame, false)
+	}),
 }
 
 func scatterRows(r stablehlo.Reduction, unique bool) opsBuilder {
@@ -340,4 +383,25 @@ func scatterRows(r stablehlo.Reduction, unique bool) opsBuilder {
 	return op1(call, func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
 		return f.Scatter(a[0], f.Reshape(a[1], 3, 1), a[2], stablehlo.ScatterParams{Dims: rows, Combine: r, UniqueIndices: unique})
 	})
+}
+
+// convCase is lax.conv_general_dilated with dimension numbers given as layout strings.
+func convCase(lhs, rhs, out string, p stablehlo.ConvParams) opsBuilder {
+	return op1(fmt.Sprintf("f.Conv(x, w, ConvParams{Dims: ConvLayout(%q, %q, %q), Strides: %v, Padding: %v, LhsDilation: %v, RhsDilation: %v, FeatureGroupCount: %d, BatchGroupCount: %d})",
+		lhs, rhs, out, p.Strides, p.Padding, p.LhsDilation, p.RhsDilation, p.FeatureGroupCount, p.BatchGroupCount),
+		func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
+			d, err := stablehlo.ConvLayout(lhs, rhs, out)
+			if err != nil {
+				f.Fail("convolution", -1, stablehlo.Value{}, err)
+				return stablehlo.Value{}
+			}
+			p.Dims = d
+			return f.Conv(a[0], a[1], p)
+		})
+}
+
+func windowCase(r stablehlo.Reduction, p stablehlo.ReduceWindowParams) opsBuilder {
+	return op1(fmt.Sprintf("f.ReduceWindow(x, %v, {Window: %v, Strides: %v, Padding: %v, BaseDilations: %v, WindowDilations: %v})",
+		r, p.Window, p.Strides, p.Padding, p.BaseDilations, p.WindowDilations),
+		func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.ReduceWindow(a[0], r, p) })
 }

@@ -114,9 +114,93 @@ def gather_scatter():
     return out
 
 
+def ints(seed, shape, lo, hi, dtype=np.float32):
+    """Deterministic small integers in [lo, hi] as dtype: float sums of them are exact."""
+    return np.random.default_rng(seed).integers(lo, hi + 1, size=shape).astype(dtype)
+
+
+def conv():
+    out = []
+    cg = lax.conv_general_dilated
+    x = ints(1, (2, 5, 6, 3), -3, 3)
+    w = ints(2, (3, 3, 3, 4), -2, 2)
+    out.append(case("conv_nhwc_same", "conv_general_dilated(x, w, (1, 1), 'SAME', dimension_numbers=('NHWC', 'HWIO', 'NHWC'))",
+                    lambda x, w: cg(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")), x, w))
+    out.append(case("conv_nhwc_same_stride2", "conv_general_dilated(x, w, (2, 2), 'SAME', NHWC/HWIO/NHWC)",
+                    lambda x, w: cg(x, w, (2, 2), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")), x, w))
+    xc = ints(3, (1, 2, 7, 7), -3, 3)
+    wc = ints(4, (3, 2, 3, 2), -2, 2)
+    out.append(case("conv_nchw_pad_dilation", "conv_general_dilated(x, w, (2, 1), ((1, 2), (0, 1)), rhs_dilation=(2, 1), NCHW/OIHW/NCHW)",
+                    lambda x, w: cg(x, w, (2, 1), ((1, 2), (0, 1)), rhs_dilation=(2, 1),
+                                    dimension_numbers=("NCHW", "OIHW", "NCHW")), xc, wc))
+    out.append(case("conv_lhs_dilation", "conv_general_dilated(x, w, (1, 1), ((2, 2), (1, 1)), lhs_dilation=(2, 2), NHWC/HWIO/NHWC)",
+                    lambda x, w: cg(x, w, (1, 1), ((2, 2), (1, 1)), lhs_dilation=(2, 2),
+                                    dimension_numbers=("NHWC", "HWIO", "NHWC")), x, w))
+    xd = ints(5, (1, 5, 5, 4), -3, 3)
+    out.append(case("conv_depthwise", "conv_general_dilated(x, w, (1, 1), 'SAME', feature_group_count=4, NHWC/HWIO/NHWC)",
+                    lambda x, w: cg(x, w, (1, 1), "SAME", feature_group_count=4,
+                                    dimension_numbers=("NHWC", "HWIO", "NHWC")), xd, ints(6, (3, 3, 1, 4), -2, 2)))
+    out.append(case("conv_feature_groups", "conv_general_dilated(x, w, (1, 1), 'VALID', feature_group_count=2, NHWC/HWIO/NHWC)",
+                    lambda x, w: cg(x, w, (1, 1), "VALID", feature_group_count=2,
+                                    dimension_numbers=("NHWC", "HWIO", "NHWC")), xd, ints(7, (2, 2, 2, 6), -2, 2)))
+    out.append(case("conv_batch_groups", "conv_general_dilated(x, w, (1, 1), 'VALID', batch_group_count=2, NHWC/HWIO/NHWC)",
+                    lambda x, w: cg(x, w, (1, 1), "VALID", batch_group_count=2,
+                                    dimension_numbers=("NHWC", "HWIO", "NHWC")), ints(8, (4, 4, 4, 3), -3, 3),
+                    ints(9, (3, 3, 3, 4), -2, 2)))
+    out.append(case("conv_1d_same_lower", "conv_general_dilated(x, w, (2,), 'SAME_LOWER', NWC/WIO/NWC)",
+                    lambda x, w: cg(x, w, (2,), "SAME_LOWER", dimension_numbers=("NWC", "WIO", "NWC")),
+                    ints(10, (2, 9, 3), -3, 3), ints(11, (4, 3, 2), -2, 2)))
+    out.append(case("conv_3d", "conv_general_dilated(x, w, (1, 2, 1), 'SAME', NDHWC/DHWIO/NDHWC)",
+                    lambda x, w: cg(x, w, (1, 2, 1), "SAME", dimension_numbers=("NDHWC", "DHWIO", "NDHWC")),
+                    ints(12, (1, 3, 4, 4, 2), -3, 3), ints(13, (2, 2, 3, 2, 3), -2, 2)))
+    out.append(case("conv_mixed_layout", "conv_general_dilated(x, w, (1, 1), 'SAME', NCHW/HWIO/NHWC)",
+                    lambda x, w: cg(x, w, (1, 1), "SAME", dimension_numbers=("NCHW", "HWIO", "NHWC")), xc,
+                    ints(14, (2, 3, 2, 3), -2, 2)))
+    out.append(case("conv_int32", "conv_general_dilated(x, w, (1, 1), 'VALID', NHWC/HWIO/NHWC), int32",
+                    lambda x, w: cg(x, w, (1, 1), "VALID", dimension_numbers=("NHWC", "HWIO", "NHWC")),
+                    x.astype(np.int32), w.astype(np.int32)))
+    return out
+
+
+def window():
+    import flax.linen as nn
+    out = []
+    x = ints(20, (2, 5, 6, 3), -9, 9)
+    out.append(case("reduce_window_max_same", "lax.reduce_window(x, -inf, lax.max, (1, 3, 3, 1), (1, 2, 2, 1), 'SAME')",
+                    lambda x: lax.reduce_window(x, -jnp.inf, lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME"), x))
+    x2 = ints(21, (5, 6), -9, 9)
+    out.append(case("reduce_window_sum_dilations",
+                    "lax.reduce_window(x, 0., lax.add, (2, 2), (1, 1), ((1, 0), (0, 2)), base_dilation=(2, 1), window_dilation=(1, 2))",
+                    lambda x: lax.reduce_window(x, 0.0, lax.add, (2, 2), (1, 1), ((1, 0), (0, 2)),
+                                                base_dilation=(2, 1), window_dilation=(1, 2)), x2))
+    out.append(case("reduce_window_same_window_dilation",
+                    "lax.reduce_window(x, 0., lax.add, (2, 3), (2, 1), 'SAME', window_dilation=(2, 2))",
+                    lambda x: lax.reduce_window(x, 0.0, lax.add, (2, 3), (2, 1), "SAME", window_dilation=(2, 2)), x2))
+    out.append(case("reduce_window_min_int", "lax.reduce_window(x, INT32_MAX, lax.min, (2, 2), (2, 3), 'VALID'), int32",
+                    lambda x: lax.reduce_window(x, np.int32(2**31 - 1), lax.min, (2, 2), (2, 3), "VALID"),
+                    x2.astype(np.int32)))
+    out.append(case("reduce_window_prod", "lax.reduce_window(x, 1., lax.mul, (1, 2), (1, 1), 'VALID')",
+                    lambda x: lax.reduce_window(x, 1.0, lax.mul, (1, 2), (1, 1), "VALID"), ints(22, (3, 4), -3, 3)))
+    out.append(case("reduce_window_func", "lax.reduce_window(x, 2., lax.max, (3, 2), (1, 2), ((1, 1), (0, 0))) (init 2, not max's identity)",
+                    lambda x: lax.reduce_window(x, 2.0, lax.max, (3, 2), (1, 2), ((1, 1), (0, 0))), x2))
+    out.append(case("max_pool", "flax.linen.max_pool(x, (2, 2), strides=(2, 2), padding='SAME')",
+                    lambda x: nn.max_pool(x, (2, 2), strides=(2, 2), padding="SAME"), x))
+    out.append(case("max_pool_no_batch", "flax.linen.max_pool(x, (3,), padding='VALID') on (length, features)",
+                    lambda x: nn.max_pool(x, (3,), padding="VALID"), x2))
+    out.append(case("min_pool_pairs", "flax.linen.pooling.min_pool(x, (2, 3), strides=(1, 2), padding=((0, 1), (1, 1)))",
+                    lambda x: nn.pooling.min_pool(x, (2, 3), strides=(1, 2), padding=((0, 1), (1, 1))), x))
+    out.append(case("sum_pool", "flax.linen.pool(x, 0., lax.add, (2, 3), (1, 2), ((0, 1), (1, 1)))",
+                    lambda x: nn.pooling.pool(x, 0.0, lax.add, (2, 3), (1, 2), ((0, 1), (1, 1))), x))
+    out.append(case("avg_pool_same", "flax.linen.avg_pool(x, (3, 3), padding='SAME')",
+                    lambda x: nn.avg_pool(x, (3, 3), padding="SAME"), x))
+    out.append(case("avg_pool_exclude_pad", "flax.linen.avg_pool(x, (3, 3), strides=(2, 2), padding='SAME', count_include_pad=False)",
+                    lambda x: nn.avg_pool(x, (3, 3), strides=(2, 2), padding="SAME", count_include_pad=False), x))
+    return out
+
+
 def generate():
     out = []
-    for group in (gather_scatter,):
+    for group in (gather_scatter, conv, window):
         out.extend(group())
     names = [c["name"] for c in out]
     if len(set(names)) != len(names):
