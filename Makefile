@@ -27,7 +27,7 @@ test: setup oracle-env lint fuzz-smoke oracle-check newcomer unit
 PLUGINS := cpu,cpu-0.115,cuda12
 INSTALL := $(GO) run ./cmd/xlamesh install-plugin
 # The packages whose tests open a PJRT client; they run once more per extra plugin.
-INTEGRATION := ./pjrt/... ./jit ./lower ./examples ./internal/oracletest
+INTEGRATION := ./pjrt/... ./jit ./lower ./examples ./examples/mlp ./autodiff/... ./internal/oracletest
 
 setup:
 	@$(INSTALL) -check -plugin $(PLUGINS) >/dev/null

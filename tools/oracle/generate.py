@@ -6,8 +6,9 @@ Usage (normally through tools/oracle/generate.sh, which sets the environment):
         python tools/oracle/generate.py OUTDIR
 
 Writes OUTDIR/<group>.json for each group in cases.GROUPS, for each op
-group module tools/oracle/ops_*.py (its GROUP and generate()), and
-OUTDIR/programs.json for the programs corpus in programs.py. Output is
+group module tools/oracle/ops_*.py (its GROUP and generate()),
+OUTDIR/programs.json for the programs corpus in programs.py, and
+OUTDIR/vjp.json for the derivatives of vjp.py. Output is
 deterministic: sorted keys, no timestamps, no object addresses. A case whose
 JAX outcome contradicts the corpus (an error where none was expected, or the
 reverse, or an error message lacking one of the case's phrases) stops the run:
@@ -40,6 +41,7 @@ from jax.sharding import PartitionSpec as P  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cases  # noqa: E402
 import programs  # noqa: E402
+import vjp  # noqa: E402
 
 TYPES = {"Auto": AxisType.Auto, "Explicit": AxisType.Explicit, "Manual": AxisType.Manual}
 DTYPES = {"f32": np.float32, "i32": np.int32}
@@ -616,6 +618,12 @@ def main(argv):
     with open(os.path.join(outdir, "programs.json"), "w", encoding="utf-8") as fh:
         fh.write(dump(doc) + "\n")
     print("oracle: %-14s %4d programs" % ("programs", len(progs)))
+    grads = vjp.generate()
+    doc = {"group": "vjp", "jax_version": jax.__version__, "jaxlib_version": jaxlib.__version__,
+           "numpy_version": np.__version__, "generator": "tools/oracle/vjp.py", **grads}
+    with open(os.path.join(outdir, "vjp.json"), "w", encoding="utf-8") as fh:
+        fh.write(dump(doc) + "\n")
+    print("oracle: %-14s %4d rules, %d programs" % ("vjp", len(grads["rules"]), len(grads["programs"])))
     print("oracle: %d cases, %d programs, jax %s" % (total, len(progs), jax.__version__))
     return 0
 
@@ -623,6 +631,6 @@ def main(argv):
 if __name__ == "__main__":
     try:
         sys.exit(main(sys.argv))
-    except (CaseError, programs.ProgramError) as e:
+    except (CaseError, programs.ProgramError, vjp.VJPError) as e:
         print("oracle: " + str(e), file=sys.stderr)
         sys.exit(1)

@@ -1,0 +1,493 @@
+package oracletest
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gomlx/gopjrt/dtypes"
+
+	"github.com/xlamesh/xlamesh/autodiff"
+	"github.com/xlamesh/xlamesh/examples/mlp"
+	"github.com/xlamesh/xlamesh/jit"
+	"github.com/xlamesh/xlamesh/lower"
+	"github.com/xlamesh/xlamesh/mesh"
+	"github.com/xlamesh/xlamesh/pjrt"
+	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
+	"github.com/xlamesh/xlamesh/stablehlo"
+)
+
+// The vjp group: package autodiff against jax.vjp and jax.value_and_grad
+// (tools/oracle/vjp.py writes testdata/oracle/vjp.json).
+
+// vjpTol is the relative tolerance of the comparisons that are not exact: XLA's CPU kernels
+// for exp, tanh, log, ... are not bit-identical between jaxlib's XLA and the plugin's, and
+// the partitioner may reorder sums; 1e-6 is the absolute floor near zero.
+const vjpTol, vjpFloor = 1e-5, 1e-6
+
+type vjpArray struct {
+	Shape  []int     `json:"shape"`
+	DType  string    `json:"dtype"`
+	Values []float64 `json:"values"`
+}
+
+type vjpRuleCase struct {
+	Name      string     `json:"name"`
+	Exact     bool       `json:"exact"`
+	Inputs    []vjpArray `json:"inputs"`
+	Out       vjpArray   `json:"out"`
+	Cotangent vjpArray   `json:"cotangent"`
+	Grads     []vjpArray `json:"grads"`
+}
+
+type vjpProgram struct {
+	Losses []float64  `json:"losses"`
+	Loss   float64    `json:"loss"`
+	Grads  []vjpArray `json:"grads"`
+}
+
+type vjpGolden struct {
+	Group      string                `json:"group"`
+	JAXVersion string                `json:"jax_version"`
+	Rules      []vjpRuleCase         `json:"rules"`
+	Programs   map[string]vjpProgram `json:"programs"`
+}
+
+func loadVJP(t *testing.T) vjpGolden {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(goldenDir, "vjp.json"))
+	if err != nil {
+		t.Fatalf("oracle golden vjp: %v (regenerate with `make oracle`)", err)
+	}
+	var g vjpGolden
+	if err := json.Unmarshal(data, &g); err != nil {
+		t.Fatalf("oracle golden vjp: %v", err)
+	}
+	if g.Group != "vjp" || len(g.Rules) == 0 || len(g.Programs) == 0 {
+		t.Fatalf("oracle golden vjp: malformed")
+	}
+	return g
+}
+
+type sv = stablehlo.Value
+
+// vjpRules builds, per golden case, the op JAX differentiated, with package stablehlo.
+var vjpRules = map[string]func(f *stablehlo.Function, a []sv) sv{
+	"add":              func(f *stablehlo.Function, a []sv) sv { return f.Add(a[0], a[1]) },
+	"sub":              func(f *stablehlo.Function, a []sv) sv { return f.Sub(a[0], a[1]) },
+	"mul":              func(f *stablehlo.Function, a []sv) sv { return f.Mul(a[0], a[1]) },
+	"mul_same_operand": func(f *stablehlo.Function, a []sv) sv { return f.Mul(a[0], a[0]) },
+	"div":              func(f *stablehlo.Function, a []sv) sv { return f.Div(a[0], a[1]) },
+	"rem":              func(f *stablehlo.Function, a []sv) sv { return f.Rem(a[0], a[1]) },
+	"max_ties":         func(f *stablehlo.Function, a []sv) sv { return f.Max(a[0], a[1]) },
+	"min_ties":         func(f *stablehlo.Function, a []sv) sv { return f.Min(a[0], a[1]) },
+	"pow":              func(f *stablehlo.Function, a []sv) sv { return f.Pow(a[0], a[1]) },
+	"neg":              func(f *stablehlo.Function, a []sv) sv { return f.Neg(a[0]) },
+	"exp":              func(f *stablehlo.Function, a []sv) sv { return f.Exp(a[0]) },
+	"log":              func(f *stablehlo.Function, a []sv) sv { return f.Log(a[0]) },
+	"sqrt":             func(f *stablehlo.Function, a []sv) sv { return f.Sqrt(a[0]) },
+	"rsqrt":            func(f *stablehlo.Function, a []sv) sv { return f.Rsqrt(a[0]) },
+	"tanh":             func(f *stablehlo.Function, a []sv) sv { return f.Tanh(a[0]) },
+	"logistic":         func(f *stablehlo.Function, a []sv) sv { return f.Logistic(a[0]) },
+	"sin":              func(f *stablehlo.Function, a []sv) sv { return f.Sin(a[0]) },
+	"cos":              func(f *stablehlo.Function, a []sv) sv { return f.Cos(a[0]) },
+	"abs_with_zero":    func(f *stablehlo.Function, a []sv) sv { return f.Abs(a[0]) },
+	"sign":             func(f *stablehlo.Function, a []sv) sv { return f.Mul(a[0], f.Sign(a[0])) },
+	"floor_ceil": func(f *stablehlo.Function, a []sv) sv {
+		return f.Add(f.Floor(a[0]), f.Mul(f.Ceil(a[0]), a[0]))
+	},
+	"select": func(f *stablehlo.Function, a []sv) sv {
+		return f.Select(f.Greater(a[0], a[1]), a[0], f.Mul(a[1], a[1]))
+	},
+	"convert_bf16": func(f *stablehlo.Function, a []sv) sv {
+		b := f.Convert(a[0], dtypes.BFloat16)
+		return f.Convert(f.Mul(b, b), dtypes.Float32)
+	},
+	"broadcast_in_dim":   func(f *stablehlo.Function, a []sv) sv { return f.BroadcastInDim(a[0], []int{4, 2, 3}, []int{1, 2}) },
+	"broadcast_unit_dim": func(f *stablehlo.Function, a []sv) sv { return f.BroadcastInDim(a[0], []int{2, 3, 5}, []int{0, 2}) },
+	"reshape":            func(f *stablehlo.Function, a []sv) sv { return f.Reshape(a[0], 3, 2) },
+	"transpose":          func(f *stablehlo.Function, a []sv) sv { return f.Transpose(a[0], 2, 0, 1) },
+	"slice_strided":      func(f *stablehlo.Function, a []sv) sv { return f.Slice(a[0], []int{1, 0}, []int{5, 7}, []int{2, 3}) },
+	"dynamic_slice": func(f *stablehlo.Function, a []sv) sv {
+		return f.DynamicSlice(a[0], []sv{f.ConstantOf(dtypes.Int32, 3), f.ConstantOf(dtypes.Int32, 1)}, []int{2, 3})
+	},
+	"dynamic_update_slice": func(f *stablehlo.Function, a []sv) sv {
+		return f.DynamicUpdateSlice(a[0], a[1], []sv{f.ConstantOf(dtypes.Int32, 1), f.ConstantOf(dtypes.Int32, 2)})
+	},
+	"pad": func(f *stablehlo.Function, a []sv) sv {
+		return f.Pad(a[0], a[1], []int{1, -1}, []int{2, 1}, []int{1, 2})
+	},
+	"concatenate":        func(f *stablehlo.Function, a []sv) sv { return f.Concatenate(1, a[0], a[1], a[0]) },
+	"dot_general_matmul": func(f *stablehlo.Function, a []sv) sv { return f.MatMul(a[0], a[1]) },
+	"dot_general_batch": func(f *stablehlo.Function, a []sv) sv {
+		return f.DotGeneral(a[0], a[1], stablehlo.DotDims{LhsContracting: []int{2}, RhsContracting: []int{1}, LhsBatch: []int{0}, RhsBatch: []int{2}})
+	},
+	"dot_general_two_contracting": func(f *stablehlo.Function, a []sv) sv {
+		return f.DotGeneral(a[0], a[1], stablehlo.DotDims{LhsContracting: []int{2, 1}, RhsContracting: []int{0, 2}})
+	},
+	"reduce_sum":      func(f *stablehlo.Function, a []sv) sv { return f.Sum(a[0], 1) },
+	"reduce_max_ties": func(f *stablehlo.Function, a []sv) sv { return f.ReduceMax(a[0], 1) },
+	"reduce_min_all":  func(f *stablehlo.Function, a []sv) sv { return f.ReduceMin(a[0], 0, 1) },
+	"stop_gradient":   func(f *stablehlo.Function, a []sv) sv { return f.Mul(a[0], autodiff.StopGradient(a[0])) },
+}
+
+func vjpDType(s string) (dtypes.DType, error) {
+	switch s {
+	case "float32":
+		return dtypes.Float32, nil
+	case "int32":
+		return dtypes.Int32, nil
+	}
+	return 0, fmt.Errorf("vjp: dtype %q", s)
+}
+
+func f32s(v []float64) []float32 {
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(x)
+	}
+	return out
+}
+
+// compareArray appends the differences between JAX's want and xlamesh's got.
+func compareArray(d *[]string, what string, want vjpArray, got []float32, exact bool) {
+	if len(want.Values) != len(got) {
+		*d = append(*d, fmt.Sprintf("%s: JAX has %d values, xlamesh %d", what, len(want.Values), len(got)))
+		return
+	}
+	for i, w := range want.Values {
+		g := float64(got[i])
+		ok := float32(w) == got[i]
+		if !exact {
+			ok = math.Abs(g-w) <= vjpFloor+vjpTol*math.Max(math.Abs(g), math.Abs(w))
+		}
+		if !ok {
+			*d = append(*d, fmt.Sprintf("%s[%d]: JAX %v, xlamesh %v", what, i, float32(w), got[i]))
+			return
+		}
+	}
+}
+
+func TestVJPRules(t *testing.T) {
+	g := loadVJP(t)
+	report.noteGroup("vjp", vjpNote())
+	c := pjrttest.Client(t)
+	dev := c.Devices()[0]
+	seen := map[string]bool{}
+	for _, tc := range g.Rules {
+		seen[tc.Name] = true
+		t.Run(tc.Name, func(t *testing.T) {
+			build, ok := vjpRules[tc.Name]
+			if !ok {
+				t.Errorf("vjp/%s: no builder in vjpRules", tc.Name)
+				return
+			}
+			m := stablehlo.NewModule("vjp_" + tc.Name)
+			f := m.Main()
+			args := make([]sv, len(tc.Inputs))
+			for i, in := range tc.Inputs {
+				dt, err := vjpDType(in.DType)
+				if err != nil {
+					t.Fatal(err)
+				}
+				args[i] = f.Arg(stablehlo.NewShape(dt, in.Shape...))
+			}
+			out := build(f, args)
+			ct := f.ArrayOf(dtypes.Float32, f32s(tc.Cotangent.Values), tc.Cotangent.Shape...)
+			grads := autodiff.VJP(f, []sv{out}, args, []sv{ct})
+			f.Return(append([]sv{out}, grads...)...)
+			text, err := m.Build()
+			if err != nil {
+				report.check(t, "vjp", tc.Name, []string{err.Error()})
+				return
+			}
+			exe, err := c.Compile(text, pjrt.CompileOptions{NumPartitions: 1, DeviceAssignment: []int{dev.ID()}})
+			if err != nil {
+				t.Fatalf("%v\n%s", err, text)
+			}
+			defer exe.Close()
+			var bufs []*pjrt.Buffer
+			defer func() {
+				for _, b := range bufs {
+					b.Close()
+				}
+			}()
+			for _, in := range tc.Inputs {
+				b, err := c.BufferFromHost(dev, f32s(in.Values), in.Shape)
+				if err != nil {
+					t.Fatal(err)
+				}
+				bufs = append(bufs, b)
+			}
+			outs, err := exe.Execute([][]*pjrt.Buffer{bufs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var d []string
+			for i, b := range outs[0] {
+				h, err := b.ToHost()
+				b.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if i == 0 {
+					compareArray(&d, "out", tc.Out, h.([]float32), tc.Exact)
+				} else {
+					compareArray(&d, fmt.Sprintf("grad %d", i-1), tc.Grads[i-1], h.([]float32), tc.Exact)
+				}
+			}
+			report.check(t, "vjp", tc.Name, d)
+		})
+	}
+	for name := range vjpRules {
+		if !seen[name] {
+			t.Errorf("vjp: builder %s has no golden case", name)
+		}
+	}
+}
+
+// vjpNote describes the group in docs/jax-compat.md: what is compared, the transpose rules
+// package autodiff has (from its registry, so the list cannot go stale) and the deliberate
+// differences from JAX.
+func vjpNote() string {
+	var ops []string
+	for _, n := range autodiff.Registered() {
+		ops = append(ops, "`"+n+"`")
+	}
+	return "Each transpose rule of package autodiff against `jax.vjp` of the same lax op on the same inputs and " +
+		"cotangent (exact where the case's arithmetic is, else to 1e-5 relative); the `program/` cases train or " +
+		"differentiate models under sharding on the 2x4 mesh with `jax.value_and_grad` in Shardy and GSPMD mode " +
+		"(losses step by step and gradients to 1e-5 relative, and each gradient must come back with its " +
+		"parameter's sharding).\n\n" +
+		"Ops with a transpose rule: " + strings.Join(ops, ", ") + ".\n\n" +
+		"Deliberate differences from JAX:\n\n" +
+		"- `stablehlo.reduce` with Prod has no rule yet (an error wrapping autodiff.ErrNotDifferentiable); JAX differentiates `reduce_prod`.\n" +
+		"- VJP gives an integer or pred input zeros of its own type where JAX gives `float0` zeros; Grad refuses it (ErrNotFloat) as `jax.grad` does.\n" +
+		"- A `func.call` callee and a shard_map body are replayed next to their backward pass instead of saving residuals " +
+		"(same values; XLA merges the copies of a call after inlining).\n" +
+		"- VJP accepts any value of the function as a differentiated value, not only arguments: the walk treats it as an input."
+}
+
+// pattern is tools/oracle/vjp.py's pattern (examples/mlp.Init's formula).
+func pattern(dims []int, k int, scale float32, offset float32) []float32 {
+	n := 1
+	for _, d := range dims {
+		n *= d
+	}
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = float32((i*(7+2*k)+3*k)%17-8)/scale + offset
+	}
+	return out
+}
+
+// vjpMesh is the 2x4 ("data", "model") mesh over devices 0..7.
+func vjpMesh(t *testing.T, c *pjrt.Client) mesh.Mesh {
+	m, err := mesh.New(jit.Devices(c)[:8], []int{2, 4}, "data", "model")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func put(t *testing.T, c *pjrt.Client, m mesh.Mesh, v []float32, dims []int, spec mesh.PartitionSpec) *jit.Array {
+	t.Helper()
+	s, err := mesh.NewNamedSharding(m, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := jit.Put(c, v, dims, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func scalar(t *testing.T, a *jit.Array) float64 {
+	t.Helper()
+	h, err := a.ToHost()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return float64(h.([]float32)[0])
+}
+
+func closeAll(as []*jit.Array) {
+	for _, a := range as {
+		if a != nil {
+			a.Close()
+		}
+	}
+}
+
+func compareLosses(d *[]string, want, got []float64) {
+	if len(want) != len(got) {
+		*d = append(*d, fmt.Sprintf("JAX has %d losses, xlamesh %d", len(want), len(got)))
+		return
+	}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > vjpTol*math.Abs(want[i]) {
+			*d = append(*d, fmt.Sprintf("loss %d: JAX %.8g, xlamesh %.8g", i, want[i], got[i]))
+		}
+	}
+}
+
+var vjpModes = []struct {
+	name string
+	p    lower.Partitioner
+}{{"shardy", lower.Shardy}, {"gspmd", lower.GSPMD}}
+
+// TestVJPPrograms trains and differentiates the models of tools/oracle/vjp.py under
+// sharding and compares with JAX.
+func TestVJPPrograms(t *testing.T) {
+	g := loadVJP(t)
+	c := pjrttest.Client(t)
+	m := vjpMesh(t, c)
+	for _, mode := range vjpModes {
+		t.Run("mlp_sgd_"+mode.name, func(t *testing.T) {
+			name := "mlp_sgd_" + mode.name
+			step := jit.New("sgd_step", mlp.SGD(0.1), append(mlp.StepOptions(), jit.WithPartitioner(mode.p))...)
+			defer step.Close()
+			shapes, specs := mlp.Small.Shapes(), mlp.Specs()
+			args := make([]*jit.Array, 6)
+			for i, v := range mlp.Small.Init() {
+				args[i] = put(t, c, m, v, shapes[i], specs[i])
+			}
+			defer func() { closeAll(args) }()
+			var losses []float64
+			for range 20 {
+				out, err := step.Call(c, args...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				losses = append(losses, scalar(t, out[0]))
+				out[0].Close()
+				copy(args, out[1:])
+			}
+			var d []string
+			compareLosses(&d, g.Programs[name].Losses, losses)
+			report.check(t, "vjp", "program/"+name, d)
+		})
+		t.Run("mlp_adam_"+mode.name, func(t *testing.T) {
+			name := "mlp_adam_" + mode.name
+			step := jit.New("adam_step", mlp.Adam(0.01, 0.9, 0.999, 1e-8), append(mlp.AdamOptions(), jit.WithPartitioner(mode.p))...)
+			defer step.Close()
+			shapes, specs := mlp.Small.Shapes(), mlp.Specs()
+			init := mlp.Small.Init()
+			state := make([]*jit.Array, 12)
+			for i := range 4 {
+				state[i] = put(t, c, m, init[i], shapes[i], specs[i])
+				state[4+i] = put(t, c, m, make([]float32, len(init[i])), shapes[i], specs[i])
+				state[8+i] = put(t, c, m, make([]float32, len(init[i])), shapes[i], specs[i])
+			}
+			x := put(t, c, m, init[4], shapes[4], specs[4])
+			y := put(t, c, m, init[5], shapes[5], specs[5])
+			defer func() { closeAll(state); x.Close(); y.Close() }()
+			var losses []float64
+			for s := 1; s <= 10; s++ {
+				tt := put(t, c, m, []float32{float32(s)}, nil, mesh.P())
+				out, err := step.Call(c, append(append(slices.Clone(state), tt), x, y)...)
+				tt.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				losses = append(losses, scalar(t, out[0]))
+				out[0].Close()
+				copy(state, out[1:])
+			}
+			var d []string
+			compareLosses(&d, g.Programs[name].Losses, losses)
+			report.check(t, "vjp", "program/"+name, d)
+		})
+		t.Run("attention_"+mode.name, func(t *testing.T) {
+			dims := [][]int{{4, 8, 16}, {16, 16}, {16, 16}, {16, 16}, {16, 16}}
+			specs := []mesh.PartitionSpec{mesh.P("data", nil, nil), mesh.P(nil, "model"), mesh.P(nil, "model"), mesh.P(nil, "model"), mesh.P("model", nil)}
+			inputs := [][]float32{pattern(dims[0], 0, 8, 0)}
+			for k := 1; k <= 4; k++ {
+				inputs = append(inputs, pattern(dims[k], k, 32, 0))
+			}
+			gradProgram(t, c, m, "attention_"+mode.name, mode.p, g.Programs["attention_"+mode.name], attentionLoss, inputs, dims, specs)
+		})
+		t.Run("layer_norm_"+mode.name, func(t *testing.T) {
+			dims := [][]int{{8, 16}, {16}, {16}}
+			specs := []mesh.PartitionSpec{mesh.P("data", nil), mesh.P(), mesh.P()}
+			inputs := [][]float32{pattern(dims[0], 0, 4, 0), pattern(dims[1], 1, 8, 1), pattern(dims[2], 2, 8, 0)}
+			gradProgram(t, c, m, "layer_norm_"+mode.name, mode.p, g.Programs["layer_norm_"+mode.name], layerNormLoss, inputs, dims, specs)
+		})
+	}
+}
+
+// gradProgram runs jit.ValueAndGrad of loss on the inputs with their specs and compares the
+// loss and every gradient with JAX's.
+func gradProgram(t *testing.T, c *pjrt.Client, m mesh.Mesh, name string, p lower.Partitioner, want vjpProgram,
+	loss jit.Loss, inputs [][]float32, dims [][]int, specs []mesh.PartitionSpec) {
+	wrt := make([]int, len(inputs))
+	for i := range wrt {
+		wrt[i] = i
+	}
+	fn := jit.New(name, jit.ValueAndGrad(loss, wrt...), jit.InSpecs(specs...),
+		jit.OutSpecs(append([]mesh.PartitionSpec{mesh.P()}, specs...)...), jit.WithPartitioner(p))
+	defer fn.Close()
+	args := make([]*jit.Array, len(inputs))
+	for i, v := range inputs {
+		args[i] = put(t, c, m, v, dims[i], specs[i])
+	}
+	defer closeAll(args)
+	out, err := fn.Call(c, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeAll(out)
+	var d []string
+	compareLosses(&d, []float64{want.Loss}, []float64{scalar(t, out[0])})
+	for i, gr := range out[1:] {
+		if !gr.Sharding().Spec().Equal(specs[i]) {
+			d = append(d, fmt.Sprintf("grad %d: sharding %v, want the argument's %v", i, gr.Sharding().Spec(), specs[i]))
+		}
+		h, err := gr.ToHost()
+		if err != nil {
+			t.Fatal(err)
+		}
+		compareArray(&d, fmt.Sprintf("grad %d", i), want.Grads[i], h.([]float32), false)
+	}
+	report.check(t, "vjp", "program/"+name, d)
+}
+
+// attentionLoss is tools/oracle/vjp.py's attention_loss: one head, softmax with the row max
+// under stop_gradient, sum(tanh(out)).
+func attentionLoss(f *lower.Function, a []lower.Value) lower.Value {
+	x, wq, wk, wv, wo := a[0], a[1], a[2], a[3], a[4]
+	proj := func(w lower.Value) lower.Value {
+		return f.DotGeneral(x, w, lower.DotDims{LhsContracting: []int{2}, RhsContracting: []int{0}})
+	}
+	q, k, v := proj(wq), proj(wk), proj(wv)
+	s := f.DotGeneral(q, k, lower.DotDims{LhsBatch: []int{0}, RhsBatch: []int{0}, LhsContracting: []int{2}, RhsContracting: []int{2}})
+	s = f.Div(s, f.Constant(4.0))
+	dims := s.Shape().Dims()
+	mx := autodiff.StopGradient(f.ReduceMax(s, 2))
+	e := f.Exp(f.Sub(s, f.BroadcastInDim(mx, dims, []int{0, 1})))
+	p := f.Div(e, f.BroadcastInDim(f.Sum(e, 2), dims, []int{0, 1}))
+	o := f.DotGeneral(p, v, lower.DotDims{LhsBatch: []int{0}, RhsBatch: []int{0}, LhsContracting: []int{2}, RhsContracting: []int{1}})
+	o = f.DotGeneral(o, wo, lower.DotDims{LhsContracting: []int{2}, RhsContracting: []int{0}})
+	return f.Sum(f.Tanh(o))
+}
+
+// layerNormLoss is tools/oracle/vjp.py's layer_norm_loss.
+func layerNormLoss(f *lower.Function, a []lower.Value) lower.Value {
+	x, gamma, beta := a[0], a[1], a[2]
+	dims := x.Shape().Dims()
+	n := float64(dims[1])
+	row := func(v lower.Value) lower.Value { return f.BroadcastInDim(v, dims, []int{0}) }
+	col := func(v lower.Value) lower.Value { return f.BroadcastInDim(v, dims, []int{1}) }
+	mean := row(f.Div(f.Sum(x, 1), f.Constant(n)))
+	xc := f.Sub(x, mean)
+	v := row(f.Div(f.Sum(f.Mul(xc, xc), 1), f.Constant(n)))
+	y := f.Add(f.Mul(f.Mul(xc, f.Rsqrt(f.Add(v, f.Constant(1e-5)))), col(gamma)), col(beta))
+	tt := f.ArrayOf(dtypes.Float32, pattern(dims, 5, 8, 0), dims...)
+	return f.Sum(f.Mul(f.Tanh(y), tt))
+}

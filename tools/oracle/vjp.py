@@ -1,0 +1,281 @@
+"""The vjp group: JAX's reverse-mode derivatives, for package autodiff.
+
+generate() returns the document generate.py writes to OUTDIR/vjp.json:
+
+- "rules": one case per transpose rule of package autodiff: a lax op on fixed
+  inputs, jax.vjp of it, and the cotangents it gives for a fixed output
+  cotangent. Inputs are integer-valued or small dyadic floats, so that ops
+  whose arithmetic is exact (add, mul, dot, reshapes, reductions of few
+  terms) give exact results; "exact" says which cases Go compares bit for bit.
+  internal/oracletest/vjp_test.go builds the same op with package stablehlo
+  (its table of builders is keyed by case name), differentiates it with
+  autodiff.VJP and compares.
+- "programs": models trained or differentiated under sharding on the 8 CPU
+  devices, with jax.value_and_grad and jax.jit's in/out shardings, in Shardy
+  and GSPMD mode: the 2-layer MLP of examples/mlp (20 SGD steps; 10 Adam
+  steps), its losses step by step; an attention block and a layer norm, their
+  loss and gradients.
+
+Every input is built here from formulas Go repeats (examples/mlp.Init; the
+test's grid and pattern), never from a random generator Go cannot replay.
+"""
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+
+class VJPError(Exception):
+    pass
+
+
+# ---------------------------------------------------------------------------
+# Inputs.
+
+def pattern(shape, k, scale, dtype=np.float32):
+    """Go: float32(((i*(7+2k) + 3k) % 17) - 8) / scale, row-major (examples/mlp.Init)."""
+    n = math.prod(shape)
+    i = np.arange(n, dtype=np.int64)
+    v = ((i * (7 + 2 * k) + 3 * k) % 17 - 8).astype(np.float64) / scale
+    return v.reshape(shape).astype(dtype)
+
+
+def arr(x):
+    x = np.asarray(x)
+    return {"shape": list(x.shape), "dtype": str(x.dtype),
+            "values": [float(v) if x.dtype.kind == "f" or x.dtype.name == "bfloat16" else int(v)
+                       for v in x.reshape(-1)]}
+
+
+def f32(shape, k, scale=4.0):
+    return pattern(shape, k, scale)
+
+
+def pos(shape, k):
+    """Positive values 1/8 .. 17/8."""
+    return pattern(shape, k, 8.0) + np.float32(17.0 / 16)
+
+
+# ---------------------------------------------------------------------------
+# Rule cases: name -> (function, inputs, exact). The cotangent is
+# pattern(out.shape, 9, 2) for float outputs.
+
+def _rules():
+    a23, b23 = f32((2, 3), 1), f32((2, 3), 2)
+    ties_x = np.array([[1, 2, 3], [4, 5, 6]], np.float32)
+    ties_y = np.array([[1, 1, 4], [4, 6, 5]], np.float32)
+    dn = lambda lc, rc, lb=(), rb=(): ((lc, rc), (lb, rb))
+    return {
+        "add": (lax.add, [a23, b23], True),
+        "sub": (lax.sub, [a23, b23], True),
+        "mul": (lax.mul, [a23, b23], True),
+        "mul_same_operand": (lambda x: lax.mul(x, x), [a23], True),
+        "div": (lax.div, [a23, pos((2, 3), 3)], False),
+        "rem": (lax.rem, [f32((2, 3), 4, 1.0), pos((2, 3), 5)], False),
+        "max_ties": (lax.max, [ties_x, ties_y], True),
+        "min_ties": (lax.min, [ties_x, ties_y], True),
+        "pow": (lax.pow, [pos((2, 3), 6), f32((2, 3), 7)], False),
+        "neg": (lax.neg, [a23], True),
+        "exp": (lax.exp, [a23], False),
+        "log": (lax.log, [pos((2, 3), 8)], False),
+        "sqrt": (lax.sqrt, [pos((2, 3), 8)], False),
+        "rsqrt": (lax.rsqrt, [pos((2, 3), 8)], False),
+        "tanh": (lax.tanh, [a23], False),
+        "logistic": (lax.logistic, [a23], False),
+        "sin": (lax.sin, [a23], False),
+        "cos": (lax.cos, [a23], False),
+        "abs_with_zero": (lax.abs, [np.array([[-1.5, 0, 2], [0, -3, 4]], np.float32)], True),
+        "sign": (lambda x: lax.mul(x, lax.sign(x)), [a23], True),
+        "floor_ceil": (lambda x: lax.add(lax.floor(x), lax.mul(lax.ceil(x), x)), [f32((2, 3), 3, 3.0)], True),
+        "select": (lambda x, y: lax.select(lax.gt(x, y), x, lax.mul(y, y)), [a23, b23], True),
+        "convert_bf16": (lambda x: lax.convert_element_type(lax.mul(lax.convert_element_type(x, jnp.bfloat16), lax.convert_element_type(x, jnp.bfloat16)), np.float32), [a23], True),
+        "broadcast_in_dim": (lambda x: lax.broadcast_in_dim(x, (4, 2, 3), (1, 2)), [a23], True),
+        "broadcast_unit_dim": (lambda x: lax.broadcast_in_dim(x, (2, 3, 5), (0, 2)), [f32((2, 1), 4)], True),
+        "reshape": (lambda x: lax.reshape(x, (3, 2)), [a23], True),
+        "transpose": (lambda x: lax.transpose(x, (2, 0, 1)), [f32((2, 3, 4), 5)], True),
+        "slice_strided": (lambda x: lax.slice(x, (1, 0), (5, 7), (2, 3)), [f32((5, 7), 6)], True),
+        "dynamic_slice": (lambda x: lax.dynamic_slice(x, (np.int32(3), np.int32(1)), (2, 3)), [f32((4, 5), 7)], True),
+        "dynamic_update_slice": (lambda x, u: lax.dynamic_update_slice(x, u, (np.int32(1), np.int32(2))), [f32((4, 5), 7), f32((2, 3), 8)], True),
+        "pad": (lambda x, v: lax.pad(x, v, ((1, 2, 1), (-1, 1, 2))), [f32((3, 4), 9), np.float32(0.5)], True),
+        "concatenate": (lambda x, y: lax.concatenate([x, y, x], 1), [a23, f32((2, 2), 10)], True),
+        "dot_general_matmul": (lambda x, y: lax.dot_general(x, y, dn((1,), (0,))), [a23, f32((3, 4), 11)], True),
+        "dot_general_batch": (lambda x, y: lax.dot_general(x, y, dn((2,), (1,), (0,), (2,))), [f32((2, 3, 4), 12), f32((5, 4, 2), 13)], True),
+        "dot_general_two_contracting": (lambda x, y: lax.dot_general(x, y, dn((2, 1), (0, 2))), [f32((2, 3, 4), 12), f32((4, 5, 3), 14)], True),
+        "reduce_sum": (lambda x: lax.reduce_sum(x, (1,)), [f32((3, 4), 15)], True),
+        "reduce_max_ties": (lambda x: lax.reduce_max(x, (1,)), [np.array([[1, 3, 3], [2, 2, 2], [5, 1, 0]], np.float32)], True),
+        "reduce_min_all": (lambda x: lax.reduce_min(x, (0, 1)), [np.array([[1, 0, 3], [0, 2, 0]], np.float32)], True),
+        "stop_gradient": (lambda x: lax.mul(x, lax.stop_gradient(x)), [a23], True),
+    }
+
+
+def gen_rule(name, fn, inputs, exact):
+    inputs = [np.asarray(x) for x in inputs]
+    out, vjp_fn = jax.vjp(fn, *[jnp.asarray(x) for x in inputs])
+    out = np.asarray(out)
+    ct = pattern(out.shape, 9, 2.0, out.dtype)
+    grads = vjp_fn(jnp.asarray(ct))
+    return {"name": name, "exact": exact, "inputs": [arr(x) for x in inputs], "out": arr(out),
+            "cotangent": arr(ct), "grads": [arr(np.asarray(g)) for g in grads]}
+
+
+# ---------------------------------------------------------------------------
+# Programs under sharding. The mesh is 2x4 ("data", "model") over devices 0..7.
+
+SIZES = dict(batch=16, inp=8, hidden=32, out=4)  # examples/mlp.Small
+
+
+def mlp_init():
+    s = SIZES
+    shapes = [(s["inp"], s["hidden"]), (s["hidden"],), (s["hidden"], s["out"]), (s["out"],),
+              (s["batch"], s["inp"]), (s["batch"], s["out"])]
+    return [pattern(sh, k, 64.0 if k < 4 else 8.0) for k, sh in enumerate(shapes)]
+
+
+MLP_SPECS = [P(None, "model"), P("model"), P("model", None), P(), P("data", None), P("data", None)]
+
+
+def mlp_loss(w1, b1, w2, b2, x, y):
+    h = jnp.tanh(x @ w1 + b1)
+    p = h @ w2 + b2
+    d = p - y
+    return jnp.sum(d * d) / np.float32(d.size)
+
+
+def with_partitioner(gspmd, fn):
+    prev = jax.config.jax_use_shardy_partitioner
+    jax.config.update("jax_use_shardy_partitioner", not gspmd)
+    try:
+        return fn()
+    finally:
+        jax.config.update("jax_use_shardy_partitioner", prev)
+
+
+def the_mesh():
+    return Mesh(np.array(jax.devices()[:8]).reshape(2, 4), ("data", "model"))
+
+
+def train_sgd(gspmd, steps=20, lr=0.1):
+    mesh = the_mesh()
+    sh = [NamedSharding(mesh, s) for s in MLP_SPECS]
+
+    def step(w1, b1, w2, b2, x, y):
+        loss, g = jax.value_and_grad(mlp_loss, argnums=(0, 1, 2, 3))(w1, b1, w2, b2, x, y)
+        new = [w - g_ * np.float32(lr) for w, g_ in zip((w1, b1, w2, b2), g)]
+        return (loss, *new)
+
+    def go():
+        f = jax.jit(step, in_shardings=tuple(sh), out_shardings=(NamedSharding(mesh, P()), *sh[:4]),
+                    donate_argnums=(0, 1, 2, 3))
+        args = [jax.device_put(a, s) for a, s in zip(mlp_init(), sh)]
+        losses = []
+        for _ in range(steps):
+            loss, *params = f(*args)
+            losses.append(float(np.asarray(loss)))
+            args = params + args[4:]
+        return losses
+    return with_partitioner(gspmd, go)
+
+
+def train_adam(gspmd, steps=10, lr=0.01, b1=0.9, b2=0.999, eps=1e-8):
+    mesh = the_mesh()
+    sh = [NamedSharding(mesh, s) for s in MLP_SPECS]
+    rep = NamedSharding(mesh, P())
+
+    def step(p, m, v, t, x, y):
+        loss, g = jax.value_and_grad(mlp_loss, argnums=(0, 1, 2, 3))(*p, x, y)
+        c1 = np.float32(1) - np.float32(b1) ** t
+        c2 = np.float32(1) - np.float32(b2) ** t
+        ms = [np.float32(b1) * mi + np.float32(1 - b1) * gi for mi, gi in zip(m, g)]
+        vs = [np.float32(b2) * vi + np.float32(1 - b2) * (gi * gi) for vi, gi in zip(v, g)]
+        ps = [pi - np.float32(lr) * ((mi / c1) / (jnp.sqrt(vi / c2) + np.float32(eps)))
+              for pi, mi, vi in zip(p, ms, vs)]
+        return loss, ps, ms, vs
+
+    def go():
+        f = jax.jit(step, in_shardings=(sh[:4], sh[:4], sh[:4], rep, sh[4], sh[5]),
+                    out_shardings=(rep, sh[:4], sh[:4], sh[:4]), donate_argnums=(0, 1, 2))
+        init = mlp_init()
+        p = [jax.device_put(a, s) for a, s in zip(init[:4], sh)]
+        m = [jax.device_put(np.zeros_like(a), s) for a, s in zip(init[:4], sh)]
+        v = [jax.device_put(np.zeros_like(a), s) for a, s in zip(init[:4], sh)]
+        x, y = jax.device_put(init[4], sh[4]), jax.device_put(init[5], sh[5])
+        losses = []
+        for t in range(1, steps + 1):
+            loss, p, m, v = f(p, m, v, jax.device_put(np.float32(t), rep), x, y)
+            losses.append(float(np.asarray(loss)))
+        return losses
+    return with_partitioner(gspmd, go)
+
+
+ATTN = dict(batch=4, seq=8, dim=16)
+ATTN_SPECS = [P("data", None, None), P(None, "model"), P(None, "model"), P(None, "model"), P("model", None)]
+
+
+def attention_inputs():
+    b, t, d = ATTN["batch"], ATTN["seq"], ATTN["dim"]
+    return [pattern((b, t, d), 0, 8.0)] + [pattern((d, d), k, 32.0) for k in range(1, 5)]
+
+
+def attention_loss(x, wq, wk, wv, wo):
+    q, k, v = x @ wq, x @ wk, x @ wv
+    s = jnp.einsum("btd,bsd->bts", q, k) / np.float32(math.sqrt(ATTN["dim"]))
+    m = lax.stop_gradient(jnp.max(s, axis=-1, keepdims=True))
+    e = jnp.exp(s - m)
+    p = e / jnp.sum(e, axis=-1, keepdims=True)
+    o = jnp.einsum("bts,bsd->btd", p, v) @ wo
+    return jnp.sum(jnp.tanh(o))
+
+
+LN = dict(batch=8, dim=16)
+LN_SPECS = [P("data", None), P(), P()]
+
+
+def layer_norm_inputs():
+    return [pattern((LN["batch"], LN["dim"]), 0, 4.0), pattern((LN["dim"],), 1, 8.0) + np.float32(1),
+            pattern((LN["dim"],), 2, 8.0)]
+
+
+def layer_norm_loss(x, gamma, beta):
+    mean = jnp.mean(x, axis=-1, keepdims=True)
+    var = jnp.mean(jnp.square(x - mean), axis=-1, keepdims=True)
+    y = (x - mean) * lax.rsqrt(var + np.float32(1e-5)) * gamma + beta
+    t = pattern(y.shape, 5, 8.0)
+    return jnp.sum(jnp.tanh(y) * t)
+
+
+def grads_of(loss_fn, inputs, specs, gspmd):
+    mesh = the_mesh()
+    sh = [NamedSharding(mesh, s) for s in specs]
+
+    def go():
+        n = len(inputs)
+        f = jax.jit(jax.value_and_grad(loss_fn, argnums=tuple(range(n))), in_shardings=tuple(sh),
+                    out_shardings=(NamedSharding(mesh, P()), tuple(sh)))
+        loss, g = f(*[jax.device_put(a, s) for a, s in zip(inputs, sh)])
+        return {"loss": float(np.asarray(loss)), "grads": [arr(np.asarray(x)) for x in g]}
+    return with_partitioner(gspmd, go)
+
+
+def gen_programs():
+    out = {}
+    for mode, gspmd in (("shardy", False), ("gspmd", True)):
+        out["mlp_sgd_" + mode] = {"losses": train_sgd(gspmd)}
+        out["mlp_adam_" + mode] = {"losses": train_adam(gspmd)}
+        out["attention_" + mode] = grads_of(attention_loss, attention_inputs(), ATTN_SPECS, gspmd)
+        out["layer_norm_" + mode] = grads_of(layer_norm_loss, layer_norm_inputs(), LN_SPECS, gspmd)
+    for name in ("mlp_sgd", "mlp_adam"):
+        a, b = out[name + "_shardy"]["losses"], out[name + "_gspmd"]["losses"]
+        if not np.allclose(a, b, rtol=1e-5):
+            raise VJPError("%s: Shardy and GSPMD losses differ: %s vs %s" % (name, a, b))
+    return out
+
+
+def generate():
+    rules = _rules()
+    cases = [gen_rule(name, *rules[name]) for name in sorted(rules)]
+    return {"rules": cases, "programs": gen_programs()}
