@@ -42,12 +42,13 @@ xfer_re='^Benchmark(Put256MiB|ToHost256MiB|Memcpy256MiB)$'
 jit_re='^Benchmark(Call|Call1Device|LoweringCacheHit|Chained1000x1Device|Chained1000x8Devices|Matmul2048x1|Matmul2048x2|Matmul2048x8)$'
 mesh_re='^BenchmarkDevicesIndicesMap$'
 lower_re='^BenchmarkLower5000$'
+train_re='^BenchmarkTrainStep$'
 
 mkdir -p "$out/bin"
 rm -f "$out/go.txt" "$out/jax.jsonl" "$out/load.txt"
-echo "bench: building the test binaries (mesh, lower, jit) and cmd/xlamesh"
-for p in mesh lower jit; do
-	go test -c -o "$out/bin/$p.test" "./$p/"
+echo "bench: building the test binaries (mesh, lower, jit, examples/mlp) and cmd/xlamesh"
+for p in mesh lower jit examples/mlp; do
+	go test -c -o "$out/bin/${p//\//_}.test" "./$p/"
 done
 go build -o "$out/bin/xlamesh" ./cmd/xlamesh
 "$out/bin/xlamesh" devices -devices 8 >"$out/devices.txt" # the plugin the Go side runs on
@@ -55,7 +56,7 @@ go build -o "$out/bin/xlamesh" ./cmd/xlamesh
 # gobench PKG REGEXP BENCHTIME: one -count=1 run of a package's test binary, in the package's
 # directory as go test runs it, appended to go.txt.
 gobench() {
-	(cd "$root/$1" && "$out/bin/$1.test" -test.run='^$' -test.bench="$2" -test.benchtime="$3" \
+	(cd "$root/$1" && "$out/bin/${1//\//_}.test" -test.run='^$' -test.bench="$2" -test.benchtime="$3" \
 		-test.count=1 -test.benchmem) | tee -a "$out/go.txt" | grep -E '^(Benchmark|FAIL|panic)' || true
 	if grep -qE '^(FAIL|panic:)' "$out/go.txt"; then
 		echo "bench: Go benchmarks of $1 failed; output in $out/go.txt" >&2
@@ -73,6 +74,7 @@ for ((r = 1; r <= rounds; r++)); do
 	gobench jit "$jit_re" "$benchtime"
 	gobench mesh "$mesh_re" "$benchtime"
 	gobench lower "$lower_re" "$benchtime"
+	gobench examples/mlp "$train_re" "$benchtime"
 	echo "bench: round $r/$rounds: JAX"
 	JAX_PLATFORMS=cpu XLA_FLAGS=--xla_force_host_platform_device_count=8 \
 		"$venv/bin/python" tools/bench/jax_bench.py --min-time "${benchtime%s}" --iters "$xfer" >>"$out/jax.jsonl"

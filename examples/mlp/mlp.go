@@ -28,6 +28,11 @@ type Sizes struct {
 // 4 outputs.
 var Small = Sizes{Batch: 16, In: 8, Hidden: 32, Out: 4}
 
+// Bench is the size of the training-step benchmark (BenchmarkTrainStep and
+// tools/bench/jax_bench.py's "TrainStep"): batch 256, 512 inputs, 1024 hidden units, 256
+// outputs; about 1.2 GFLOP per step.
+var Bench = Sizes{Batch: 256, In: 512, Hidden: 1024, Out: 256}
+
 // Params are the parameter arrays' names in argument order.
 var Params = []string{"w1", "b1", "w2", "b2"}
 

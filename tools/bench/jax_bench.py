@@ -1,6 +1,6 @@
 """JAX counterparts of xlamesh's Go benchmarks: one round of tools/bench.sh's interleaved runs.
 
-Each measurement mirrors the Go benchmark of the same name (jit/bench_test.go, jit/bench_async_test.go,
+Each measurement mirrors the Go benchmark of the same name (jit/bench_test.go, jit/bench_async_test.go, examples/mlp/bench_test.go,
 mesh/bench_test.go, lower/bench_test.go). Every measurement is warmed up first (compilation, caches,
 first-touch of memory), as the Go benchmarks are. Timed measurements run for at least --min-time
 seconds, like `go test -benchtime=Ds`; the 256 MiB transfers and the memory-copy anchor run exactly
@@ -217,8 +217,45 @@ def bench_lower(out, min_time):
     }
 
 
+def bench_train(out, min_time):
+    # TrainStep: one SGD step (lr 0.01) of examples/mlp's 2-layer MLP at mlp.Bench's size on a 2x4
+    # ("data", "model") mesh, the same shardings and donation as examples/mlp's BenchmarkTrainStep,
+    # call + wait for every result. Inputs follow examples/mlp.Init's formula.
+    b, i, h, o = 256, 512, 1024, 256
+    shapes = [(i, h), (h,), (h, o), (o,), (b, i), (b, o)]
+    specs = [P(None, "model"), P("model"), P("model", None), P(), P("data", None), P("data", None)]
+    mesh = Mesh(np.array(jax.devices()[:8]).reshape(2, 4), ("data", "model"))
+    sh = [NamedSharding(mesh, s) for s in specs]
+
+    def init(k, shape):
+        n = int(np.prod(shape))
+        v = ((np.arange(n, dtype=np.int64) * (7 + 2 * k) + 3 * k) % 17 - 8).astype(np.float64)
+        return (v / (64.0 if k < 4 else 8.0)).astype(np.float32).reshape(shape)
+
+    def loss_fn(w1, b1, w2, b2, x, y):
+        d = jnp.tanh(x @ w1 + b1) @ w2 + b2 - y
+        return jnp.sum(d * d) / np.float32(d.size)
+
+    def step(w1, b1, w2, b2, x, y):
+        loss, g = jax.value_and_grad(loss_fn, argnums=(0, 1, 2, 3))(w1, b1, w2, b2, x, y)
+        return (loss, *[w - gi * np.float32(0.01) for w, gi in zip((w1, b1, w2, b2), g)])
+
+    f = jax.jit(step, in_shardings=tuple(sh), out_shardings=(NamedSharding(mesh, P()), *sh[:4]),
+                donate_argnums=(0, 1, 2, 3))
+    args = [jax.device_put(init(k, s), sh_) for k, (s, sh_) in enumerate(zip(shapes, sh))]
+
+    def once():
+        nonlocal args
+        res = f(*args)
+        jax.block_until_ready(res)
+        args = list(res[1:]) + args[4:]
+
+    out["TrainStep"] = {"ns_per_op": per_op(once, min_time)}
+
+
 SECTIONS = {
     "calls": bench_calls,
+    "train": bench_train,
     "matmul": bench_matmul,
     "transfers": bench_transfers,
     "indices": bench_indices,
