@@ -198,9 +198,72 @@ def window():
     return out
 
 
+def bits():
+    out = []
+    x = np.array([1, -1, 0x7FFFFFFF, -0x80000000, 12345, -7, 1, 1], np.int32)
+    sh = np.array([0, 1, 31, 1, 32, 33, -1, 5], np.int32)
+    out.append(case("shift_left", "lax.shift_left(x, s), int32, shifts 0..33 and -1", lax.shift_left, x, sh))
+    out.append(case("shift_right_arithmetic", "lax.shift_right_arithmetic(x, s), int32",
+                    lax.shift_right_arithmetic, x, sh))
+    out.append(case("shift_right_logical", "lax.shift_right_logical(x, s), int32", lax.shift_right_logical, x, sh))
+    u8 = np.array([0x80, 0xFF, 1, 0x0F, 0xF0, 7, 200, 3], np.uint8)
+    out.append(case("shift_right_logical_uint8", "lax.shift_right_logical(x, s), uint8",
+                    lax.shift_right_logical, u8, np.array([7, 1, 8, 2, 4, 0, 9, 1], np.uint8)))
+    out.append(case("shift_left_scalar", "lax.shift_left(x, 3), int16 (weak scalar shift)",
+                    lambda v: lax.shift_left(v, np.int16(3)), np.array([1, -2, 0x1000, 0x7FF], np.int16)))
+    out.append(case("population_count", "lax.population_count(x), int32", lax.population_count, x))
+    out.append(case("population_count_uint8", "lax.population_count(x), uint8", lax.population_count, u8))
+    out.append(case("clz", "lax.clz(x), int32", lax.clz, x))
+    fx = np.array([1.0, -2.5, 0.0, -0.0, np.inf, np.nan, 3.4e38, 1e-45], np.float32)
+    out.append(case("bitcast_f32_u32", "lax.bitcast_convert_type(x, uint32)",
+                    lambda v: lax.bitcast_convert_type(v, jnp.uint32), fx))
+    out.append(case("bitcast_f32_u8", "lax.bitcast_convert_type(x, uint8): [8] -> [8, 4]",
+                    lambda v: lax.bitcast_convert_type(v, jnp.uint8), fx))
+    out.append(case("bitcast_u8_i32", "lax.bitcast_convert_type(x, int32): [3, 4] -> [3]",
+                    lambda v: lax.bitcast_convert_type(v, jnp.int32),
+                    np.array([[1, 0, 0, 0], [0xFF, 0xFF, 0xFF, 0xFF], [0x78, 0x56, 0x34, 0x12]], np.uint8)))
+    out.append(case("bitcast_f32_bf16", "lax.bitcast_convert_type(x, bfloat16): [8] -> [8, 2]",
+                    lambda v: lax.bitcast_convert_type(v, jnp.bfloat16), fx[:5]))
+    out.append(case("bitcast_i16_bf16", "lax.bitcast_convert_type(x, bfloat16), int16 -> bf16",
+                    lambda v: lax.bitcast_convert_type(v, jnp.bfloat16),
+                    np.array([0x3F80, -0x4080, 0x7F80, 0, 0x4049], np.int16)))
+    return out
+
+
+def math_ops():
+    out = []
+    x = np.array([-4.0, -2.5, -1.0, -0.5, -0.0, 0.0, 0.5, 1.0, 2.5, 4.0], np.float32)
+    out.append(case("clamp_scalar_bounds", "lax.clamp(-1.0, x, 2.0)", lambda v: lax.clamp(np.float32(-1), v, np.float32(2)), x))
+    out.append(case("clamp_array_bounds", "lax.clamp(lo, x, hi) with array bounds",
+                    lax.clamp, np.full(10, -0.5, np.float32), x, np.linspace(-1, 3, 10).astype(np.float32)))
+    out.append(case("clamp_int", "lax.clamp(0, x, 10), int32", lambda v: lax.clamp(np.int32(0), v, np.int32(10)),
+                    np.array([-5, 0, 3, 10, 11, 2**31 - 1], np.int32)))
+    out.append(case("clamp_nan", "lax.clamp(0., x, 1.) with NaN", lambda v: lax.clamp(np.float32(0), v, np.float32(1)),
+                    np.array([np.nan, -np.inf, np.inf, 0.25], np.float32)))
+    wide = np.array([-3.5, -2.0, -1.25, -0.75, -0.3, -1e-4, -0.0, 0.0, 1e-8, 0.1, 0.5, 0.9, 1.7, 2.6, 3.9, 6.0, np.inf, -np.inf, np.nan], np.float32)
+    out.append(case("erf", "lax.erf(x)", lax.erf, wide))
+    out.append(case("erf_scipy_bf16", "jax.scipy.special.erf(x), bfloat16", jax.scipy.special.erf, wide.astype(jnp.bfloat16)))
+    unit = np.array([-1.0, -0.999, -0.9, -0.5, -0.1, -0.0, 0.0, 1e-6, 0.3, 0.75, 0.99, 0.9999, 1.0, 1.5, -2.0, np.nan], np.float32)
+    out.append(case("erf_inv", "lax.erf_inv(x)", lax.erf_inv, unit))
+    out.append(case("is_finite", "lax.is_finite(x)", lax.is_finite,
+                    np.array([0.0, -0.0, 1.0, np.inf, -np.inf, np.nan, 3.4e38, 1e-45], np.float32)))
+    small = np.array([-20.0, -2.0, -1.0, -0.5, -1e-3, -1e-7, 0.0, 1e-7, 1e-3, 0.5, 1.0, 10.0, 88.0, 89.0, np.inf, np.nan], np.float32)
+    out.append(case("expm1", "lax.expm1(x)", lax.expm1, small))
+    out.append(case("log1p", "lax.log1p(x)", lax.log1p, small))
+    ys = np.array([0.0, -0.0, 1.0, 1.0, -1.0, -1.0, 0.0, -0.0, 3.0, np.inf, np.inf, np.nan], np.float32)
+    xs = np.array([0.0, 0.0, 1.0, -1.0, 1.0, -1.0, -1.0, -1.0, 0.0, np.inf, -np.inf, 1.0], np.float32)
+    out.append(case("atan2", "lax.atan2(y, x) over the quadrants, signed zeros and infinities", lax.atan2, ys, xs))
+    halves = np.array([-2.5, -1.5, -0.5, -0.4, -0.0, 0.0, 0.5, 1.5, 2.5, 2.4, 2.6, 1e7 + 0.5, np.inf, np.nan], np.float32)
+    out.append(case("round_away", "lax.round(x) (AWAY_FROM_ZERO)", lax.round, halves))
+    out.append(case("round_even", "jnp.round(x) (lax.round TO_NEAREST_EVEN)", jnp.round, halves))
+    out.append(case("tan", "lax.tan(x)", lax.tan, x))
+    out.append(case("cbrt", "lax.cbrt(x)", lax.cbrt, np.array([-27.0, -8.0, -1.0, -0.0, 0.0, 0.001, 2.0, 1e30, np.inf], np.float32)))
+    return out
+
+
 def generate():
     out = []
-    for group in (gather_scatter, conv, window):
+    for group in (gather_scatter, conv, window, bits, math_ops):
         out.extend(group())
     names = [c["name"] for c in out]
     if len(set(names)) != len(names):

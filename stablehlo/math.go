@@ -1,0 +1,119 @@
+package stablehlo
+
+import (
+	"slices"
+
+	"github.com/gomlx/gopjrt/dtypes"
+)
+
+// floatUnary emits the shape-preserving op name (a StableHLO or CHLO op) on a float
+// operand; opName names it in errors.
+func (f *Function) floatUnary(opName, name string, x Value) Value {
+	vs, ok := f.check(opName, x)
+	if !ok {
+		return Value{}
+	}
+	a := f.materialize(vs[0], vs[0].shape)
+	if f.failed() {
+		return Value{}
+	}
+	if !a.shape.dtype.IsFloat() {
+		f.failf(opName, 0, a, ErrDType, "%s needs float operands, got %s", opName, dtypeName(a.shape.dtype))
+		return Value{}
+	}
+	return f.emit(name, []*value{a}, a.shape, nil)
+}
+
+// Erf returns the error function of float x elementwise (lax.erf, jax.scipy.special.erf),
+// written as `chlo.erf` as JAX writes it; XLA expands it into its own polynomial.
+func (f *Function) Erf(x Value) Value { return f.floatUnary("erf", "chlo.erf", x) }
+
+// ErfInv returns the inverse error function of float x elementwise (lax.erf_inv), written
+// as `chlo.erf_inv` as JAX writes it: -inf at -1, inf at 1, NaN outside [-1, 1].
+func (f *Function) ErfInv(x Value) Value { return f.floatUnary("erf_inv", "chlo.erf_inv", x) }
+
+// Expm1 returns e**x - 1 elementwise, accurate near 0 (stablehlo.exponential_minus_one,
+// lax.expm1).
+func (f *Function) Expm1(x Value) Value {
+	return f.floatUnary("exponential_minus_one", "stablehlo.exponential_minus_one", x)
+}
+
+// Log1p returns log(1 + x) elementwise, accurate near 0 (stablehlo.log_plus_one,
+// lax.log1p).
+func (f *Function) Log1p(x Value) Value {
+	return f.floatUnary("log_plus_one", "stablehlo.log_plus_one", x)
+}
+
+// Round rounds float x to the nearest integer elementwise, halves away from zero
+// (stablehlo.round_nearest_afz, lax.round's default).
+func (f *Function) Round(x Value) Value {
+	return f.floatUnary("round_nearest_afz", "stablehlo.round_nearest_afz", x)
+}
+
+// RoundEven rounds float x to the nearest integer elementwise, halves to even
+// (stablehlo.round_nearest_even, lax.round with TO_NEAREST_EVEN, jnp.round).
+func (f *Function) RoundEven(x Value) Value {
+	return f.floatUnary("round_nearest_even", "stablehlo.round_nearest_even", x)
+}
+
+// Tan returns the tangent of float x elementwise (stablehlo.tan, lax.tan).
+func (f *Function) Tan(x Value) Value { return f.floatUnary("tan", "stablehlo.tan", x) }
+
+// Cbrt returns the cube root of float x elementwise (stablehlo.cbrt, lax.cbrt).
+func (f *Function) Cbrt(x Value) Value { return f.floatUnary("cbrt", "stablehlo.cbrt", x) }
+
+// IsFinite reports elementwise whether float x is neither infinite nor NaN: a pred
+// tensor of x's shape (stablehlo.is_finite, lax.is_finite).
+func (f *Function) IsFinite(x Value) Value {
+	const opName = "is_finite"
+	vs, ok := f.check(opName, x)
+	if !ok {
+		return Value{}
+	}
+	a := f.materialize(vs[0], vs[0].shape)
+	if f.failed() {
+		return Value{}
+	}
+	if !a.shape.dtype.IsFloat() {
+		f.failf(opName, 0, a, ErrDType, "is_finite needs float operands, got %s", dtypeName(a.shape.dtype))
+		return Value{}
+	}
+	return f.emit("stablehlo.is_finite", []*value{a}, a.shape.WithDType(dtypes.Bool), nil)
+}
+
+// Atan2 returns the angle of the point (y, x) elementwise, atan(y/x) in the right
+// quadrant (stablehlo.atan2, lax.atan2); y and x are floats, paired as in every binary op.
+func (f *Function) Atan2(y, x Value) Value { return f.binary("atan2", y, x, floating, "float") }
+
+// Clamp returns x limited to [lo, hi] elementwise, max(lo, min(x, hi)) (stablehlo.clamp,
+// lax.clamp(lo, x, hi)). lo and hi each have x's shape or are scalars, of x's element type
+// (a weak constant takes it); NaN propagates as in XLA.
+func (f *Function) Clamp(lo, x, hi Value) Value {
+	const opName = "clamp"
+	vs, ok := f.check(opName, lo, x, hi)
+	if !ok {
+		return Value{}
+	}
+	a := f.materialize(vs[1], vs[1].shape)
+	l := f.materialize(vs[0], a.shape.scalar())
+	h := f.materialize(vs[2], a.shape.scalar())
+	if f.failed() {
+		return Value{}
+	}
+	if a.shape.dtype == dtypes.Bool {
+		f.failf(opName, 1, a, ErrDType, "clamp of pred")
+		return Value{}
+	}
+	for i, b := range []*value{l, h} {
+		idx := 2 * i
+		if b.shape.dtype != a.shape.dtype {
+			f.failf(opName, idx, b, ErrDType, "bound %v differs in element type from operand %v", b.shape, a.shape)
+			return Value{}
+		}
+		if b.shape.Rank() != 0 && !slices.Equal(b.shape.dims, a.shape.dims) {
+			f.failf(opName, idx, b, ErrShape, "bound %v must be a scalar or have the operand's shape %v", b.shape, a.shape)
+			return Value{}
+		}
+	}
+	return f.emit("stablehlo.clamp", []*value{l, a, h}, a.shape, nil)
+}
