@@ -139,3 +139,20 @@ func ExampleWrap() {
 	//   }
 	// }
 }
+
+// shard_map checks replication as JAX does: returning a block that varies over "x" with
+// out_specs P() is an error; ShardMapUnchecked (check_vma=False) would build it.
+func ExampleFunction_ShardMap_replication() {
+	abs := mesh.MustAbstract([]int{4, 2}, []string{"x", "y"})
+	m := lower.NewModule("f")
+	f := m.Main()
+	x := f.Arg(lower.NewShape(dtypes.Float32, 8, 4))
+	f.Return(f.ShardMap(abs, []mesh.PartitionSpec{mesh.P("x")}, []mesh.PartitionSpec{mesh.P()}, nil,
+		func(g *lower.Function, a []lower.Value) []lower.Value { return a }, x)...)
+	_, err := m.Build()
+	fmt.Println(errors.Is(err, lower.ErrReplication))
+	fmt.Println(err)
+	// Output:
+	// true
+	// lower: @main: sdy.manual_computation: out_specs imply replication the value does not have: result 0: out_specs P() implies the value is replicated over mesh axis "x", but it varies over "x" (name the axis in the out_spec, reduce over it with Psum/AllReduce, or build with ShardMapUnchecked, JAX's check_vma=False)
+}

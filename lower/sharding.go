@@ -270,6 +270,13 @@ type manualCtx struct {
 	abs    mesh.Abstract
 	axes   []string // manual axes of this and all enclosing shard_maps, mesh order
 	parent *manualCtx
+
+	// For VaryingAxes: the body, the shard_map's operands (values of the parent body) and
+	// its in_specs.
+	body     *stablehlo.Function
+	operands []Value
+	inSpecs  []mesh.PartitionSpec
+	manual   []string // this shard_map's own manual axes
 }
 
 func (c *manualCtx) isManual(axis string) bool { return slices.Contains(c.axes, axis) }
@@ -419,7 +426,7 @@ func (f *Function) shardMap(check bool, m mesh.Abstract, inSpecs, outSpecs []mes
 	} else {
 		g = f.NewRegion(locals...)
 	}
-	ctx := &manualCtx{abs: m, axes: manual, parent: parent}
+	ctx := &manualCtx{abs: m, axes: manual, parent: parent, body: g, operands: vs, inSpecs: d.InSpecs, manual: manual}
 	if parent != nil {
 		ctx.axes = append(slices.Clone(parent.axes), manual...)
 	}

@@ -22,6 +22,9 @@ import (
 //   - AxisIndex over axes varies over exactly those; AllGather, ReduceScatter (PsumScatter),
 //     AllToAll and CollectivePermute (Ppermute) over axes add them, as JAX's pvary does
 //     before them: their results differ along the axes;
+//   - a collective that lower did not build (a copy made by stablehlo.Function.Replay, say)
+//     is read from its replica groups: all_reduce removes the axes along which its groups
+//     reach, the others add them;
 //   - any other op varies over the union of its operands' axes (for an op with regions, also
 //     over its regions' results, its region arguments taking the union of its operands);
 //     partition_id varies over every manual axis;
@@ -165,7 +168,7 @@ func (c *vmaChecker) ops(fn *stablehlo.Function, manual uint64, path []int) erro
 				return err
 			}
 			for i, r := range results {
-				c.env[r] = c.apply(r, out[i])
+				c.env[r] = c.apply(r, out[i], op)
 			}
 			continue
 		}
@@ -185,25 +188,124 @@ func (c *vmaChecker) ops(fn *stablehlo.Function, manual uint64, path []int) erro
 			u = manual
 		}
 		for _, r := range results {
-			c.env[r] = c.apply(r, u)
+			c.env[r] = c.apply(r, u, op)
 		}
 	}
 	return nil
 }
 
-// apply returns the vma of result r whose operands vary over u.
-func (c *vmaChecker) apply(r Value, u uint64) uint64 {
-	rule, ok := c.rules[r]
-	if !ok {
-		return u
+// apply returns the vma of result r of op whose operands vary over u: by the rule lower's
+// collective recorded for r, or else, for a collective built otherwise (a copy made by
+// stablehlo.Function.Replay, or stablehlo's own with replica groups), by the axes along
+// which its groups or pairs reach.
+func (c *vmaChecker) apply(r Value, u uint64, op *stablehlo.Op) uint64 {
+	if rule, ok := c.rules[r]; ok {
+		m := axisMask(c.abs, rule.axes)
+		switch rule.op {
+		case 'd':
+			return u &^ m
+		case 'a':
+			return u | m
+		default:
+			return m
+		}
 	}
-	m := axisMask(c.abs, rule.axes)
-	switch rule.op {
-	case 'd':
-		return u &^ m
-	case 'a':
+	switch p := op.Params().(type) {
+	case stablehlo.AllReduceParams:
+		return u &^ c.groupAxes(p.Groups)
+	case stablehlo.AllGatherParams:
+		return u | c.groupAxes(p.Groups)
+	case stablehlo.ReduceScatterParams:
+		return u | c.groupAxes(p.Groups)
+	case stablehlo.AllToAllParams:
+		return u | c.groupAxes(p.Groups)
+	case stablehlo.CollectivePermuteParams:
+		var m uint64
+		for _, q := range p.Pairs {
+			m |= c.differ(q[0], q[1])
+		}
 		return u | m
-	default:
-		return m
 	}
+	return u
+}
+
+// groupAxes returns the mesh axes along which the partition ids of some replica group
+// differ.
+func (c *vmaChecker) groupAxes(groups [][]int) uint64 {
+	var m uint64
+	for _, g := range groups {
+		for _, id := range g[1:] {
+			m |= c.differ(g[0], id)
+		}
+	}
+	return m
+}
+
+// differ returns the mesh axes along which the coordinates of partitions a and b differ
+// (partition ids are row-major mesh positions).
+func (c *vmaChecker) differ(a, b int) uint64 {
+	sizes := c.abs.AxisSizes()
+	var m uint64
+	for k := len(sizes) - 1; k >= 0; k-- {
+		if a%sizes[k] != b%sizes[k] {
+			m |= 1 << k
+		}
+		a, b = a/sizes[k], b/sizes[k]
+	}
+	return m
+}
+
+// VaryingAxes returns the manual mesh axes, in mesh order, that v, a value of a shard_map
+// body being built or built (or of a region of an op in one), may vary over by the rules
+// of the replication check: JAX's jax.typeof(v).vma. It reports false for a value outside
+// any shard_map body, and for one of a region whose op is not added yet.
+func (f *Function) VaryingAxes(v Value) ([]string, bool) {
+	if !v.Valid() {
+		return nil, false
+	}
+	g := FunctionOf(v.Function())
+	if g == nil || g.m != f.m {
+		return nil, false
+	}
+	c := g.manualCtx()
+	if c == nil || c.abs.NumAxes() > 64 {
+		return nil, false
+	}
+	rules, _ := f.m.hlo.Context(vmaKey{}).(map[Value]vmaRule)
+	k := &vmaChecker{abs: c.abs, rules: rules, env: make(map[Value]uint64)}
+	if err := k.body(c); err != nil {
+		return nil, false
+	}
+	m, ok := k.env[v]
+	if !ok {
+		return nil, false
+	}
+	var axes []string
+	for i, n := range c.abs.AxisNames() {
+		if m&(1<<i) != 0 {
+			axes = append(axes, n)
+		}
+	}
+	return axes, true
+}
+
+// body computes the vma of the values of shard_map body c.body so far, after its
+// enclosing bodies' (for its operands).
+func (k *vmaChecker) body(c *manualCtx) error {
+	var outer uint64
+	if c.parent != nil {
+		if err := k.body(c.parent); err != nil {
+			return err
+		}
+		outer = axisMask(k.abs, c.parent.axes)
+	}
+	manual := axisMask(k.abs, c.manual)
+	for i, a := range c.body.Args() {
+		var in uint64
+		if c.parent != nil {
+			in = k.env[c.operands[i]]
+		}
+		k.env[a] = in | (specMask(k.abs, c.inSpecs[i]) & manual)
+	}
+	return k.ops(c.body, outer|manual, nil)
 }

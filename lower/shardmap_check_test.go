@@ -70,6 +70,26 @@ func TestReplicationCheck(t *testing.T) {
 				return []lower.Value{g.PsumScatter(a[0], 0, true, "x")}
 			},
 			err: `varies over "x"`},
+		{name: "replayed psum: axes read from the replica groups", in: specs(mesh.P("x", "y")), out: specs(mesh.P(nil, "y")),
+			body: func(g *lower.Function, a []lower.Value) []lower.Value {
+				g.Psum(a[0], "x")
+				ops := g.Ops()
+				return g.Replay(ops[len(ops)-1], g.Neg(a[0]))
+			}},
+		{name: "replayed all_gather adds its axis", in: specs(mesh.P("x")), out: specs(mesh.P()),
+			body: func(g *lower.Function, a []lower.Value) []lower.Value {
+				g.AllGather(a[0], 0, "x")
+				ops := g.Ops()
+				return g.Replay(ops[len(ops)-1], g.Neg(a[0]))
+			},
+			err: `varies over "x"`},
+		{name: "replayed ppermute adds its axis", in: specs(mesh.P()), out: specs(mesh.P()),
+			body: func(g *lower.Function, a []lower.Value) []lower.Value {
+				g.Ppermute(a[0], [][2]int{{0, 1}}, "y")
+				ops := g.Ops()
+				return g.Replay(ops[len(ops)-1], g.Neg(a[0]))
+			},
+			err: `varies over "y"`},
 		{name: "partial manual: auto axes are not checked", in: specs(mesh.P("x")), out: specs(mesh.P()), manual: []string{"y"},
 			body: func(g *lower.Function, a []lower.Value) []lower.Value { return a }},
 		{name: "value through a region", in: specs(mesh.P("x")), out: specs(mesh.P()),
@@ -243,4 +263,49 @@ func TestPsumScatterUntiled(t *testing.T) {
 	_, err = m.Build()
 	require.ErrorIs(t, err, lower.ErrShape)
 	require.ErrorContains(t, err, "psum_scatter with tiled=false needs scatter dimension 1 (size 3) to equal the size 4")
+}
+
+// TestVaryingAxes: JAX's jax.typeof(v).vma, during and after building.
+func TestVaryingAxes(t *testing.T) {
+	m := lower.NewModule("vma")
+	f := m.Main()
+	x := f.Arg(lower.NewShape(dtypes.Float32, 8, 4))
+	type seen struct {
+		axes []string
+		ok   bool
+	}
+	got := map[string]seen{}
+	record := func(g *lower.Function, name string, v lower.Value) {
+		axes, ok := g.VaryingAxes(v)
+		got[name] = seen{axes, ok}
+	}
+	var inner, summed lower.Value
+	res := f.ShardMap(mesh42.Abstract(), specs(mesh.P("x", "y")), specs(mesh.P("x", "y")), []string{"x"},
+		func(g *lower.Function, a []lower.Value) []lower.Value {
+			record(g, "arg", a[0])
+			summed = g.Psum(a[0], "x")
+			record(g, "psum", summed)
+			record(g, "const", g.Full(lower.NewShape(dtypes.Float32), float32(1)))
+			out := g.ShardMap(mesh42.Abstract(), specs(mesh.P(nil, "y")), specs(mesh.P(nil, "y")), nil,
+				func(h *lower.Function, b []lower.Value) []lower.Value {
+					record(h, "inner arg", b[0])
+					inner = h.Add(b[0], h.Convert(h.AxisIndex("y"), dtypes.Float32))
+					return []lower.Value{inner}
+				}, a[0])
+			record(g, "inner result", out[0])
+			return out
+		}, x)
+	record(f, "outside", x)
+	f.Return(res...)
+	_, err := m.Build()
+	require.NoError(t, err)
+	require.Equal(t, map[string]seen{
+		"arg": {[]string{"x"}, true}, "psum": {nil, true}, "const": {nil, true},
+		"inner arg": {[]string{"x", "y"}, true}, "inner result": {[]string{"x"}, true},
+		"outside": {nil, false},
+	}, got)
+	// After building too.
+	axes, ok := f.VaryingAxes(inner)
+	require.True(t, ok)
+	require.Equal(t, []string{"x", "y"}, axes)
 }

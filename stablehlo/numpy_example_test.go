@@ -1,0 +1,39 @@
+package stablehlo_test
+
+import (
+	"fmt"
+
+	"github.com/gomlx/gopjrt/dtypes"
+	"github.com/xlamesh/xlamesh/stablehlo"
+)
+
+// NumPy broadcasting is explicit: Broadcast2's two results feed a binary op directly.
+func ExampleFunction_Broadcast2() {
+	m := stablehlo.NewModule("f")
+	f := m.Main()
+	x := f.Arg(stablehlo.NewShape(dtypes.Float32, 4, 1, 3))
+	y := f.Arg(stablehlo.NewShape(dtypes.Float32, 5, 1))
+	z := f.Add(f.Broadcast2(x, y))
+	f.Return(f.SumKeepDims(z, -1))
+	_, err := m.Build()
+	fmt.Println(z.Shape(), f.Results()[0].Shape(), err)
+	// Output: tensor<4x5x3xf32> tensor<4x5x1xf32> <nil>
+}
+
+// Attention scores with Einsum, and the typed error of a malformed spec.
+func ExampleFunction_Einsum() {
+	m := stablehlo.NewModule("f")
+	f := m.Main()
+	q := f.Arg(stablehlo.NewShape(dtypes.Float32, 2, 8, 4, 16)) // batch, query, head, depth
+	k := f.Arg(stablehlo.NewShape(dtypes.Float32, 2, 6, 4, 16)) // batch, key, head, depth
+	scores := f.Softmax(f.Einsum("bqhd,bkhd->bhqk", q, k))
+	fmt.Println(scores.Shape())
+
+	f.Einsum("bqhd,bkhd->bhqx", q, k)
+	f.Return(scores)
+	_, err := m.Build()
+	fmt.Println(err)
+	// Output:
+	// tensor<2x4x8x6xf32>
+	// stablehlo: @main: einsum: spec "bqhd,bkhd->bhqx": invalid einsum spec: output label 'x' does not appear in the inputs
+}
