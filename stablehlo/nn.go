@@ -120,7 +120,7 @@ func (f *Function) Relu(x Value) Value {
 // Gelu returns the Gaussian error linear unit of float x elementwise, as jax.nn.gelu:
 // with approximate, x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))) (jax.nn.gelu's
 // default); otherwise the exact x/2 * erfc(-x/sqrt(2)), with erfc written as
-// `chlo.erfc`, as JAX lowers it.
+// `chlo.erfc`, as JAX lowers it (not 1 - Erf, which loses the small values of erfc).
 func (f *Function) Gelu(x Value, approximate bool) Value {
 	const opName = "gelu"
 	a, ok := f.operand1(opName, x)
@@ -141,18 +141,8 @@ func (f *Function) Gelu(x Value, approximate bool) Value {
 		return f.Mul(v, cdf)
 	}
 	c := f.ConstantOf(d, math.Sqrt(0.5))
-	erfc := f.chloUnary("chlo.erfc", f.Mul(f.Neg(v), c))
+	erfc := f.floatUnary("erfc", "chlo.erfc", f.Mul(f.Neg(v), c)) // math.go's helper
 	return f.Mul(f.Mul(f.Constant(0.5), v), erfc)
-}
-
-// chloUnary emits a shape-preserving CHLO op (chlo.erfc, ...) on a float operand; XLA's
-// StableHLO parser lowers CHLO ops to StableHLO.
-func (f *Function) chloUnary(name string, x Value) Value {
-	vs, ok := f.check(name, x)
-	if !ok {
-		return Value{}
-	}
-	return f.emit(name, vs, vs[0].shape, nil)
 }
 
 // LayerNormOptions configure LayerNorm. The zero value is flax.linen.LayerNorm's default
