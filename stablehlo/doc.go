@@ -36,6 +36,13 @@
 // Collectives (AllReduce, AllGather, ReduceScatter, AllToAll, CollectivePermute) take
 // explicit replica groups of partition ids; lower derives them from mesh axis names.
 //
+// Control flow takes Go callbacks that build each region: While, If, Case and Switch
+// (jax.lax.while_loop, cond and switch), ForLoop and Scan (fori_loop and lax.scan, While
+// loops whose WhileParams record the trip count). Their regions may use values of the
+// enclosing function (see region.go, Function.Captures). Sort, SortBy, SortAscending,
+// SortDescending, Argsort and TopK sort as jax.lax.sort and jnp.sort do; Argmax, Argmin,
+// Cumsum, Cumprod, Cummax and Cummin reduce along an axis as JAX lowers them.
+//
 // # Reading a built function
 //
 // Function.Ops lists the recorded ops. Each Op has a Name ("stablehlo.transpose"), its
@@ -46,7 +53,7 @@
 // # Adding ops
 //
 // An op of this package follows one pattern, in a file of its op family (elementwise.go,
-// shape_ops.go, dot.go, reduce.go, collectives.go, ...):
+// shape_ops.go, dot.go, reduce.go, collectives.go, control.go, sort.go, ...):
 //
 //	func (f *Function) Transpose(x Value, perm ...int) Value {
 //		const opName = "transpose"

@@ -7,15 +7,17 @@ import (
 
 // Function is one function (or one region body, such as a reduce's combiner or lower's
 // shard_map body) being built. Its methods add ops and return their results. A Value may
-// only be used in the function or region that defined it; see Module for the error rules.
+// only be used in the function or region that defined it, and in the while, if and case
+// regions nested in it (see region.go); see Module for the error rules.
 type Function struct {
-	m      *Module
-	name   string
-	public bool
-	top    *Function // enclosing func.func (itself for a top-level function)
-	parent *Function // enclosing function of a region; nil for func.func
-	inline bool      // region whose arguments are plain values defined by its owner's printer
-	ctx    map[any]any
+	m        *Module
+	name     string
+	public   bool
+	top      *Function // enclosing func.func (itself for a top-level function)
+	parent   *Function // enclosing function of a region; nil for func.func
+	inline   bool      // region whose arguments are plain values defined by its owner's printer
+	captures bool      // region that may use values of the functions enclosing it (while, if, case)
+	ctx      map[any]any
 
 	args     []*value
 	argAttrs [][]Attr
@@ -146,7 +148,7 @@ func (f *Function) check(opName string, vs ...Value) ([]*value, bool) {
 			f.failf(opName, i, nil, ErrInvalidValue, "zero Value")
 			return nil, false
 		}
-		if v.v.fn != f {
+		if v.v.fn != f && !f.sees(v.v.fn) {
 			if v.v.fn.top != f.top {
 				f.failf(opName, i, v.v, ErrForeignValue, "value is defined in @%s, not in @%s", v.v.fn.top.name, f.top.name)
 			} else {
@@ -157,6 +159,17 @@ func (f *Function) check(opName string, vs ...Value) ([]*value, bool) {
 		out[i] = v.v
 	}
 	return out, true
+}
+
+// sees reports whether f may use the values of g, a function or region enclosing it: every
+// region from f up to g (g excluded) must allow captures (see region.go).
+func (f *Function) sees(g *Function) bool {
+	for r := f; r != g; r = r.parent {
+		if !r.captures || r.parent == nil {
+			return false
+		}
+	}
+	return true
 }
 
 func (f *Function) newValue(s Shape) *value {

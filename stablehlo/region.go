@@ -9,10 +9,18 @@ package stablehlo
 //	if !g.Yield("stablehlo.return", r...) { ... }  // 3. end it with the values it yields
 //	f.AddOp(OpSpec{..., Regions: []*Function{g}})  // (or emitMulti inside this package)
 //
-// BuildRegion does the three steps for a Go callback. A region sees only its own arguments
-// and values: using a value of the enclosing function records an error wrapping
-// ErrForeignValue (StableHLO allows it; the builder keeps regions closed so that every
-// value a region needs is explicit). Errors inside a region name the enclosing func.func.
+// BuildRegion does the three steps for a Go callback. A region made this way is closed: it
+// sees only its own arguments and values, and using a value of the enclosing function
+// records an error wrapping ErrForeignValue, so that every value a reduce body, a sort
+// comparator or a shard_map body needs is explicit.
+//
+// The regions of While, If, Case (and of ForLoop and Scan, built on While) are open, as
+// StableHLO allows and JAX's lowering uses: their ops may use any value of the functions and
+// open regions enclosing them, up to the nearest closed region or func.func (an if branch has
+// no arguments, so captures are how data reaches it). A value from another func.func, from a
+// sibling region, or from beyond a closed region is still an ErrForeignValue error. Captures
+// lists the values a region uses that way. Errors inside a region name the enclosing
+// func.func.
 // The generic printer writes a region as `{ ^bb0(%arg: T, ...): ... "stablehlo.return"(...) }`;
 // a custom PrintFunc writes it with Printer.Region or Printer.Ops.
 

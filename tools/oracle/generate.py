@@ -3,12 +3,13 @@
 Usage (normally through tools/oracle/generate.sh, which sets the environment):
 
     JAX_PLATFORMS=cpu XLA_FLAGS=--xla_force_host_platform_device_count=8 \
-        python tools/oracle/generate.py OUTDIR
+        python tools/oracle/generate.py OUTDIR [GROUP...]
 
 Writes OUTDIR/<group>.json for each group in cases.GROUPS, for each op
 group module tools/oracle/ops_*.py (its GROUP and generate()),
 OUTDIR/programs.json for the programs corpus in programs.py, and
-OUTDIR/vjp.json for the derivatives of vjp.py. Output is
+OUTDIR/vjp.json for the derivatives of vjp.py; with GROUPs after OUTDIR, only
+those (a group name, "programs" or "vjp"). Output is
 deterministic: sorted keys, no timestamps, no object addresses. A case whose
 JAX outcome contradicts the corpus (an error where none was expected, or the
 reverse, or an error message lacking one of the case's phrases) stops the run:
@@ -564,15 +565,18 @@ def dump(v, indent=0):
     return json.dumps(v, ensure_ascii=False)
 
 
-def write_op_groups(outdir):
+def write_op_groups(outdir, wanted=lambda group: True):
     """Writes OUTDIR/<GROUP>.json for every tools/oracle/ops_*.py module, whose
-    generate() returns the group's cases (op helpers each own one module)."""
+    generate() returns the group's cases (op helpers each own one module), if
+    wanted(GROUP)."""
     here = os.path.dirname(os.path.abspath(__file__))
     total = 0
     for fn in sorted(os.listdir(here)):
         if not (fn.startswith("ops_") and fn.endswith(".py")):
             continue
         mod = importlib.import_module(fn[:-3])
+        if not wanted(mod.GROUP):
+            continue
         out = mod.generate()
         doc = {"group": mod.GROUP, "jax_version": jax.__version__, "jaxlib_version": jaxlib.__version__,
                "numpy_version": np.__version__, "generator": "tools/oracle/" + fn, "cases": out}
@@ -584,10 +588,14 @@ def write_op_groups(outdir):
 
 
 def main(argv):
-    if len(argv) != 2:
-        print("usage: generate.py OUTDIR", file=sys.stderr)
+    if len(argv) < 2:
+        print("usage: generate.py OUTDIR [GROUP...]", file=sys.stderr)
         return 2
     outdir = argv[1]
+    only = set(argv[2:])
+
+    def wanted(group):
+        return not only or group in only
     if jax.device_count() != 8 or jax.default_backend() != "cpu":
         print("oracle: need 8 CPU devices (JAX_PLATFORMS=cpu "
               "XLA_FLAGS=--xla_force_host_platform_device_count=8)", file=sys.stderr)
@@ -597,6 +605,8 @@ def main(argv):
     names = set()
     total = 0
     for group, corpus in cases.GROUPS.items():
+        if not wanted(group):
+            continue
         out = []
         for case in corpus:
             if case["name"] in names:
@@ -611,19 +621,22 @@ def main(argv):
             fh.write(dump(doc) + "\n")
         total += len(out)
         print("oracle: %-14s %4d cases" % (group, len(out)))
-    total += write_op_groups(outdir)
-    progs = programs.generate()
-    doc = {"group": "programs", "jax_version": jax.__version__, "jaxlib_version": jaxlib.__version__,
-           "numpy_version": np.__version__, "generator": "tools/oracle/programs.py", "programs": progs}
-    with open(os.path.join(outdir, "programs.json"), "w", encoding="utf-8") as fh:
-        fh.write(dump(doc) + "\n")
-    print("oracle: %-14s %4d programs" % ("programs", len(progs)))
-    grads = vjp.generate()
-    doc = {"group": "vjp", "jax_version": jax.__version__, "jaxlib_version": jaxlib.__version__,
-           "numpy_version": np.__version__, "generator": "tools/oracle/vjp.py", **grads}
-    with open(os.path.join(outdir, "vjp.json"), "w", encoding="utf-8") as fh:
-        fh.write(dump(doc) + "\n")
-    print("oracle: %-14s %4d rules, %d programs" % ("vjp", len(grads["rules"]), len(grads["programs"])))
+    total += write_op_groups(outdir, wanted)
+    progs = []
+    if wanted("programs"):
+        progs = programs.generate()
+        doc = {"group": "programs", "jax_version": jax.__version__, "jaxlib_version": jaxlib.__version__,
+               "numpy_version": np.__version__, "generator": "tools/oracle/programs.py", "programs": progs}
+        with open(os.path.join(outdir, "programs.json"), "w", encoding="utf-8") as fh:
+            fh.write(dump(doc) + "\n")
+        print("oracle: %-14s %4d programs" % ("programs", len(progs)))
+    if wanted("vjp"):
+        grads = vjp.generate()
+        doc = {"group": "vjp", "jax_version": jax.__version__, "jaxlib_version": jaxlib.__version__,
+               "numpy_version": np.__version__, "generator": "tools/oracle/vjp.py", **grads}
+        with open(os.path.join(outdir, "vjp.json"), "w", encoding="utf-8") as fh:
+            fh.write(dump(doc) + "\n")
+        print("oracle: %-14s %4d rules, %d programs" % ("vjp", len(grads["rules"]), len(grads["programs"])))
     print("oracle: %d cases, %d programs, jax %s" % (total, len(progs), jax.__version__))
     return 0
 

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Regenerates the oracle's goldens: asks JAX (in the oracle venv made by
-# tools/setup/oracle-env.sh) about every case in tools/oracle/cases.py and
-# writes OUTDIR/<group>.json, then OUTDIR/bytecode.json (bytecode.py). `make oracle` runs
-# it with OUTDIR=testdata/oracle.
+# tools/setup/oracle-env.sh) about every case in tools/oracle/cases.py and the
+# op groups tools/oracle/ops_*.py and writes OUTDIR/<group>.json, then
+# OUTDIR/bytecode.json (bytecode.py); with GROUPs after OUTDIR, only those
+# ("programs", "vjp" and "bytecode" name those corpora). `make oracle` runs it with
+# OUTDIR=testdata/oracle.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-out=${1:?usage: generate.sh OUTDIR}
+out=${1:?usage: generate.sh OUTDIR [GROUP...]}
+shift
 py="${XLAMESH_CACHE_DIR:-$repo/.cache}/oracle-venv/bin/python"
 if [[ ! -x "$py" ]]; then
   echo "xlamesh: oracle: no venv at $py (run: bash tools/setup/oracle-env.sh)" >&2
@@ -17,6 +20,18 @@ export JAX_PLATFORMS=cpu
 export XLA_FLAGS="--xla_force_host_platform_device_count=8${XLA_FLAGS:+ $XLA_FLAGS}"
 export TF_CPP_MIN_LOG_LEVEL=${TF_CPP_MIN_LOG_LEVEL:-2}
 export PYTHONWARNINGS=ignore PYTHONDONTWRITEBYTECODE=1 PYTHONHASHSEED=0
-"$py" "$here/generate.py" "$out"
+groups=()
+bytecode=yes
+if [[ $# -gt 0 ]]; then
+  bytecode=no
+  for g in "$@"; do
+    if [[ $g == bytecode ]]; then bytecode=yes; else groups+=("$g"); fi
+  done
+fi
+if [[ $# -eq 0 || ${#groups[@]} -gt 0 ]]; then
+  "$py" "$here/generate.py" "$out" "${groups[@]}"
+fi
 # The jax.export artifacts package mlir/bytecode converts (OUTDIR/bytecode.json).
-exec "$py" "$here/bytecode.py" "$out"
+if [[ $bytecode == yes ]]; then
+  exec "$py" "$here/bytecode.py" "$out"
+fi
