@@ -2,7 +2,9 @@
 #include "xlamesh_pjrt.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,4 +112,317 @@ void xm_serialized_free(PJRT_Executable_Serialize_Args* args) {
   if (args->serialized_executable_deleter != NULL && args->serialized_executable != NULL) {
     args->serialized_executable_deleter(args->serialized_executable);
   }
+}
+
+// has reports whether api has the function at offset off (a shorthand for xm_has).
+#define XM_HAS(api, name) xm_has((api), offsetof(PJRT_Api, PJRT_##name))
+
+static void destroy_error(const PJRT_Api* api, PJRT_Error* err) {
+  if (err == NULL) return;
+  PJRT_Error_Destroy_Args d = {0};
+  d.struct_size = PJRT_Error_Destroy_Args_STRUCT_SIZE;
+  d.error = err;
+  api->PJRT_Error_Destroy(&d);
+}
+
+static void destroy_event(const PJRT_Api* api, PJRT_Event* ev) {
+  if (ev == NULL) return;
+  PJRT_Event_Destroy_Args d = {0};
+  d.event = ev;
+  destroy_error(api, xm_Event_Destroy(api, &d));
+}
+
+// await_event waits for ev, destroys it and returns its error.
+static PJRT_Error* await_event(const PJRT_Api* api, PJRT_Event* ev) {
+  if (ev == NULL) return NULL;
+  PJRT_Event_Await_Args a = {0};
+  a.event = ev;
+  PJRT_Error* err = xm_Event_Await(api, &a);
+  destroy_event(api, ev);
+  return err;
+}
+
+// ---- Staging memory ----
+
+#define XM_POOL_SLOTS 64
+
+static struct {
+  pthread_mutex_t mu;
+  void* block[XM_POOL_SLOTS];
+  size_t cap[XM_POOL_SLOTS];
+  int n;
+  int64_t idle;   // bytes in block[0..n)
+  int64_t limit;  // most idle bytes kept
+} pool = {PTHREAD_MUTEX_INITIALIZER, {0}, {0}, 0, 0, XM_STAGING_IDLE_LIMIT};
+
+static atomic_int_fast64_t staging_live_blocks, staging_live_bytes;
+
+// staging_class rounds a pooled size up to its class: 8 classes per power of two.
+static size_t staging_class(size_t size) {
+  size_t g = (size_t)1 << 16;
+  while (g * 16 <= size) g <<= 1;
+  return (size + g - 1) / g * g;
+}
+
+void* xm_staging_alloc(size_t size, size_t* cap) {
+  void* p = NULL;
+  if (size < XM_STAGING_POOL_MIN) {
+    size_t c = size == 0 ? XM_STAGING_ALIGN : (size + XM_STAGING_ALIGN - 1) / XM_STAGING_ALIGN * XM_STAGING_ALIGN;
+    p = aligned_alloc(XM_STAGING_ALIGN, c);
+    if (p == NULL) return NULL;
+    *cap = c;
+  } else {
+    size_t c = staging_class(size);
+    pthread_mutex_lock(&pool.mu);
+    for (int i = pool.n - 1; i >= 0; i--) {
+      if (pool.cap[i] == c) {
+        p = pool.block[i];
+        pool.idle -= (int64_t)c;
+        pool.n--;
+        pool.block[i] = pool.block[pool.n];
+        pool.cap[i] = pool.cap[pool.n];
+        break;
+      }
+    }
+    pthread_mutex_unlock(&pool.mu);
+    if (p == NULL) {
+      p = aligned_alloc(XM_STAGING_ALIGN, c);
+      if (p == NULL) return NULL;
+    }
+    *cap = c;
+  }
+  atomic_fetch_add(&staging_live_blocks, 1);
+  atomic_fetch_add(&staging_live_bytes, (int64_t)*cap);
+  return p;
+}
+
+void xm_staging_free(void* block, size_t cap) {
+  if (block == NULL) return;
+  atomic_fetch_sub(&staging_live_blocks, 1);
+  atomic_fetch_sub(&staging_live_bytes, (int64_t)cap);
+  if (cap >= XM_STAGING_POOL_MIN) {
+    pthread_mutex_lock(&pool.mu);
+    if (pool.n < XM_POOL_SLOTS && pool.idle + (int64_t)cap <= pool.limit) {
+      pool.block[pool.n] = block;
+      pool.cap[pool.n] = cap;
+      pool.n++;
+      pool.idle += (int64_t)cap;
+      block = NULL;
+    }
+    pthread_mutex_unlock(&pool.mu);
+  }
+  free(block);
+}
+
+void xm_staging_stats(int64_t* live_blocks, int64_t* live_bytes, int64_t* idle_bytes) {
+  *live_blocks = atomic_load(&staging_live_blocks);
+  *live_bytes = atomic_load(&staging_live_bytes);
+  pthread_mutex_lock(&pool.mu);
+  *idle_bytes = pool.idle;
+  pthread_mutex_unlock(&pool.mu);
+}
+
+void xm_staging_set_idle_limit(int64_t bytes) {
+  void* drop[XM_POOL_SLOTS];
+  int ndrop = 0;
+  pthread_mutex_lock(&pool.mu);
+  pool.limit = bytes < 0 ? 0 : bytes;
+  while (pool.n > 0 && pool.idle > pool.limit) {
+    pool.n--;
+    pool.idle -= (int64_t)pool.cap[pool.n];
+    drop[ndrop++] = pool.block[pool.n];
+  }
+  pthread_mutex_unlock(&pool.mu);
+  for (int i = 0; i < ndrop; i++) free(drop[i]);
+}
+
+typedef struct {
+  const PJRT_Api* api;
+  PJRT_Event* event;
+  void* block;
+  size_t cap;
+} staging_done_arg;
+
+// staging_done runs on a plugin thread when the plugin is done with a staging block.
+static void staging_done(PJRT_Error* err, void* user_arg) {
+  staging_done_arg* a = (staging_done_arg*)user_arg;
+  destroy_error(a->api, err);
+  destroy_event(a->api, a->event);
+  xm_staging_free(a->block, a->cap);
+  free(a);
+}
+
+PJRT_Error* xm_buffer_from_staging(const PJRT_Api* api, PJRT_Client_BufferFromHostBuffer_Args* args,
+                                   void* block, size_t cap) {
+  args->buffer = NULL;
+  args->done_with_host_buffer = NULL;
+  staging_done_arg* a = malloc(sizeof *a);
+  if (a == NULL) {  // reported by args->buffer == NULL with no error
+    xm_staging_free(block, cap);
+    return NULL;
+  }
+  args->data = block;
+  args->host_buffer_semantics = PJRT_HostBufferSemantics_kImmutableZeroCopy;
+  PJRT_Error* err = xm_Client_BufferFromHostBuffer(api, args);
+  if (err != NULL) {
+    free(a);
+    xm_staging_free(block, cap);
+    args->buffer = NULL;
+    return err;
+  }
+  if (args->done_with_host_buffer == NULL) {
+    // No word on when the plugin is done with the block: it may be the buffer's memory, so it
+    // is never freed (it stays counted live) rather than freed under the buffer.
+    free(a);
+    return NULL;
+  }
+  a->api = api;
+  a->event = args->done_with_host_buffer;
+  a->block = block;
+  a->cap = cap;
+  PJRT_Event_OnReady_Args on = {0};
+  on.event = args->done_with_host_buffer;
+  on.callback = staging_done;
+  on.user_arg = a;
+  err = xm_Event_OnReady(api, &on);
+  if (err == NULL) return NULL;  // staging_done owns a, the event and the block now
+  // No callback: give the buffer up, which ends the plugin's use of the block, then free it.
+  free(a);
+  PJRT_Buffer_Destroy_Args d = {0};
+  d.buffer = args->buffer;
+  destroy_error(api, xm_Buffer_Destroy(api, &d));
+  args->buffer = NULL;
+  destroy_error(api, await_event(api, args->done_with_host_buffer));
+  args->done_with_host_buffer = NULL;
+  xm_staging_free(block, cap);
+  return err;
+}
+
+// ---- Direct reads of host-memory buffers ----
+
+// refs_mu serializes external-reference calls: the C API wrapper keeps a buffer's external
+// references in a plain list, which two threads reading the same buffer would corrupt.
+static pthread_mutex_t refs_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static PJRT_Error* ref_buffer(const PJRT_Api* api, PJRT_Buffer* buf, int up) {
+  PJRT_Error* err;
+  pthread_mutex_lock(&refs_mu);
+  if (up) {
+    PJRT_Buffer_IncreaseExternalReferenceCount_Args inc = {0};
+    inc.buffer = buf;
+    err = xm_Buffer_IncreaseExternalReferenceCount(api, &inc);
+  } else {
+    PJRT_Buffer_DecreaseExternalReferenceCount_Args dec = {0};
+    dec.buffer = buf;
+    err = xm_Buffer_DecreaseExternalReferenceCount(api, &dec);
+  }
+  pthread_mutex_unlock(&refs_mu);
+  return err;
+}
+
+// host_viewable reports whether buf's memory is host memory laid out dense row-major over rank
+// dimensions and size bytes.
+static int host_viewable(const PJRT_Api* api, PJRT_Buffer* buf, int64_t size, int32_t rank) {
+  PJRT_Buffer_IsOnCpu_Args oc = {0};
+  oc.buffer = buf;
+  PJRT_Error* err = xm_Buffer_IsOnCpu(api, &oc);
+  if (err != NULL || !oc.is_on_cpu) {
+    destroy_error(api, err);
+    return 0;
+  }
+  PJRT_Buffer_GetMemoryLayout_Args ml = {0};
+  ml.buffer = buf;
+  if ((err = xm_Buffer_GetMemoryLayout(api, &ml)) != NULL) {
+    destroy_error(api, err);
+    return 0;
+  }
+  if (ml.layout.type != PJRT_Buffer_MemoryLayout_Type_Tiled || ml.layout.tiled.num_tiles != 0 ||
+      ml.layout.tiled.minor_to_major_size != (size_t)rank) {
+    return 0;
+  }
+  for (int32_t i = 0; i < rank; i++) {
+    if (ml.layout.tiled.minor_to_major[i] != rank - 1 - i) return 0;
+  }
+  PJRT_Buffer_OnDeviceSizeInBytes_Args os = {0};
+  os.buffer = buf;
+  if ((err = xm_Buffer_OnDeviceSizeInBytes(api, &os)) != NULL) {
+    destroy_error(api, err);
+    return 0;
+  }
+  return (int64_t)os.on_device_size_in_bytes == size;
+}
+
+PJRT_Error* xm_host_views(const PJRT_Api* api, PJRT_Buffer* const* bufs, const int64_t* sizes,
+                          const int32_t* ranks, size_t n, void** ptrs, int* ok, size_t* failed) {
+  *ok = 0;
+  *failed = 0;
+  if (!XM_HAS(api, Buffer_IsOnCpu) || !XM_HAS(api, Buffer_GetMemoryLayout) ||
+      !XM_HAS(api, Buffer_OnDeviceSizeInBytes) || !XM_HAS(api, Buffer_ReadyEvent) ||
+      !XM_HAS(api, Buffer_UnsafePointer)) {
+    return NULL;
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (!host_viewable(api, bufs[i], sizes[i], ranks[i])) return NULL;
+  }
+  // Every buffer's wait starts before the first is awaited; all events are consumed.
+  PJRT_Error* first = NULL;
+  PJRT_Event* evs[64];
+  for (size_t lo = 0; lo < n; lo += 64) {
+    size_t hi = n - lo < 64 ? n : lo + 64;
+    for (size_t i = lo; i < hi; i++) {
+      PJRT_Buffer_ReadyEvent_Args re = {0};
+      re.buffer = bufs[i];
+      PJRT_Error* err = xm_Buffer_ReadyEvent(api, &re);
+      evs[i - lo] = re.event;
+      if (err != NULL) {
+        if (first == NULL) {
+          first = err;
+          *failed = i;
+        } else {
+          destroy_error(api, err);
+        }
+        evs[i - lo] = NULL;
+      }
+    }
+    for (size_t i = lo; i < hi; i++) {
+      PJRT_Error* err = await_event(api, evs[i - lo]);
+      if (err != NULL) {
+        if (first == NULL) {
+          first = err;
+          *failed = i;
+        } else {
+          destroy_error(api, err);
+        }
+      }
+    }
+  }
+  if (first != NULL) return first;
+  int refs = XM_HAS(api, Buffer_IncreaseExternalReferenceCount) &&
+             XM_HAS(api, Buffer_DecreaseExternalReferenceCount);
+  for (size_t i = 0; i < n; i++) {
+    PJRT_Error* err = NULL;
+    if (refs) err = ref_buffer(api, bufs[i], 1);
+    PJRT_Buffer_UnsafePointer_Args up = {0};
+    if (err == NULL) {
+      up.buffer = bufs[i];
+      err = xm_Buffer_UnsafePointer(api, &up);
+      if (err != NULL && refs) destroy_error(api, ref_buffer(api, bufs[i], 0));
+    }
+    if (err != NULL || (up.buffer_pointer == 0 && sizes[i] > 0)) {
+      destroy_error(api, err);
+      xm_host_views_release(api, bufs, i);  // not readable in place after all
+      return NULL;
+    }
+    ptrs[i] = (void*)up.buffer_pointer;
+  }
+  *ok = 1;
+  return NULL;
+}
+
+void xm_host_views_release(const PJRT_Api* api, PJRT_Buffer* const* bufs, size_t n) {
+  if (!XM_HAS(api, Buffer_IncreaseExternalReferenceCount) ||
+      !XM_HAS(api, Buffer_DecreaseExternalReferenceCount)) {
+    return;
+  }
+  for (size_t i = 0; i < n; i++) destroy_error(api, ref_buffer(api, bufs[i], 0));
 }

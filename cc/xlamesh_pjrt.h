@@ -100,7 +100,13 @@ void xm_error_take(const PJRT_Api* api, PJRT_Error* err, int* code, char** msg);
   X(LoadedExecutable_AddressableDevices)   \
   X(Buffer_Destroy)                        \
   X(Buffer_ToHostBuffer)                   \
-  X(Buffer_ReadyEvent)
+  X(Buffer_ReadyEvent)                     \
+  X(Buffer_IsOnCpu)                        \
+  X(Buffer_GetMemoryLayout)                \
+  X(Buffer_OnDeviceSizeInBytes)            \
+  X(Buffer_UnsafePointer)                  \
+  X(Buffer_IncreaseExternalReferenceCount) \
+  X(Buffer_DecreaseExternalReferenceCount)
 
 #define XM_DECLARE(name) PJRT_Error* xm_##name(const PJRT_Api* api, PJRT_##name##_Args* args);
 XM_FUNCTIONS(XM_DECLARE)
@@ -108,6 +114,54 @@ XM_FUNCTIONS(XM_DECLARE)
 
 // xm_serialized_free calls the deleter a PJRT_Executable_Serialize call returned.
 void xm_serialized_free(PJRT_Executable_Serialize_Args* args);
+
+// Staging memory: host memory, XM_STAGING_ALIGN-aligned, that a host-to-device transfer hands to
+// the plugin with PJRT_HostBufferSemantics_kImmutableZeroCopy. On the CPU platform the device
+// buffer then lives in it (no copy) until the buffer is destroyed; elsewhere the plugin copies
+// from it. Blocks of at least XM_STAGING_POOL_MIN bytes are rounded up to a size class and kept
+// in a pool when freed (up to a limit of idle bytes), so that the next transfer of the same size
+// finds its pages already faulted in; smaller ones go back to malloc. Thread-safe.
+#define XM_STAGING_ALIGN 64
+#define XM_STAGING_POOL_MIN (1 << 20)
+
+// xm_staging_alloc returns a block of at least size bytes (NULL when out of memory) and its
+// capacity in *cap, which xm_staging_free needs back.
+void* xm_staging_alloc(size_t size, size_t* cap);
+
+// xm_staging_free returns a block to the pool, or to malloc.
+void xm_staging_free(void* block, size_t cap);
+
+// xm_staging_stats reports the blocks handed out and not yet freed (count and bytes) and the
+// bytes idle in the pool.
+void xm_staging_stats(int64_t* live_blocks, int64_t* live_bytes, int64_t* idle_bytes);
+
+// xm_staging_set_idle_limit sets the most bytes the pool keeps idle (default
+// XM_STAGING_IDLE_LIMIT) and frees idle blocks beyond it; 0 empties the pool and disables it.
+void xm_staging_set_idle_limit(int64_t bytes);
+#define XM_STAGING_IDLE_LIMIT ((int64_t)1 << 30)
+
+// xm_buffer_from_staging runs PJRT_Client_BufferFromHostBuffer on args (filled by the caller but
+// for data and host_buffer_semantics) with data = block and kImmutableZeroCopy, and registers a
+// callback on done_with_host_buffer that frees the block to the pool once the plugin is done with
+// it. It owns the block in every case: on failure it is freed before returning, and no buffer is
+// left (args->buffer is NULL; with a NULL result too when malloc failed). The plugin must have
+// PJRT_Event_OnReady.
+PJRT_Error* xm_buffer_from_staging(const PJRT_Api* api, PJRT_Client_BufferFromHostBuffer_Args* args,
+                                   void* block, size_t cap);
+
+// xm_host_views gives direct read access to the memory of n buffers whose memory is host memory:
+// for each buffer it checks PJRT_Buffer_IsOnCpu, a dense row-major layout of ranks[i] dimensions
+// (PJRT_Buffer_GetMemoryLayout: minor_to_major n-1..0, no tiles) and an on-device size of
+// sizes[i] bytes. If any buffer fails a check (or the plugin lacks a function), *ok is 0 and
+// nothing else happens. Otherwise it waits for every buffer to be ready, and returns the first
+// buffer's error (*failed its index) if one is not; else takes an external reference on each
+// (when the plugin has PJRT_Buffer_IncreaseExternalReferenceCount), stores its address in
+// ptrs[i] and sets *ok to 1; the caller then reads the memory and calls xm_host_views_release.
+PJRT_Error* xm_host_views(const PJRT_Api* api, PJRT_Buffer* const* bufs, const int64_t* sizes,
+                          const int32_t* ranks, size_t n, void** ptrs, int* ok, size_t* failed);
+
+// xm_host_views_release drops the external references xm_host_views took.
+void xm_host_views_release(const PJRT_Api* api, PJRT_Buffer* const* bufs, size_t n);
 
 #ifdef __cplusplus
 }

@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	"github.com/gomlx/gopjrt/dtypes"
 
+	"github.com/xlamesh/xlamesh/internal/hostmem"
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/pjrt"
 )
@@ -66,36 +65,18 @@ func PutBytes(c *pjrt.Client, dtype dtypes.DType, shape []int, data []byte, s me
 	if err != nil {
 		return nil, fmt.Errorf("jit: put: %w", err)
 	}
-	// A shard that is one contiguous run of the global array (a split of dimension 0, or a
-	// replica) is sent in place; the others are gathered into pooled staging buffers first, on
-	// GOMAXPROCS goroutines. Measured on the CPU plugin, that gather and a dense transfer beat
-	// handing the plugin the global array's byte strides (BuffersFromHost can do that too) by
-	// about a fifth for a column split. Every transfer starts before any is waited for.
-	elem := dtype.Size()
-	size := pjrt.Shape{DType: dtype, Dims: shardShape}.Bytes()
+	// Every shard goes in place from the global array, with its byte strides: pjrt gathers the
+	// blocks on all cores into staging memory that the CPU devices use as their own (one copy),
+	// and starts every transfer before waiting for any.
+	strides := byteStrides(shape, dtype.Size())
+	empty := pjrt.Shape{DType: dtype, Dims: shardShape}.Size() == 0
 	transfers := make([]pjrt.HostTransfer, len(placed))
-	var staged []*[]byte
-	defer func() {
-		for _, st := range staged {
-			putStaging(st)
-		}
-	}()
-	var gathers []func()
 	for i, p := range placed {
 		transfers[i] = pjrt.HostTransfer{Device: p.Device, DType: dtype, Dims: shardShape}
-		if b, ok := contiguousBlock(data, shape, p.Index, elem, size); ok || size == 0 {
-			transfers[i].Data = b
-			continue
+		if !empty {
+			transfers[i].Data, transfers[i].ByteStrides = data[blockOffset(p.Index, strides):], strides
 		}
-		st := getStaging(size)
-		staged = append(staged, st)
-		transfers[i].Data = *st
-		idx := p.Index
-		gathers = append(gathers, func() {
-			blockRuns(shape, idx, elem, func(g, s, n int) { copy((*st)[s:s+n], data[g:g+n]) })
-		})
 	}
-	parallel(gathers)
 	bufs, err := c.BuffersFromHost(transfers)
 	if err != nil {
 		return nil, fmt.Errorf("jit: put: %w", err)
@@ -122,27 +103,6 @@ func checkedSize(shape []int, elem int) (int, bool) {
 	return n, true
 }
 
-// parallel runs fs on up to GOMAXPROCS goroutines and returns when all are done.
-func parallel(fs []func()) {
-	workers := min(runtime.GOMAXPROCS(0), len(fs))
-	if workers <= 1 {
-		for _, f := range fs {
-			f()
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for i := next.Add(1) - 1; i < int64(len(fs)); i = next.Add(1) - 1 {
-				fs[i]()
-			}
-		})
-	}
-	wg.Wait()
-}
-
 // byteStrides returns the row-major byte strides of an array of the given shape and element size.
 func byteStrides(shape []int, elem int) []int64 {
 	strides := make([]int64, len(shape))
@@ -152,6 +112,16 @@ func byteStrides(shape []int, elem int) []int64 {
 		acc *= int64(shape[d])
 	}
 	return strides
+}
+
+// blockOffset returns the byte offset of block idx's first element in an array with the given
+// byte strides.
+func blockOffset(idx mesh.Index, strides []int64) int {
+	off := int64(0)
+	for d, r := range idx {
+		off += int64(r.Start) * strides[d]
+	}
+	return int(off)
 }
 
 // FromCallback builds an Array from a callback that returns the data (a flat row-major Go slice
@@ -358,11 +328,15 @@ func (a *Array) ToHost() (any, error) {
 	if a == nil {
 		return nil, fmt.Errorf("jit: to host: %w: nil *Array", ErrNil)
 	}
-	data, err := a.ToHostBytes()
-	if err != nil {
+	if !pjrt.Supported(a.dtype) {
+		return nil, fmt.Errorf("jit: to host: %w: unsupported element type %v", pjrt.ErrHostData, a.dtype)
+	}
+	// Uncleared memory: toHostInto writes every byte, or the slice is dropped.
+	flat, out := hostmem.Flat(a.dtype, pjrt.Shape{DType: a.dtype, Dims: a.shape}.Size())
+	if err := a.toHostInto(out); err != nil {
 		return nil, err
 	}
-	return pjrt.FlatFromBytes(a.dtype, data)
+	return flat, nil
 }
 
 // ToHostBytes is ToHost returning raw row-major bytes.
@@ -370,12 +344,24 @@ func (a *Array) ToHostBytes() ([]byte, error) {
 	if a == nil {
 		return nil, fmt.Errorf("jit: to host: %w: nil *Array", ErrNil)
 	}
+	out := hostmem.Bytes(pjrt.Shape{DType: a.dtype, Dims: a.shape}.Bytes()) // see ToHost
+	if err := a.toHostInto(out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// toHostInto copies the global array into out, its row-major bytes: every distinct shard
+// straight into its place (pjrt.HostCopy with the global array's byte strides), all at once.
+func (a *Array) toHostInto(out []byte) error {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	if a.closed {
-		return nil, fmt.Errorf("jit: to host: %w", ErrClosed)
+		return fmt.Errorf("jit: to host: %w", ErrClosed)
 	}
-	global := pjrt.Shape{DType: a.dtype, Dims: a.shape}
+	if len(out) == 0 {
+		return nil // nothing to read (the blocks of an empty array all look alike)
+	}
 	var firsts []Shard // replica 0 of each distinct shard
 	for _, s := range a.shards {
 		if s.ReplicaID == 0 {
@@ -383,39 +369,17 @@ func (a *Array) ToHostBytes() ([]byte, error) {
 		}
 	}
 	if len(firsts) != a.sharding.NumShards() {
-		return nil, fmt.Errorf("jit: to host: %w: this process holds %d of the %d distinct shards", ErrNotAddressable, len(firsts), a.sharding.NumShards())
+		return fmt.Errorf("jit: to host: %w: this process holds %d of the %d distinct shards", ErrNotAddressable, len(firsts), a.sharding.NumShards())
 	}
-	out := make([]byte, global.Bytes())
-	// Every copy starts at once and is waited for once. A block that is contiguous in the result
-	// (a split of dimension 0) is copied straight into place; others go through staging buffers.
+	strides := byteStrides(a.shape, a.dtype.Size())
 	copies := make([]pjrt.HostCopy, len(firsts))
-	var staged []*[]byte
-	defer func() {
-		for _, st := range staged {
-			putStaging(st)
-		}
-	}()
 	for i, s := range firsts {
-		size := s.Data.Shape().Bytes()
-		block, direct := contiguousBlock(out, a.shape, s.Index, a.dtype.Size(), size)
-		if !direct {
-			st := getStaging(size)
-			staged = append(staged, st)
-			block = *st
-		}
-		copies[i] = pjrt.HostCopy{Buffer: s.Data, Dst: block}
+		copies[i] = pjrt.HostCopy{Buffer: s.Data, Dst: out[blockOffset(s.Index, strides):], DstByteStrides: strides}
 	}
-	if len(copies) > 0 {
-		if err := firsts[0].Data.Device().Client().CopyToHostAll(copies); err != nil {
-			return nil, fmt.Errorf("jit: to host: %w", err)
-		}
+	if err := firsts[0].Data.Device().Client().CopyToHostAll(copies); err != nil {
+		return fmt.Errorf("jit: to host: %w", err)
 	}
-	for i, s := range firsts {
-		if _, direct := contiguousBlock(out, a.shape, s.Index, a.dtype.Size(), len(copies[i].Dst)); !direct {
-			insertBlock(out, a.shape, s.Index, a.dtype.Size(), copies[i].Dst)
-		}
-	}
-	return out, nil
+	return nil
 }
 
 // Wait blocks until every shard of the array is ready, like jax.Array.block_until_ready, and

@@ -1,26 +1,6 @@
 package jit
 
-import (
-	"sync"
-
-	"github.com/xlamesh/xlamesh/mesh"
-)
-
-// stagingPools recycles the host buffers that non-contiguous blocks are gathered into before a
-// transfer, one pool per size: fresh memory costs a page fault per 4 KiB, which made the copy
-// several times slower than the copy itself.
-var stagingPools sync.Map // int -> *sync.Pool of *[]byte
-
-func getStaging(size int) *[]byte {
-	p, _ := stagingPools.LoadOrStore(size, &sync.Pool{New: func() any { b := make([]byte, size); return &b }})
-	return p.(*sync.Pool).Get().(*[]byte)
-}
-
-func putStaging(b *[]byte) {
-	if p, ok := stagingPools.Load(len(*b)); ok {
-		p.(*sync.Pool).Put(b)
-	}
-}
+import "github.com/xlamesh/xlamesh/mesh"
 
 // Row-major block copies between a global array's bytes and one shard's bytes.
 
@@ -77,18 +57,6 @@ func blockRuns(shape []int, idx mesh.Index, elem int, run func(g, s, n int)) {
 			return
 		}
 	}
-}
-
-// contiguousBlock returns the sub-slice of a global array's bytes that block idx occupies when
-// that block is one contiguous run (a split of dimension 0 only, or a replicated array), so it
-// can be moved without a copy.
-func contiguousBlock(global []byte, shape []int, idx mesh.Index, elem, size int) ([]byte, bool) {
-	runs, start := 0, 0
-	blockRuns(shape, idx, elem, func(g, s, n int) { runs, start = runs+1, g })
-	if runs != 1 || size == 0 {
-		return nil, false
-	}
-	return global[start : start+size], true
 }
 
 // insertBlock copies a shard's bytes into block idx of the global array dst.

@@ -135,7 +135,8 @@ func (a *Array) ProcessLocalData() (any, []int, error) {
 		return nil, nil, fmt.Errorf("jit: process-local data: %w", err)
 	}
 	out := make([]byte, pjrt.Shape{DType: a.dtype, Dims: localShape}.Bytes())
-	// Read each local block once, from the first shard that holds it.
+	// Read each local block once, from the first shard that holds it, straight into its place.
+	strides := byteStrides(localShape, a.dtype.Size())
 	var copies []pjrt.HostCopy
 	var blocks []mesh.Index
 	for i, l := range locals {
@@ -143,14 +144,11 @@ func (a *Array) ProcessLocalData() (any, []int, error) {
 			continue
 		}
 		blocks = append(blocks, l.Local)
-		copies = append(copies, pjrt.HostCopy{Buffer: a.shards[i].Data, Dst: make([]byte, a.shards[i].Data.Shape().Bytes())})
+		copies = append(copies, pjrt.HostCopy{Buffer: a.shards[i].Data, Dst: out[blockOffset(l.Local, strides):], DstByteStrides: strides})
 	}
 	if len(copies) > 0 && len(out) > 0 {
 		if err := c.CopyToHostAll(copies); err != nil {
 			return nil, nil, fmt.Errorf("jit: process-local data: %w", err)
-		}
-		for i, b := range blocks {
-			insertBlock(out, localShape, b, a.dtype.Size(), copies[i].Dst)
 		}
 	}
 	flat, err := pjrt.FlatFromBytes(a.dtype, out)

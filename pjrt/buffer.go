@@ -13,6 +13,8 @@ import (
 	"unsafe"
 
 	"github.com/gomlx/gopjrt/dtypes"
+
+	"github.com/xlamesh/xlamesh/internal/hostmem"
 )
 
 // Buffer is an array on one device. Close it when done; a finalizer frees a forgotten buffer,
@@ -126,8 +128,7 @@ func (b *Buffer) ToHost() (any, error) {
 	if !Supported(b.shape.DType) {
 		return nil, fmt.Errorf("pjrt: copy to host: %w: unsupported element type %v", ErrHostData, b.shape.DType)
 	}
-	flat := newFlat(b.shape.DType, b.shape.Size())
-	raw, _, _ := HostBytes(flat)
+	flat, raw := hostmem.Flat(b.shape.DType, b.shape.Size()) // the copy writes every byte
 	if err := b.CopyToHost(raw); err != nil {
 		return nil, err
 	}
@@ -193,9 +194,16 @@ type HostTransfer struct {
 	ByteStrides []int64 // nil: dense row-major
 }
 
-// BuffersFromHost starts every transfer, then waits for all of them: the plugin copies the
-// shards concurrently, and no host data is staged. The host memory is only read during the call;
-// the caller may change it once BuffersFromHost returns. On error no buffer is left open.
+// BuffersFromHost starts every transfer, then waits until the plugin is done with the host
+// memory. The host memory is only read during the call; the caller may change it once
+// BuffersFromHost returns. On error no buffer is left open.
+//
+// On a platform whose device memory is host memory (CPU), a strided transfer, or a dense one of
+// 64 KiB or more, is copied once, on all cores, into staging memory outside Go's heap that the
+// device buffer then uses as its own (PJRT's zero-copy host buffers): the transfer runs at the
+// speed of a memory copy, and the staging block is recycled for later transfers when the buffer
+// is closed (see Staging, SetStagingIdleLimit). Elsewhere the plugin copies from Data, strides
+// and all.
 func (c *Client) BuffersFromHost(ts []HostTransfer) ([]*Buffer, error) {
 	for i, t := range ts {
 		if err := c.checkTransfer(t); err != nil {
@@ -207,35 +215,75 @@ func (c *Client) BuffersFromHost(ts []HostTransfer) ([]*Buffer, error) {
 		return nil, err
 	}
 	defer done()
+	a := c.api
+	// Choose each transfer's route and gather the staged ones, all at once.
+	staged := make([]stagingBlock, len(ts))
+	defer func() {
+		for _, b := range staged {
+			b.free() // blocks not handed to the plugin
+		}
+	}()
+	if c.hostMemory && a.has(fnEventOnReady) {
+		var tasks []func()
+		for i, t := range ts {
+			shape := Shape{DType: t.DType, Dims: t.Dims}
+			n := shape.Bytes()
+			if t.ByteStrides == nil && n < stagingMin {
+				continue
+			}
+			if staged[i], err = allocStaging(n); err != nil {
+				return nil, fmt.Errorf("pjrt: buffers from host: transfer %d: %w", i, err)
+			}
+			strides := t.ByteStrides
+			if strides == nil {
+				strides = denseStrides(t.Dims, t.DType.Size())
+			}
+			l := newLayout(t.Dims, strides, t.DType.Size())
+			tasks = l.copyTasks(tasks, staged[i].bytes(n), t.Data, true)
+		}
+		runTasks(tasks)
+	}
 	var pin runtime.Pinner
 	defer pin.Unpin()
-	a := c.api
 	out := make([]*Buffer, 0, len(ts))
 	events := make([]*C.PJRT_Event, 0, len(ts))
 	var first error
-	for _, t := range ts {
+	for i, t := range ts {
+		cdims := make([]C.int64_t, len(t.Dims)+len(t.ByteStrides)+1)
+		for i, d := range t.Dims {
+			cdims[i] = C.int64_t(d)
+		}
+		pin.Pin(&cdims[0])
+		args := C.PJRT_Client_BufferFromHostBuffer_Args{
+			client:   c.c,
+			_type:    C.PJRT_Buffer_Type(t.DType),
+			dims:     &cdims[0],
+			num_dims: C.size_t(len(t.Dims)),
+			device:   t.Device.c,
+		}
+		if b := staged[i]; b.p != nil {
+			staged[i] = stagingBlock{} // xm_buffer_from_staging owns it from here on
+			err := a.toError(fmt.Sprintf("buffer from host to %s", t.Device), ErrHostData, C.xm_buffer_from_staging(a.p, &args, b.p, b.cap))
+			if err == nil && args.buffer == nil {
+				err = fmt.Errorf("pjrt: buffer from host to %s: %w: out of host memory", t.Device, ErrHostData)
+			}
+			if err != nil {
+				first = err
+				break
+			}
+			out = append(out, newBuffer(t.Device, Shape{DType: t.DType, Dims: slices.Clone(t.Dims)}, args.buffer))
+			continue
+		}
 		data := t.Data
 		if len(data) == 0 {
 			data = make([]byte, 1) // PJRT needs a valid pointer even for zero elements
 		}
 		pin.Pin(&data[0])
-		cdims := make([]C.int64_t, len(t.Dims)+len(t.ByteStrides)+1)
-		for i, d := range t.Dims {
-			cdims[i] = C.int64_t(d)
-		}
 		for i, s := range t.ByteStrides {
 			cdims[len(t.Dims)+i] = C.int64_t(s)
 		}
-		pin.Pin(&cdims[0])
-		args := C.PJRT_Client_BufferFromHostBuffer_Args{
-			client:                c.c,
-			data:                  unsafe.Pointer(&data[0]),
-			_type:                 C.PJRT_Buffer_Type(t.DType),
-			dims:                  &cdims[0],
-			num_dims:              C.size_t(len(t.Dims)),
-			host_buffer_semantics: C.PJRT_HostBufferSemantics_kImmutableUntilTransferCompletes,
-			device:                t.Device.c,
-		}
+		args.data = unsafe.Pointer(&data[0])
+		args.host_buffer_semantics = C.PJRT_HostBufferSemantics_kImmutableUntilTransferCompletes
 		if len(t.ByteStrides) > 0 {
 			args.byte_strides = &cdims[len(t.Dims)]
 			args.num_byte_strides = C.size_t(len(t.ByteStrides))
@@ -262,6 +310,17 @@ func (c *Client) BuffersFromHost(ts []HostTransfer) ([]*Buffer, error) {
 	return out, nil
 }
 
+// denseStrides returns the row-major byte strides of dims.
+func denseStrides(dims []int, elem int) []int64 {
+	s := make([]int64, len(dims))
+	acc := int64(elem)
+	for d := len(dims) - 1; d >= 0; d-- {
+		s[d] = acc
+		acc *= int64(dims[d])
+	}
+	return s
+}
+
 // checkTransfer checks a transfer's device, element type, dimensions and that its strides stay
 // inside Data.
 func (c *Client) checkTransfer(t HostTransfer) error {
@@ -282,47 +341,36 @@ func (c *Client) checkTransfer(t HostTransfer) error {
 		}
 		n *= d
 	}
+	if n > math.MaxInt/max(1, t.DType.Size()) {
+		return fmt.Errorf("%w: %v has more bytes than an int holds", ErrHostData, t.Dims)
+	}
 	if t.ByteStrides == nil {
 		if len(t.Data) != shape.Bytes() {
 			return fmt.Errorf("%w: %s needs %d bytes (%d elements), got %d bytes", ErrHostData, shape, shape.Bytes(), n, len(t.Data))
 		}
 		return nil
 	}
-	if len(t.ByteStrides) != len(t.Dims) {
-		return fmt.Errorf("%w: %d byte strides for %d dimensions", ErrHostData, len(t.ByteStrides), len(t.Dims))
-	}
-	if n == 0 {
-		return nil
-	}
-	// The last byte read is at sum((dim-1)*stride) + element size; strides are non-negative here,
-	// and every step is checked against overflow (a wrapped sum would let the plugin read past
-	// the data).
-	end := int64(t.DType.Size())
-	for i, d := range t.Dims {
-		st := t.ByteStrides[i]
-		if st < 0 {
-			return fmt.Errorf("%w: negative byte stride %d for dimension %d", ErrHostData, st, i)
-		}
-		if st != 0 && int64(d-1) > (math.MaxInt64-end)/st {
-			return fmt.Errorf("%w: %s with byte strides %v reaches past any host array", ErrHostData, shape, t.ByteStrides)
-		}
-		end += int64(d-1) * st
-	}
-	if end > int64(len(t.Data)) {
-		return fmt.Errorf("%w: %s with byte strides %v reads %d bytes, got %d", ErrHostData, shape, t.ByteStrides, end, len(t.Data))
-	}
-	return nil
+	return checkStrides(shape, t.ByteStrides, len(t.Data), "reads")
 }
 
-// HostCopy is one device-to-host copy for CopyToHostAll: the buffer's row-major bytes go to Dst,
-// which must be exactly the buffer's Shape().Bytes() long.
+// HostCopy is one device-to-host copy for CopyToHostAll: the buffer's bytes go to Dst, row-major
+// and dense (Dst exactly the buffer's Shape().Bytes() long), or with DstByteStrides (bytes per
+// step of each dimension in Dst), so that a shard lands straight in its place in a larger
+// row-major array.
 type HostCopy struct {
-	Buffer *Buffer
-	Dst    []byte
+	Buffer         *Buffer
+	Dst            []byte
+	DstByteStrides []int64 // nil: dense row-major
 }
 
-// CopyToHostAll starts every copy, then waits for all of them, and returns the first error (an
-// *Error matching ErrExecute when a buffer's execution failed).
+// CopyToHostAll copies buffers to host memory: it waits for every buffer to be ready and returns
+// the first error (an *Error matching ErrExecute when a buffer's execution failed).
+//
+// On a platform whose device memory is host memory (CPU), with a plugin that shows where a
+// buffer's memory is (PJRT_Buffer_UnsafePointer) and buffers in the default dense row-major
+// layout, it copies each buffer straight from device memory into its place in Dst, on all cores:
+// one copy. Elsewhere it starts every device-to-host transfer at once and waits once; a strided
+// Dst then takes a second, host-side copy.
 func (c *Client) CopyToHostAll(copies []HostCopy) error {
 	for i, hc := range copies {
 		if hc.Buffer == nil {
@@ -331,12 +379,17 @@ func (c *Client) CopyToHostAll(copies []HostCopy) error {
 		if hc.Buffer.dev.client != c {
 			return fmt.Errorf("pjrt: copy to host: %w: copy %d: buffer of another client", ErrDevice, i)
 		}
-		if !Supported(hc.Buffer.shape.DType) {
-			return fmt.Errorf("pjrt: copy to host: %w: copy %d: unsupported element type %v", ErrHostData, i, hc.Buffer.shape.DType)
+		shape := hc.Buffer.shape
+		if !Supported(shape.DType) {
+			return fmt.Errorf("pjrt: copy to host: %w: copy %d: unsupported element type %v", ErrHostData, i, shape.DType)
 		}
-		if len(hc.Dst) != hc.Buffer.shape.Bytes() {
+		if hc.DstByteStrides != nil {
+			if err := checkStrides(shape, hc.DstByteStrides, len(hc.Dst), "writes"); err != nil {
+				return fmt.Errorf("pjrt: copy to host: copy %d: %w", i, err)
+			}
+		} else if len(hc.Dst) != shape.Bytes() {
 			return fmt.Errorf("pjrt: copy to host: %w: copy %d: %s needs %d bytes, got %d", ErrHostData, i,
-				hc.Buffer.shape, hc.Buffer.shape.Bytes(), len(hc.Dst))
+				shape, shape.Bytes(), len(hc.Dst))
 		}
 	}
 	done, err := c.use("copy to host")
@@ -344,24 +397,100 @@ func (c *Client) CopyToHostAll(copies []HostCopy) error {
 		return err
 	}
 	defer done()
+	// Hold every buffer (once) for the whole copy.
+	var held []*bufferState
+	defer func() {
+		for _, st := range held {
+			st.mu.RUnlock()
+		}
+	}()
+	var todo []HostCopy // the copies with bytes to move
+	for _, hc := range copies {
+		st := hc.Buffer.st
+		if !slices.Contains(held, st) {
+			st.mu.RLock()
+			held = append(held, st)
+		}
+		if st.closed {
+			return fmt.Errorf("pjrt: copy to host: buffer %w", ErrClosed)
+		}
+		if hc.Buffer.shape.Bytes() > 0 {
+			todo = append(todo, hc)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	if c.hostMemory {
+		if ok, err := c.copyFromHostMemory(todo); ok || err != nil {
+			return err
+		}
+	}
+	return c.copyToHostBuffers(todo)
+}
+
+// directReads counts the buffers copyFromHostMemory read in place (a figure for tests).
+var directReads atomic.Int64
+
+// copyFromHostMemory copies from device memory that is host memory, when every buffer allows it
+// (see CopyToHostAll); it reports false, having done nothing, when one does not.
+func (c *Client) copyFromHostMemory(copies []HostCopy) (bool, error) {
+	a := c.api
+	n := len(copies)
+	bufs := make([]*C.PJRT_Buffer, n)
+	sizes := make([]C.int64_t, n)
+	ranks := make([]C.int32_t, n)
+	ptrs := make([]unsafe.Pointer, n)
+	for i, hc := range copies {
+		bufs[i] = hc.Buffer.st.c
+		sizes[i] = C.int64_t(hc.Buffer.shape.Bytes())
+		ranks[i] = C.int32_t(len(hc.Buffer.shape.Dims))
+	}
+	var ok C.int
+	var failed C.size_t
+	if err := a.toError("copy to host", ErrExecute, C.xm_host_views(a.p, &bufs[0], &sizes[0], &ranks[0], C.size_t(n),
+		&ptrs[0], &ok, &failed)); err != nil {
+		if e, isPJRT := err.(*Error); isPJRT {
+			e.Op = fmt.Sprintf("copy %s to host", copies[failed].Buffer)
+		}
+		return false, err
+	}
+	if ok == 0 {
+		return false, nil
+	}
+	defer C.xm_host_views_release(a.p, &bufs[0], C.size_t(n))
+	directReads.Add(int64(n))
+	var tasks []func()
+	for i, hc := range copies {
+		shape := hc.Buffer.shape
+		src := unsafe.Slice((*byte)(ptrs[i]), shape.Bytes())
+		strides := hc.DstByteStrides
+		if strides == nil {
+			strides = denseStrides(shape.Dims, shape.DType.Size())
+		}
+		tasks = newLayout(shape.Dims, strides, shape.DType.Size()).copyTasks(tasks, src, hc.Dst, false)
+	}
+	runTasks(tasks)
+	return true, nil
+}
+
+// copyToHostBuffers copies with PJRT_Buffer_ToHostBuffer: every copy starts, then all are waited
+// for; a strided destination goes through a dense block first.
+func (c *Client) copyToHostBuffers(copies []HostCopy) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	a := c.api
+	dense := make([][]byte, len(copies))
 	var events []*C.PJRT_Event
 	var first error
-	for _, hc := range copies {
-		st := hc.Buffer.st
-		st.mu.RLock()
-		defer st.mu.RUnlock()
-		if st.closed {
-			first = fmt.Errorf("pjrt: copy to host: buffer %w", ErrClosed)
-			break
+	for i, hc := range copies {
+		dst := hc.Dst
+		if hc.DstByteStrides != nil {
+			dst = make([]byte, hc.Buffer.shape.Bytes())
 		}
-		if len(hc.Dst) == 0 {
-			continue
-		}
-		pin.Pin(&hc.Dst[0])
-		args := C.PJRT_Buffer_ToHostBuffer_Args{src: st.c, dst: unsafe.Pointer(&hc.Dst[0]), dst_size: C.size_t(len(hc.Dst))}
+		dense[i] = dst
+		pin.Pin(&dst[0])
+		args := C.PJRT_Buffer_ToHostBuffer_Args{src: hc.Buffer.st.c, dst: unsafe.Pointer(&dst[0]), dst_size: C.size_t(len(dst))}
 		if err := a.toError("copy to host", ErrHostData, C.xm_Buffer_ToHostBuffer(a.p, &args)); err != nil {
 			first = err
 			break
@@ -373,7 +502,18 @@ func (c *Client) CopyToHostAll(copies []HostCopy) error {
 			first = err
 		}
 	}
-	return first
+	if first != nil {
+		return first
+	}
+	var tasks []func()
+	for i, hc := range copies {
+		if hc.DstByteStrides != nil {
+			shape := hc.Buffer.shape
+			tasks = newLayout(shape.Dims, hc.DstByteStrides, shape.DType.Size()).copyTasks(tasks, dense[i], hc.Dst, false)
+		}
+	}
+	runTasks(tasks)
+	return nil
 }
 
 // NewErrorBuffer makes a buffer of the given shape on dev that holds an error instead of data

@@ -102,6 +102,7 @@ type Client struct {
 	logger          *slog.Logger
 	stats           compileStats
 	inflight        chan struct{} // one token per execution in flight
+	hostMemory      bool          // device memory is host memory (the CPU platform)
 
 	resMu   sync.Mutex                // guards the registries below
 	exes    map[*Executable]struct{}  // live executables, closed by Close
@@ -240,6 +241,7 @@ func (c *Client) describe() error {
 		return err
 	}
 	c.platform = goString(pn.platform_name, pn.platform_name_size)
+	c.hostMemory = c.platform == "cpu"
 	pv := C.PJRT_Client_PlatformVersion_Args{client: c.c}
 	if err := a.toError("platform version", ErrCreateClient, C.xm_Client_PlatformVersion(a.p, &pv)); err != nil {
 		return err

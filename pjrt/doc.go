@@ -17,6 +17,13 @@
 // persistent compile cache (WithCompileCache). Errors from the plugin are *Error values carrying
 // PJRT's code and matching a sentinel (ErrCompile, ErrExecute, ...); see docs/plugins.md.
 //
+// Transfers run at the speed of a memory copy where device memory is host memory (the CPU
+// platform): BuffersFromHost gathers each block, on all cores, into staging memory outside Go's
+// heap that the device buffer then lives in (PJRT's zero-copy host buffers; the block is recycled
+// when the buffer is closed), and CopyToHostAll copies each buffer straight from device memory
+// into its place in the destination, strided where HostCopy.DstByteStrides says. Other platforms
+// and plugins lacking PJRT_Buffer_UnsafePointer take PJRT's own copies.
+//
 // What the compiler made of a program can be read back from its executable: the layout it
 // expects of each argument and gives each result (Executable.InputShardings, OutputShardings), every collective the SPMD partitioner inserted with its
 // replica groups and the bytes it moves (Executable.Collectives), and the memory planned per

@@ -6,6 +6,8 @@ import (
 	"unsafe"
 
 	"github.com/gomlx/gopjrt/dtypes"
+
+	"github.com/xlamesh/xlamesh/internal/hostmem"
 )
 
 // Element types are gopjrt's dtypes.DType, whose numbers are PJRT's PJRT_Buffer_Type values: the
@@ -74,40 +76,13 @@ func FlatFromBytes(d dtypes.DType, data []byte) (any, error) {
 	if !Supported(d) || len(data)%d.Size() != 0 {
 		return nil, fmt.Errorf("pjrt: %w: %d bytes are not a whole number of %v elements", ErrHostData, len(data), d)
 	}
-	flat := newFlat(d, len(data)/d.Size())
-	raw, _, _ := HostBytes(flat)
+	flat, raw := hostmem.Flat(d, len(data)/d.Size()) // every byte is written just below
 	copy(raw, data)
 	return flat, nil
 }
 
 // newFlat allocates a flat slice of n elements of type d; Float16 and BFloat16 get []uint16
 // holding the raw bits. d must be Supported.
-func newFlat(d dtypes.DType, n int) any {
-	switch d {
-	case dtypes.Bool:
-		return make([]bool, n)
-	case dtypes.Int8:
-		return make([]int8, n)
-	case dtypes.Int16:
-		return make([]int16, n)
-	case dtypes.Int32:
-		return make([]int32, n)
-	case dtypes.Int64:
-		return make([]int64, n)
-	case dtypes.Uint8:
-		return make([]uint8, n)
-	case dtypes.Uint32:
-		return make([]uint32, n)
-	case dtypes.Uint64:
-		return make([]uint64, n)
-	case dtypes.Float32:
-		return make([]float32, n)
-	case dtypes.Float64:
-		return make([]float64, n)
-	}
-	return make([]uint16, n) // Uint16, Float16, BFloat16
-}
-
 // Shape is the element type and dimensions of an array (of one shard, for executables).
 type Shape struct {
 	DType dtypes.DType

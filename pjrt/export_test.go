@@ -5,3 +5,10 @@ var KVBridgeExchange = kvBridgeExchange
 
 // KVBridgeConcurrent exposes kvBridgeConcurrent to the external test package.
 var KVBridgeConcurrent = kvBridgeConcurrent
+
+// SetHostMemory turns a client's host-memory routes (staging transfers, direct reads of device
+// memory) on or off, so that tests reach the generic routes on the CPU plugin too.
+func SetHostMemory(c *Client, on bool) { c.hostMemory = on }
+
+// DirectReads returns how many buffers CopyToHostAll has read straight from device memory.
+func DirectReads() int64 { return directReads.Load() }
