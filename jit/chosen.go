@@ -34,14 +34,31 @@ func chosenSpec(exe *pjrt.Executable, m mesh.Mesh, i int, global, shard []int) (
 		ErrLowering, op, m)
 }
 
+// layoutSpec returns the partition spec over m's axes of an OpSharding of an array of shape
+// global: replicated for a replicated (or single-device) sharding, else the spec whose tiles
+// sit on the same partitions.
+func layoutSpec(op pjrt.OpSharding, m mesh.Mesh, global []int) (mesh.PartitionSpec, error) {
+	if op.Type == pjrt.ShardingReplicated || m.Size() == 1 {
+		return mesh.P(), nil
+	}
+	blocks, err := tileOfPartition(op, len(global), m.Size())
+	if err != nil {
+		return mesh.PartitionSpec{}, err
+	}
+	if spec, ok := specForTiles(m.Abstract(), global, op.TileDims[:len(global)], blocks); ok {
+		return spec, nil
+	}
+	return mesh.PartitionSpec{}, fmt.Errorf("%w: the layout %s is not a PartitionSpec over %s", ErrLowering, op, m)
+}
+
 // tileOfPartition returns, for each partition, the coordinates of the tile it holds (rank entries).
 func tileOfPartition(op pjrt.OpSharding, rank, n int) ([][]int, error) {
 	if op.Type != pjrt.ShardingOther {
-		return nil, fmt.Errorf("%w: XLA laid out the unconstrained result as %s", ErrLowering, op)
+		return nil, fmt.Errorf("%w: XLA's layout %s is not a tiling", ErrLowering, op)
 	}
 	extra := len(op.TileDims) - rank // trailing replication/subgroup dims
 	if extra < 0 || extra > 1 || (extra == 1) != (op.ReplicateOnLastTileDim || slices.Contains(op.LastTileDims, pjrt.ShardingReplicated)) {
-		return nil, fmt.Errorf("%w: XLA's layout %s of a rank-%d result is not a tiling this mesh can express", ErrLowering, op, rank)
+		return nil, fmt.Errorf("%w: XLA's layout %s of a rank-%d value is not a tiling this mesh can express", ErrLowering, op, rank)
 	}
 	total := 1
 	for _, d := range op.TileDims {

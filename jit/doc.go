@@ -11,6 +11,19 @@
 // whose arguments have the same types, shardings and devices as the previous call's goes
 // straight to its executable: it builds no key and looks nothing up.
 //
+// # Programs written elsewhere
+//
+// FromText, FromBytecode and FromExported make a Function of a StableHLO module written
+// elsewhere: MLIR text (jax.export's mlir_module(), any other tool's), MLIR bytecode, or a
+// jax.export artifact read by package jaxexport. Without InSpecs and OutSpecs it runs as
+// written: its own shardings, compiled for its partition count on the arguments' mesh, which
+// must have that many devices; each argument must already be laid out as the compiled program
+// expects (pjrt.Executable.InputShardings tells), else the call fails with ErrArguments, or with
+// Reshard moves it. With InSpecs (and OutSpecs) the caller's mesh and specs replace the module's
+// annotations (lower.Wrap with ReplaceShardings), on any mesh, subset or order of devices. Both
+// share New's caches, statistics, argument checks and donation. Re-sharding a module given as
+// bytecode needs it as text: BytecodeToText.
+//
 // # Ownership
 //
 // Arrays own device memory and must be closed. A Function owns its lowerings and executables:
@@ -51,7 +64,7 @@
 // # Errors
 //
 // Errors wrap the package's sentinels (ErrArguments, ErrShard, ErrDevice, ErrClosed,
-// ErrLowering, ErrNotAddressable, ErrNil) and keep mesh's and pjrt's (mesh.ErrIndivisible,
+// ErrLowering, ErrExternal, ErrNotAddressable, ErrNil) and keep mesh's and pjrt's (mesh.ErrIndivisible,
 // pjrt.ErrCompile, ...) and the context's (context.Canceled) matchable with errors.Is. Methods
 // of a nil *Array or *Function return errors wrapping ErrNil instead of panicking. Arrays and
 // Functions are safe for concurrent use.

@@ -46,14 +46,17 @@ type Function struct {
 
 	hookMu sync.Mutex
 	hooks  map[*pjrt.Client]func() // unregisters the Client.OnClose callback that Releases it
+
+	ext *external // the module of FromText, FromBytecode, FromExported; nil for New
 }
 
 type options struct {
-	in          []mesh.PartitionSpec
-	out         []mesh.PartitionSpec
-	donate      []int
-	reshard     bool
-	partitioner lower.Partitioner
+	in             []mesh.PartitionSpec
+	out            []mesh.PartitionSpec
+	donate         []int
+	reshard        bool
+	partitioner    lower.Partitioner
+	partitionerSet bool
 }
 
 // Option configures New.
@@ -84,7 +87,9 @@ func Donate(argIndices ...int) Option {
 func Reshard() Option { return func(o *options) { o.reshard = true } }
 
 // WithPartitioner selects Shardy (the default) or GSPMD lowering and partitioning.
-func WithPartitioner(p lower.Partitioner) Option { return func(o *options) { o.partitioner = p } }
+func WithPartitioner(p lower.Partitioner) Option {
+	return func(o *options) { o.partitioner, o.partitionerSet = p, true }
+}
 
 // New returns a jitted function named name (the module is "jit_<name>").
 func New(name string, body Body, opts ...Option) *Function {
@@ -121,12 +126,17 @@ type ArgType struct {
 }
 
 // lowering is a cached lowering: the program, its result shapes and specs (unspecified ones
-// unconstrained, resolved after compilation), and the hash of its signature.
+// unconstrained, resolved after compilation), and the hash of its signature. text is what is
+// compiled (the program's text, or an external module's bytecode, when prog is nil), with
+// partitioner; exported marks an external module run with its own shardings.
 type lowering struct {
-	prog   *lower.Program
-	shapes []lower.Shape
-	outs   []mesh.PartitionSpec
-	hash   uint64
+	prog        *lower.Program
+	shapes      []lower.Shape
+	outs        []mesh.PartitionSpec
+	hash        uint64
+	text        string
+	partitioner lower.Partitioner
+	exported    bool
 }
 
 // compiled is a cached executable with what a call needs besides it: the layout of every result
@@ -136,6 +146,10 @@ type compiled struct {
 	devices int // len(exe.Devices())
 	results []resultLayout
 	options []pjrt.ExecuteOption
+	// For external modules: the arguments the module takes (nil: all), and, run as exported,
+	// the layout each argument must have (nil entries: dropped arguments).
+	kept       []int
+	argLayouts []*mesh.NamedSharding
 }
 
 type resultLayout struct {
@@ -161,6 +175,9 @@ func (f *Function) Lower(m mesh.Abstract, args ...ArgType) (*lower.Program, erro
 	if err != nil {
 		return nil, err
 	}
+	if l.prog == nil {
+		return nil, fmt.Errorf("jit: %s: lower: %w: the module is MLIR bytecode and there is no bytecode reader (jit.BytecodeToText)", f.name, ErrExternal)
+	}
 	return l.prog, nil
 }
 
@@ -175,11 +192,18 @@ func (f *Function) lowering(ctx context.Context, m mesh.Abstract, args []ArgType
 			// The closure reads the entry's own copy of the signature, so that args does not
 			// escape and a hit allocates nothing.
 			return f.lowerings.computeInline(h, e, func() (*lowering, error) {
+				if f.ext != nil {
+					l, err := f.lowerExternal(e.sig.abs, e.sig.args)
+					if l != nil {
+						l.hash = h
+					}
+					return l, err
+				}
 				prog, outs, err := f.lowerNow(e.sig.abs, e.sig.args)
 				if err != nil {
 					return nil, err
 				}
-				return &lowering{prog: prog, shapes: prog.ResultShapes(), outs: outs, hash: h}, nil
+				return &lowering{prog: prog, shapes: prog.ResultShapes(), outs: outs, hash: h, text: prog.Text(), partitioner: prog.Partitioner()}, nil
 			})
 		}
 		l, err, retry := e.wait(ctx)
@@ -333,7 +357,12 @@ func (f *Function) unwatch(c *pjrt.Client) {
 
 // compile compiles l for c and m and lays out its results.
 func (f *Function) compile(c *pjrt.Client, m mesh.Mesh, l *lowering) (*compiled, error) {
-	exe, err := c.Compile(l.prog.Text(), pjrt.CompileOptions{DeviceAssignment: m.DeviceIDs(), Partitioner: l.prog.Partitioner()})
+	if f.ext != nil {
+		if err := f.ext.checkPlatform(f.name, c); err != nil {
+			return nil, err
+		}
+	}
+	exe, err := c.Compile(l.text, pjrt.CompileOptions{DeviceAssignment: m.DeviceIDs(), Partitioner: l.partitioner})
 	if err != nil {
 		return nil, fmt.Errorf("jit: %s: %w", f.name, err)
 	}
@@ -343,8 +372,24 @@ func (f *Function) compile(c *pjrt.Client, m mesh.Mesh, l *lowering) (*compiled,
 		return nil, err
 	}
 	ce := &compiled{exe: exe, devices: len(exe.Devices()), results: results}
-	if len(f.opt.donate) > 0 {
-		ce.options = []pjrt.ExecuteOption{pjrt.Donate(f.opt.donate...)}
+	donate := f.opt.donate
+	if f.ext != nil && len(f.ext.kept) != len(f.ext.args) {
+		// The module dropped arguments: it takes only the kept ones, donated at their new places.
+		ce.kept, donate = f.ext.kept, nil
+		for _, d := range f.opt.donate {
+			if i := slices.Index(f.ext.kept, d); i >= 0 {
+				donate = append(donate, i)
+			}
+		}
+	}
+	if l.exported {
+		if ce.argLayouts, err = f.argLayouts(exe, m); err != nil {
+			_ = exe.Close()
+			return nil, err
+		}
+	}
+	if len(donate) > 0 {
+		ce.options = []pjrt.ExecuteOption{pjrt.Donate(donate...)}
 	}
 	return ce, nil
 }
@@ -541,6 +586,11 @@ func (f *Function) plan(ctx context.Context, c *pjrt.Client, args []*Array, resh
 	if err != nil {
 		return nil, nil, err
 	}
+	if ce.argLayouts != nil {
+		if use, err = f.matchLayouts(ctx, c, use, ce, resharded); err != nil {
+			return nil, nil, err
+		}
+	}
 	p = &callPlan{client: c, args: make([]argSig, len(args)), low: l, comp: ce}
 	for i, a := range args {
 		p.args[i] = argSig{dtype: a.dtype, shape: a.shape, sharding: a.sharding, device: firstDevice(a)}
@@ -623,12 +673,19 @@ func (f *Function) run(p *callPlan, args []*Array) ([]*Array, error) {
 			return nil, fmt.Errorf("jit: %s: %w: argument %d has %d shards for %d devices", f.name, ErrNotAddressable, i, len(a.shards), nd)
 		}
 	}
-	na := len(args)
+	params := args
+	if ce.kept != nil {
+		params = make([]*Array, len(ce.kept))
+		for i, k := range ce.kept {
+			params[i] = args[k]
+		}
+	}
+	na := len(params)
 	cells := make([]*pjrt.Buffer, nd*na)
 	lists := make([][]*pjrt.Buffer, nd)
 	for d := range lists {
 		lists[d] = cells[d*na : (d+1)*na : (d+1)*na]
-		for i, a := range args {
+		for i, a := range params {
 			lists[d][i] = a.shards[d].Data
 		}
 	}

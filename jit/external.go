@@ -1,0 +1,296 @@
+package jit
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/xlamesh/xlamesh/jaxexport"
+	"github.com/xlamesh/xlamesh/lower"
+	"github.com/xlamesh/xlamesh/mesh"
+	"github.com/xlamesh/xlamesh/pjrt"
+)
+
+// bytecodeMagic starts MLIR bytecode.
+const bytecodeMagic = "ML\xefR"
+
+// BytecodeToText converts MLIR bytecode (a StableHLO portable artifact) to MLIR text. It is
+// nil while xlamesh has no bytecode reader; then FromBytecode and re-sharding a FromExported
+// function fail with ErrExternal. A program may set it to a converter of its own.
+var BytecodeToText func(code []byte) (string, error)
+
+// external is the program of a Function made by FromText, FromBytecode or FromExported.
+type external struct {
+	text        string              // the module as MLIR text; "" when only its bytecode is known
+	code        []byte              // bytecode compiled as it is when the module is not re-sharded
+	exp         *jaxexport.Exported // the artifact, for FromExported
+	args, outs  []lower.Shape       // what callers pass and get (every exported argument)
+	kept        []int               // module argument i is caller argument kept[i]
+	partitions  int                 // the module's mhlo.num_partitions
+	partitioner lower.Partitioner   // the partitioner the module's own annotations are written for
+}
+
+// FromText returns a Function that runs a StableHLO module written elsewhere, given as MLIR
+// text: jax.export's Exported.mlir_module(), a module another tool wrote, or one of xlamesh's
+// own. Its @main's signature is read at once (lower.Wrap with KeepShardings); an error wraps
+// ErrExternal and lower's error.
+//
+// Without InSpecs and OutSpecs the module runs as it was written: its own shardings, compiled
+// for its mhlo.num_partitions devices, which are the devices of the arguments' mesh. The
+// arguments must already be laid out as the compiled program expects (read back from XLA with
+// pjrt.Executable.InputShardings); a call whose argument is laid out otherwise fails with
+// ErrArguments, or, with Reshard, moves it first. Results carry the layout XLA gave them.
+//
+// With InSpecs (or OutSpecs) the module is re-sharded: the arguments' mesh and the specs replace
+// the module's own annotations (lower.ReplaceShardings), on any mesh and any devices, and the
+// function behaves like one built with New. The module's partitioner is used unless
+// WithPartitioner says otherwise.
+//
+// Either way the function has New's caches, statistics, argument checks, donation and Close.
+func FromText(name, text string, opts ...Option) (*Function, error) {
+	ext, err := readText(name, text)
+	if err != nil {
+		return nil, err
+	}
+	return newExternal(name, ext, opts), nil
+}
+
+// FromBytecode is FromText for a module given as MLIR bytecode (a StableHLO portable artifact).
+// It needs BytecodeToText to read the module's signature; without it the error wraps
+// ErrExternal.
+func FromBytecode(name string, code []byte, opts ...Option) (*Function, error) {
+	if !strings.HasPrefix(string(code), bytecodeMagic) {
+		return nil, fmt.Errorf("jit: %s: %w: not MLIR bytecode (no \"ML\\xefR\" magic)", name, ErrExternal)
+	}
+	text, err := bytecodeText(name, code)
+	if err != nil {
+		return nil, err
+	}
+	ext, err := readText(name, text)
+	if err != nil {
+		return nil, err
+	}
+	ext.code = slices.Clone(code)
+	return newExternal(name, ext, opts), nil
+}
+
+// FromExported returns a Function that runs a function exported by jax.export (read by
+// jaxexport.Read), named after it. It takes every argument of the exported function, also those
+// the module dropped (module_kept_var_idx), checked against the artifact's avals; results are
+// the artifact's. As exported (no InSpecs, OutSpecs) the artifact's module is compiled as it is,
+// for its NrDevices devices; with InSpecs or OutSpecs it is re-sharded like FromText's, which
+// needs its module as text: without BytecodeToText that is an error wrapping ErrExternal. A
+// module for more than one platform, or for a platform other than the client's (unless its
+// platform check was disabled at export), is refused with ErrExternal. Donation is not part of
+// the artifact: say it with Donate.
+func FromExported(e *jaxexport.Exported, opts ...Option) (*Function, error) {
+	if e == nil {
+		return nil, fmt.Errorf("jit: from exported: %w: nil *jaxexport.Exported", ErrNil)
+	}
+	name := e.FunctionName()
+	if p := e.Platforms(); len(p) != 1 {
+		return nil, fmt.Errorf("jit: %s: %w: the module was exported for %d platforms %v; its platform-index argument is not supported",
+			name, ErrExternal, len(p), p)
+	}
+	ext := &external{exp: e, code: e.Module(), kept: e.ModuleKeptVarIdx(), partitions: e.NrDevices(), partitioner: lower.Shardy}
+	for _, a := range e.InAvals() {
+		ext.args = append(ext.args, lower.NewShape(a.DType(), a.Dims()...))
+	}
+	for _, a := range e.OutAvals() {
+		ext.outs = append(ext.outs, lower.NewShape(a.DType(), a.Dims()...))
+	}
+	return newExternal(name, ext, opts), nil
+}
+
+func newExternal(name string, ext *external, opts []Option) *Function {
+	f := New(name, nil, opts...)
+	f.ext = ext
+	return f
+}
+
+func bytecodeText(name string, code []byte) (string, error) {
+	if BytecodeToText == nil {
+		return "", fmt.Errorf("jit: %s: %w: reading MLIR bytecode as text needs a bytecode reader (jit.BytecodeToText), which xlamesh does not have yet", name, ErrExternal)
+	}
+	text, err := BytecodeToText(code)
+	if err != nil {
+		return "", fmt.Errorf("jit: %s: %w: %w", name, ErrExternal, err)
+	}
+	return text, nil
+}
+
+// readText reads a module's signature, partition count and partitioner.
+func readText(name, text string) (*external, error) {
+	p, err := lower.Wrap(text, nil, nil, lower.KeepShardings())
+	if err != nil {
+		return nil, fmt.Errorf("jit: %s: %w: %w", name, ErrExternal, err)
+	}
+	ext := &external{text: text, args: p.ArgShapes(), outs: p.ResultShapes(), partitions: p.NumPartitions(), partitioner: p.Partitioner()}
+	for i := range ext.args {
+		ext.kept = append(ext.kept, i)
+	}
+	return ext, nil
+}
+
+// resharded reports whether the function re-shards its module (InSpecs or OutSpecs given).
+func (f *Function) resharded() bool { return len(f.opt.in) > 0 || len(f.opt.out) > 0 }
+
+// lowerExternal is lowerNow for a module written elsewhere: the module as it is, or re-sharded
+// onto the arguments' abstract mesh and specs.
+func (f *Function) lowerExternal(m mesh.Abstract, args []ArgType) (*lowering, error) {
+	ext := f.ext
+	if len(args) != len(ext.args) {
+		return nil, fmt.Errorf("jit: %s: %w: %d arguments for a module of %d", f.name, ErrArguments, len(args), len(ext.args))
+	}
+	for i, a := range args {
+		if !a.Shape.Equal(ext.args[i]) {
+			return nil, fmt.Errorf("jit: %s: %w: argument %d is %s, the module takes %s", f.name, ErrArguments, i, a.Shape, ext.args[i])
+		}
+	}
+	if len(f.opt.out) > len(ext.outs) {
+		return nil, fmt.Errorf("jit: %s: %w: %d OutSpecs for %d results", f.name, ErrArguments, len(f.opt.out), len(ext.outs))
+	}
+	outs := make([]mesh.PartitionSpec, len(ext.outs))
+	for i, s := range ext.outs {
+		outs[i] = unconstrained(s.Rank())
+	}
+	if !f.resharded() {
+		if m.Size() != ext.partitions {
+			return nil, fmt.Errorf("jit: %s: %w: the module was written for %d devices, the arguments are on a mesh of %d (%v); re-shard it with InSpecs",
+				f.name, ErrArguments, ext.partitions, m.Size(), m)
+		}
+		l := &lowering{shapes: ext.outs, outs: outs, text: ext.text, partitioner: ext.partitioner, exported: true}
+		if ext.code != nil {
+			l.text = string(ext.code)
+		}
+		if f.opt.partitionerSet {
+			l.partitioner = f.opt.partitioner
+		}
+		if ext.text != "" {
+			p, err := lower.Wrap(ext.text, nil, nil, lower.KeepShardings())
+			if err != nil {
+				return nil, fmt.Errorf("jit: %s: %w: %w", f.name, ErrLowering, err)
+			}
+			l.prog = p
+		}
+		return l, nil
+	}
+	text := ext.text
+	if text == "" {
+		var err error
+		if text, err = bytecodeText(f.name, ext.code); err != nil {
+			return nil, fmt.Errorf("%w (re-sharding needs the module as text)", err)
+		}
+	}
+	argSh := make([]mesh.NamedSharding, len(ext.kept))
+	for i, k := range ext.kept {
+		s, err := mesh.NewAbstractSharding(m, args[k].Spec)
+		if err != nil {
+			return nil, fmt.Errorf("jit: %s: argument %d: %w", f.name, k, err)
+		}
+		argSh[i] = s
+	}
+	resSh := make([]mesh.NamedSharding, len(ext.outs))
+	for i, spec := range f.opt.out {
+		s, err := mesh.NewAbstractSharding(m, spec)
+		if err != nil {
+			return nil, fmt.Errorf("jit: %s: result %d: %w", f.name, i, err)
+		}
+		resSh[i], outs[i] = s, spec
+	}
+	part := ext.partitioner
+	if f.opt.partitionerSet {
+		part = f.opt.partitioner
+	}
+	p, err := lower.Wrap(text, argSh, resSh, lower.ReplaceShardings(), lower.WithPartitioner(part))
+	if err != nil {
+		return nil, fmt.Errorf("jit: %s: %w: %w", f.name, ErrLowering, err)
+	}
+	return &lowering{prog: p, shapes: ext.outs, outs: outs, text: p.Text(), partitioner: p.Partitioner()}, nil
+}
+
+// checkPlatform refuses an artifact exported for another platform than c's.
+func (ext *external) checkPlatform(name string, c *pjrt.Client) error {
+	if ext.exp == nil || slices.Contains(ext.exp.DisabledChecks(), "platform") {
+		return nil
+	}
+	want := ext.exp.Platforms()[0]
+	if got := strings.ToLower(c.Platform()); got != want && !(want == "cuda" && got == "gpu") {
+		return fmt.Errorf("jit: %s: %w: the module was exported for %s, the client runs %s", name, ErrExternal, want, got)
+	}
+	return nil
+}
+
+// argLayouts returns, for each caller argument the module takes, the sharding on m of the
+// layout the compiled program expects (nil for arguments the module dropped).
+func (f *Function) argLayouts(exe *pjrt.Executable, m mesh.Mesh) ([]*mesh.NamedSharding, error) {
+	in, err := exe.InputShardings()
+	if err != nil {
+		return nil, fmt.Errorf("jit: %s: %w", f.name, err)
+	}
+	if len(in) != len(f.ext.kept) {
+		return nil, fmt.Errorf("jit: %s: %w: the executable takes %d arguments, the module %d", f.name, ErrLowering, len(in), len(f.ext.kept))
+	}
+	out := make([]*mesh.NamedSharding, len(f.ext.args))
+	for i, k := range f.ext.kept {
+		spec, err := layoutSpec(in[i], m, f.ext.args[k].Dims())
+		if err != nil {
+			return nil, fmt.Errorf("jit: %s: argument %d: %w", f.name, k, err)
+		}
+		s, err := mesh.NewNamedSharding(m, spec)
+		if err != nil {
+			return nil, fmt.Errorf("jit: %s: argument %d: %w", f.name, k, err)
+		}
+		out[k] = &s
+	}
+	return out, nil
+}
+
+// matchLayouts checks the arguments of an as-exported call against the layouts the executable
+// expects, moving mismatched ones with Reshard; it returns the arrays to use.
+func (f *Function) matchLayouts(ctx context.Context, c *pjrt.Client, args []*Array, ce *compiled, made *[]*Array) ([]*Array, error) {
+	out, cloned := args, false
+	for i, want := range ce.argLayouts {
+		a := args[i]
+		if want == nil || sameLayout(a.sharding, *want, a.shape) {
+			continue
+		}
+		if !f.opt.reshard {
+			return nil, fmt.Errorf("jit: %s: %w: argument %d is laid out as %s; the module expects %s (use jit.Reshard to move it, or InSpecs to re-shard the module)",
+				f.name, ErrArguments, i, a.sharding.Spec(), want.Spec())
+		}
+		if f.donated(i) {
+			return nil, fmt.Errorf("jit: %s: %w: argument %d is donated and must already have sharding %s", f.name, ErrArguments, i, want)
+		}
+		r, err := reshardWith(ctx, f.resharder(want.Spec()), c, a, *want)
+		if err != nil {
+			return nil, fmt.Errorf("jit: %s: argument %d: %w", f.name, i, err)
+		}
+		if !cloned {
+			out, cloned = slices.Clone(args), true
+		}
+		*made = append(*made, r)
+		out[i] = r
+	}
+	return out, nil
+}
+
+// sameLayout reports whether a and b put the same block of an array of this shape on every
+// mesh position.
+func sameLayout(a, b mesh.NamedSharding, shape []int) bool {
+	if a.Equal(b) {
+		return true
+	}
+	ia, err1 := a.PositionIndices(shape)
+	ib, err2 := b.PositionIndices(shape)
+	if err1 != nil || err2 != nil || len(ia) != len(ib) {
+		return false
+	}
+	for p := range ia {
+		if !slices.Equal(ia[p], ib[p]) {
+			return false
+		}
+	}
+	return true
+}

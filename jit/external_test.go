@@ -1,0 +1,271 @@
+package jit_test
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/gomlx/gopjrt/dtypes"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/xlamesh/xlamesh/jaxexport"
+	"github.com/xlamesh/xlamesh/jit"
+	"github.com/xlamesh/xlamesh/lower"
+	"github.com/xlamesh/xlamesh/mesh"
+	"github.com/xlamesh/xlamesh/pjrt"
+	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
+)
+
+// externalModule is a module written outside xlamesh, sharded on a 4x2 ("x", "y") mesh with a
+// sharding constraint: (a + b broadcast, the row sums of that). Integers, so results are exact.
+const externalModule = `module @jit_f attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @mesh = <["x"=4, "y"=2]>
+  func.func public @main(%arg0: tensor<8x4xi32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}, %arg1: tensor<4xi32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}) -> (tensor<8x4xi32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, tensor<8xi32>) {
+    %0 = stablehlo.broadcast_in_dim %arg1, dims = [1] : (tensor<4xi32>) -> tensor<8x4xi32>
+    %1 = stablehlo.add %arg0, %0 : tensor<8x4xi32>
+    %2 = sdy.sharding_constraint %1 <@mesh, [{"y"}, {}]> : tensor<8x4xi32>
+    %c = stablehlo.constant dense<0> : tensor<i32>
+    %3 = stablehlo.reduce(%2 init: %c) applies stablehlo.add across dimensions = [1] : (tensor<8x4xi32>, tensor<i32>) -> tensor<8xi32>
+    return %2, %3 : tensor<8x4xi32>, tensor<8xi32>
+  }
+}
+`
+
+// externalWant returns the module's results for a = arange(32), b = [100, 200, 300, 400].
+func externalWant() ([]int32, []int32) {
+	sum := make([]int32, 8)
+	out := make([]int32, 32)
+	for i := range out {
+		out[i] = int32(i) + int32(100*(i%4+1))
+		sum[i/4] += out[i]
+	}
+	return out, sum
+}
+
+func callExternal(t *testing.T, c *pjrt.Client, f *jit.Function, m mesh.Mesh, specA, specB mesh.PartitionSpec) ([]*jit.Array, error) {
+	t.Helper()
+	a, err := jit.Put(c, arange[int32](32), []int{8, 4}, sharding(t, m, specA))
+	require.NoError(t, err)
+	defer a.Close()
+	b, err := jit.Put(c, []int32{100, 200, 300, 400}, []int{4}, sharding(t, m, specB))
+	require.NoError(t, err)
+	defer b.Close()
+	return f.Call(c, a, b)
+}
+
+func checkExternal(t *testing.T, out []*jit.Array) {
+	t.Helper()
+	require.Len(t, out, 2)
+	wantOut, wantSum := externalWant()
+	got0, err := out[0].ToHost()
+	require.NoError(t, err)
+	got1, err := out[1].ToHost()
+	require.NoError(t, err)
+	assert.Equal(t, wantOut, got0)
+	assert.Equal(t, wantSum, got1)
+	for _, a := range out {
+		require.NoError(t, a.Close())
+	}
+}
+
+// TestFromTextAsWritten runs the module with its own shardings on the 4x2 mesh: the result
+// carries the module's sharding, a second call hits both caches, and an argument laid out
+// otherwise is refused (or moved, with Reshard).
+func TestFromTextAsWritten(t *testing.T) {
+	c := pjrttest.Client(t)
+	checkNoLeak(t)
+	m := mesh42(t, c)
+	f, err := jit.FromText("f", externalModule)
+	require.NoError(t, err)
+	defer f.Close()
+	for range 2 {
+		out, err := callExternal(t, c, f, m, mesh.P("x", "y"), mesh.P())
+		require.NoError(t, err)
+		assert.True(t, out[0].Sharding().Equal(sharding(t, m, mesh.P("x", nil))), "result 0 sharding %v", out[0].Sharding())
+		checkExternal(t, out)
+	}
+	assert.Equal(t, jit.CacheStats{LoweringHits: 1, LoweringMisses: 1, CompileHits: 1, CompileMisses: 1}, f.Stats())
+
+	_, err = callExternal(t, c, f, m, mesh.P("x"), mesh.P())
+	require.ErrorIs(t, err, jit.ErrArguments)
+	require.ErrorContains(t, err, "argument 0 is laid out as P('x',); the module expects P('x', 'y')")
+
+	g, err := jit.FromText("f", externalModule, jit.Reshard())
+	require.NoError(t, err)
+	defer g.Close()
+	out, err := callExternal(t, c, g, m, mesh.P("x"), mesh.P())
+	require.NoError(t, err)
+	checkExternal(t, out)
+
+	small, err := mesh.New(jit.Devices(c)[:4], []int{2, 2}, "x", "y")
+	require.NoError(t, err)
+	_, err = callExternal(t, c, f, small, mesh.P("x", "y"), mesh.P())
+	require.ErrorIs(t, err, jit.ErrArguments)
+	require.ErrorContains(t, err, "the module was written for 8 devices, the arguments are on a mesh of 4")
+}
+
+// TestFromTextResharded moves the module onto other meshes: 2x4 over the devices in reverse
+// order, and 2x1 over two devices; the caller's specs replace the module's.
+func TestFromTextResharded(t *testing.T) {
+	c := pjrttest.Client(t)
+	checkNoLeak(t)
+	devs := jit.Devices(c)
+	rev := slices.Clone(devs[:8])
+	slices.Reverse(rev)
+	for _, tc := range []struct {
+		name  string
+		devs  []mesh.Device
+		shape []int
+	}{{"2x4 reversed", rev, []int{2, 4}}, {"2x1 of devices 3 and 5", []mesh.Device{devs[3], devs[5]}, []int{2, 1}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := mesh.New(tc.devs, tc.shape, "x", "y")
+			require.NoError(t, err)
+			f, err := jit.FromText("f", externalModule, jit.InSpecs(mesh.P("y", "x"), mesh.P()), jit.OutSpecs(mesh.P("y"), mesh.P("x")))
+			require.NoError(t, err)
+			defer f.Close()
+			out, err := callExternal(t, c, f, m, mesh.P("y", "x"), mesh.P())
+			require.NoError(t, err)
+			assert.True(t, out[0].Sharding().Equal(sharding(t, m, mesh.P("y"))), "result 0 sharding %v", out[0].Sharding())
+			checkExternal(t, out)
+		})
+	}
+}
+
+func TestFromTextErrors(t *testing.T) {
+	c := pjrttest.Client(t)
+	checkNoLeak(t)
+	ab, err := mesh.New(jit.Devices(c)[:8], []int{2, 4}, "a", "b")
+	require.NoError(t, err)
+	f, err := jit.FromText("f", externalModule, jit.InSpecs(mesh.P("a"), mesh.P()))
+	require.NoError(t, err)
+	defer f.Close()
+	_, err = callExternal(t, c, f, ab, mesh.P("a"), mesh.P())
+	require.ErrorIs(t, err, jit.ErrLowering)
+	require.ErrorIs(t, err, lower.ErrUnknownAxis)
+	require.ErrorContains(t, err, `names axis "y", which the new mesh <["a"=2, "b"=4]> lacks`)
+
+	_, err = jit.FromText("f", "module {}")
+	require.ErrorIs(t, err, jit.ErrExternal)
+	require.ErrorIs(t, err, lower.ErrWrap)
+
+	_, err = jit.FromBytecode("f", []byte("not bytecode"))
+	require.ErrorIs(t, err, jit.ErrExternal)
+	if jit.BytecodeToText == nil {
+		_, err = jit.FromBytecode("f", []byte("ML\xefR\x00..."))
+		require.ErrorIs(t, err, jit.ErrExternal)
+		require.ErrorContains(t, err, "bytecode reader")
+	}
+}
+
+// TestExternalDroppedArguments calls a module that dropped its first argument (as jax.export
+// drops unused ones): the caller passes both, the module gets the second, and donating the
+// second consumes it.
+func TestExternalDroppedArguments(t *testing.T) {
+	c := pjrttest.Client(t)
+	checkNoLeak(t)
+	m := mesh42(t, c)
+	const text = `module @jit_g attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @mesh = <["x"=4, "y"=2]>
+  func.func public @main(%arg0: tensor<8xi32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> (tensor<8xi32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) {
+    %0 = stablehlo.add %arg0, %arg0 : tensor<8xi32>
+    return %0 : tensor<8xi32>
+  }
+}
+`
+	i32 := func(n int) lower.Shape { return lower.NewShape(dtypes.Int32, n) }
+	f, err := jit.FromTextDropping("g", text, []lower.Shape{i32(4), i32(8)}, []int{1}, jit.Donate(1))
+	require.NoError(t, err)
+	defer f.Close()
+	unused, err := jit.Put(c, []int32{9, 9, 9, 9}, []int{4}, sharding(t, m, mesh.P()))
+	require.NoError(t, err)
+	defer unused.Close()
+	x, err := jit.Put(c, arange[int32](8), []int{8}, sharding(t, m, mesh.P("x")))
+	require.NoError(t, err)
+	out, err := f.Call(c, unused, x)
+	require.NoError(t, err)
+	got, err := out[0].ToHost()
+	require.NoError(t, err)
+	assert.Equal(t, []int32{0, 2, 4, 6, 8, 10, 12, 14}, got)
+	require.NoError(t, out[0].Close())
+	assert.True(t, x.IsClosed(), "the donated argument is consumed")
+	assert.False(t, unused.IsClosed())
+
+	_, err = f.Call(c, x, unused)
+	require.ErrorIs(t, err, jit.ErrArguments)
+}
+
+// corpusProgram returns the jax.export artifact and module text of a program of the oracle's
+// programs corpus (testdata/oracle/programs.json, written by JAX).
+func corpusProgram(t testing.TB, name string) (artifact []byte, text string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "oracle", "programs.json"))
+	require.NoError(t, err)
+	var corpus struct {
+		Programs []struct {
+			Name      string `json:"name"`
+			Exported  string `json:"exported"`
+			StableHLO string `json:"stablehlo"`
+		} `json:"programs"`
+	}
+	require.NoError(t, json.Unmarshal(data, &corpus))
+	for _, p := range corpus.Programs {
+		if p.Name == name {
+			raw, err := base64.StdEncoding.DecodeString(p.Exported)
+			require.NoError(t, err)
+			return raw, p.StableHLO
+		}
+	}
+	t.Fatalf("no program %q in the corpus", name)
+	return nil, ""
+}
+
+// TestFromExported runs JAX's "donate" program (2a+b and the column sums of b, argument 0
+// donated) from its artifact, as exported.
+func TestFromExported(t *testing.T) {
+	c := pjrttest.Client(t)
+	checkNoLeak(t)
+	m := mesh42(t, c)
+	raw, _ := corpusProgram(t, "donate")
+	e, err := jaxexport.Read(raw)
+	require.NoError(t, err)
+	assert.Equal(t, "Exported(donate, in=[f32[8,8], f32[8,8]], out=[f32[8,8], f32[8]], 8 devices, cpu)", e.String())
+	f, err := jit.FromExported(e, jit.Donate(0))
+	require.NoError(t, err)
+	defer f.Close()
+	a, err := jit.Put(c, arange[float32](64), []int{8, 8}, sharding(t, m, mesh.P("x", "y")))
+	require.NoError(t, err)
+	b, err := jit.Put(c, arange[float32](64), []int{8, 8}, sharding(t, m, mesh.P("x", "y")))
+	require.NoError(t, err)
+	defer b.Close()
+	out, err := f.Call(c, a, b)
+	require.NoError(t, err)
+	assert.True(t, a.IsClosed(), "argument 0 is donated")
+	got0, err := out[0].ToHost()
+	require.NoError(t, err)
+	got1, err := out[1].ToHost()
+	require.NoError(t, err)
+	want0, want1 := make([]float32, 64), make([]float32, 8)
+	for i := range want0 {
+		want0[i] = 3 * float32(i)
+		want1[i%8] += float32(i)
+	}
+	assert.Equal(t, want0, got0)
+	assert.Equal(t, want1, got1)
+	assert.True(t, out[1].Sharding().Equal(sharding(t, m, mesh.P("y"))), "result 1 sharding %v", out[1].Sharding())
+	for _, o := range out {
+		require.NoError(t, o.Close())
+	}
+
+	if jit.BytecodeToText == nil {
+		g, err := jit.FromExported(e, jit.InSpecs(mesh.P("x", "y"), mesh.P("x", "y")))
+		require.NoError(t, err)
+		defer g.Close()
+		_, err = g.Call(c, b, b)
+		require.ErrorIs(t, err, jit.ErrExternal)
+		require.ErrorContains(t, err, "re-sharding needs the module as text")
+	}
+}
