@@ -37,6 +37,8 @@ type collector struct {
 	outcomes           []outcome
 	groupNotes         map[string]string
 	jax, jaxlib, flaxV string
+	programs           map[string]programInfo // by program name, for the programs group
+	runNotes           map[string][]string    // by "program/run": float32 outputs equal only within the tolerance
 }
 
 var report = &collector{groupNotes: map[string]string{}}
@@ -102,7 +104,7 @@ func (c *collector) check(t reporter, group, name string, diffs []string) {
 // groupOrder is the order of the report's sections.
 var groupOrder = []string{"mesh", "make_mesh", "abstract_mesh", "spec", "sharding", "flax", "flax_constraint",
 	"mesh_utils", "hybrid_mesh", "visualize", "lowering", "lowering_numeric", "multiprocess", "ops_data", "vjp", "ops_numpy",
-	"ops_shardmap", "ops_control"}
+	"ops_shardmap", "ops_control", "programs"}
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -176,6 +178,10 @@ func (c *collector) render() (string, error) {
 		fmt.Fprintf(&b, "## %s\n\n", g)
 		if note := c.groupNotes[g]; note != "" {
 			b.WriteString(note + "\n\n")
+		}
+		if g == "programs" {
+			c.renderPrograms(&b)
+			continue
 		}
 		var rows []outcome
 		for _, o := range c.outcomes {
