@@ -33,7 +33,9 @@ const (
 // body's shapes and collectives are written for them (ErrMeshMismatch otherwise). GSPMD
 // shardings inside the body (`mhlo.sharding` on `@Sharding` custom calls and other ops) stay
 // when the device count does not change and are an error wrapping ErrMeshMismatch when it does;
-// next to Shardy attributes they are stale and removed.
+// next to Shardy attributes they are stale and removed. An argument aliased to a result
+// (tf.aliasing_output) stays donated (jax.buffer_donor) and XLA decides again whether to
+// reuse its buffer: on the new mesh the two may be laid out differently.
 func ReplaceShardings() Option { return func(c *config) { c.existing = existingReplace } }
 
 // KeepShardings makes Wrap leave a module's shardings, meshes and mhlo.num_partitions as they
@@ -485,7 +487,8 @@ func moduleNumPartitions(text string, sig *mainSig) (int, error) {
 
 // sigEntryEdit returns the edit that gives @main's argument or result e the attribute attr
 // ("key = value"; "" for none): existing shardings are dropped (all forms with replace, the
-// native ones otherwise) and the other attributes kept. In the round-trip form the sharding
+// native ones otherwise) and the other attributes kept; with replace, an argument's
+// tf.aliasing_output becomes jax.buffer_donor. In the round-trip form the sharding
 // goes into mhlo.frontend_attributes as xla.sdy.sharding (for results, Wrap writes it on the
 // xla.sdy.FuncResultSharding call instead). ok is false when nothing changes.
 func sigEntryEdit(text string, e sigEntry, attr string, target form, replace, result bool) (edit, bool) {
@@ -500,6 +503,15 @@ func sigEntryEdit(text string, e sigEntry, attr string, target form, replace, re
 			case "sdy.sharding", "mhlo.sharding":
 				changed = true
 				continue
+			case "tf.aliasing_output":
+				// The aliased result may be laid out otherwise on the new mesh, and XLA refuses to
+				// alias buffers of different shard sizes: the argument stays donated, and XLA
+				// decides whether to reuse it.
+				if replace && !result {
+					changed = true
+					entries = append(entries, "jax.buffer_donor = true")
+					continue
+				}
 			case "mhlo.frontend_attributes":
 				open := valueOpen(text, part)
 				if open < 0 {

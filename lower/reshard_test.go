@@ -2,6 +2,7 @@ package lower_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -265,4 +266,16 @@ func TestIntegrationWrapReplace(t *testing.T) {
 			require.Equal(t, []int{0, 4, 1, 5, 2, 6, 3, 7}, in[0].Partitions)
 		})
 	}
+}
+
+// TestWrapReplaceAliasing turns an argument's tf.aliasing_output into jax.buffer_donor: on the
+// new mesh the argument and its result may have shards of different sizes, which XLA refuses
+// to alias.
+func TestWrapReplaceAliasing(t *testing.T) {
+	text := strings.Replace(shardyExported, `{sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>} loc("a")`,
+		`{sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>, tf.aliasing_output = 0 : i32} loc("a")`, 1)
+	p, err := lower.Wrap(text, []mesh.NamedSharding{on(meshR24, "y", "x"), on(meshR24, "y")}, []mesh.NamedSharding{{}, {}}, lower.ReplaceShardings())
+	require.NoError(t, err)
+	require.Contains(t, p.Text(), `%arg0: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {"x"}]>, jax.buffer_donor = true} loc("a")`)
+	require.NotContains(t, p.Text(), "tf.aliasing_output")
 }
