@@ -16,6 +16,9 @@ func FuzzRead(f *testing.F) {
 	a = valid()
 	a.in[1].dims = []string{"b"}
 	f.Add(a.bytes())
+	_, artifacts, _ := corpus(f)
+	f.Add(artifacts["mlp"])
+	f.Add(artifacts["smap_psum_gspmd"])
 	f.Add([]byte{})
 	f.Add([]byte{8, 0, 0, 0, 0xfc, 0xff, 0xff, 0xff})
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -21,8 +21,8 @@
 // expects (pjrt.Executable.InputShardings tells), else the call fails with ErrArguments, or with
 // Reshard moves it. With InSpecs (and OutSpecs) the caller's mesh and specs replace the module's
 // annotations (lower.Wrap with ReplaceShardings), on any mesh, subset or order of devices. Both
-// share New's caches, statistics, argument checks and donation. Re-sharding a module given as
-// bytecode needs it as text: BytecodeToText.
+// share New's caches, statistics, argument checks and donation. A module given as bytecode is
+// read as text by package mlir/bytecode where text is needed.
 //
 // # Ownership
 //

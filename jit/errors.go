@@ -20,7 +20,7 @@ var (
 	// is not a runtime error (runtime errors are bugs and go on panicking).
 	ErrLowering = errors.New("lowering failed")
 	// ErrExternal: a module written elsewhere cannot be read or run: not MLIR, a signature that
-	// is not static tensors, bytecode without a bytecode reader, or a jax.export artifact for
+	// is not static tensors, bytecode mlir/bytecode cannot read, or a jax.export artifact for
 	// several platforms or another platform than the client's.
 	ErrExternal = errors.New("cannot run external module")
 	// ErrNil: a method was called on a nil *Array or *Function, or FromCallback got a nil callback.

@@ -5,20 +5,14 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/xlamesh/xlamesh/jaxexport"
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
+	"github.com/xlamesh/xlamesh/mlir/bytecode"
 	"github.com/xlamesh/xlamesh/pjrt"
 )
-
-// bytecodeMagic starts MLIR bytecode.
-const bytecodeMagic = "ML\xefR"
-
-// BytecodeToText converts MLIR bytecode (a StableHLO portable artifact) to MLIR text. It is
-// nil while xlamesh has no bytecode reader; then FromBytecode and re-sharding a FromExported
-// function fail with ErrExternal. A program may set it to a converter of its own.
-var BytecodeToText func(code []byte) (string, error)
 
 // external is the program of a Function made by FromText, FromBytecode or FromExported.
 type external struct {
@@ -29,6 +23,32 @@ type external struct {
 	kept        []int               // module argument i is caller argument kept[i]
 	partitions  int                 // the module's mhlo.num_partitions
 	partitioner lower.Partitioner   // the partitioner the module's own annotations are written for
+
+	textOnce sync.Once // reads code as text, the first time re-sharding needs it
+	codeText string
+	codePart lower.Partitioner
+	textErr  error
+}
+
+// moduleText returns the module as text and the partitioner its annotations are written for.
+func (ext *external) moduleText(name string) (string, lower.Partitioner, error) {
+	if ext.text != "" {
+		return ext.text, ext.partitioner, nil
+	}
+	ext.textOnce.Do(func() {
+		text, err := bytecodeText(name, ext.code)
+		if err != nil {
+			ext.textErr = fmt.Errorf("%w (re-sharding needs the module as text)", err)
+			return
+		}
+		read, err := readText(name, text)
+		if err != nil {
+			ext.textErr = err
+			return
+		}
+		ext.codeText, ext.codePart = text, read.partitioner
+	})
+	return ext.codeText, ext.codePart, ext.textErr
 }
 
 // FromText returns a Function that runs a StableHLO module written elsewhere, given as MLIR
@@ -56,11 +76,12 @@ func FromText(name, text string, opts ...Option) (*Function, error) {
 	return newExternal(name, ext, opts), nil
 }
 
-// FromBytecode is FromText for a module given as MLIR bytecode (a StableHLO portable artifact).
-// It needs BytecodeToText to read the module's signature; without it the error wraps
-// ErrExternal.
+// FromBytecode is FromText for a module given as MLIR bytecode (a StableHLO portable artifact,
+// as jaxexport's Exported.Module): it reads the module with package mlir/bytecode (an error wraps
+// ErrExternal and bytecode's error). As written, the bytecode itself is compiled; re-sharded,
+// its text.
 func FromBytecode(name string, code []byte, opts ...Option) (*Function, error) {
-	if !strings.HasPrefix(string(code), bytecodeMagic) {
+	if !bytecode.IsBytecode(code) {
 		return nil, fmt.Errorf("jit: %s: %w: not MLIR bytecode (no \"ML\\xefR\" magic)", name, ErrExternal)
 	}
 	text, err := bytecodeText(name, code)
@@ -79,8 +100,8 @@ func FromBytecode(name string, code []byte, opts ...Option) (*Function, error) {
 // jaxexport.Read), named after it. It takes every argument of the exported function, also those
 // the module dropped (module_kept_var_idx), checked against the artifact's avals; results are
 // the artifact's. As exported (no InSpecs, OutSpecs) the artifact's module is compiled as it is,
-// for its NrDevices devices; with InSpecs or OutSpecs it is re-sharded like FromText's, which
-// needs its module as text: without BytecodeToText that is an error wrapping ErrExternal. A
+// for its NrDevices devices; with InSpecs or OutSpecs it is re-sharded like FromText's, from the
+// module's text (mlir/bytecode.ToText; a module it cannot read fails the call with ErrExternal). A
 // module for more than one platform, or for a platform other than the client's (unless its
 // platform check was disabled at export), is refused with ErrExternal. Donation is not part of
 // the artifact: say it with Donate.
@@ -109,11 +130,9 @@ func newExternal(name string, ext *external, opts []Option) *Function {
 	return f
 }
 
+// bytecodeText reads a module given as MLIR bytecode as text.
 func bytecodeText(name string, code []byte) (string, error) {
-	if BytecodeToText == nil {
-		return "", fmt.Errorf("jit: %s: %w: reading MLIR bytecode as text needs a bytecode reader (jit.BytecodeToText), which xlamesh does not have yet", name, ErrExternal)
-	}
-	text, err := BytecodeToText(code)
+	text, err := bytecode.ToText(code)
 	if err != nil {
 		return "", fmt.Errorf("jit: %s: %w: %w", name, ErrExternal, err)
 	}
@@ -176,12 +195,9 @@ func (f *Function) lowerExternal(m mesh.Abstract, args []ArgType) (*lowering, er
 		}
 		return l, nil
 	}
-	text := ext.text
-	if text == "" {
-		var err error
-		if text, err = bytecodeText(f.name, ext.code); err != nil {
-			return nil, fmt.Errorf("%w (re-sharding needs the module as text)", err)
-		}
+	text, part, err := ext.moduleText(f.name)
+	if err != nil {
+		return nil, err
 	}
 	argSh := make([]mesh.NamedSharding, len(ext.kept))
 	for i, k := range ext.kept {
@@ -199,7 +215,6 @@ func (f *Function) lowerExternal(m mesh.Abstract, args []ArgType) (*lowering, er
 		}
 		resSh[i], outs[i] = s, spec
 	}
-	part := ext.partitioner
 	if f.opt.partitionerSet {
 		part = f.opt.partitioner
 	}

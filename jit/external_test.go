@@ -16,6 +16,7 @@ import (
 	"github.com/xlamesh/xlamesh/jit"
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
+	"github.com/xlamesh/xlamesh/mlir/bytecode"
 	"github.com/xlamesh/xlamesh/pjrt"
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 )
@@ -154,11 +155,9 @@ func TestFromTextErrors(t *testing.T) {
 
 	_, err = jit.FromBytecode("f", []byte("not bytecode"))
 	require.ErrorIs(t, err, jit.ErrExternal)
-	if jit.BytecodeToText == nil {
-		_, err = jit.FromBytecode("f", []byte("ML\xefR\x00..."))
-		require.ErrorIs(t, err, jit.ErrExternal)
-		require.ErrorContains(t, err, "bytecode reader")
-	}
+	_, err = jit.FromBytecode("f", []byte("ML\xefR\x00..."))
+	require.ErrorIs(t, err, jit.ErrExternal)
+	require.ErrorIs(t, err, bytecode.ErrBytecode)
 }
 
 // TestExternalDroppedArguments calls a module that dropped its first argument (as jax.export
@@ -260,12 +259,41 @@ func TestFromExported(t *testing.T) {
 		require.NoError(t, o.Close())
 	}
 
-	if jit.BytecodeToText == nil {
-		g, err := jit.FromExported(e, jit.InSpecs(mesh.P("x", "y"), mesh.P("x", "y")))
+	// The artifact's module alone (FromBytecode) and the artifact re-sharded onto a 2x4 mesh
+	// over the devices in reverse order.
+	rev := slices.Clone(jit.Devices(c)[:8])
+	slices.Reverse(rev)
+	m24, err := mesh.New(rev, []int{2, 4}, "x", "y")
+	require.NoError(t, err)
+	fromCode, err := jit.FromBytecode("donate", e.Module())
+	require.NoError(t, err)
+	defer fromCode.Close()
+	resharded, err := jit.FromExported(e, jit.InSpecs(mesh.P("y", "x"), mesh.P(nil, "y")), jit.OutSpecs(mesh.P("y"), mesh.P()))
+	require.NoError(t, err)
+	defer resharded.Close()
+	for _, tc := range []struct {
+		f    *jit.Function
+		m    mesh.Mesh
+		a, b mesh.PartitionSpec
+	}{{fromCode, m, mesh.P("x", "y"), mesh.P("x", "y")}, {resharded, m24, mesh.P("y", "x"), mesh.P(nil, "y")}} {
+		a, err := jit.Put(c, arange[float32](64), []int{8, 8}, sharding(t, tc.m, tc.a))
 		require.NoError(t, err)
-		defer g.Close()
-		_, err = g.Call(c, b, b)
-		require.ErrorIs(t, err, jit.ErrExternal)
-		require.ErrorContains(t, err, "re-sharding needs the module as text")
+		b, err := jit.Put(c, arange[float32](64), []int{8, 8}, sharding(t, tc.m, tc.b))
+		require.NoError(t, err)
+		out, err := tc.f.Call(c, a, b)
+		require.NoError(t, err)
+		got0, err := out[0].ToHost()
+		require.NoError(t, err)
+		got1, err := out[1].ToHost()
+		require.NoError(t, err)
+		assert.Equal(t, want0, got0)
+		assert.Equal(t, want1, got1)
+		for _, x := range append(out, a, b) {
+			require.NoError(t, x.Close())
+		}
 	}
+	prog, err := resharded.Lower(m24.Abstract(), jit.ArgType{Shape: lower.NewShape(dtypes.Float32, 8, 8), Spec: mesh.P("y", "x")},
+		jit.ArgType{Shape: lower.NewShape(dtypes.Float32, 8, 8), Spec: mesh.P(nil, "y")})
+	require.NoError(t, err)
+	assert.Contains(t, prog.Text(), `sdy.mesh @mesh = <["x"=2, "y"=4]>`)
 }

@@ -176,7 +176,7 @@ func (f *Function) Lower(m mesh.Abstract, args ...ArgType) (*lower.Program, erro
 		return nil, err
 	}
 	if l.prog == nil {
-		return nil, fmt.Errorf("jit: %s: lower: %w: the module is MLIR bytecode and there is no bytecode reader (jit.BytecodeToText)", f.name, ErrExternal)
+		return nil, fmt.Errorf("jit: %s: lower: %w: the module runs as exported, from its bytecode; Lower gives text for re-sharded modules", f.name, ErrExternal)
 	}
 	return l.prog, nil
 }

@@ -60,14 +60,13 @@ var known = map[string]knownDiff{
 		"output 2[0]: JAX NaN, xlamesh 3", "output 2[1]: JAX NaN, xlamesh 3",
 		"output 3[0]: JAX NaN, xlamesh -2", "output 3[1]: JAX NaN, xlamesh -2",
 	}},
-	"programs/special_values/exported":         {status: statusOpen, why: whyMaxNaN, diffs: []string{fastMinMaxDiff}},
-	"programs/special_values/mesh_2x4":         {status: statusOpen, why: whyMaxNaN, diffs: []string{fastMinMaxDiff}},
-	"programs/special_values/devices_reversed": {status: statusOpen, why: whyMaxNaN, diffs: []string{fastMinMaxDiff}},
-	"programs/smap_partial/mesh_4x1": {status: statusOpen, why: "re-sharding a shard_map program onto a mesh whose axes differ " +
-		"(here y: 2 -> 1, 8 -> 4 devices) is refused with lower.ErrMeshMismatch: the module's collectives carry replica_groups " +
-		"over the 8 partitions of the old mesh, which lower.Wrap does not rewrite yet. JAX re-lowers the Python function instead.", diffs: []string{
-		`call: jit: smap_partial: lowering failed: lower: wrap: cannot wrap module: mesh mismatch: the module has manual computations (shard_map) written for mesh @mesh = <["x"=4, "y"=2]>; they move only to a mesh with the same axes, not <["x"=4, "y"=1]>`,
-	}},
+	"programs/special_values/exported":                {status: statusOpen, why: whyMaxNaN, diffs: []string{fastMinMaxDiff}},
+	"programs/special_values/mesh_2x4":                {status: statusOpen, why: whyMaxNaN, diffs: []string{fastMinMaxDiff}},
+	"programs/special_values/devices_reversed":        {status: statusOpen, why: whyMaxNaN, diffs: []string{fastMinMaxDiff}},
+	"programs/special_values/mesh_2x4 (text)":         {status: statusOpen, why: whyMaxNaN, diffs: []string{fastMinMaxDiff}},
+	"programs/special_values/devices_reversed (text)": {status: statusOpen, why: whyMaxNaN, diffs: []string{fastMinMaxDiff}},
+	"programs/smap_partial/mesh_4x1":                  smapPartial4x1,
+	"programs/smap_partial/mesh_4x1 (text)":           smapPartial4x1,
 }
 
 // whyMaxNaN explains special_values: an elementwise maximum, outside any reduction.
@@ -75,3 +74,9 @@ const whyMaxNaN = "stablehlo.maximum with a NaN operand gives the other operand 
 	"as exported too (same module), so not the re-sharding; the same plugin setting as ops_control's: " + whyFastMinMax
 
 const fastMinMaxDiff = "output 3: 4 of 32 values differ; first at flat 5: JAX NaN, xlamesh 4"
+
+var smapPartial4x1 = knownDiff{status: statusOpen, why: "re-sharding a shard_map program onto a mesh whose axes differ " +
+	"(here y: 2 -> 1, 8 -> 4 devices) is refused with lower.ErrMeshMismatch: the module's collectives carry replica_groups " +
+	"over the 8 partitions of the old mesh, which lower.Wrap does not rewrite yet. JAX re-lowers the Python function instead.", diffs: []string{
+	`call: jit: smap_partial: lowering failed: lower: wrap: cannot wrap module: mesh mismatch: the module has manual computations (shard_map) written for mesh @mesh = <["x"=4, "y"=2]>; they move only to a mesh with the same axes, not <["x"=4, "y"=1]>`,
+}}

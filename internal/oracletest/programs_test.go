@@ -98,15 +98,13 @@ func loadPrograms(t *testing.T) programsFile {
 func TestPrograms(t *testing.T) {
 	f := loadPrograms(t)
 	c := pjrttest.Client(t)
-	how := "from the module text (`stablehlo`), re-sharded with lower.ReplaceShardings"
-	if jit.BytecodeToText != nil {
-		how = "from the artifact's module, converted to text by jit.BytecodeToText and re-sharded"
-	}
 	report.noteGroup("programs", fmt.Sprintf("The programs of `testdata/oracle/programs.json` (jax %s), run on the pinned CPU plugin with 8 devices through `jit`. "+
 		"**exported**: `jaxexport.Read` of the `jax.export` artifact, `jit.FromExported`, inputs placed on the program's mesh and in_specs, the module compiled as it is. "+
-		"**variants**: the same function on the variant's mesh, device order and specs (as JAX re-jitted it), %s (`jit.FromText` with InSpecs/OutSpecs). "+
+		"**variants**: the same function on the variant's mesh, device order and specs (as JAX re-jitted it): from the artifact "+
+		"(`jit.FromExported` with InSpecs/OutSpecs: its module read as text by `mlir/bytecode` and re-sharded by `lower.Wrap` with ReplaceShardings), "+
+		"and, as `<variant> (text)`, from the module text JAX printed (`stablehlo`, `jit.FromText`). "+
 		"Outputs are compared with JAX's: integers, bools, float16 and bfloat16 bit for bit, float32 to %g of the array's largest magnitude.",
-		f.JAXVersion, how, f32Tolerance))
+		f.JAXVersion, f32Tolerance))
 	for _, p := range f.Programs {
 		t.Run(p.Name, func(t *testing.T) {
 			report.aboutProgram(p.Name, p.About, p.Partitioner)
@@ -114,9 +112,15 @@ func TestPrograms(t *testing.T) {
 			report.check(t, "programs", p.Name+"/exported", diffs)
 			report.noteRun(p.Name+"/exported", inexact)
 			for _, v := range p.Variants {
-				diffs, inexact := runVariant(t, c, p, v)
-				report.check(t, "programs", p.Name+"/"+v.Name, diffs)
-				report.noteRun(p.Name+"/"+v.Name, inexact)
+				for _, fromText := range []bool{false, true} {
+					name := p.Name + "/" + v.Name
+					if fromText {
+						name += " (text)"
+					}
+					diffs, inexact := runVariant(t, c, p, v, fromText)
+					report.check(t, "programs", name, diffs)
+					report.noteRun(name, inexact)
+				}
 			}
 		})
 	}
@@ -140,12 +144,12 @@ func runExported(t *testing.T, c *pjrt.Client, p programJSON) (diffs, inexact []
 	return runProgram(t, c, fn, p.Mesh, p.InSpecs, p.Inputs, p.Outputs)
 }
 
-// runVariant runs the program re-sharded onto a variant.
-func runVariant(t *testing.T, c *pjrt.Client, p programJSON, v variantJSON) (diffs, inexact []string) {
+// runVariant runs the program re-sharded onto a variant, from its artifact or its module text.
+func runVariant(t *testing.T, c *pjrt.Client, p programJSON, v variantJSON, fromText bool) (diffs, inexact []string) {
 	opts := []jit.Option{jit.Donate(p.Donate...), jit.InSpecs(specsOf(v.InSpecs)...), jit.OutSpecs(specsOf(v.OutSpecs)...)}
 	var fn *jit.Function
 	var err error
-	if jit.BytecodeToText != nil {
+	if !fromText {
 		raw, derr := base64.StdEncoding.DecodeString(p.Exported)
 		if derr != nil {
 			return []string{"artifact: " + derr.Error()}, nil
