@@ -33,6 +33,13 @@
 // Variance, Softmax, LogSoftmax, LogSumExp, Relu, Gelu, LayerNorm (flax's), Einsum and
 // MatMul with jnp.matmul's batch rules.
 //
+// Gather and Scatter take StableHLO's full dimension numbers; Take and ScatterAdd are x[idx]
+// and x.at[idx].add with jnp's index rules. Conv is lax.conv_general_dilated (ConvLayout
+// reads "NHWC"-style layouts; Padding is SAME/VALID or pairs), ReduceWindow is
+// lax.reduce_window, and MaxPool, AvgPool, ... are flax's pools. RngBitGenerator is XLA's
+// generator; RandomBits, RandomUniform, RandomNormal, RandomSplit, RandomFoldIn and
+// RandomKey compute jax.random's threefry2x32 numbers bit for bit from a raw u32[2] key.
+//
 // Collectives (AllReduce, AllGather, ReduceScatter, AllToAll, CollectivePermute) take
 // explicit replica groups of partition ids; lower derives them from mesh axis names.
 //

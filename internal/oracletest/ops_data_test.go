@@ -271,7 +271,8 @@ func TestOpsData(t *testing.T) {
 	runOpsGroup(t, "ops_data", "Each case builds one op with package `stablehlo` (gather/scatter, convolution, "+
 		"reduce_window, bit and math ops, rng) and runs it on the pinned CPU plugin on the inputs JAX was given; "+
 		"the JAX expression is in tools/oracle/ops_data.py. Integers, bools and bf16 compare bit for bit, "+
-		"and f32 too except the transcendental functions (erf, erf_inv, expm1, log1p, atan2, tan, cbrt), "+
+		"and f32 too except the transcendental functions (erf, erf_inv, expm1, log1p, atan2, tan, cbrt, "+
+		"and jax.random.normal, which uses erf_inv), "+
 		"compared at 1e-6 relative: their polynomials may differ between XLA builds and CPU instruction sets "+
 		"(where the goldens were made, the plugin and JAX agree on them bit for bit).", opsDataBuilders)
 }
@@ -402,17 +403,49 @@ var opsDataBuilders = map[string]opsBuilder{
 	"clamp_nan": op1("f.Clamp(f.Constant(0.0), x, f.Constant(1.0))", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
 		return f.Clamp(f.Constant(0.0), a[0], f.Constant(1.0))
 	}),
-	"erf":            unCase("f.Erf(x)", (*stablehlo.Function).Erf, 1e-6),
-	"erf_scipy_bf16": unCase("f.Erf(x)", (*stablehlo.Function).Erf, 0),
-	"erf_inv":        unCase("f.ErfInv(x)", (*stablehlo.Function).ErfInv, 1e-6),
-	"is_finite":      unCase("f.IsFinite(x)", (*stablehlo.Function).IsFinite, 0),
-	"expm1":          unCase("f.Expm1(x)", (*stablehlo.Function).Expm1, 1e-6),
-	"log1p":          unCase("f.Log1p(x)", (*stablehlo.Function).Log1p, 1e-6),
-	"atan2":          binCase("f.Atan2(y, x)", (*stablehlo.Function).Atan2, 1e-6),
-	"round_away":     unCase("f.Round(x)", (*stablehlo.Function).Round, 0),
-	"round_even":     unCase("f.RoundEven(x)", (*stablehlo.Function).RoundEven, 0),
-	"tan":            unCase("f.Tan(x)", (*stablehlo.Function).Tan, 1e-6),
-	"cbrt":           unCase("f.Cbrt(x)", (*stablehlo.Function).Cbrt, 1e-6),
+	"erf":                         unCase("f.Erf(x)", (*stablehlo.Function).Erf, 1e-6),
+	"erf_scipy_bf16":              unCase("f.Erf(x)", (*stablehlo.Function).Erf, 0),
+	"erf_inv":                     unCase("f.ErfInv(x)", (*stablehlo.Function).ErfInv, 1e-6),
+	"is_finite":                   unCase("f.IsFinite(x)", (*stablehlo.Function).IsFinite, 0),
+	"expm1":                       unCase("f.Expm1(x)", (*stablehlo.Function).Expm1, 1e-6),
+	"log1p":                       unCase("f.Log1p(x)", (*stablehlo.Function).Log1p, 1e-6),
+	"atan2":                       binCase("f.Atan2(y, x)", (*stablehlo.Function).Atan2, 1e-6),
+	"round_away":                  unCase("f.Round(x)", (*stablehlo.Function).Round, 0),
+	"round_even":                  unCase("f.RoundEven(x)", (*stablehlo.Function).RoundEven, 0),
+	"tan":                         unCase("f.Tan(x)", (*stablehlo.Function).Tan, 1e-6),
+	"cbrt":                        unCase("f.Cbrt(x)", (*stablehlo.Function).Cbrt, 1e-6),
+	"rng_bit_generator_default":   rngCase(stablehlo.RngDefault, dtypes.Uint32, 3, 5),
+	"rng_bit_generator_three_fry": rngCase(stablehlo.RngThreeFry, dtypes.Uint32, 3, 5),
+	"rng_bit_generator_philox":    rngCase(stablehlo.RngPhilox, dtypes.Uint32, 3, 5),
+	"rng_bit_generator_uint8":     rngCase(stablehlo.RngThreeFry, dtypes.Uint8, 2, 3, 4),
+	"random_bits_u32":             randomBitsCase(dtypes.Uint32, 3, 4),
+	"random_bits_u32_scalar":      randomBitsCase(dtypes.Uint32),
+	"random_bits_u8":              randomBitsCase(dtypes.Uint8, 5, 3),
+	"random_bits_u16":             randomBitsCase(dtypes.Uint16, 7),
+	"random_bits_u64":             randomBitsCase(dtypes.Uint64, 2, 3),
+	"random_key_int64":            op1("f.RandomKey(seed)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.RandomKey(a[0]) }),
+	"random_key":                  op1("f.RandomKey(seed)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.RandomKey(a[0]) }),
+	"random_uniform": op1("f.RandomUniform(key, dtypes.Float32, -2, 3, 4, 5)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
+		return f.RandomUniform(a[0], dtypes.Float32, -2, 3, 4, 5)
+	}),
+	"random_uniform_bf16": op1("f.RandomUniform(key, dtypes.BFloat16, 0, 1, 16)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
+		return f.RandomUniform(a[0], dtypes.BFloat16, 0, 1, 16)
+	}),
+	"random_normal": {call: "f.RandomNormal(key, dtypes.Float32, 8, 8)", tol: 1e-6, build: func(f *stablehlo.Function, a []stablehlo.Value) []stablehlo.Value {
+		return []stablehlo.Value{f.RandomNormal(a[0], dtypes.Float32, 8, 8)}
+	}},
+	"random_normal_bf16": op1("f.RandomNormal(key, dtypes.BFloat16, 16)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
+		return f.RandomNormal(a[0], dtypes.BFloat16, 16)
+	}),
+	"random_split": op1("f.RandomSplit(key, 3)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.RandomSplit(a[0], 3) }),
+	"random_fold_in": op1("f.RandomFoldIn(key, data)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
+		return f.RandomFoldIn(a[0], a[1])
+	}),
+	"random_split_then_normal": {call: "f.RandomNormal(second key of f.RandomSplit(key, 2), dtypes.Float32, 5)", tol: 1e-6,
+		build: func(f *stablehlo.Function, a []stablehlo.Value) []stablehlo.Value {
+			k := f.Reshape(f.Slice(f.RandomSplit(a[0], 2), []int{1, 0}, []int{2, 2}, nil), 2)
+			return []stablehlo.Value{f.RandomNormal(k, dtypes.Float32, 5)}
+		}},
 }
 
 func scatterRows(r stablehlo.Reduction, unique bool) opsBuilder {
@@ -461,5 +494,22 @@ func binCase(call string, op func(f *stablehlo.Function, x, y stablehlo.Value) s
 func bitcastCase(d dtypes.DType) opsBuilder {
 	return op1(fmt.Sprintf("f.BitcastConvert(x, dtypes.%v)", d), func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
 		return f.BitcastConvert(a[0], d)
+	})
+}
+
+// rngCase is lax.rng_bit_generator on JAX's u32[4] key, bitcast to the u64[2] state and
+// back as JAX does.
+func rngCase(alg stablehlo.RngAlgorithm, d dtypes.DType, dims ...int) opsBuilder {
+	return opsBuilder{call: fmt.Sprintf("f.RngBitGenerator(key as u64[2], %v, u%d%v)", alg, d.Bits(), dims),
+		build: func(f *stablehlo.Function, a []stablehlo.Value) []stablehlo.Value {
+			state := f.BitcastConvert(f.Reshape(a[0], 2, 2), dtypes.Uint64)
+			next, bits := f.RngBitGenerator(state, alg, stablehlo.NewShape(d, dims...))
+			return []stablehlo.Value{f.Reshape(f.BitcastConvert(next, dtypes.Uint32), 4), bits}
+		}}
+}
+
+func randomBitsCase(d dtypes.DType, dims ...int) opsBuilder {
+	return op1(fmt.Sprintf("f.RandomBits(key, dtypes.%v, %v)", d, dims), func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
+		return f.RandomBits(a[0], d, dims...)
 	})
 }

@@ -261,9 +261,46 @@ def math_ops():
     return out
 
 
+def rng():
+    out = []
+    key4 = np.array([0x12345678, 0x9ABCDEF0, 42, 7], np.uint32)
+    for alg in ("DEFAULT", "THREE_FRY", "PHILOX"):
+        a = getattr(lax.RandomAlgorithm, "RNG_" + alg)
+        out.append(case("rng_bit_generator_" + alg.lower(),
+                        "lax.rng_bit_generator(key u32[4], (3, 5), uint32, algorithm=RNG_%s)" % alg,
+                        lambda k, a=a: lax.rng_bit_generator(k, (3, 5), dtype=jnp.uint32, algorithm=a), key4))
+    out.append(case("rng_bit_generator_uint8", "lax.rng_bit_generator(key, (2, 3, 4), uint8, RNG_THREE_FRY)",
+                    lambda k: lax.rng_bit_generator(k, (2, 3, 4), dtype=jnp.uint8, algorithm=lax.RandomAlgorithm.RNG_THREE_FRY), key4))
+    key = np.array([0, 42], np.uint32)  # jax.random.PRNGKey(42)
+    key2 = np.array([0xDEADBEEF, 0x01234567], np.uint32)
+    out.append(case("random_bits_u32", "jax.random.bits(key, (3, 4))", lambda k: jax.random.bits(k, (3, 4)), key))
+    out.append(case("random_bits_u32_scalar", "jax.random.bits(key, ())", lambda k: jax.random.bits(k, ()), key2))
+    out.append(case("random_bits_u8", "jax.random.bits(key, (5, 3), uint8)", lambda k: jax.random.bits(k, (5, 3), jnp.uint8), key2))
+    out.append(case("random_bits_u16", "jax.random.bits(key, (7,), uint16)", lambda k: jax.random.bits(k, (7,), jnp.uint16), key))
+    with jax.enable_x64(True):
+        out.append(case("random_bits_u64", "jax.random.bits(key, (2, 3), uint64) (jax_enable_x64)",
+                        lambda k: jax.random.bits(k, (2, 3), jnp.uint64), key2))
+        out.append(case("random_key_int64", "jax.random.PRNGKey(seed), int64 seed (jax_enable_x64)",
+                        lambda s: jax.random.PRNGKey(s), np.array(-(2**40) - 5, np.int64)))
+    out.append(case("random_uniform", "jax.random.uniform(key, (4, 5), float32, -2.0, 3.0)",
+                    lambda k: jax.random.uniform(k, (4, 5), jnp.float32, -2.0, 3.0), key))
+    out.append(case("random_uniform_bf16", "jax.random.uniform(key, (16,), bfloat16)",
+                    lambda k: jax.random.uniform(k, (16,), jnp.bfloat16), key2))
+    out.append(case("random_normal", "jax.random.normal(key, (8, 8))", lambda k: jax.random.normal(k, (8, 8)), key))
+    out.append(case("random_normal_bf16", "jax.random.normal(key, (16,), bfloat16)",
+                    lambda k: jax.random.normal(k, (16,), jnp.bfloat16), key2))
+    out.append(case("random_split", "jax.random.split(key, 3)", lambda k: jax.random.split(k, 3), key))
+    out.append(case("random_fold_in", "jax.random.fold_in(key, data), int32 data",
+                    lambda k, d: jax.random.fold_in(k, d), key2, np.array(-7, np.int32)))
+    out.append(case("random_key", "jax.random.PRNGKey(seed), int32 seed", lambda s: jax.random.PRNGKey(s), np.array(-3, np.int32)))
+    out.append(case("random_split_then_normal", "jax.random.normal(jax.random.split(key)[1], (5,))",
+                    lambda k: jax.random.normal(jax.random.split(k)[1], (5,)), key))
+    return out
+
+
 def generate():
     out = []
-    for group in (gather_scatter, conv, window, bits, math_ops):
+    for group in (gather_scatter, conv, window, bits, math_ops, rng):
         out.extend(group())
     names = [c["name"] for c in out]
     if len(set(names)) != len(names):
