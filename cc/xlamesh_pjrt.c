@@ -426,3 +426,216 @@ void xm_host_views_release(const PJRT_Api* api, PJRT_Buffer* const* bufs, size_t
   }
   for (size_t i = 0; i < n; i++) destroy_error(api, ref_buffer(api, bufs[i], 0));
 }
+
+// ---- Executions in flight ----
+
+struct xm_inflight {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int n, max;
+};
+
+xm_inflight* xm_inflight_new(int max) {
+  xm_inflight* fl = calloc(1, sizeof *fl);
+  if (fl == NULL) return NULL;
+  pthread_mutex_init(&fl->mu, NULL);
+  pthread_cond_init(&fl->cv, NULL);
+  fl->max = max < 1 ? 1 : max;
+  return fl;
+}
+
+void xm_inflight_drain(xm_inflight* fl) {
+  pthread_mutex_lock(&fl->mu);
+  while (fl->n > 0) pthread_cond_wait(&fl->cv, &fl->mu);
+  pthread_mutex_unlock(&fl->mu);
+}
+
+int xm_inflight_count(xm_inflight* fl) {
+  pthread_mutex_lock(&fl->mu);
+  int n = fl->n;
+  pthread_mutex_unlock(&fl->mu);
+  return n;
+}
+
+void xm_inflight_free(xm_inflight* fl) {
+  if (fl == NULL) return;
+  pthread_cond_destroy(&fl->cv);
+  pthread_mutex_destroy(&fl->mu);
+  free(fl);
+}
+
+static void inflight_acquire(xm_inflight* fl) {
+  pthread_mutex_lock(&fl->mu);
+  while (fl->n >= fl->max) pthread_cond_wait(&fl->cv, &fl->mu);
+  fl->n++;
+  pthread_mutex_unlock(&fl->mu);
+}
+
+static void inflight_release(xm_inflight* fl) {
+  pthread_mutex_lock(&fl->mu);
+  fl->n--;
+  pthread_cond_broadcast(&fl->cv);  // waiting executions and drains
+  pthread_mutex_unlock(&fl->mu);
+}
+
+// countdown gives an execution's slot back when its last device event fires.
+typedef struct {
+  const PJRT_Api* api;
+  xm_inflight* fl;
+  atomic_int remaining;
+} countdown;
+
+static void countdown_done(countdown* c) {
+  if (atomic_fetch_sub(&c->remaining, 1) == 1) {
+    inflight_release(c->fl);
+    free(c);
+  }
+}
+
+typedef struct {
+  countdown* c;
+  PJRT_Event* event;
+} countdown_arg;
+
+static void countdown_fired(PJRT_Error* err, void* user_arg) {
+  countdown_arg* a = (countdown_arg*)user_arg;
+  countdown* c = a->c;
+  destroy_error(c->api, err);  // the results' buffers carry the error
+  destroy_event(c->api, a->event);
+  free(a);
+  countdown_done(c);
+}
+
+#define XM_STACK_DEVICES 64
+
+PJRT_Error* xm_execute(const PJRT_Api* api, xm_inflight* fl, PJRT_LoadedExecutable* exe,
+                       PJRT_Buffer* const* args, size_t nd, size_t na, const int64_t* keep,
+                       size_t nkeep, PJRT_Buffer** outs, size_t no, int* started) {
+  *started = 0;
+  PJRT_Buffer* const* arg_rows_stack[XM_STACK_DEVICES];
+  PJRT_Buffer** out_rows_stack[XM_STACK_DEVICES];
+  PJRT_Event* events_stack[XM_STACK_DEVICES];
+  PJRT_Buffer* const** arg_rows = arg_rows_stack;
+  PJRT_Buffer*** out_rows = out_rows_stack;
+  PJRT_Event** events = events_stack;
+  void* heap = NULL;
+  if (nd > XM_STACK_DEVICES) {
+    heap = calloc(nd, sizeof *arg_rows + sizeof *out_rows + sizeof *events);
+    if (heap == NULL) return NULL;  // *started stays 0: out of memory
+    arg_rows = heap;
+    out_rows = (PJRT_Buffer***)(arg_rows + nd);
+    events = (PJRT_Event**)(out_rows + nd);
+  }
+  static PJRT_Buffer* const no_args[1] = {NULL};
+  static PJRT_Buffer* no_outs[1];
+  for (size_t d = 0; d < nd; d++) {
+    arg_rows[d] = na > 0 ? args + d * na : no_args;
+    out_rows[d] = no > 0 ? outs + d * no : no_outs;
+    events[d] = NULL;
+  }
+  PJRT_ExecuteOptions options;
+  memset(&options, 0, sizeof options);
+  options.struct_size = PJRT_ExecuteOptions_STRUCT_SIZE;
+  if (nkeep > 0) {
+    options.non_donatable_input_indices = keep;
+    options.num_non_donatable_input_indices = nkeep;
+  }
+  PJRT_LoadedExecutable_Execute_Args ex;
+  memset(&ex, 0, sizeof ex);
+  ex.executable = exe;
+  ex.options = &options;
+  ex.argument_lists = (PJRT_Buffer* const* const*)arg_rows;
+  ex.num_devices = nd;
+  ex.num_args = na;
+  ex.output_lists = (PJRT_Buffer** const*)out_rows;
+  ex.device_complete_events = events;
+  inflight_acquire(fl);
+  PJRT_Error* err = xm_LoadedExecutable_Execute(api, &ex);
+  if (err != NULL) {
+    inflight_release(fl);
+    free(heap);
+    return err;
+  }
+  *started = 1;
+  if (no == 0 || !XM_HAS(api, Event_OnReady)) {
+    // Wait here: for the error of a program without results, or for lack of callbacks.
+    PJRT_Error* first = NULL;
+    for (size_t d = 0; d < nd; d++) {
+      PJRT_Error* e = await_event(api, events[d]);
+      if (e != NULL && first == NULL) {
+        first = e;
+      } else {
+        destroy_error(api, e);
+      }
+    }
+    inflight_release(fl);
+    free(heap);
+    return no == 0 ? first : (destroy_error(api, first), NULL);
+  }
+  countdown* c = malloc(sizeof *c);
+  if (c == NULL) {  // wait instead
+    for (size_t d = 0; d < nd; d++) destroy_error(api, await_event(api, events[d]));
+    inflight_release(fl);
+    free(heap);
+    return NULL;
+  }
+  c->api = api;
+  c->fl = fl;
+  atomic_init(&c->remaining, (int)nd + 1);  // +1 until every callback is registered
+  for (size_t d = 0; d < nd; d++) {
+    PJRT_Event* ev = events[d];
+    int ready = ev == NULL;
+    if (!ready && XM_HAS(api, Event_IsReady)) {
+      PJRT_Event_IsReady_Args r = {0};
+      r.event = ev;
+      PJRT_Error* e = xm_Event_IsReady(api, &r);
+      ready = e == NULL && r.is_ready;
+      destroy_error(api, e);
+    }
+    if (ready) {
+      destroy_event(api, ev);
+      countdown_done(c);
+      continue;
+    }
+    countdown_arg* a = malloc(sizeof *a);
+    PJRT_Error* e = NULL;
+    if (a != NULL) {
+      a->c = c;
+      a->event = ev;
+      PJRT_Event_OnReady_Args on = {0};
+      on.event = ev;
+      on.callback = countdown_fired;
+      on.user_arg = a;
+      e = xm_Event_OnReady(api, &on);
+      if (e == NULL) continue;  // countdown_fired owns a and the event
+      free(a);
+    }
+    destroy_error(api, e);
+    destroy_error(api, await_event(api, ev));
+    countdown_done(c);
+  }
+  countdown_done(c);  // the registration guard
+  free(heap);
+  return NULL;
+}
+
+PJRT_Error* xm_buffers_await(const PJRT_Api* api, PJRT_Buffer* const* bufs, size_t n, size_t* failed) {
+  *failed = 0;
+  for (size_t i = 0; i < n; i++) {
+    PJRT_Buffer_ReadyEvent_Args re = {0};
+    re.buffer = bufs[i];
+    PJRT_Error* err = xm_Buffer_ReadyEvent(api, &re);
+    if (err == NULL) err = await_event(api, re.event);
+    if (err != NULL) {
+      *failed = i;
+      return err;
+    }
+  }
+  return NULL;
+}
+
+PJRT_Error* xm_buffer_destroy(const PJRT_Api* api, PJRT_Buffer* buffer) {
+  PJRT_Buffer_Destroy_Args d = {0};
+  d.buffer = buffer;
+  return xm_Buffer_Destroy(api, &d);
+}

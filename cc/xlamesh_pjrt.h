@@ -163,6 +163,42 @@ PJRT_Error* xm_host_views(const PJRT_Api* api, PJRT_Buffer* const* bufs, const i
 // xm_host_views_release drops the external references xm_host_views took.
 void xm_host_views_release(const PJRT_Api* api, PJRT_Buffer* const* bufs, size_t n);
 
+// ---- Executions in flight ----
+
+// xm_inflight counts a client's executions that have started and not finished on every device,
+// and bounds them (XLA's max_inflight_computations, kept by the binding for every plugin).
+typedef struct xm_inflight xm_inflight;
+
+// xm_inflight_new returns a counter allowing max executions at once (NULL when out of memory).
+xm_inflight* xm_inflight_new(int max);
+
+// xm_inflight_drain waits until no execution is in flight; xm_inflight_free frees the counter,
+// which must be drained.
+void xm_inflight_drain(xm_inflight* fl);
+// xm_inflight_count returns the executions in flight now.
+int xm_inflight_count(xm_inflight* fl);
+void xm_inflight_free(xm_inflight* fl);
+
+// xm_execute runs an executable on nd devices in one call: it takes an in-flight slot (waiting
+// while fl's limit is reached), calls PJRT_LoadedExecutable_Execute with args[d*na + i] as
+// argument i of device d and the na - nkeep arguments not listed in keep donated, and stores
+// result i of device d in outs[d*no + i]. The slot is given back when every device's completion
+// event has fired, by a C callback (PJRT_Event_OnReady) or at once for events already ready, so
+// that the caller never waits and nothing calls back into Go. With no results (no == 0) nothing
+// would carry an asynchronous error back: it waits for the events and returns their first error.
+// *started is 1 when the execution started (0 with no error: out of memory).
+PJRT_Error* xm_execute(const PJRT_Api* api, xm_inflight* fl, PJRT_LoadedExecutable* exe,
+                       PJRT_Buffer* const* args, size_t nd, size_t na, const int64_t* keep,
+                       size_t nkeep, PJRT_Buffer** outs, size_t no, int* started);
+
+// xm_buffer_destroy is PJRT_Buffer_Destroy taking its argument by value (no argument struct
+// for cgo to move to the heap).
+PJRT_Error* xm_buffer_destroy(const PJRT_Api* api, PJRT_Buffer* buffer);
+
+// xm_buffers_await waits until each of n buffers is ready (PJRT_Buffer_ReadyEvent and
+// PJRT_Event_Await in one call) and returns the first error, *failed its index.
+PJRT_Error* xm_buffers_await(const PJRT_Api* api, PJRT_Buffer* const* bufs, size_t n, size_t* failed);
+
 #ifdef __cplusplus
 }
 #endif

@@ -393,10 +393,13 @@ func (a *Array) Wait() error {
 	if a.closed {
 		return fmt.Errorf("jit: wait: %w", ErrClosed)
 	}
+	var local [8]*pjrt.Buffer
+	bufs := local[:0]
 	for _, s := range a.shards {
-		if err := s.Data.Wait(); err != nil {
-			return fmt.Errorf("jit: wait: shard on %s: %w", s.Device, err)
-		}
+		bufs = append(bufs, s.Data)
+	}
+	if err := pjrt.WaitAll(bufs...); err != nil {
+		return fmt.Errorf("jit: wait: %w", err)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package pjrt_test
 import (
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gomlx/gopjrt/dtypes"
 	"github.com/stretchr/testify/assert"
@@ -204,4 +205,78 @@ func TestBuffersFromHostStrided(t *testing.T) {
 	_, err = c.BuffersFromHost([]pjrt.HostTransfer{{Device: devs[0], DType: dtypes.Int32, Dims: []int{2, 2}, Data: raw[12:], ByteStrides: []int64{16, 4}}})
 	assert.ErrorIs(t, err, pjrt.ErrHostData)
 	assert.ErrorContains(t, err, "reads 24 bytes, got 20")
+}
+
+// TestMaxInFlight bounds the executions in flight: with a limit of 2, a chain of 200 executions
+// never has more than 2 started and unfinished, its result is exact, and Close waits for the
+// ones still running.
+func TestMaxInFlight(t *testing.T) {
+	if p, _ := pjrttest.Platform(); p != "cpu" {
+		t.Skip("opens a CPU client of its own")
+	}
+	c, err := pjrt.Open(pjrt.WithCPUDeviceCount(1), pjrt.WithMaxInFlight(2))
+	require.NoError(t, err)
+	defer c.Close()
+	exe, err := c.Compile(incModule, pjrt.CompileOptions{})
+	require.NoError(t, err)
+	x, err := c.BufferFromHost(exe.Devices()[0], []float32{0, 1, 2, 3}, []int{4})
+	require.NoError(t, err)
+	most := 0
+	for range 200 {
+		outs, err := exe.Execute([][]*pjrt.Buffer{{x}}, pjrt.Donate(0))
+		require.NoError(t, err)
+		most = max(most, pjrt.InFlight(c))
+		x = outs[0][0]
+	}
+	assert.LessOrEqual(t, most, 2)
+	got, err := x.ToHost()
+	require.NoError(t, err)
+	assert.Equal(t, []float32{200, 201, 202, 203}, got)
+	require.Eventually(t, func() bool { return pjrt.InFlight(c) == 0 }, 10*time.Second, time.Millisecond)
+	// Executions still running when Close starts finish before the client goes.
+	for range 50 {
+		outs, err := exe.Execute([][]*pjrt.Buffer{{x}}, pjrt.Donate(0))
+		require.NoError(t, err)
+		x = outs[0][0]
+	}
+	require.NoError(t, c.Close())
+	assert.Equal(t, 0, pjrt.InFlight(c))
+}
+
+// TestWaitAll waits for several buffers in one call; the error of a failed execution names the
+// buffer, and closed buffers are refused.
+func TestWaitAll(t *testing.T) {
+	c := pjrttest.Client(t)
+	exe, err := c.Compile(incModule, pjrt.CompileOptions{})
+	require.NoError(t, err)
+	defer exe.Close()
+	dev := exe.Devices()[0]
+	x, err := c.BufferFromHost(dev, []float32{1, 2, 3, 4}, []int{4})
+	require.NoError(t, err)
+	defer x.Close()
+	var outs []*pjrt.Buffer
+	for range 10 {
+		o, err := exe.Execute([][]*pjrt.Buffer{{x}})
+		require.NoError(t, err)
+		outs = append(outs, o[0][0])
+	}
+	require.NoError(t, pjrt.WaitAll(outs...))
+	if c.Plugin().Has("PJRT_Client_CreateErrorBuffer") {
+		bad, err := c.NewErrorBuffer(dev, pjrt.Shape{DType: dtypes.Float32, Dims: []int{4}}, pjrt.DataLoss, "sensor offline")
+		require.NoError(t, err)
+		o, err := exe.Execute([][]*pjrt.Buffer{{bad}})
+		require.NoError(t, err)
+		err = pjrt.WaitAll(append(outs, o[0][0])...)
+		require.ErrorIs(t, err, pjrt.ErrExecute)
+		assert.ErrorContains(t, err, "sensor offline")
+		assert.ErrorContains(t, err, "wait for Buffer(f32[4]")
+		require.NoError(t, o[0][0].Close())
+		require.NoError(t, bad.Close())
+	}
+	require.NoError(t, outs[3].Close())
+	assert.ErrorIs(t, pjrt.WaitAll(outs...), pjrt.ErrClosed)
+	for _, o := range outs {
+		require.NoError(t, o.Close())
+	}
+	assert.NoError(t, pjrt.WaitAll())
 }

@@ -58,8 +58,7 @@ func (st *bufferState) destroy() error {
 		return nil
 	}
 	st.markDonated()
-	args := C.PJRT_Buffer_Destroy_Args{buffer: st.c}
-	return st.api.toError("destroy buffer", ErrClosed, C.xm_Buffer_Destroy(st.api.p, &args))
+	return st.api.toError("destroy buffer", ErrClosed, C.xm_buffer_destroy(st.api.p, st.c))
 }
 
 // markDonated records that the buffer's memory is gone (destroyed, or handed to an execution);
@@ -161,22 +160,54 @@ func (b *Buffer) Wait() error {
 	if b == nil {
 		return fmt.Errorf("pjrt: wait: %w: nil buffer", ErrHostData)
 	}
-	a := b.st.api
+	return WaitAll(b)
+}
+
+// WaitAll waits until every buffer is ready, in one call into the plugin, and returns the first
+// error (as Buffer.Wait does), or one wrapping ErrClosed for a closed buffer. It is
+// Buffer.Wait for many buffers, e.g. the shards of an array.
+func WaitAll(bufs ...*Buffer) error {
+	if len(bufs) == 0 {
+		return nil
+	}
+	// The buffer list, and one word past it for the index of a failed buffer: one block that
+	// cgo moves to the heap.
+	var cbufs [9]*C.PJRT_Buffer
+	list := cbufs[:0]
+	if len(bufs) >= len(cbufs) {
+		list = make([]*C.PJRT_Buffer, 0, len(bufs)+1)
+	}
+	var held [8]*bufferState
+	locked := held[:0]
+	defer func() {
+		for _, st := range locked {
+			st.mu.RUnlock()
+		}
+	}()
+	for _, b := range bufs {
+		if b == nil {
+			return fmt.Errorf("pjrt: wait: %w: nil buffer", ErrHostData)
+		}
+		if b.st.api != bufs[0].st.api {
+			return fmt.Errorf("pjrt: wait: %w: buffers of two plugins", ErrDevice)
+		}
+		if !slices.Contains(locked, b.st) {
+			b.st.mu.RLock()
+			locked = append(locked, b.st)
+		}
+		if b.st.closed {
+			return fmt.Errorf("pjrt: wait: buffer %w", ErrClosed)
+		}
+		list = append(list, b.st.c)
+	}
+	a := bufs[0].st.api
 	if !a.has(fnBufferReadyEvent) {
 		return nil // the plugin made every result ready before returning it
 	}
-	b.st.mu.RLock()
-	defer b.st.mu.RUnlock()
-	if b.st.closed {
-		return fmt.Errorf("pjrt: wait: buffer %w", ErrClosed)
-	}
-	args := C.PJRT_Buffer_ReadyEvent_Args{buffer: b.st.c}
-	if err := a.toError("buffer ready event", ErrExecute, C.xm_Buffer_ReadyEvent(a.p, &args)); err != nil {
-		return err
-	}
-	if err := a.awaitEvent("wait", ErrExecute, args.event); err != nil {
+	failed := (*C.size_t)(unsafe.Pointer(&list[:len(list)+1][len(list)]))
+	if err := a.toError("wait", ErrExecute, C.xm_buffers_await(a.p, &list[0], C.size_t(len(list)), failed)); err != nil {
 		if e, ok := err.(*Error); ok {
-			e.Op = fmt.Sprintf("wait for %s", b) // formatted only on failure: Wait is on the hot path
+			e.Op = fmt.Sprintf("wait for %s", bufs[*failed]) // formatted only on failure: Wait is on the hot path
 		}
 		return err
 	}

@@ -101,8 +101,8 @@ type Client struct {
 	cache           *compileCache
 	logger          *slog.Logger
 	stats           compileStats
-	inflight        chan struct{} // one token per execution in flight
-	hostMemory      bool          // device memory is host memory (the CPU platform)
+	inflight        *C.xm_inflight // counts and bounds the executions in flight
+	hostMemory      bool           // device memory is host memory (the CPU platform)
 
 	resMu   sync.Mutex                // guards the registries below
 	exes    map[*Executable]struct{}  // live executables, closed by Close
@@ -220,8 +220,12 @@ func Open(opts ...Option) (*Client, error) {
 	}
 	a := p.api
 	c := &Client{plugin: p, api: a, c: client, byID: map[int]*Device{}, kv: kv, kvArg: kvArg,
-		cache: cache, logger: cfg.logger, inflight: make(chan struct{}, cfg.maxInFlight),
+		cache: cache, logger: cfg.logger, inflight: C.xm_inflight_new(C.int(cfg.maxInFlight)),
 		exes: map[*Executable]struct{}{}, bufs: map[*bufferState]struct{}{}, hooks: map[int]func(){}}
+	if c.inflight == nil {
+		_ = c.destroy()
+		return nil, fmt.Errorf("pjrt: open: %w: out of host memory", ErrCreateClient)
+	}
 	if err := c.describe(); err != nil {
 		_ = c.destroy()
 		return nil, err
@@ -434,9 +438,7 @@ func (c *Client) Close() error {
 	}
 	c.closed = true
 	// Let executions in flight finish before their buffers and executables go away.
-	for range cap(c.inflight) {
-		c.inflight <- struct{}{}
-	}
+	C.xm_inflight_drain(c.inflight)
 	c.resMu.Lock()
 	exes, bufs := c.exes, c.bufs
 	c.exes, c.bufs = map[*Executable]struct{}{}, map[*bufferState]struct{}{}
@@ -489,15 +491,14 @@ func (c *Client) trackExecutable(e *Executable, on bool) {
 	c.resMu.Unlock()
 }
 
-// acquireSlot takes an in-flight token, waiting while the limit is reached.
-func (c *Client) acquireSlot() { c.inflight <- struct{}{} }
-
-// releaseSlot returns a token; executions call it when every device has finished.
-func (c *Client) releaseSlot() { <-c.inflight }
-
 func (c *Client) destroy() error {
 	args := C.PJRT_Client_Destroy_Args{client: c.c}
 	err := c.api.toError("destroy client", ErrClosed, C.xm_Client_Destroy(c.api.p, &args))
+	if c.inflight != nil {
+		C.xm_inflight_drain(c.inflight) // the plugin has finished every execution by now
+		C.xm_inflight_free(c.inflight)
+		c.inflight = nil
+	}
 	if c.kv != 0 {
 		c.kv.Delete()
 		C.free(c.kvArg)
@@ -509,10 +510,31 @@ func (c *Client) destroy() error {
 // use marks the start of a call that needs the client open; the caller must call the returned
 // function when done. It fails with ErrClosed after Close.
 func (c *Client) use(op string) (func(), error) {
+	if err := c.enter(op); err != nil {
+		return nil, err
+	}
+	return c.exit, nil
+}
+
+// inFlight returns the number of executions in flight (a figure for tests).
+func (c *Client) inFlight() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.inflight == nil {
+		return 0 // closed
+	}
+	return int(C.xm_inflight_count(c.inflight))
+}
+
+// enter is use without the function value, for hot paths: the caller calls exit when done.
+func (c *Client) enter(op string) error {
 	c.mu.RLock()
 	if c.closed {
 		c.mu.RUnlock()
-		return nil, fmt.Errorf("pjrt: %s: client %w", op, ErrClosed)
+		return fmt.Errorf("pjrt: %s: client %w", op, ErrClosed)
 	}
-	return c.mu.RUnlock, nil
+	return nil
 }
+
+// exit ends what enter began.
+func (c *Client) exit() { c.mu.RUnlock() }

@@ -538,9 +538,13 @@ func (e *Executable) Execute(args [][]*Buffer, opts ...ExecuteOption) ([][]*Buff
 	if e == nil {
 		return nil, fmt.Errorf("pjrt: execute: %w: nil executable", ErrExecute)
 	}
-	cfg := executeConfig{}
-	for _, o := range opts {
-		o(&cfg)
+	var donate []int
+	if len(opts) > 0 {
+		cfg := new(executeConfig)
+		for _, o := range opts {
+			o(cfg)
+		}
+		donate = cfg.donate
 	}
 	if e.IsClosed() {
 		return nil, fmt.Errorf("pjrt: execute: executable %w", ErrClosed)
@@ -552,8 +556,14 @@ func (e *Executable) Execute(args [][]*Buffer, opts ...ExecuteOption) ([][]*Buff
 	if e.info.inputs != nil && numArgs != len(e.info.inputs) {
 		return nil, fmt.Errorf("pjrt: execute: %w: %d arguments, the program takes %d", ErrExecute, numArgs, len(e.info.inputs))
 	}
-	donated := make([]bool, numArgs)
-	for _, a := range cfg.donate {
+	var donatedBuf [8]bool
+	var donated []bool
+	if numArgs <= len(donatedBuf) {
+		donated = donatedBuf[:numArgs]
+	} else {
+		donated = make([]bool, numArgs)
+	}
+	for _, a := range donate {
 		if a < 0 || a >= numArgs {
 			return nil, fmt.Errorf("pjrt: execute: %w: donated argument %d out of range [0, %d)", ErrExecute, a, numArgs)
 		}
@@ -562,48 +572,37 @@ func (e *Executable) Execute(args [][]*Buffer, opts ...ExecuteOption) ([][]*Buff
 		}
 		donated[a] = true
 	}
-	var locked []*bufferState
-	unlock := func() {
-		for _, st := range locked {
-			st.mu.RUnlock()
-		}
-	}
-	var exclusive []*bufferState
+	// Hold every argument for the call: shared, or exclusively when donated.
+	var held argLocks
+	defer held.release()
 	for d, list := range args {
 		if len(list) != numArgs {
-			unlock()
 			return nil, fmt.Errorf("pjrt: execute: %w: device %d has %d arguments, device 0 has %d", ErrExecute, d, len(list), numArgs)
 		}
 		for i, b := range list {
 			if err := e.checkArgument(d, i, b); err != nil {
-				unlock()
 				return nil, err
 			}
-			if slices.Contains(locked, b.st) || slices.Contains(exclusive, b.st) {
+			if held.holds(b.st) {
 				if donated[i] {
-					unlock()
 					return nil, fmt.Errorf("pjrt: execute: %w: donated argument %d on device %d is passed twice", ErrExecute, i, d)
 				}
-			} else if donated[i] {
-				exclusive = append(exclusive, b.st)
+				continue
+			}
+			if donated[i] {
+				// A donated buffer must not be in use elsewhere; waiting for it could deadlock two
+				// calls that donate each other's arguments, so fail instead.
+				if !b.st.mu.TryLock() {
+					return nil, fmt.Errorf("pjrt: execute: %w: a donated argument is in use by another call", ErrExecute)
+				}
+				held.add(b.st, true)
 			} else {
 				b.st.mu.RLock()
-				locked = append(locked, b.st)
+				held.add(b.st, false)
 			}
-		}
-	}
-	defer unlock()
-	for _, st := range exclusive {
-		// A donated buffer must not be in use elsewhere; waiting for it could deadlock two calls
-		// that donate each other's arguments, so fail instead.
-		if !st.mu.TryLock() {
-			return nil, fmt.Errorf("pjrt: execute: %w: a donated argument is in use by another call", ErrExecute)
-		}
-		defer st.mu.Unlock()
-	}
-	for _, st := range append(slices.Clone(locked), exclusive...) {
-		if st.closed {
-			return nil, fmt.Errorf("pjrt: execute: %w: an argument buffer is %w", ErrExecute, ErrClosed)
+			if b.st.closed {
+				return nil, fmt.Errorf("pjrt: execute: %w: an argument buffer is %w", ErrExecute, ErrClosed)
+			}
 		}
 	}
 
@@ -612,22 +611,68 @@ func (e *Executable) Execute(args [][]*Buffer, opts ...ExecuteOption) ([][]*Buff
 	if e.closed {
 		return nil, fmt.Errorf("pjrt: execute: executable %w", ErrClosed)
 	}
-	done, err := e.client.use("execute")
-	if err != nil {
+	if err := e.client.enter("execute"); err != nil {
 		return nil, err
 	}
-	defer done()
+	defer e.client.exit()
 	outs, err := e.execute(args, donated)
 	// A donated argument's memory belongs to the execution now (also when it failed after
 	// starting); its handle is destroyed here.
-	for _, st := range exclusive {
-		if !st.closed {
-			st.markDonated()
-			d := C.PJRT_Buffer_Destroy_Args{buffer: st.c}
-			_ = st.api.toError("destroy donated buffer", nil, C.xm_Buffer_Destroy(st.api.p, &d))
+	for i := range held.n {
+		if a := held.at(i); a.exclusive && !a.st.closed {
+			a.st.markDonated()
+			_ = a.st.api.toError("destroy donated buffer", nil, C.xm_buffer_destroy(a.st.api.p, a.st.c))
 		}
 	}
 	return outs, err
+}
+
+// argLocks are the argument buffers an Execute holds, the first few in an inline array (no
+// slice points into the struct, so that it stays on the stack).
+type argLocks struct {
+	n      int
+	inline [8]heldArg
+	more   []heldArg
+}
+
+type heldArg struct {
+	st        *bufferState
+	exclusive bool
+}
+
+func (h *argLocks) at(i int) heldArg {
+	if i < len(h.inline) {
+		return h.inline[i]
+	}
+	return h.more[i-len(h.inline)]
+}
+
+func (h *argLocks) add(st *bufferState, exclusive bool) {
+	if h.n < len(h.inline) {
+		h.inline[h.n] = heldArg{st, exclusive}
+	} else {
+		h.more = append(h.more, heldArg{st, exclusive})
+	}
+	h.n++
+}
+
+func (h *argLocks) holds(st *bufferState) bool {
+	for i := range h.n {
+		if h.at(i).st == st {
+			return true
+		}
+	}
+	return false
+}
+
+func (h *argLocks) release() {
+	for i := range h.n {
+		if a := h.at(i); a.exclusive {
+			a.st.mu.Unlock()
+		} else {
+			a.st.mu.RUnlock()
+		}
+	}
 }
 
 // checkArgument checks argument i of device position d against the executable.
@@ -646,23 +691,18 @@ func (e *Executable) checkArgument(d, i int, b *Buffer) error {
 	return nil
 }
 
-// execute makes the PJRT_LoadedExecutable_Execute call. The results are returned at once; the
-// execution's in-flight slot is released when every device has finished.
+// execute makes the PJRT_LoadedExecutable_Execute call, in one cgo call (xm_execute), which also
+// arranges for the execution's in-flight slot to be given back when every device has finished.
+// The results are returned at once.
 func (e *Executable) execute(args [][]*Buffer, donated []bool) ([][]*Buffer, error) {
 	a, c := e.client.api, e.client
 	nd, na, no := len(e.devices), len(donated), len(e.info.outputs)
-	outW := max(no, 1)
-	// One C block holds the argument row pointers, the output row pointers, the argument cells,
-	// the output cells, the completion events and the non-donatable indices.
-	words := 2*nd + nd*na + nd*outW + nd + na + 1
-	block := C.calloc(C.size_t(words), C.size_t(unsafe.Sizeof(uintptr(0))))
-	defer C.free(block)
-	w := unsafe.Slice((*unsafe.Pointer)(block), words)
-	argRows, outRows := w[:nd], w[nd:2*nd]
-	argCells := w[2*nd : 2*nd+nd*na]
-	outCells := w[2*nd+nd*na : 2*nd+nd*na+nd*outW]
-	events := w[2*nd+nd*na+nd*outW : 2*nd+nd*na+nd*outW+nd]
-	keep := unsafe.Slice((*C.int64_t)(unsafe.Pointer(&w[2*nd+nd*na+nd*outW+nd])), na+1)
+	// One Go block holds the argument cells, the result cells, the non-donated indices and the
+	// started flag, which xm_execute reads and writes during the call.
+	cells := make([]unsafe.Pointer, nd*na+nd*no+na+2)
+	argCells, outCells := cells[:nd*na], cells[nd*na:nd*na+nd*no]
+	keep := unsafe.Slice((*C.int64_t)(unsafe.Pointer(&cells[nd*na+nd*no])), na+1)
+	started := (*C.int)(unsafe.Pointer(&cells[len(cells)-1]))
 	numKeep := 0
 	for i, d := range donated {
 		if !d {
@@ -674,62 +714,27 @@ func (e *Executable) execute(args [][]*Buffer, donated []bool) ([][]*Buffer, err
 		for i, b := range args[d] {
 			argCells[d*na+i] = unsafe.Pointer(b.st.c)
 		}
-		argRows[d] = block // any valid pointer for an empty list
-		if na > 0 {
-			argRows[d] = unsafe.Pointer(&argCells[d*na])
+	}
+	err := a.toError("execute", ErrExecute, C.xm_execute(a.p, c.inflight, e.c,
+		(**C.PJRT_Buffer)(unsafe.Pointer(&cells[0])), C.size_t(nd), C.size_t(na), &keep[0], C.size_t(numKeep),
+		(**C.PJRT_Buffer)(unsafe.Pointer(&cells[nd*na])), C.size_t(no), started))
+	if *started == 0 {
+		if err == nil {
+			err = fmt.Errorf("pjrt: execute: %w: out of host memory", ErrExecute)
 		}
-		outRows[d] = unsafe.Pointer(&outCells[d*outW])
-	}
-	options := (*C.PJRT_ExecuteOptions)(C.calloc(1, C.size_t(unsafe.Sizeof(C.PJRT_ExecuteOptions{}))))
-	defer C.free(unsafe.Pointer(options))
-	options.struct_size = C.PJRT_ExecuteOptions_STRUCT_SIZE
-	if numKeep > 0 {
-		options.non_donatable_input_indices = &keep[0]
-		options.num_non_donatable_input_indices = C.size_t(numKeep)
-	}
-	ex := C.PJRT_LoadedExecutable_Execute_Args{
-		executable:             e.c,
-		options:                options,
-		argument_lists:         (**(*C.PJRT_Buffer))(block),
-		num_devices:            C.size_t(nd),
-		num_args:               C.size_t(na),
-		output_lists:           (**(*C.PJRT_Buffer))(unsafe.Pointer(&outRows[0])),
-		device_complete_events: (**C.PJRT_Event)(unsafe.Pointer(&events[0])),
-	}
-	c.acquireSlot()
-	if err := a.toError("execute", ErrExecute, C.xm_LoadedExecutable_Execute(a.p, &ex)); err != nil {
-		c.releaseSlot()
 		return nil, err
 	}
 	results := make([][]*Buffer, nd)
+	rows := make([]*Buffer, nd*no)
 	for d := range results {
-		results[d] = make([]*Buffer, no)
+		results[d] = rows[d*no : (d+1)*no : (d+1)*no]
 		for i := range no {
-			results[d][i] = newBuffer(e.devices[d], e.info.outputs[i], (*C.PJRT_Buffer)(outCells[d*outW+i]))
+			results[d][i] = newBuffer(e.devices[d], e.info.outputs[i], (*C.PJRT_Buffer)(outCells[d*no+i]))
 		}
 	}
-	if no == 0 {
-		// Nothing carries an asynchronous error back: wait here and report it.
-		var first error
-		for d := range nd {
-			if err := a.awaitEvent("execute", ErrExecute, (*C.PJRT_Event)(events[d])); err != nil && first == nil {
-				first = err
-			}
-		}
-		c.releaseSlot()
-		return results, first
-	}
-	var remaining atomic.Int32
-	remaining.Store(int32(nd))
-	for d := range nd {
-		a.onReady("execute", ErrExecute, (*C.PJRT_Event)(events[d]), func(error) {
-			// The error, if any, is in the results' buffers too, where Wait and copies find it.
-			if remaining.Add(-1) == 0 {
-				c.releaseSlot()
-			}
-		})
-	}
-	return results, nil
+	// With no results the error, if any, came back from the wait inside xm_execute; otherwise it
+	// is in the results' buffers, where Wait and copies find it.
+	return results, err
 }
 
 // IsClosed reports whether Close was called.

@@ -12,3 +12,6 @@ func SetHostMemory(c *Client, on bool) { c.hostMemory = on }
 
 // DirectReads returns how many buffers CopyToHostAll has read straight from device memory.
 func DirectReads() int64 { return directReads.Load() }
+
+// InFlight returns the number of executions c has in flight.
+func InFlight(c *Client) int { return c.inFlight() }
