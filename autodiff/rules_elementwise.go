@@ -1,6 +1,8 @@
 package autodiff
 
 import (
+	"math"
+
 	"github.com/xlamesh/xlamesh/stablehlo"
 )
 
@@ -39,6 +41,29 @@ func init() {
 		"stablehlo.abs": unary(func(f *stablehlo.Function, g, x, y Value) Value {
 			return f.Select(f.Compare(x, f.Full(x.Shape(), 0), stablehlo.GE), g, f.Neg(g))
 		}),
+		"stablehlo.exponential_minus_one": unary(func(f *stablehlo.Function, g, x, y Value) Value {
+			return f.Mul(g, f.Add(y, f.Full(y.Shape(), 1)))
+		}),
+		"stablehlo.log_plus_one": unary(func(f *stablehlo.Function, g, x, y Value) Value {
+			return f.Div(g, f.Add(x, f.Full(x.Shape(), 1)))
+		}),
+		"stablehlo.tan": unary(func(f *stablehlo.Function, g, x, y Value) Value {
+			return f.Mul(g, f.Add(f.Full(y.Shape(), 1), f.Mul(y, y)))
+		}),
+		"stablehlo.cbrt": unary(func(f *stablehlo.Function, g, x, y Value) Value {
+			inv2 := f.Div(f.Full(y.Shape(), 1), f.Mul(y, y))
+			return f.Mul(g, f.Mul(f.Full(y.Shape(), 1.0/3), inv2))
+		}),
+		"chlo.erf": unary(func(f *stablehlo.Function, g, x, y Value) Value {
+			return f.Mul(f.Full(x.Shape(), 2/math.Sqrt(math.Pi)), f.Mul(g, f.Exp(f.Neg(f.Mul(x, x)))))
+		}),
+		"chlo.erfc": unary(func(f *stablehlo.Function, g, x, y Value) Value {
+			return f.Mul(f.Full(x.Shape(), -2/math.Sqrt(math.Pi)), f.Mul(g, f.Exp(f.Neg(f.Mul(x, x)))))
+		}),
+		"chlo.erf_inv": unary(func(f *stablehlo.Function, g, x, y Value) Value {
+			return f.Mul(f.Full(x.Shape(), math.Sqrt(math.Pi)/2), f.Mul(g, f.Exp(f.Mul(y, y))))
+		}),
+		"stablehlo.atan2":              atan2Rule,
 		"stablehlo.sign":               zeroRule,
 		"stablehlo.floor":              zeroRule,
 		"stablehlo.ceil":               zeroRule,
@@ -123,11 +148,17 @@ func remRule(b *Backward, op *stablehlo.Op, cts []Value) []Value {
 
 // minMaxRule gives the cotangent to the operand equal to the result, and half of it to each
 // when both are (JAX's _balanced_eq).
+//
+// The maximum of Relu (stablehlo.ReluParams) takes jax.nn.relu's derivative instead: the
+// cotangent where x > 0, none at 0.
 func minMaxRule(b *Backward, op *stablehlo.Op, cts []Value) []Value {
 	f := b.f
 	x, y, ans := op.Operands()[0], op.Operands()[1], op.Results()[0]
 	g := cts[0]
 	s := ans.Shape()
+	if _, ok := op.Params().(stablehlo.ReluParams); ok {
+		return []Value{f.Select(f.Compare(x, f.Full(s, 0), stablehlo.GT), g, b.Zeros(s)), {}}
+	}
 	balanced := func(p, q Value) Value {
 		num := f.Select(f.Equal(p, ans), f.Full(s, 1), f.Full(s, 0))
 		den := f.Select(f.Equal(q, ans), f.Full(s, 2), f.Full(s, 1))
@@ -157,6 +188,22 @@ func powRule(b *Backward, op *stablehlo.Op, cts []Value) []Value {
 	if b.Active(y) {
 		safe := f.Select(f.Equal(x, f.Full(s, 0)), f.Full(s, 1), x)
 		out[1] = f.Mul(g, f.Mul(f.Log(safe), ans))
+	}
+	return out
+}
+
+// atan2Rule (operands y, x of atan2(y, x)): d/dy = x / (y² + x²), d/dx = -y / (y² + x²).
+func atan2Rule(b *Backward, op *stablehlo.Op, cts []Value) []Value {
+	f := b.f
+	y, x := op.Operands()[0], op.Operands()[1]
+	g := cts[0]
+	den := f.Add(f.Mul(y, y), f.Mul(x, x))
+	out := make([]Value, 2)
+	if b.Active(y) {
+		out[0] = f.Mul(g, f.Div(x, den))
+	}
+	if b.Active(x) {
+		out[1] = f.Mul(g, f.Div(f.Neg(y), den))
 	}
 	return out
 }

@@ -116,6 +116,49 @@ var ruleCases = []struct {
 	{"sum", in1(3, 4), func(f F, a []V) V { return f.Sum(a[0], 1) }},
 	{"reduce_max", in1(3, 4), func(f F, a []V) V { return f.ReduceMax(a[0], 0) }},
 	{"reduce_min", in1(3, 4), func(f F, a []V) V { return f.ReduceMin(a[0]) }},
+	{"clamp", in1(3, 4), func(f F, a []V) V { return f.Clamp(f.Constant(-0.5), a[0], f.Constant(0.6)) }},
+	{"clamp_tensor_bounds", []gradcheck.Input{gradcheck.F64(vals(6, -1, 0.37), 6), gradcheck.F64(vals(6, -2, 0.2), 6), gradcheck.F64(vals(6, 0.1, 0.2), 6)},
+		func(f F, a []V) V { return f.Clamp(a[1], a[0], a[2]) }},
+	{"expm1", in1(3, 2), func(f F, a []V) V { return f.Expm1(a[0]) }},
+	{"log1p", pos(3, 2), func(f F, a []V) V { return f.Log1p(a[0]) }},
+	{"tan", in1(3, 2), func(f F, a []V) V { return f.Tan(f.Mul(a[0], f.Constant(0.5))) }},
+	{"cbrt", pos(3, 2), func(f F, a []V) V { return f.Cbrt(a[0]) }},
+	{"erf", in1(3, 2), func(f F, a []V) V { return f.Erf(a[0]) }},
+	{"erf_inv", in1(3, 2), func(f F, a []V) V { return f.ErfInv(f.Mul(a[0], f.Constant(0.5))) }},
+	{"gelu_exact", in1(3, 2), func(f F, a []V) V { return f.Gelu(a[0], false) }},
+	{"atan2", in2(3, 2), func(f F, a []V) V { return f.Atan2(a[0], a[1]) }},
+	{"take", []gradcheck.Input{gradcheck.F64(vals(12, -1, 0.2), 4, 3), {Shape: stablehlo.NewShape(dtypes.Int32, 5), Data: []int32{3, 0, 3, 1, -1}}},
+		func(f F, a []V) V { return f.Take(a[0], a[1], 0) }},
+	{"take_axis1", []gradcheck.Input{gradcheck.F64(vals(12, -1, 0.2), 3, 4), {Shape: stablehlo.NewShape(dtypes.Int32, 2, 2), Data: []int32{1, 1, 0, 3}}},
+		func(f F, a []V) V { return f.Take(a[0], a[1], 1) }},
+	{"scatter_add", []gradcheck.Input{gradcheck.F64(vals(12, -1, 0.2), 4, 3), {Shape: stablehlo.NewShape(dtypes.Int32, 3), Data: []int32{2, 7, 2}}, gradcheck.F64(vals(9, 0.5, 0.3), 3, 3)},
+		func(f F, a []V) V { return f.ScatterAdd(a[0], a[1], f.Tanh(a[2])) }},
+	{"scatter_set_repeated", []gradcheck.Input{gradcheck.F64(vals(12, -1, 0.2), 4, 3), gradcheck.F64(vals(9, 0.5, 0.3), 3, 3)},
+		func(f F, a []V) V {
+			idx := f.Reshape(f.Array([]int32{2, 0, 2}, 3), 3, 1)
+			d := stablehlo.ScatterDims{UpdateWindowDims: []int{1}, InsertedWindowDims: []int{0}, ScatterDimsToOperandDims: []int{0}, IndexVectorDim: 1}
+			return f.Scatter(a[0], idx, a[1], stablehlo.ScatterParams{Dims: d})
+		}},
+	{"sum_pool", in1(1, 5, 6, 2), func(f F, a []V) V {
+		return f.SumPool(a[0], []int{2, 3}, []int{2, 1}, stablehlo.PadSame)
+	}},
+	{"avg_pool", in1(1, 5, 6, 2), func(f F, a []V) V {
+		return f.AvgPool(a[0], []int{3, 2}, []int{1, 2}, stablehlo.PadValid, false)
+	}},
+	{"reduce_window_dilated", in1(7, 6), func(f F, a []V) V {
+		return f.ReduceWindow(a[0], stablehlo.Sum, stablehlo.ReduceWindowParams{Window: []int{2, 2}, Strides: []int{2, 1},
+			BaseDilations: []int{2, 1}, WindowDilations: []int{1, 2}, Padding: stablehlo.Pads([2]int{1, 0}, [2]int{0, 1})})
+	}},
+	{"max_pool", in1(1, 5, 6, 2), func(f F, a []V) V {
+		return f.MaxPool(a[0], []int{2, 3}, []int{2, 1}, stablehlo.PadSame)
+	}},
+	{"min_pool", in1(1, 5, 6, 2), func(f F, a []V) V {
+		return f.MinPool(a[0], []int{3, 2}, []int{1, 2}, stablehlo.PadValid)
+	}},
+	{"max_window_base_dilated", in1(5, 6), func(f F, a []V) V {
+		return f.ReduceWindow(a[0], stablehlo.Max, stablehlo.ReduceWindowParams{Window: []int{2, 2}, Strides: []int{1, 2},
+			BaseDilations: []int{2, 1}, Padding: stablehlo.Pads([2]int{0, 1}, [2]int{1, 0})})
+	}},
 	{"call", in2(3, 2), func(f F, a []V) V {
 		g := f.Module().Func("helper")
 		x := g.Arg(f64(3, 2))

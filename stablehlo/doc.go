@@ -36,9 +36,10 @@
 // Gather and Scatter take StableHLO's full dimension numbers; Take and ScatterAdd are x[idx]
 // and x.at[idx].add with jnp's index rules. Conv is lax.conv_general_dilated (ConvLayout
 // reads "NHWC"-style layouts; Padding is SAME/VALID or pairs), ReduceWindow is
-// lax.reduce_window, and MaxPool, AvgPool, ... are flax's pools. RngBitGenerator is XLA's
-// generator; RandomBits, RandomUniform, RandomNormal, RandomSplit, RandomFoldIn and
-// RandomKey compute jax.random's threefry2x32 numbers bit for bit from a raw u32[2] key.
+// lax.reduce_window, and MaxPool, AvgPool, ... are flax's pools; SelectAndScatter is the
+// transpose of a max or min pool. RngBitGenerator is XLA's generator; RandomBits,
+// RandomUniform, RandomNormal, RandomSplit, RandomFoldIn and RandomKey compute jax.random's
+// threefry2x32 numbers bit for bit from a raw u32[2] key.
 //
 // Collectives (AllReduce, AllGather, ReduceScatter, AllToAll, CollectivePermute) take
 // explicit replica groups of partition ids; lower derives them from mesh axis names.

@@ -114,8 +114,17 @@ func (f *Function) Relu(x Value) Value {
 		f.failf(opName, 0, a, ErrDType, "relu needs a numeric operand, got %v", a.shape)
 		return Value{}
 	}
-	return f.Max(Value{a}, f.Constant(0))
+	r := f.Max(Value{a}, f.Constant(0))
+	if r.Valid() {
+		f.ops[len(f.ops)-1].params = ReluParams{}
+	}
+	return r
 }
+
+// ReluParams mark the stablehlo.maximum that Relu emits (Op.Params; it prints nothing), so
+// that a gradient takes jax.nn.relu's derivative, 0 at 0, instead of lax.max's, which
+// splits a tie evenly.
+type ReluParams struct{}
 
 // Gelu returns the Gaussian error linear unit of float x elementwise, as jax.nn.gelu:
 // with approximate, x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))) (jax.nn.gelu's

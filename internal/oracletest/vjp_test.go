@@ -134,6 +134,42 @@ var vjpRules = map[string]func(f *stablehlo.Function, a []sv) sv{
 	"reduce_max_ties": func(f *stablehlo.Function, a []sv) sv { return f.ReduceMax(a[0], 1) },
 	"reduce_min_all":  func(f *stablehlo.Function, a []sv) sv { return f.ReduceMin(a[0], 0, 1) },
 	"stop_gradient":   func(f *stablehlo.Function, a []sv) sv { return f.Mul(a[0], autodiff.StopGradient(a[0])) },
+	"clamp_ties": func(f *stablehlo.Function, a []sv) sv {
+		return f.Clamp(f.ConstantOf(dtypes.Float32, -1), a[0], f.ConstantOf(dtypes.Float32, 1))
+	},
+	"clamp_tensor_bounds": func(f *stablehlo.Function, a []sv) sv { return f.Clamp(a[0], a[1], a[2]) },
+	"expm1":               func(f *stablehlo.Function, a []sv) sv { return f.Expm1(a[0]) },
+	"log1p":               func(f *stablehlo.Function, a []sv) sv { return f.Log1p(a[0]) },
+	"tan":                 func(f *stablehlo.Function, a []sv) sv { return f.Tan(a[0]) },
+	"cbrt":                func(f *stablehlo.Function, a []sv) sv { return f.Cbrt(a[0]) },
+	"erf":                 func(f *stablehlo.Function, a []sv) sv { return f.Erf(a[0]) },
+	"erf_inv":             func(f *stablehlo.Function, a []sv) sv { return f.ErfInv(a[0]) },
+	"gelu_exact":          func(f *stablehlo.Function, a []sv) sv { return f.Gelu(a[0], false) },
+	"relu_at_zero":        func(f *stablehlo.Function, a []sv) sv { return f.Relu(a[0]) },
+	"atan2":               func(f *stablehlo.Function, a []sv) sv { return f.Atan2(a[0], a[1]) },
+	"take": func(f *stablehlo.Function, a []sv) sv {
+		return f.Take(a[0], f.Array([]int32{3, 0, 3, 1, -1}, 5), 0)
+	},
+	"scatter_add_dropped": func(f *stablehlo.Function, a []sv) sv {
+		return f.ScatterAdd(a[0], f.Array([]int32{2, 7, 2}, 3), a[1])
+	},
+	"scatter_set_repeated": func(f *stablehlo.Function, a []sv) sv {
+		d := stablehlo.ScatterDims{UpdateWindowDims: []int{1}, InsertedWindowDims: []int{0}, ScatterDimsToOperandDims: []int{0}, IndexVectorDim: 1}
+		return f.Scatter(a[0], f.Array([]int32{2, 0, 2}, 3, 1), a[1], stablehlo.ScatterParams{Dims: d})
+	},
+	"max_pool_ties": func(f *stablehlo.Function, a []sv) sv {
+		return f.ReduceWindow(a[0], stablehlo.Max, stablehlo.ReduceWindowParams{Window: []int{2, 2}})
+	},
+	"min_pool_same": func(f *stablehlo.Function, a []sv) sv {
+		return f.ReduceWindow(a[0], stablehlo.Min, stablehlo.ReduceWindowParams{Window: []int{2, 3}, Strides: []int{2, 1}, Padding: stablehlo.PadSame})
+	},
+	"sum_pool_same": func(f *stablehlo.Function, a []sv) sv {
+		return f.ReduceWindow(a[0], stablehlo.Sum, stablehlo.ReduceWindowParams{Window: []int{1, 2, 3, 1}, Strides: []int{1, 2, 1, 1}, Padding: stablehlo.PadSame})
+	},
+	"reduce_window_sum_dilated": func(f *stablehlo.Function, a []sv) sv {
+		return f.ReduceWindow(a[0], stablehlo.Sum, stablehlo.ReduceWindowParams{Window: []int{2, 2}, Strides: []int{2, 1},
+			BaseDilations: []int{2, 1}, WindowDilations: []int{1, 2}, Padding: stablehlo.Pads([2]int{1, 0}, [2]int{0, 1})})
+	},
 }
 
 func vjpDType(s string) (dtypes.DType, error) {
