@@ -704,11 +704,22 @@ func (f *Function) run(p *callPlan, args []*Array) ([]*Array, error) {
 		closeBuffers(outs)
 		return nil, fmt.Errorf("jit: %s: %w: %d result lists for %d devices", f.name, ErrLowering, len(outs), nd)
 	}
-	// One block each for the Arrays, their shards and the result slice.
+	// One block each for the Arrays, their shards and the result slice; a single result on one
+	// device, the common case of a tight loop, takes one block for all three.
 	nr := len(ce.results)
-	arrays := make([]Array, nr)
-	shards := make([]Shard, nr*nd)
-	results := make([]*Array, nr)
+	var arrays []Array
+	var shards []Shard
+	var results []*Array
+	if nr == 1 && nd == 1 {
+		one := new(struct {
+			a [1]Array
+			s [1]Shard
+			r [1]*Array
+		})
+		arrays, shards, results = one.a[:], one.s[:], one.r[:]
+	} else {
+		arrays, shards, results = make([]Array, nr), make([]Shard, nr*nd), make([]*Array, nr)
+	}
 	for r, lay := range ce.results {
 		sh := shards[r*nd : (r+1)*nd : (r+1)*nd]
 		copy(sh, lay.shards)

@@ -1,6 +1,12 @@
 package pjrt
 
-// #include "xlamesh_pjrt.h"
+/*
+#include "xlamesh_pjrt.h"
+
+// xm_buffers_await keeps no Go pointer past the call and never calls back into Go.
+#cgo noescape xm_buffers_await
+#cgo nocallback xm_buffers_await
+*/
 import "C"
 
 import (
@@ -34,6 +40,8 @@ type bufferState struct {
 	api    *api
 	c      *C.PJRT_Buffer
 	closed bool
+
+	prev, next *bufferState // in the client's list of live buffers, under client.resMu
 }
 
 var liveBuffers atomic.Int64
@@ -170,13 +178,8 @@ func WaitAll(bufs ...*Buffer) error {
 	if len(bufs) == 0 {
 		return nil
 	}
-	// The buffer list, and one word past it for the index of a failed buffer: one block that
-	// cgo moves to the heap.
-	var cbufs [9]*C.PJRT_Buffer
-	list := cbufs[:0]
-	if len(bufs) >= len(cbufs) {
-		list = make([]*C.PJRT_Buffer, 0, len(bufs)+1)
-	}
+	// The buffer list, and one word past it for the index of a failed buffer.
+	list := make([]*C.PJRT_Buffer, 0, len(bufs)+1)
 	var held [8]*bufferState
 	locked := held[:0]
 	defer func() {

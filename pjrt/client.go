@@ -104,10 +104,10 @@ type Client struct {
 	inflight        *C.xm_inflight // counts and bounds the executions in flight
 	hostMemory      bool           // device memory is host memory (the CPU platform)
 
-	resMu   sync.Mutex                // guards the registries below
-	exes    map[*Executable]struct{}  // live executables, closed by Close
-	bufs    map[*bufferState]struct{} // live buffers, destroyed by Close
-	hooks   map[int]func()            // OnClose callbacks
+	resMu   sync.Mutex               // guards the registries below
+	exes    map[*Executable]struct{} // live executables, closed by Close
+	bufs    *bufferState             // live buffers (a list through prev and next), destroyed by Close
+	hooks   map[int]func()           // OnClose callbacks
 	hookSeq int
 	mu      sync.RWMutex // guards closed against use in flight
 	closed  bool
@@ -221,7 +221,7 @@ func Open(opts ...Option) (*Client, error) {
 	a := p.api
 	c := &Client{plugin: p, api: a, c: client, byID: map[int]*Device{}, kv: kv, kvArg: kvArg,
 		cache: cache, logger: cfg.logger, inflight: C.xm_inflight_new(C.int(cfg.maxInFlight)),
-		exes: map[*Executable]struct{}{}, bufs: map[*bufferState]struct{}{}, hooks: map[int]func(){}}
+		exes: map[*Executable]struct{}{}, hooks: map[int]func(){}}
 	if c.inflight == nil {
 		_ = c.destroy()
 		return nil, fmt.Errorf("pjrt: open: %w: out of host memory", ErrCreateClient)
@@ -440,10 +440,18 @@ func (c *Client) Close() error {
 	// Let executions in flight finish before their buffers and executables go away.
 	C.xm_inflight_drain(c.inflight)
 	c.resMu.Lock()
-	exes, bufs := c.exes, c.bufs
-	c.exes, c.bufs = map[*Executable]struct{}{}, map[*bufferState]struct{}{}
+	exes := c.exes
+	c.exes = map[*Executable]struct{}{}
+	var bufs []*bufferState
+	for st := c.bufs; st != nil; {
+		next := st.next
+		st.prev, st.next = nil, nil
+		bufs = append(bufs, st)
+		st = next
+	}
+	c.bufs = nil
 	c.resMu.Unlock()
-	for st := range bufs {
+	for _, st := range bufs {
 		_ = st.destroy()
 	}
 	for e := range exes {
@@ -471,13 +479,25 @@ func (c *Client) OnClose(f func()) (remove func()) {
 // track and untrack keep the registries of what the client owns.
 func (c *Client) trackBuffer(st *bufferState) {
 	c.resMu.Lock()
-	c.bufs[st] = struct{}{}
+	st.next = c.bufs
+	if c.bufs != nil {
+		c.bufs.prev = st
+	}
+	c.bufs = st
 	c.resMu.Unlock()
 }
 
 func (c *Client) untrackBuffer(st *bufferState) {
 	c.resMu.Lock()
-	delete(c.bufs, st)
+	if st.prev != nil {
+		st.prev.next = st.next
+	} else if c.bufs == st {
+		c.bufs = st.next
+	}
+	if st.next != nil {
+		st.next.prev = st.prev
+	}
+	st.prev, st.next = nil, nil
 	c.resMu.Unlock()
 }
 

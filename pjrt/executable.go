@@ -1,7 +1,15 @@
 package pjrt
 
-// #include <stdlib.h>
-// #include "xlamesh_pjrt.h"
+/*
+#include <stdlib.h>
+#include "xlamesh_pjrt.h"
+
+// xm_execute and xm_buffer_destroy keep no Go pointer past the call and never call back into Go.
+#cgo noescape xm_execute
+#cgo nocallback xm_execute
+#cgo noescape xm_buffer_destroy
+#cgo nocallback xm_buffer_destroy
+*/
 import "C"
 
 import (
