@@ -56,6 +56,17 @@
 // constraint after every op); lower writes the entry shardings and the constraints the
 // program asks for, and leaves the rest to Shardy's propagation. Results are the same.
 //
+// # Gradients
+//
+// Package autodiff differentiates lower's programs (autodiff.Grad(f.Function, loss, ...)):
+// lower registers the transpose rules of its ops. A sharding constraint's cotangent gets the
+// same constraint; a shard_map's transpose is a shard_map over the same manual axes that
+// replays the body and walks it back, with JAX's rules for the collectives (psum and
+// pbroadcast, all_gather and psum_scatter, ppermute and its inverse, all_to_all) and a sum
+// over the axes along which a cotangent contribution varies and its value does not
+// (VaryingAxes). Shardings on @main's arguments and results, and the partitioner, do the
+// rest: a data-parallel gradient's all-reduce is XLA's.
+//
 // # Partitioners
 //
 // WithPartitioner(GSPMD) writes the same program for XLA's older GSPMD partitioner:

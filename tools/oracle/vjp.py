@@ -281,8 +281,68 @@ def grads_of(loss_fn, inputs, specs, gspmd):
     return with_partitioner(gspmd, go)
 
 
+# shard_map programs on the same 2x4 mesh: each is a loss of one or two float inputs whose
+# gradient goes through a collective's transpose (or the implicit pvary's psum).
+
+def smap(fn, in_specs, out_specs, axis_names=None):
+    kw = {} if axis_names is None else {"axis_names": set(axis_names)}
+    return jax.shard_map(fn, mesh=the_mesh(), in_specs=in_specs, out_specs=out_specs, **kw)
+
+
+def tloss(y):
+    return jnp.sum(jnp.tanh(y) * pattern(y.shape, 5, 8.0))
+
+
+SMAP = {
+    # row-parallel matmul: x P('data', 'model') @ w P('model', None), psum over model.
+    "smap_psum_matmul": (lambda x, w: tloss(smap(lambda a, b: lax.psum(a @ b, "model"),
+                                                 (P("data", "model"), P("model", None)), P("data", None))(x, w)),
+                         [((8, 16), P("data", "model")), ((16, 4), P("model", None))], False),
+    # data parallel with a replicated weight: its cotangent is summed over data.
+    "smap_replicated_weight": (lambda x, w: smap(lambda a, b: lax.psum(jnp.sum(jnp.tanh(a @ b)), "data"),
+                                                 (P("data", None), P()), P())(x, w),
+                               [((8, 16), P("data", None)), ((16, 4), P())], False),
+    "smap_psum_replicated": (lambda w: tloss(smap(lambda b: lax.psum(b, "model"), (P(),), P())(w)),
+                             [((4, 4), P())], False),
+    # Shardy only: in GSPMD mode the plugin's XLA aborts compiling xlamesh's module (the
+    # backward body's pad takes a 0.0 that CSE merges with one outside the manual region).
+    "smap_all_gather": (lambda x: tloss(smap(lambda a: lax.all_gather(a, "model", axis=1, tiled=True) * a[:, :1],
+                                             (P(None, "model"),), P("model", None))(x)),
+                        [((4, 8), P(None, "model"))], True),
+    "smap_psum_scatter": (lambda x: tloss(smap(lambda a: lax.psum_scatter(a * a, "model", scatter_dimension=0, tiled=True),
+                                               (P("data", None),), P(("data", "model"), None))(x)),
+                          [((16, 4), P("data", None))], False),
+    "smap_ppermute": (lambda x: tloss(smap(lambda a: lax.ppermute(a, "model", [(0, 1), (1, 2), (2, 3), (3, 0)]) * a
+                                           + lax.ppermute(a, "model", [(0, 2), (1, 3)]),
+                                           (P("model", None),), P("model", None))(x)),
+                      [((8, 4), P("model", None))], False),
+    "smap_all_to_all": (lambda x: tloss(smap(lambda a: lax.all_to_all(a, "model", 0, 1, tiled=True) * np.float32(2),
+                                             (P(None, "model"),), P(None, "model"))(x)),
+                        [((8, 8), P(None, "model"))], False),
+    # a shard_map over "model" only: "data" stays with the partitioner (Shardy only; GSPMD
+    # shard_maps cover every axis).
+    "smap_partial_manual": (lambda x, w: tloss(smap(lambda a, b: lax.psum(a @ b, "model"),
+                                                    (P(None, "model"), P("model", None)), P(),
+                                                    axis_names=["model"])(x, w)),
+                            [((8, 16), P("data", "model")), ((16, 4), P("model", None))], True),
+}
+
+
+def gen_smap(gspmd):
+    out = {}
+    for name, (fn, args, shardy_only) in SMAP.items():
+        if gspmd and shardy_only:
+            continue
+        inputs = [pattern(shape, k, 8.0) for k, (shape, _) in enumerate(args)]
+        out[name] = grads_of(fn, inputs, [spec for _, spec in args], gspmd)
+    return out
+
+
 def gen_programs():
     out = {}
+    for mode, gspmd in (("shardy", False), ("gspmd", True)):
+        for name, v in gen_smap(gspmd).items():
+            out[name + "_" + mode] = v
     for mode, gspmd in (("shardy", False), ("gspmd", True)):
         out["mlp_sgd_" + mode] = {"losses": train_sgd(gspmd)}
         out["mlp_adam_" + mode] = {"losses": train_adam(gspmd)}
