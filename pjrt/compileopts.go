@@ -17,6 +17,7 @@ import (
 //	    computation_count (2) = n, computation_devices (3) = [{replica_device_ids (1) = [id]}...] },
 //	  use_shardy_partitioner (19) = partitioner == Shardy }
 //	CompileOptionsProto.compile_portable_executable (4) = false (the default, not written)
+//	CompileOptionsProto.env_option_overrides (7) = {jaxSemantics...}: OptionOverrideProto{bool_field (2)}
 func compileOptionsProto(assignment []int, p Partitioner) []byte {
 	var da []byte
 	da = protowire.AppendTag(da, 1, protowire.VarintType)
@@ -47,5 +48,33 @@ func compileOptionsProto(assignment []int, p Partitioner) []byte {
 	}
 	var out []byte
 	out = protowire.AppendTag(out, 3, protowire.BytesType)
-	return protowire.AppendBytes(out, eb)
+	out = protowire.AppendBytes(out, eb)
+	for _, o := range jaxSemantics {
+		var ov []byte
+		ov = protowire.AppendTag(ov, 2, protowire.VarintType)
+		ov = protowire.AppendVarint(ov, protowire.EncodeBool(o.value))
+		var entry []byte
+		entry = protowire.AppendTag(entry, 1, protowire.BytesType)
+		entry = protowire.AppendString(entry, o.name)
+		entry = protowire.AppendTag(entry, 2, protowire.BytesType)
+		entry = protowire.AppendBytes(entry, ov)
+		out = protowire.AppendTag(out, 7, protowire.BytesType)
+		out = protowire.AppendBytes(out, entry)
+	}
+	return out
+}
+
+// jaxSemantics are the XLA compile options every program is compiled with so that it
+// computes what JAX computes, whatever the plugin's own defaults. They travel as
+// CompileOptionsProto.env_option_overrides, the way jax passes compiler options, so they
+// override single flags and leave the plugin's other debug options alone.
+//
+// xla_cpu_enable_fast_min_max=false: max/min propagate NaN (IEEE maximum, as jnp.max and
+// lax.max do). The pinned xla-cpu-pjrt 0.0.1 plugin defaults it to true, so without this
+// max(NaN, 4) is 4 there while jaxlib's XLA gives NaN.
+var jaxSemantics = []struct {
+	name  string
+	value bool
+}{
+	{"xla_cpu_enable_fast_min_max", false},
 }

@@ -15,12 +15,6 @@ const whyShardingInTypes = "on a mesh with Explicit axes JAX (sharding in types)
 	"xlamesh has no sharding-in-types and emits only the entry shardings, leaving the rest to Shardy's propagation " +
 	"(documented in lower's package doc). Same numbers (lowering_numeric agrees)."
 
-const whyFastMinMax = "the pinned CPU plugin (xla-cpu-pjrt 0.0.1) compiles with XLA's default of its day, " +
-	"xla_cpu_enable_fast_min_max=true, so `maximum`/`minimum` inside reductions (reduce, reduce_window) drop NaN; jaxlib 0.8.1's XLA " +
-	"propagates it. JAX's own module gives the same bytes on the plugin (TestOpsControlJAXModules), and with " +
-	"XLA_FLAGS=--xla_cpu_enable_fast_min_max=false both modules match JAX: a plugin setting, not the builder (which writes JAX's reduce_window). " +
-	"pjrt.CompileOptions cannot set XLA debug options yet."
-
 // known lists, by "group/case", every disagreement with JAX that is either a
 // deliberate xlamesh choice or an open issue reported to the package that
 // owns it. Anything else that disagrees fails the tests.
@@ -52,28 +46,9 @@ var known = map[string]knownDiff{
 		`op sequence: JAX ["sdy.manual_computation" "stablehlo.all_reduce" "stablehlo.add" "sdy.sharding_constraint" "stablehlo.return" "sdy.return" "func.return"], xlamesh ["sdy.manual_computation" "stablehlo.all_reduce" "stablehlo.add" "stablehlo.return" "sdy.return" "func.return"]`,
 	}},
 
-	"ops_control/cumulative_f32_nan": {status: statusOpen, why: whyFastMinMax, diffs: []string{
-		"output 2[1]: JAX NaN, xlamesh 1", "output 2[2]: JAX NaN, xlamesh 3", "output 2[3]: JAX NaN, xlamesh 3",
-		"output 3[1]: JAX NaN, xlamesh 1", "output 3[2]: JAX NaN, xlamesh 1", "output 3[3]: JAX NaN, xlamesh -2",
-	}},
-	"ops_control/cumulative_f32_nan_reverse": {status: statusOpen, why: whyFastMinMax, diffs: []string{
-		"output 2[0]: JAX NaN, xlamesh 3", "output 2[1]: JAX NaN, xlamesh 3",
-		"output 3[0]: JAX NaN, xlamesh -2", "output 3[1]: JAX NaN, xlamesh -2",
-	}},
-	"programs/special_values/exported":                {status: statusOpen, why: whyMaxNaN, diffs: []string{fastMinMaxDiff}},
-	"programs/special_values/mesh_2x4":                {status: statusOpen, why: whyMaxNaN, diffs: []string{fastMinMaxDiff}},
-	"programs/special_values/devices_reversed":        {status: statusOpen, why: whyMaxNaN, diffs: []string{fastMinMaxDiff}},
-	"programs/special_values/mesh_2x4 (text)":         {status: statusOpen, why: whyMaxNaN, diffs: []string{fastMinMaxDiff}},
-	"programs/special_values/devices_reversed (text)": {status: statusOpen, why: whyMaxNaN, diffs: []string{fastMinMaxDiff}},
-	"programs/smap_partial/mesh_4x1":                  smapPartial4x1,
-	"programs/smap_partial/mesh_4x1 (text)":           smapPartial4x1,
+	"programs/smap_partial/mesh_4x1":        smapPartial4x1,
+	"programs/smap_partial/mesh_4x1 (text)": smapPartial4x1,
 }
-
-// whyMaxNaN explains special_values: an elementwise maximum, outside any reduction.
-const whyMaxNaN = "stablehlo.maximum with a NaN operand gives the other operand on the pinned CPU plugin and NaN in jaxlib 0.8.1, " +
-	"as exported too (same module), so not the re-sharding; the same plugin setting as ops_control's: " + whyFastMinMax
-
-const fastMinMaxDiff = "output 3: 4 of 32 values differ; first at flat 5: JAX NaN, xlamesh 4"
 
 var smapPartial4x1 = knownDiff{status: statusOpen, why: "re-sharding a shard_map program onto a mesh whose axes differ " +
 	"(here y: 2 -> 1, 8 -> 4 devices) is refused with lower.ErrMeshMismatch: the module's collectives carry replica_groups " +

@@ -10,7 +10,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -199,22 +198,9 @@ func runProgram(t *testing.T, c *pjrt.Client, p program) {
 			continue
 		}
 		if err := compare(want, types[i], got[i]); err != nil {
-			if known := knownDivergence[p.Name+"/"+strconv.Itoa(i)]; known != "" {
-				t.Logf("output %d: the plugin's result differs from JAX's for the artifact too (%s): %v", i, known, err)
-				continue
-			}
 			t.Errorf("output %d: %v", i, err)
 		}
 	}
-}
-
-// knownDivergence lists the outputs where the CPU plugin running the artifact itself differs
-// from JAX 0.8.1's CPU backend (not a matter of the text: the test checks that the artifact,
-// compiled as bytecode, gives the same bits as the text), with why.
-var knownDivergence = map[string]string{
-	// maximum(4, NaN) = 4 and maximum(-0, 0) = -0 on the plugin: its XLA takes the fast
-	// (non-NaN-propagating) min/max, jaxlib's propagates NaN.
-	"special_values/3": "the plugin's maximum does not propagate NaN",
 }
 
 func dtypeOf(t *testing.T, name string) dtypes.DType {
