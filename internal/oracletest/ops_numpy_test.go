@@ -1,6 +1,7 @@
 package oracletest
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/xlamesh/xlamesh/stablehlo"
@@ -12,7 +13,7 @@ import (
 func TestOpsNumpy(t *testing.T) {
 	runOpsGroup(t, "ops_numpy", "Each case builds one helper of package `stablehlo` (numpy.go, nn.go, einsum.go) and runs it "+
 		"on the pinned CPU plugin on the inputs JAX was given; the JAX expression is in tools/oracle/ops_numpy.py. "+
-		"Integers, bools and bf16 compare bit for bit, and so does f32 unless a case states a relative tolerance.",
+		"Integers, bools and bf16 compare bit for bit, and so does f32 except the cases built on exp, log, tanh or erf (softmax, log_softmax, logsumexp, gelu), compared at 1e-6 relative because those polynomials round differently in the last bit between XLA builds.",
 		opsNumpyBuilders)
 }
 
@@ -120,4 +121,24 @@ var opsNumpyBuilders = map[string]opsBuilder{
 	"matmul_mat_vec":         matmulOp,
 	"matmul_vec_vec":         matmulOp,
 	"matmul_int":             matmulOp,
+}
+
+// transcendentalTol is the relative tolerance of the f32 cases built on exp, log, tanh
+// or erf: their polynomials differ in the last bit between XLA builds (the 0.115 plugin's
+// exp rounds 1 ulp away from jaxlib's on a few softmax values), so those cases are
+// bit-exact on one plugin only. bf16 cases stay bit-exact.
+const transcendentalTol = 1e-6
+
+func init() {
+	for name, b := range opsNumpyBuilders {
+		if strings.HasSuffix(name, "_bf16") {
+			continue
+		}
+		for _, p := range []string{"softmax", "log_softmax", "logsumexp", "gelu"} {
+			if strings.HasPrefix(name, p) && b.tol == 0 {
+				b.tol = transcendentalTol
+				opsNumpyBuilders[name] = b
+			}
+		}
+	}
 }
