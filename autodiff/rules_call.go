@@ -10,24 +10,24 @@ func init() {
 }
 
 // Replay copies ops, recorded in some function or region, into f: env maps the values the
-// ops use that they do not define (the arguments of their function, say) to values of f, and
-// Replay adds each op's results, mapped to those of its copy (see
-// stablehlo.Function.Replay). Results of StopGradient stay stopped in the copy. It reports
-// whether every op was copied; on error (an operand missing from env, or a builder error,
-// which is recorded) it returns false.
+// ops (and their regions) use that they do not define (the arguments of their function, say)
+// to values of f, and Replay adds each op's results, mapped to those of its copy (see
+// stablehlo.Function.ReplayWith). A value missing from env is used as it is, which the
+// builder accepts where f sees it (a value an open region captures). Results of
+// StopGradient stay stopped in the copy. It reports whether every op was copied; on error
+// (a builder error, which is recorded) it returns false.
 func Replay(f *stablehlo.Function, ops []*stablehlo.Op, env map[Value]Value) bool {
 	for _, op := range ops {
 		src := op.Operands()
 		args := make([]Value, len(src))
 		for i, v := range src {
-			w, ok := env[v]
-			if !ok {
-				f.Failf(op.Name(), i, v, stablehlo.ErrForeignValue, "replay: operand %d is not defined by the replayed ops or given", i)
-				return false
+			if w, ok := env[v]; ok {
+				args[i] = w
+			} else {
+				args[i] = v // a value f sees (a capture of an open region); the builder checks it
 			}
-			args[i] = w
 		}
-		res := f.Replay(op, args...)
+		res := f.ReplayWith(op, env, args...)
 		if f.Failed() {
 			return false
 		}

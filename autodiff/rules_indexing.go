@@ -168,7 +168,16 @@ func scatterRule(b *Backward, op *stablehlo.Op, cts []Value) []Value {
 // (JAX's _reduce_window_sum_transpose_rule: pad, then a windowed sum); a windowed max or
 // min gives it to the first maximum (minimum) of each window (JAX's select_and_gather_add
 // transposed: select_and_scatter_add), which needs window dilations of 1.
+//
+// The reduce_window of Cumsum (stablehlo.CumulativeParams) transposes to a cumulative sum in
+// the other direction (JAX's cumsum transpose); Cumprod, Cummax and Cummin have no rule.
 func reduceWindowRule(b *Backward, op *stablehlo.Op, cts []Value) []Value {
+	if c, ok := op.Params().(stablehlo.CumulativeParams); ok {
+		if c.Reduction != stablehlo.Sum {
+			return b.Fail(op, "cumulative %v has no transpose rule", c.Reduction)
+		}
+		return []Value{b.f.Cumsum(cts[0], c.Axis, !c.Reverse), {}}
+	}
 	p, ok := params[stablehlo.ReduceWindowParams](b, op)
 	if !ok {
 		return nil

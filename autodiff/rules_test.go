@@ -159,6 +159,77 @@ var ruleCases = []struct {
 		return f.ReduceWindow(a[0], stablehlo.Max, stablehlo.ReduceWindowParams{Window: []int{2, 2}, Strides: []int{1, 2},
 			BaseDilations: []int{2, 1}, Padding: stablehlo.Pads([2]int{0, 1}, [2]int{1, 0})})
 	}},
+	{"if_captures", in2(3, 2), func(f F, a []V) V {
+		r := f.If(f.Greater(f.Sum(a[0]), f.Constant(-100.0)),
+			func(g F) []V { return []V{g.Mul(g.Exp(a[0]), a[1]), a[1]} },
+			func(g F) []V { return []V{g.Tanh(a[1]), a[0]} })
+		return f.Add(r[0], f.Mul(r[1], r[1]))
+	}},
+	{"if_else_branch", in2(3, 2), func(f F, a []V) V {
+		r := f.If(f.Greater(f.Sum(a[0]), f.Constant(100.0)),
+			func(g F) []V { return []V{g.Mul(g.Exp(a[0]), a[1])} },
+			func(g F) []V { return []V{g.Tanh(a[1])} })
+		return r[0]
+	}},
+	{"case", in2(3, 2), func(f F, a []V) V {
+		r := f.Case(f.ConstantOf(dtypes.Int32, 1),
+			func(g F) []V { return []V{g.Exp(a[0])} },
+			func(g F) []V { return []V{g.Mul(a[0], g.Sin(a[1]))} },
+			func(g F) []V { return []V{a[1]} })
+		return r[0]
+	}},
+	{"for_loop", in2(3, 2), func(f F, a []V) V {
+		r := f.ForLoop(4, []V{a[0], f.Constant(0.0)}, func(g F, i V, c []V) []V {
+			x := g.Tanh(g.Add(g.Mul(c[0], a[1]), g.Convert(i, dtypes.Float64)))
+			return []V{x, g.Add(c[1], g.Sum(x))}
+		})
+		return f.Add(f.Sum(r[0]), r[1])
+	}},
+	{"scan", []gradcheck.Input{gradcheck.F64(vals(6, -1, 0.3), 3, 2), gradcheck.F64(vals(2, 0.5, 0.1), 2)}, func(f F, a []V) V {
+		carry, ys := f.Scan(func(g F, c, x []V) ([]V, []V) {
+			h := g.Tanh(g.Add(g.Mul(c[0], g.Constant(0.9)), x[0]))
+			return []V{h}, []V{g.Mul(h, h)}
+		}, []V{a[1]}, []V{a[0]}, stablehlo.ScanOptions{})
+		return f.Add(f.Sum(carry[0]), f.Sum(ys[0]))
+	}},
+	{"scan_reverse", []gradcheck.Input{gradcheck.F64(vals(6, -1, 0.3), 3, 2), gradcheck.F64(vals(2, 0.5, 0.1), 2)}, func(f F, a []V) V {
+		_, ys := f.Scan(func(g F, c, x []V) ([]V, []V) {
+			h := g.Sin(g.Add(g.Mul(c[0], x[0]), x[0]))
+			return []V{h}, []V{g.Exp(h)}
+		}, []V{a[1]}, []V{a[0]}, stablehlo.ScanOptions{Reverse: true})
+		return ys[0]
+	}},
+	{"sort", in1(3, 4), func(f F, a []V) V { return f.Mul(f.SortAscending(a[0], 1), f.Constant(2.0)) }},
+	{"sort_dim0_descending", in1(3, 4), func(f F, a []V) V { return f.SortDescending(a[0], 0) }},
+	{"sort_by_key", in2(3, 4), func(f F, a []V) V {
+		r := f.SortBy([]V{a[0], a[1]}, 1, 1, true)
+		return f.Add(f.Mul(r[0], r[0]), r[1])
+	}},
+	{"top_k", in1(3, 5), func(f F, a []V) V { v, _ := f.TopK(a[0], 2); return v }},
+	{"reverse", in1(3, 4), func(f F, a []V) V { return f.Reverse(a[0], 0, 1) }},
+	{"cumsum", in1(3, 4), func(f F, a []V) V { return f.Cumsum(a[0], 1, false) }},
+	{"cumsum_reverse", in1(3, 4), func(f F, a []V) V { return f.Cumsum(a[0], 0, true) }},
+	{"conv_nhwc", []gradcheck.Input{gradcheck.F64(vals(2*5*6*3, -1, 0.02), 2, 5, 6, 3), gradcheck.F64(vals(3*2*3*4, -1, 0.03), 3, 2, 3, 4)},
+		func(f F, a []V) V {
+			d, _ := stablehlo.ConvLayout("NHWC", "HWIO", "NHWC")
+			return f.Conv(a[0], a[1], stablehlo.ConvParams{Dims: d, Strides: []int{2, 1}, Padding: stablehlo.PadSame})
+		}},
+	{"conv_nchw_dilated", []gradcheck.Input{gradcheck.F64(vals(1*2*7*6, -1, 0.02), 1, 2, 7, 6), gradcheck.F64(vals(3*2*2*2, -1, 0.05), 3, 2, 2, 2)},
+		func(f F, a []V) V {
+			d, _ := stablehlo.ConvLayout("NCHW", "OIHW", "NCHW")
+			return f.Conv(a[0], a[1], stablehlo.ConvParams{Dims: d, Strides: []int{1, 2}, Padding: stablehlo.Pads([2]int{1, 0}, [2]int{0, 2}),
+				LhsDilation: []int{2, 1}, RhsDilation: []int{1, 2}})
+		}},
+	{"conv_depthwise", []gradcheck.Input{gradcheck.F64(vals(2*5*4, -1, 0.05), 2, 5, 4), gradcheck.F64(vals(3*1*8, -1, 0.06), 3, 1, 8)},
+		func(f F, a []V) V {
+			d, _ := stablehlo.ConvLayout("NWC", "WIO", "NWC")
+			return f.Conv(a[0], a[1], stablehlo.ConvParams{Dims: d, Padding: stablehlo.PadValid, FeatureGroupCount: 4})
+		}},
+	{"conv_batch_group", []gradcheck.Input{gradcheck.F64(vals(4*5*2, -1, 0.05), 4, 5, 2), gradcheck.F64(vals(2*2*6, -1, 0.06), 2, 2, 6)},
+		func(f F, a []V) V {
+			d, _ := stablehlo.ConvLayout("NWC", "WIO", "NWC")
+			return f.Conv(a[0], a[1], stablehlo.ConvParams{Dims: d, Padding: stablehlo.PadValid, BatchGroupCount: 2})
+		}},
 	{"call", in2(3, 2), func(f F, a []V) V {
 		g := f.Module().Func("helper")
 		x := g.Arg(f64(3, 2))

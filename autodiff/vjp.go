@@ -16,8 +16,9 @@ type (
 
 // Rule transposes one recorded op: given the cotangents of the op's results (cts, one per
 // result, the zero Value for a result that has none), it adds to b.Function() the ops that
-// compute the cotangents of the op's operands and returns them, one per operand. An operand
-// that gets no cotangent (an integer index, a constant, an operand for which b.Active is
+// compute the cotangents of the op's inputs and returns them, one per input (see Inputs: the
+// operands, then for an op with open regions the values they capture). An input that gets
+// no cotangent (an integer index, a constant, an operand for which b.Active is
 // false) gets the zero Value. A rule that cannot handle an op's parameters returns b.Fail's
 // result.
 //
@@ -105,6 +106,28 @@ func (b *Backward) Fail(op *stablehlo.Op, format string, args ...any) []Value {
 	return nil
 }
 
+// Inputs returns what op's result depends on: its operands, then the values its regions
+// capture from outside them (stablehlo.Function.Captures: the open regions of while, if and
+// case) that are not operands, each once.
+func Inputs(op *stablehlo.Op) []Value {
+	in := op.Operands()
+	for _, g := range op.Regions() {
+		for _, v := range g.Captures() {
+			if !containsValue(in, v) {
+				in = append(in, v)
+			}
+		}
+	}
+	return in
+}
+
+// VJPIn is VJP with the options of the walk b belongs to, in fn, a region nested in
+// b.Function() (a loop or branch body a rule builds): wrt and cts may be values of fn or of
+// the functions enclosing it.
+func (b *Backward) VJPIn(fn *stablehlo.Function, ops []*stablehlo.Op, outputs, wrt, cts []Value) []Value {
+	return run(fn, b.cfg, ops, outputs, wrt, cts)
+}
+
 // VJP transposes ops, a run of ops recorded in b.Function() (typically ones a rule has just
 // replayed there), from outputs with cotangents cts back to wrt, with the options of the
 // walk b belongs to; see the package function VJP. Rules use it for ops with bodies.
@@ -115,7 +138,8 @@ func (b *Backward) VJP(ops []*stablehlo.Op, outputs, wrt, cts []Value) []Value {
 // VJP adds to f the backward pass of f's recorded ops: from outputs, whose cotangents are
 // cts, back to the values wrt, and returns the cotangent of each value of wrt (JAX's
 // jax.vjp, built into the same function). f must not have returned yet; outputs and wrt are
-// values of f (function arguments or op results). A value of wrt that the outputs do not
+// values of f (function arguments or op results; in a region, wrt and cts may also be values
+// of the functions enclosing it). A value of wrt that the outputs do not
 // depend on gets zeros; an integer or pred value of wrt gets zeros of its own type (JAX
 // gives float0 zeros). Only the ops on a path from wrt to outputs are transposed; an op
 // there without a transpose rule records an error wrapping ErrNotDifferentiable that names
@@ -155,13 +179,13 @@ func run(f *stablehlo.Function, cfg *config, ops []*stablehlo.Op, outputs, wrt, 
 			continue
 		}
 		c := cts[i]
-		if !c.Valid() || c.Function() != f || !c.Shape().Equal(o.Shape()) {
+		if !c.Valid() || !visible(c, f) || !c.Shape().Equal(o.Shape()) {
 			f.Failf(opName, i, c, ErrCotangent, "cotangent %d is %v, output %d is %v", i, c.Shape(), i, o.Shape())
 			return res
 		}
 	}
 	for i, w := range wrt {
-		if !w.Valid() || w.Function() != f || w.IsWeak() {
+		if !w.Valid() || !visible(w, f) || w.IsWeak() {
 			f.Failf(opName, -1, w, ErrCotangent, "differentiated value %d is not a value of this function", i)
 			return res
 		}
@@ -181,7 +205,7 @@ func run(f *stablehlo.Function, cfg *config, ops []*stablehlo.Op, outputs, wrt, 
 			continue
 		}
 		live := false
-		for _, v := range op.Operands() {
+		for _, v := range Inputs(op) {
 			if b.active[v] {
 				live = true
 				break
@@ -230,7 +254,7 @@ func run(f *stablehlo.Function, cfg *config, ops []*stablehlo.Op, outputs, wrt, 
 		if !found {
 			continue
 		}
-		operands := op.Operands()
+		operands := Inputs(op)
 		live := false
 		for _, v := range operands {
 			live = live || b.active[v]
@@ -248,7 +272,7 @@ func run(f *stablehlo.Function, cfg *config, ops []*stablehlo.Op, outputs, wrt, 
 			return res
 		}
 		if len(ocs) != len(operands) {
-			b.Fail(op, "the rule of %s returned %d cotangents for %d operands", op.Name(), len(ocs), len(operands))
+			b.Fail(op, "the rule of %s returned %d cotangents for %d inputs", op.Name(), len(ocs), len(operands))
 			return res
 		}
 		for i, v := range operands {
@@ -278,4 +302,14 @@ func run(f *stablehlo.Function, cfg *config, ops []*stablehlo.Op, outputs, wrt, 
 		return make([]Value, len(wrt))
 	}
 	return res
+}
+
+// visible reports whether v is a value of f or of a function enclosing f.
+func visible(v Value, f *stablehlo.Function) bool {
+	for g := f; g != nil; g = g.Parent() {
+		if v.Function() == g {
+			return true
+		}
+	}
+	return false
 }

@@ -1,7 +1,5 @@
 package stablehlo
 
-import "slices"
-
 // Replaying ops. A pass that rebuilds part of a function elsewhere (reverse-mode
 // differentiation recomputes a shard_map body or a callee inside the code that needs its
 // intermediate values) copies recorded ops with Replay instead of knowing how to call the
@@ -24,6 +22,14 @@ type Replayer interface {
 // replaced by theirs. On error (or after an earlier one) it returns one zero Value per
 // result of o.
 func (f *Function) Replay(o *Op, operands ...Value) []Value {
+	return f.ReplayWith(o, nil, operands...)
+}
+
+// ReplayWith is Replay for an op whose regions are open (While, If, Case: see region.go):
+// a value its regions use from outside them (Region.Captures) is replaced in the copy by
+// outer[value] when outer has it, and used as it is otherwise (it must then be visible from
+// f).
+func (f *Function) ReplayWith(o *Op, outer map[Value]Value, operands ...Value) []Value {
 	opName := "replay"
 	if o != nil {
 		opName = o.name
@@ -57,7 +63,7 @@ func (f *Function) Replay(o *Op, operands ...Value) []Value {
 	}
 	c := &Op{name: o.name, operands: vals, params: f.replayParams(o.params), print: o.print}
 	for _, r := range o.regions {
-		g := f.cloneRegion(r)
+		g := f.cloneRegion(r, outer)
 		if g == nil {
 			return zeros
 		}
@@ -109,7 +115,7 @@ func (f *Function) replayParams(p any) any {
 // cloneRegion returns a copy of region body r nested in f: the same argument types and
 // context, each op replayed, ended with the corresponding values. It returns nil after an
 // error.
-func (f *Function) cloneRegion(r *Function) *Function {
+func (f *Function) cloneRegion(r *Function, outer map[Value]Value) *Function {
 	shapes := make([]Shape, len(r.args))
 	for i, a := range r.args {
 		shapes[i] = a.shape
@@ -118,6 +124,7 @@ func (f *Function) cloneRegion(r *Function) *Function {
 	if f.failed() {
 		return nil
 	}
+	g.captures = r.captures
 	if r.ctx != nil {
 		g.ctx = make(map[any]any, len(r.ctx))
 		for k, v := range r.ctx {
@@ -131,12 +138,20 @@ func (f *Function) cloneRegion(r *Function) *Function {
 	mapped := func(vs []*value) []Value {
 		out := make([]Value, len(vs))
 		for i, v := range vs {
-			out[i] = Value{m[v]}
+			w, ok := m[v]
+			switch {
+			case ok:
+				out[i] = Value{w}
+			case outer != nil && outer[Value{v}].v != nil:
+				out[i] = outer[Value{v}]
+			default:
+				out[i] = Value{v} // a capture from beyond the region
+			}
 		}
 		return out
 	}
 	for _, o := range r.ops {
-		res := g.Replay(o, mapped(o.operands)...)
+		res := g.ReplayWith(o, outer, mapped(o.operands)...)
 		if f.failed() {
 			return nil
 		}
@@ -148,9 +163,10 @@ func (f *Function) cloneRegion(r *Function) *Function {
 		f.failf("region", -1, nil, ErrFunction, "copying a region that has not ended")
 		return nil
 	}
-	g.results = unwrapValues(mapped(r.results))
-	if slices.Contains(g.results, nil) {
-		f.failf("region", -1, nil, ErrFunction, "region yields a value it does not define")
+	res := mapped(r.results)
+	if vs, ok := g.check("region", res...); ok {
+		g.results = vs
+	} else {
 		return nil
 	}
 	g.returned = true

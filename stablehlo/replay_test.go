@@ -79,3 +79,24 @@ func TestReplayErrors(t *testing.T) {
 		})
 	}
 }
+
+// ReplayWith maps the values an open region captures: the copy of an if whose branch uses x
+// uses y instead.
+func TestReplayWithCaptures(t *testing.T) {
+	s := stablehlo.NewShape(dtypes.Float32, 2)
+	m := stablehlo.NewModule("r")
+	f := m.Main()
+	x, y := f.Arg(s), f.Arg(s)
+	p := f.Greater(f.Sum(x), f.ConstantOf(dtypes.Float32, 0))
+	r := f.If(p, func(g *stablehlo.Function) []stablehlo.Value { return []stablehlo.Value{g.Exp(x)} },
+		func(g *stablehlo.Function) []stablehlo.Value { return []stablehlo.Value{x} })
+	ops := f.Ops()
+	c := f.ReplayWith(ops[len(ops)-1], map[stablehlo.Value]stablehlo.Value{x: y}, p)
+	f.Return(r[0], c[0])
+	text, err := m.Build()
+	require.NoError(t, err, text)
+	copied := f.Ops()[len(f.Ops())-1]
+	for _, g := range copied.Regions() {
+		require.Equal(t, []stablehlo.Value{y}, g.Captures())
+	}
+}

@@ -134,6 +134,48 @@ var vjpRules = map[string]func(f *stablehlo.Function, a []sv) sv{
 	"reduce_max_ties": func(f *stablehlo.Function, a []sv) sv { return f.ReduceMax(a[0], 1) },
 	"reduce_min_all":  func(f *stablehlo.Function, a []sv) sv { return f.ReduceMin(a[0], 0, 1) },
 	"stop_gradient":   func(f *stablehlo.Function, a []sv) sv { return f.Mul(a[0], autodiff.StopGradient(a[0])) },
+	"cond_captures": func(f *stablehlo.Function, a []sv) sv {
+		return f.If(f.Greater(f.Sum(a[0]), f.ConstantOf(dtypes.Float32, 0)),
+			func(g *stablehlo.Function) []sv { return []sv{g.Mul(g.Exp(a[0]), a[1])} },
+			func(g *stablehlo.Function) []sv { return []sv{g.Tanh(a[1])} })[0]
+	},
+	"cond_else": func(f *stablehlo.Function, a []sv) sv {
+		return f.If(f.Greater(f.Sum(a[0]), f.ConstantOf(dtypes.Float32, 100)),
+			func(g *stablehlo.Function) []sv { return []sv{g.Mul(g.Exp(a[0]), a[1])} },
+			func(g *stablehlo.Function) []sv { return []sv{g.Tanh(a[1])} })[0]
+	},
+	"fori_loop": func(f *stablehlo.Function, a []sv) sv {
+		r := f.ForLoop(4, []sv{a[0], f.ConstantOf(dtypes.Float32, 0)}, func(g *stablehlo.Function, i sv, c []sv) []sv {
+			h := g.Tanh(g.Add(g.Mul(c[0], a[1]), g.Convert(i, dtypes.Float32)))
+			return []sv{h, g.Add(c[1], g.Sum(h))}
+		})
+		return f.Add(f.Sum(r[0]), r[1])
+	},
+	"scan": func(f *stablehlo.Function, a []sv) sv {
+		c, ys := f.Scan(func(g *stablehlo.Function, c, x []sv) ([]sv, []sv) {
+			h := g.Tanh(g.Add(g.Mul(c[0], g.Constant(0.9)), x[0]))
+			return []sv{h}, []sv{g.Mul(h, h)}
+		}, []sv{a[1]}, []sv{a[0]}, stablehlo.ScanOptions{})
+		return f.Add(f.Sum(c[0]), f.Sum(ys[0]))
+	},
+	"sort":           func(f *stablehlo.Function, a []sv) sv { return f.SortAscending(a[0], 1) },
+	"top_k":          func(f *stablehlo.Function, a []sv) sv { v, _ := f.TopK(a[0], 2); return v },
+	"rev":            func(f *stablehlo.Function, a []sv) sv { return f.Reverse(a[0], 0, 1) },
+	"cumsum":         func(f *stablehlo.Function, a []sv) sv { return f.Cumsum(a[0], 1, false) },
+	"cumsum_reverse": func(f *stablehlo.Function, a []sv) sv { return f.Cumsum(a[0], 0, true) },
+	"conv_nhwc_same": func(f *stablehlo.Function, a []sv) sv {
+		d, _ := stablehlo.ConvLayout("NHWC", "HWIO", "NHWC")
+		return f.Conv(a[0], a[1], stablehlo.ConvParams{Dims: d, Strides: []int{2, 1}, Padding: stablehlo.PadSame})
+	},
+	"conv_nchw_dilated": func(f *stablehlo.Function, a []sv) sv {
+		d, _ := stablehlo.ConvLayout("NCHW", "OIHW", "NCHW")
+		return f.Conv(a[0], a[1], stablehlo.ConvParams{Dims: d, Strides: []int{1, 2}, Padding: stablehlo.Pads([2]int{1, 0}, [2]int{0, 2}),
+			LhsDilation: []int{2, 1}, RhsDilation: []int{1, 2}})
+	},
+	"conv_depthwise": func(f *stablehlo.Function, a []sv) sv {
+		d, _ := stablehlo.ConvLayout("NWC", "WIO", "NWC")
+		return f.Conv(a[0], a[1], stablehlo.ConvParams{Dims: d, Padding: stablehlo.PadValid, FeatureGroupCount: 4})
+	},
 	"clamp_ties": func(f *stablehlo.Function, a []sv) sv {
 		return f.Clamp(f.ConstantOf(dtypes.Float32, -1), a[0], f.ConstantOf(dtypes.Float32, 1))
 	},
@@ -302,7 +344,11 @@ func vjpNote() string {
 		"parameter's sharding).\n\n" +
 		"Ops with a transpose rule: " + strings.Join(ops, ", ") + ".\n\n" +
 		"Deliberate differences from JAX:\n\n" +
-		"- `stablehlo.reduce` with Prod has no rule yet (an error wrapping autodiff.ErrNotDifferentiable); JAX differentiates `reduce_prod`.\n" +
+		"- No rule yet (an error wrapping autodiff.ErrNotDifferentiable naming the op) where JAX has one: `stablehlo.reduce` with Prod, " +
+		"Cumprod, Cummax and Cummin, scatters that multiply or take a max or min, and a scatter with a Go combiner.\n" +
+		"- Loops with a known trip count (ForLoop, Scan) run their body forward twice in the gradient program (once more to stack " +
+		"the carried values each iteration starts from), and the cotangent of a captured value or of a scanned input is summed " +
+		"over the iterations in full; JAX's scan saves its residuals in the forward pass and stacks the inputs' cotangents.\n" +
 		"- VJP gives an integer or pred input zeros of its own type where JAX gives `float0` zeros; Grad refuses it (ErrNotFloat) as `jax.grad` does.\n" +
 		"- A `func.call` callee and a shard_map body are replayed next to their backward pass instead of saving residuals " +
 		"(same values; XLA merges the copies of a call after inlining).\n" +
@@ -453,6 +499,16 @@ func TestVJPPrograms(t *testing.T) {
 				inputs = append(inputs, pattern(dims[k], k, 32, 0))
 			}
 			gradProgram(t, c, m, "attention_"+mode.name, mode.p, g.Programs["attention_"+mode.name], attentionLoss, inputs, dims, specs)
+		})
+		t.Run("convnet_"+mode.name, func(t *testing.T) {
+			dims := [][]int{{8, 8, 8, 3}, {3, 3, 3, 8}, {8}, {128, 4}, {4}, {8, 4}}
+			specs := []mesh.PartitionSpec{mesh.P("data", nil, nil, nil), mesh.P(nil, nil, nil, "model"), mesh.P("model"),
+				mesh.P("model", nil), mesh.P(), mesh.P("data", nil)}
+			var inputs [][]float32
+			for k, d := range dims {
+				inputs = append(inputs, pattern(d, k, 8, 0))
+			}
+			gradProgram(t, c, m, "convnet_"+mode.name, mode.p, g.Programs["convnet_"+mode.name], convnetLoss, inputs, dims, specs)
 		})
 		t.Run("layer_norm_"+mode.name, func(t *testing.T) {
 			dims := [][]int{{8, 16}, {16}, {16}}
@@ -619,6 +675,20 @@ func attentionLoss(f *lower.Function, a []lower.Value) lower.Value {
 	o := f.DotGeneral(p, v, lower.DotDims{LhsBatch: []int{0}, RhsBatch: []int{0}, LhsContracting: []int{2}, RhsContracting: []int{1}})
 	o = f.DotGeneral(o, wo, lower.DotDims{LhsContracting: []int{2}, RhsContracting: []int{0}})
 	return f.Sum(f.Tanh(o))
+}
+
+// convnetLoss is tools/oracle/vjp.py's convnet_loss: a SAME 3x3 convolution, tanh, a 2x2
+// max pool, a dense layer and the mean squared error; the last argument is the target.
+func convnetLoss(f *lower.Function, a []lower.Value) lower.Value {
+	x, k1, b1, w2, b2, y := a[0], a[1], a[2], a[3], a[4], a[5]
+	d, _ := stablehlo.ConvLayout("NHWC", "HWIO", "NHWC")
+	c := f.Conv(x, k1, stablehlo.ConvParams{Dims: d, Padding: stablehlo.PadSame})
+	h := f.Tanh(f.Add(c, f.BroadcastInDim(b1, c.Shape().Dims(), []int{3})))
+	h = f.ReduceWindow(h, stablehlo.Max, stablehlo.ReduceWindowParams{Window: []int{1, 2, 2, 1}, Strides: []int{1, 2, 2, 1}})
+	out := f.MatMul(f.Reshape(h, 8, 128), w2)
+	out = f.Add(out, f.BroadcastInDim(b2, out.Shape().Dims(), []int{1}))
+	e := f.Sub(out, y)
+	return f.Div(f.Sum(f.Mul(e, e)), f.Constant(float64(e.Shape().Size())))
 }
 
 // layerNormLoss is tools/oracle/vjp.py's layer_norm_loss.

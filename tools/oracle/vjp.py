@@ -128,9 +128,41 @@ def _rules():
                           [np.array([[1, 3, 3], [3, 2, 0], [0, 3, 3]], np.float32)], True),
         "min_pool_same": (lambda x: lax.reduce_window(x, np.inf, lax.min, (2, 3), (2, 1), "SAME"), [f32((5, 4), 5)], True),
         "sum_pool_same": (lambda x: lax.reduce_window(x, np.float32(0), lax.add, (1, 2, 3, 1), (1, 2, 1, 1), "SAME"), [f32((1, 5, 6, 2), 6)], True),
+        "cond_captures": (lambda x, y: lax.cond(jnp.sum(x) > 0, lambda: lax.exp(x) * y, lambda: lax.tanh(y)), [a23, b23], False),
+        "cond_else": (lambda x, y: lax.cond(jnp.sum(x) > 100, lambda: lax.exp(x) * y, lambda: lax.tanh(y)), [a23, b23], False),
+        "fori_loop": (lambda x, y: _fori(x, y), [a23, f32((2, 3), 2, 8.0)], False),
+        "scan": (lambda xs, c: _scan(xs, c), [f32((3, 2), 4, 8.0), f32((2,), 5, 8.0)], False),
+        "sort": (lambda x: lax.sort(x, dimension=1), [f32((3, 4), 6)], True),
+        "top_k": (lambda x: lax.top_k(x, 2)[0], [f32((3, 5), 7)], True),
+        "rev": (lambda x: lax.rev(x, (0, 1)), [f32((3, 4), 8)], True),
+        "cumsum": (lambda x: lax.cumsum(x, axis=1), [f32((3, 4), 9)], True),
+        "cumsum_reverse": (lambda x: lax.cumsum(x, axis=0, reverse=True), [f32((3, 4), 9)], True),
+        "conv_nhwc_same": (lambda x, k: lax.conv_general_dilated(x, k, (2, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")),
+                           [f32((2, 5, 6, 3), 10), f32((3, 2, 3, 4), 11)], True),
+        "conv_nchw_dilated": (lambda x, k: lax.conv_general_dilated(x, k, (1, 2), ((1, 0), (0, 2)), lhs_dilation=(2, 1), rhs_dilation=(1, 2),
+                                                                    dimension_numbers=("NCHW", "OIHW", "NCHW")),
+                              [f32((1, 2, 7, 6), 12), f32((3, 2, 2, 2), 13)], True),
+        "conv_depthwise": (lambda x, k: lax.conv_general_dilated(x, k, (1,), "VALID", dimension_numbers=("NWC", "WIO", "NWC"), feature_group_count=4),
+                           [f32((2, 5, 4), 14), f32((3, 1, 8), 15)], True),
         "reduce_window_sum_dilated": (lambda x: lax.reduce_window(x, np.float32(0), lax.add, (2, 2), (2, 1), ((1, 0), (0, 1)),
                                                                   base_dilation=(2, 1), window_dilation=(1, 2)), [f32((7, 6), 7)], True),
     }
+
+
+def _fori(x, y):
+    def body(i, c):
+        h = jnp.tanh(c[0] * y + i.astype(np.float32))
+        return h, c[1] + jnp.sum(h)
+    h, t = lax.fori_loop(0, 4, body, (x, np.float32(0)))
+    return jnp.sum(h) + t
+
+
+def _scan(xs, c):
+    def body(c, x):
+        h = jnp.tanh(c * np.float32(0.9) + x)
+        return h, h * h
+    c, ys = lax.scan(body, c, xs)
+    return jnp.sum(c) + jnp.sum(ys)
 
 
 def gen_rule(name, fn, inputs, exact):
@@ -251,6 +283,22 @@ def attention_loss(x, wq, wk, wv, wo):
     return jnp.sum(jnp.tanh(o))
 
 
+CONVNET_SPECS = [P("data", None, None, None), P(None, None, None, "model"), P("model"), P("model", None), P(), P("data", None)]
+
+
+def convnet_inputs():
+    shapes = [(8, 8, 8, 3), (3, 3, 3, 8), (8,), (128, 4), (4,), (8, 4)]
+    return [pattern(sh, k, 8.0) for k, sh in enumerate(shapes)]
+
+
+def convnet_loss(x, k1, b1, w2, b2, y):
+    h = jnp.tanh(lax.conv_general_dilated(x, k1, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")) + b1)
+    h = lax.reduce_window(h, -np.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+    out = jnp.reshape(h, (8, 128)) @ w2 + b2
+    d = out - y
+    return jnp.sum(d * d) / np.float32(d.size)
+
+
 LN = dict(batch=8, dim=16)
 LN_SPECS = [P("data", None), P(), P()]
 
@@ -348,6 +396,7 @@ def gen_programs():
         out["mlp_adam_" + mode] = {"losses": train_adam(gspmd)}
         out["attention_" + mode] = grads_of(attention_loss, attention_inputs(), ATTN_SPECS, gspmd)
         out["layer_norm_" + mode] = grads_of(layer_norm_loss, layer_norm_inputs(), LN_SPECS, gspmd)
+        out["convnet_" + mode] = grads_of(convnet_loss, convnet_inputs(), CONVNET_SPECS, gspmd)
     for name in ("mlp_sgd", "mlp_adam"):
         a, b = out[name + "_shardy"]["losses"], out[name + "_gspmd"]["losses"]
         if not np.allclose(a, b, rtol=1e-5):
