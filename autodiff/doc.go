@@ -30,8 +30,10 @@
 // from the differentiated values to the outputs, and walks them backwards, calling each op's
 // Rule with the cotangents of its results. The rule adds ops computing the cotangents of its
 // operands; cotangents of a value used several times are added up. Rules use the forward
-// values directly (nothing is recomputed), except for ops with bodies: a func.call's callee
-// and a shard_map body are replayed next to their backward pass (XLA merges the copies).
+// values directly (nothing is recomputed), except for ops with bodies: a func.call's callee,
+// a branch of an if and a shard_map body are replayed next to their backward pass (XLA
+// merges the copies of a call), and a loop runs forward once more to stack the values each
+// iteration starts from.
 //
 // Integer and pred values carry no cotangent, as in JAX: their ops are cut from the walk
 // (comparisons, argmax, random bits, integer index arithmetic), VJP gives integer inputs
@@ -40,7 +42,13 @@
 // # Rules
 //
 // Rules are registered by op name (Register); this package registers those of the
-// builder's ops. Each follows JAX's rule for the same primitive, including where the
+// builder's ops: elementwise math, select, clamp, convert, the shape ops, dot_general,
+// convolution, reduce (sum, max, min), reduce_window (sum, max, min; cumsum), gather,
+// scatter (add, replace), sort, top_k, if, case, while loops with a known trip count
+// (ForLoop, Scan), func.call and the GSPMD @Sharding call. Package lower registers its
+// sharding constraint, shard_map and the collectives. An op with open regions (if, case,
+// while) depends on the values they capture as well as on its operands: Inputs lists both,
+// and a rule returns one cotangent per input. Each follows JAX's rule for the same primitive, including where the
 // derivative is not defined: max and min split the cotangent evenly between tied operands,
 // a reduce max among tied elements, abs takes +1 at 0, and sign, floor, ceil and round have
 // zero derivatives. docs/jax-compat.md lists the rules and how each is checked against JAX.

@@ -64,6 +64,7 @@ func init() {
 			return f.Mul(f.Full(x.Shape(), math.Sqrt(math.Pi)/2), f.Mul(g, f.Exp(f.Mul(y, y))))
 		}),
 		"stablehlo.atan2":              atan2Rule,
+		"stablehlo.bitcast_convert":    zeroRule,
 		"stablehlo.sign":               zeroRule,
 		"stablehlo.floor":              zeroRule,
 		"stablehlo.ceil":               zeroRule,
