@@ -75,14 +75,18 @@ func newVMA(g *Function) *vmaOf {
 
 // mask returns v's axes as a bit set over the mesh's axes, and false if v is unknown.
 func (s *vmaOf) mask(v Value) (uint64, bool) {
-	if s.k == nil || len(s.ctx.body.Ops()) != s.n {
-		rules, _ := s.g.m.hlo.Context(vmaKey{}).(map[Value]vmaRule)
-		k := &vmaChecker{abs: s.ctx.abs, rules: rules, env: make(map[Value]uint64)}
-		if err := k.body(s.ctx); err != nil {
-			return 0, false
+	if s.k != nil && len(s.ctx.body.Ops()) == s.n {
+		if m, ok := s.k.env[v]; ok {
+			return m, true
 		}
-		s.k, s.n = k, len(s.ctx.body.Ops())
 	}
+	// A value added since (to the body, or to a region of one of its ops): walk again.
+	rules, _ := s.g.m.hlo.Context(vmaKey{}).(map[Value]vmaRule)
+	k := &vmaChecker{abs: s.ctx.abs, rules: rules, env: make(map[Value]uint64)}
+	if err := k.body(s.ctx); err != nil {
+		return 0, false
+	}
+	s.k, s.n = k, len(s.ctx.body.Ops())
 	m, ok := s.k.env[v]
 	return m, ok
 }

@@ -541,6 +541,16 @@ var smapPrograms = []struct {
 				return g.Psum(g.Sum(g.Tanh(g.MatMul(b[0], b[1]))), "data")
 			}, a...)
 	}, [][]int{{8, 16}, {16, 4}}, []mesh.PartitionSpec{mesh.P("data", nil), mesh.P()}, false},
+	{"smap_loop_replicated_weight", func(f *lower.Function, a []lower.Value) lower.Value {
+		return smap(f, []mesh.PartitionSpec{mesh.P("data", nil), mesh.P()}, mesh.P(), nil,
+			func(g *lower.Function, b []lower.Value) lower.Value {
+				w := b[1]
+				h := g.ForLoop(3, []lower.Value{b[0]}, func(r *stablehlo.Function, _ lower.Value, c []lower.Value) []lower.Value {
+					return []lower.Value{r.Tanh(r.MatMul(c[0], w))}
+				})
+				return g.Psum(g.Sum(h[0]), "data")
+			}, a...)
+	}, [][]int{{8, 4}, {4, 4}}, []mesh.PartitionSpec{mesh.P("data", nil), mesh.P()}, false},
 	{"smap_psum_replicated", func(f *lower.Function, a []lower.Value) lower.Value {
 		return tloss(f, smap(f, []mesh.PartitionSpec{mesh.P()}, mesh.P(), nil,
 			func(g *lower.Function, b []lower.Value) lower.Value { return g.Psum(b[0], "model") }, a...))

@@ -350,6 +350,10 @@ SMAP = {
     "smap_replicated_weight": (lambda x, w: smap(lambda a, b: lax.psum(jnp.sum(jnp.tanh(a @ b)), "data"),
                                                  (P("data", None), P()), P())(x, w),
                                [((8, 16), P("data", None)), ((16, 4), P())], False),
+    # a loop in the body whose body captures the replicated weight.
+    "smap_loop_replicated_weight": (lambda x, w: smap(lambda a, b: lax.psum(jnp.sum(lax.fori_loop(0, 3, lambda i, h: jnp.tanh(h @ b), a)), "data"),
+                                                      (P("data", None), P()), P())(x, w),
+                                    [((8, 4), P("data", None)), ((4, 4), P())], False),
     "smap_psum_replicated": (lambda w: tloss(smap(lambda b: lax.psum(b, "model"), (P(),), P())(w)),
                              [((4, 4), P())], False),
     # Shardy only: in GSPMD mode the plugin's XLA aborts compiling xlamesh's module (the
