@@ -20,7 +20,7 @@
 //	f.Return(loss, grads[0])
 //
 // VJP is the general form (cotangents for several outputs of any shape); Grad and
-// ValueAndGrad take a scalar loss. StopGradient marks a value through which no cotangent
+// ValueAndGrad take a scalar loss; JVP is forward mode, computed by transposing the VJP. StopGradient marks a value through which no cotangent
 // flows. Errors stick in the module, as the builder's do: an op on the path without a rule
 // records an error wrapping ErrNotDifferentiable whose *stablehlo.OpError names the op.
 //

@@ -282,3 +282,21 @@ func TestRulesGradcheck(t *testing.T) {
 		})
 	}
 }
+
+// TestJVPGradcheck checks JVP (the double VJP) against finite differences on a few of the
+// rule cases, which exercises the rules of the backward ops too.
+func TestJVPGradcheck(t *testing.T) {
+	c := pjrttest.Client(t)
+	for _, name := range []string{"matmul", "div", "pow", "broadcast_unsorted", "slice", "pad", "concatenate", "dot_batch",
+		"reduce_max", "take", "scatter_add", "sum_pool", "if_captures", "for_loop", "scan", "sort", "cumsum", "conv_nhwc", "call"} {
+		t.Run(name, func(t *testing.T) {
+			for _, tc := range ruleCases {
+				if tc.name == name {
+					require.NoError(t, gradcheck.CheckJVP(c, tc.fn, tc.inputs, caseOpts[tc.name]...))
+					return
+				}
+			}
+			t.Fatalf("no rule case %s", name)
+		})
+	}
+}

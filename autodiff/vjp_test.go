@@ -211,3 +211,19 @@ func TestRegistered(t *testing.T) {
 		require.Contains(t, names, want)
 	}
 }
+
+// JVP, the double VJP: d/dx (x*x*w) . (tx, tw) = 2xw tx + x^2 tw, exactly.
+func TestJVP(t *testing.T) {
+	c := pjrttest.Client(t)
+	m := stablehlo.NewModule("j")
+	f := m.Main()
+	x, w := f.Arg(f32(3)), f.Arg(f32(3))
+	tx, tw := f.Arg(f32(3)), f.Arg(f32(3))
+	y := f.Mul(f.Mul(x, x), w)
+	z := f.Sum(f.Mul(y, x)) // x^3 w summed: tangent 3x^2 w tx + x^3 tw
+	ts := autodiff.JVP(f, []stablehlo.Value{y, z}, []stablehlo.Value{x, w}, []stablehlo.Value{tx, tw})
+	f.Return(ts...)
+	got := run(t, c, m, []float32{1, 2, 3}, []float32{2, -1, 0.5}, []float32{1, 0, 2}, []float32{0, 1, 1})
+	// y: 2xw tx + x^2 tw = [4, 4, 15]; z: sum(3x^2 w tx + x^3 tw) = 6 + 8 + 54 = 68
+	require.Equal(t, []any{[]float32{4, 4, 15}, []float32{68}}, got)
+}

@@ -11,7 +11,7 @@
 //	}, gradcheck.F64([]float64{...}, 2, 3), gradcheck.F64([]float64{...}, 3, 2))
 //
 // A non-scalar output is projected on a fixed cotangent (sum(out * ct)), so Check tests VJP
-// with that cotangent.
+// with that cotangent. CheckJVP tests autodiff.JVP in a fixed direction the same way.
 package gradcheck
 
 import (
@@ -183,6 +183,116 @@ func project(f *stablehlo.Function, out stablehlo.Value) stablehlo.Value {
 	}
 	ct := Cotangent(x.Shape().Size())
 	return f.Sum(f.Mul(x, f.Array(ct, x.Shape().Dims()...)))
+}
+
+// CheckJVP is Check for autodiff.JVP: it builds the tangent of fn's output in a fixed
+// direction (Cotangent's values for each float64 input) and compares each of its elements
+// with the central finite difference of the output along that direction.
+func CheckJVP(c *pjrt.Client, fn Func, inputs []Input, opts ...Option) error {
+	cfg := config{eps: 1e-6, rtol: 1e-6, atol: 1e-6}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if c == nil || len(c.Devices()) == 0 {
+		return errors.New("gradcheck: no client or no device")
+	}
+	dev := c.Devices()[0]
+	dirs := make([][]float64, len(inputs))
+	for i, in := range inputs {
+		if in.Shape.DType() == dtypes.Float64 {
+			if d, ok := in.Data.([]float64); !ok || len(d) != in.Shape.Size() {
+				return fmt.Errorf("gradcheck: input %d: want %d float64 values for %v", i, in.Shape.Size(), in.Shape)
+			}
+			dirs[i] = Cotangent(in.Shape.Size() + i)[i:]
+		}
+	}
+	build := func(jvp bool) (string, error) {
+		m := stablehlo.NewModule("gradcheck")
+		f := m.Main()
+		args := make([]stablehlo.Value, len(inputs))
+		for i, in := range inputs {
+			args[i] = f.Arg(in.Shape)
+		}
+		out := fn(f, args)
+		if out.Valid() && out.DType() != dtypes.Float64 {
+			out = f.Convert(out, dtypes.Float64)
+		}
+		if !jvp {
+			f.Return(out)
+		} else {
+			var wrt, ts []stablehlo.Value
+			for i, a := range args {
+				if dirs[i] != nil {
+					wrt = append(wrt, a)
+					ts = append(ts, f.Array(dirs[i], a.Shape().Dims()...))
+				}
+			}
+			f.Return(autodiff.JVP(f, []stablehlo.Value{out}, wrt, ts)...)
+		}
+		text, err := m.Build()
+		if err != nil {
+			return "", fmt.Errorf("gradcheck: %w", err)
+		}
+		return text, nil
+	}
+	opt := pjrt.CompileOptions{NumPartitions: 1, DeviceAssignment: []int{dev.ID()}}
+	var exes [2]*pjrt.Executable
+	for k, jvp := range []bool{true, false} {
+		text, err := build(jvp)
+		if err != nil {
+			return err
+		}
+		if exes[k], err = c.Compile(text, opt); err != nil {
+			return fmt.Errorf("gradcheck: %w", err)
+		}
+		defer exes[k].Close()
+	}
+	got, err := execute(c, dev, exes[0], inputs)
+	if err != nil {
+		return err
+	}
+	shift := func(sign float64) ([]float64, error) {
+		moved := make([]Input, len(inputs))
+		for i, in := range inputs {
+			moved[i] = in
+			if dirs[i] != nil {
+				x := in.Data.([]float64)
+				y := make([]float64, len(x))
+				for e := range x {
+					y[e] = x[e] + sign*cfg.eps*dirs[i][e]
+				}
+				moved[i].Data = y
+			}
+		}
+		out, err := execute(c, dev, exes[1], moved)
+		if err != nil {
+			return nil, err
+		}
+		return out[0].([]float64), nil
+	}
+	hi, err := shift(1)
+	if err != nil {
+		return err
+	}
+	lo, err := shift(-1)
+	if err != nil {
+		return err
+	}
+	tan := got[0].([]float64)
+	var bad []string
+	for e := range tan {
+		num := (hi[e] - lo[e]) / (2 * cfg.eps)
+		if math.Abs(tan[e]-num) > cfg.atol+cfg.rtol*math.Max(math.Abs(tan[e]), math.Abs(num)) || math.IsNaN(tan[e]) {
+			bad = append(bad, fmt.Sprintf("output element %d: autodiff.JVP %.10g, finite differences %.10g", e, tan[e], num))
+		}
+	}
+	if len(bad) > 0 {
+		if len(bad) > 10 {
+			bad = append(bad[:10], fmt.Sprintf("... and %d more", len(bad)-10))
+		}
+		return fmt.Errorf("gradcheck: %w:\n%s", ErrMismatch, strings.Join(bad, "\n"))
+	}
+	return nil
 }
 
 // Cotangent returns the fixed cotangent Check projects an output of n elements on: values in
