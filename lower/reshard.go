@@ -29,8 +29,12 @@ const (
 // (sharding constraints, op shardings, manual computations) are moved onto the new mesh: their
 // mesh symbol is renamed, and every axis they name must be in the new mesh (an error wrapping
 // ErrWrap and ErrUnknownAxis names the first that is not). A module with manual computations
-// (shard_map) moves only to a mesh with the same axes, in the same order, of the same sizes: its
-// body's shapes and collectives are written for them (ErrMeshMismatch otherwise). GSPMD
+// (shard_map) moves only to a mesh with the same axis names, in the same order, on which every
+// manual axis keeps its size: the bodies' shapes are written for them (ErrMeshMismatch
+// otherwise). When other axes change size, the replica groups (and source_target_pairs) of
+// the bodies' collectives are rewritten: each must be the groups of some mesh axes of the old
+// mesh, which must keep their sizes, and becomes the groups of the same axes on the new mesh
+// (ErrMeshMismatch, naming the op, otherwise); stablehlo.partition_id is then refused. GSPMD
 // shardings inside the body (`mhlo.sharding` on `@Sharding` custom calls and other ops) stay
 // when the device count does not change and are an error wrapping ErrMeshMismatch when it does;
 // next to Shardy attributes they are stale and removed. An argument aliased to a result
@@ -57,11 +61,13 @@ const (
 type siteKind uint8
 
 const (
-	siteMeshDef   siteKind = iota + 1 // `sdy.mesh @m = <...>` at the module's top level
-	siteRef                           // `<@mesh, [...]>` (or `<mesh<...>, ...>`): a sharding on a mesh
-	siteManual                        // `manual_axes={...}`: the axis list
-	siteSdyString                     // the string value of an xla.sdy.* attribute
-	siteGSPMD                         // the string value of an mhlo.sharding attribute
+	siteMeshDef     siteKind = iota + 1 // `sdy.mesh @m = <...>` at the module's top level
+	siteRef                             // `<@mesh, [...]>` (or `<mesh<...>, ...>`): a sharding on a mesh
+	siteManual                          // `manual_axes={...}`: the axis list
+	siteSdyString                       // the string value of an xla.sdy.* attribute
+	siteGSPMD                           // the string value of an mhlo.sharding attribute
+	siteGroups                          // a collective's replica_groups or source_target_pairs value, with its type
+	sitePartitionID                     // a stablehlo.partition_id or replica_id op name
 )
 
 // site is a place in the text a re-sharding rewrites.
@@ -69,7 +75,8 @@ type site struct {
 	kind    siteKind
 	at, end int    // the span rewritten
 	entry   [2]int // siteGSPMD: the dictionary entry with its separating comma, to delete
-	key     string // siteSdyString: the attribute's key
+	key     string // siteSdyString and siteGroups: the attribute's key
+	op      string // siteGroups and sitePartitionID: the op's name
 }
 
 // existing is what a module carries of shardings besides @main's signature.
@@ -169,6 +176,7 @@ func scanSites(text string, skip [][2]int, moduleAttrs [2]int, outer bool, ex *e
 	s := mlir.NewScanner(text)
 	var sites []site
 	var prev [3]mlir.Token // the three tokens before the current one, most recent first
+	op := ""               // the name of the last stablehlo op seen
 	skipped := func(off int) bool {
 		for _, r := range skip {
 			if off >= r[0] && off < r[1] {
@@ -227,6 +235,27 @@ func scanSites(text string, skip [][2]int, moduleAttrs [2]int, outer bool, ex *e
 			}
 		case t.Is(mlir.Ident, "sdy.manual_computation"):
 			ex.manual = true
+		case t.Kind == mlir.Ident && strings.HasPrefix(t.Text, "stablehlo.") || t.Kind == mlir.String && strings.HasPrefix(t.Text, `"stablehlo.`):
+			op = strings.Trim(t.Text, `"`)
+			if op == "stablehlo.partition_id" || op == "stablehlo.replica_id" {
+				sites = append(sites, site{kind: sitePartitionID, at: t.Off, end: t.End(), op: op})
+			}
+		case (t.Is(mlir.Ident, "replica_groups") || t.Is(mlir.Ident, "source_target_pairs")) && s.Peek().Is(mlir.Punct, "=") && outer:
+			s.Next()
+			v := s.Next()
+			if !v.Is(mlir.Ident, "dense") || !s.Peek().Is(mlir.Punct, "<") {
+				break
+			}
+			s.Next()
+			end := closeOf()
+			if s.Peek().Is(mlir.Punct, ":") {
+				s.Next()
+				if s.Next().Is(mlir.Ident, "tensor") && s.Peek().Is(mlir.Punct, "<") {
+					s.Next()
+					end = closeOf()
+				}
+			}
+			sites = append(sites, site{kind: siteGroups, at: v.Off, end: end, key: t.Text, op: op})
 		case t.Is(mlir.Ident, "manual_axes"):
 			if s.Peek().Is(mlir.Punct, "=") {
 				s.Next()
@@ -328,13 +357,9 @@ type resharder struct {
 
 // edits returns the edits that move the sites of text.
 func (r *resharder) edits(text string) ([]edit, error) {
-	if r.ex.manual && r.ex.form != formGSPMD {
-		for _, op := range r.ex.meshes {
-			if old := op.Mesh(); !old.IsMaximal() && !slices.Equal(old.Axes(), r.mesh.Axes()) {
-				return nil, fmt.Errorf("lower: wrap: %w: %w: the module has manual computations (shard_map) written for mesh @%s = %s; they move only to a mesh with the same axes, not %s",
-					ErrWrap, ErrMeshMismatch, op.Name(), old, r.mesh)
-			}
-		}
+	regroup, err := r.manualMesh(text)
+	if err != nil {
+		return nil, err
 	}
 	var edits []edit
 	for _, s := range r.ex.sites {
@@ -366,6 +391,19 @@ func (r *resharder) edits(text string) ([]edit, error) {
 				return nil, wrapErrorAt(text, s.at, "%s: %w", s.key, err)
 			}
 			edits = append(edits, edit{at: s.at, del: s.end - s.at, insert: repl})
+		case siteGroups:
+			if regroup.IsEmpty() {
+				continue
+			}
+			repl, err := regroupSite(s.op, s.key, text[s.at:s.end], regroup, r.mesh)
+			if err != nil {
+				return nil, wrapErrorAt(text, s.at, "%w", err)
+			}
+			edits = append(edits, edit{at: s.at, del: s.end - s.at, insert: repl})
+		case sitePartitionID:
+			if !regroup.IsEmpty() {
+				return nil, wrapErrorAt(text, s.at, "%w: %s in a module with manual computations computes mesh positions from the sizes of mesh %s; it cannot move to %s", ErrMeshMismatch, s.op, regroup, r.mesh)
+			}
 		case siteGSPMD:
 			if r.ex.form == formShardy || r.ex.form == formRoundTrip {
 				edits = append(edits, edit{at: s.entry[0], del: s.entry[1] - s.entry[0]}) // stale next to Shardy's

@@ -279,3 +279,39 @@ func TestWrapReplaceAliasing(t *testing.T) {
 	require.Contains(t, p.Text(), `%arg0: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {"x"}]>, jax.buffer_donor = true} loc("a")`)
 	require.NotContains(t, p.Text(), "tf.aliasing_output")
 }
+
+// shardMapPsum is a shard_map over "x" on the 4x2 mesh with a psum over "x".
+const shardMapPsum = `module @jit_g attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @mesh = <["x"=4, "y"=2]>
+  func.func public @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> (tensor<2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}) {
+    %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x"}]>] out_shardings=[<@mesh, [{}]>] manual_axes={"x"} (%arg1: tensor<2xf32>) {
+      %1 = "stablehlo.all_reduce"(%arg1) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 0>, replica_groups = dense<[[0, 2, 4, 6], [1, 3, 5, 7]]> : tensor<2x4xi64>, use_global_device_ids}> ({
+      ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+        %2 = stablehlo.add %a, %b : tensor<f32>
+        stablehlo.return %2 : tensor<f32>
+      }) : (tensor<2xf32>) -> tensor<2xf32>
+      sdy.return %1 : tensor<2xf32>
+    } : (tensor<8xf32>) -> tensor<2xf32>
+    return %0 : tensor<2xf32>
+  }
+}
+`
+
+func TestWrapReplaceManualRegroups(t *testing.T) {
+	m41 := mesh.MustNew(mesh.SimDevices(4), []int{4, 1}, "x", "y")
+	p, err := lower.Wrap(shardMapPsum, []mesh.NamedSharding{on(m41, "x")}, []mesh.NamedSharding{on(m41)}, lower.ReplaceShardings())
+	require.NoError(t, err)
+	require.Contains(t, p.Text(), `replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>, use_global_device_ids`)
+	require.Equal(t, 4, p.NumPartitions())
+
+	// A manual axis that changes size, and partition ids computed from the old sizes, stay refused.
+	m22 := mesh.MustNew(mesh.SimDevices(4), []int{2, 2}, "x", "y")
+	_, err = lower.Wrap(shardMapPsum, []mesh.NamedSharding{on(m22, "x")}, []mesh.NamedSharding{on(m22)}, lower.ReplaceShardings())
+	require.ErrorIs(t, err, lower.ErrMeshMismatch)
+	require.ErrorContains(t, err, `manual axis "x"`)
+	withID := strings.Replace(shardMapPsum, `%1 = "stablehlo.all_reduce"`, `%9 = stablehlo.partition_id : tensor<ui32>
+      %1 = "stablehlo.all_reduce"`, 1)
+	_, err = lower.Wrap(withID, []mesh.NamedSharding{on(m41, "x")}, []mesh.NamedSharding{on(m41)}, lower.ReplaceShardings())
+	require.ErrorIs(t, err, lower.ErrMeshMismatch)
+	require.ErrorContains(t, err, "stablehlo.partition_id")
+}

@@ -45,13 +45,4 @@ var known = map[string]knownDiff{
 		`sharding constraints: JAX ["<@mesh, []> : tensor<f32>"], xlamesh []`,
 		`op sequence: JAX ["sdy.manual_computation" "stablehlo.all_reduce" "stablehlo.add" "sdy.sharding_constraint" "stablehlo.return" "sdy.return" "func.return"], xlamesh ["sdy.manual_computation" "stablehlo.all_reduce" "stablehlo.add" "stablehlo.return" "sdy.return" "func.return"]`,
 	}},
-
-	"programs/smap_partial/mesh_4x1":        smapPartial4x1,
-	"programs/smap_partial/mesh_4x1 (text)": smapPartial4x1,
 }
-
-var smapPartial4x1 = knownDiff{status: statusOpen, why: "re-sharding a shard_map program onto a mesh whose axes differ " +
-	"(here y: 2 -> 1, 8 -> 4 devices) is refused with lower.ErrMeshMismatch: the module's collectives carry replica_groups " +
-	"over the 8 partitions of the old mesh, which lower.Wrap does not rewrite yet. JAX re-lowers the Python function instead.", diffs: []string{
-	`call: jit: smap_partial: lowering failed: lower: wrap: cannot wrap module: mesh mismatch: the module has manual computations (shard_map) written for mesh @mesh = <["x"=4, "y"=2]>; they move only to a mesh with the same axes, not <["x"=4, "y"=1]>`,
-}}
