@@ -121,6 +121,11 @@ func TestMain(m *testing.M) {
 		} else {
 			fmt.Fprintln(os.Stderr, "oracletest: wrote", reportPath)
 		}
+	case err == nil && code == 0 && os.Getenv("XLAMESH_PJRT_PLUGIN") != "":
+		// The report describes the default plugin (its tolerance notes name the
+		// values that are not bit-equal there); a run on another plugin must pass
+		// every case but does not rewrite or compare the report.
+		fmt.Fprintln(os.Stderr, "oracletest: plugin from XLAMESH_PJRT_PLUGIN; the report is for the default plugin, not compared")
 	case err == nil && code == 0:
 		// A full, passing run must match the checked-in report, so the
 		// report never goes stale.
