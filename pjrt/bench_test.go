@@ -1,6 +1,7 @@
 package pjrt_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/xlamesh/xlamesh/pjrt"
@@ -67,4 +68,114 @@ func BenchmarkExecuteChained1Device(b *testing.B) {
 		}
 		x.Close()
 	}
+}
+
+// The modules of jit's call benchmarks, lowered by hand: x*2 on 8x2 f32, P("x", "y") on a 4x2
+// mesh (BenchmarkCall), and x*1 on 8x2 f32 on one device and P("x") on 8 (BenchmarkChained*).
+var (
+	seedF32Module = strings.ReplaceAll(strings.ReplaceAll(seedModule, "xi64", "xf32"), "dense<2>", "dense<2.0>")
+	chain1Module  = `module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<8x2xf32>) -> tensor<8x2xf32> {
+    %c = stablehlo.constant dense<1.0> : tensor<8x2xf32>
+    %0 = stablehlo.multiply %arg0, %c : tensor<8x2xf32>
+    return %0 : tensor<8x2xf32>
+  }
+}`
+	chain8Module = `module @jit_f attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @mesh = <["x"=8]>
+  func.func public @main(%arg0: tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+    %c = stablehlo.constant dense<1.0> : tensor<8x2xf32>
+    %0 = stablehlo.multiply %arg0, %c : tensor<8x2xf32>
+    return %0 : tensor<8x2xf32>
+  }
+}`
+)
+
+// benchProgram compiles module on n devices and puts one shard of the given dims on each.
+func benchProgram(b *testing.B, module string, n int, dims ...int) (*pjrt.Executable, [][]*pjrt.Buffer) {
+	c := pjrttest.Client(b)
+	exe, err := c.Compile(module, pjrt.CompileOptions{NumPartitions: n})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { exe.Close() })
+	size := 1
+	for _, d := range dims {
+		size *= d
+	}
+	args := make([][]*pjrt.Buffer, n)
+	for d, dev := range exe.Devices() {
+		host := make([]float32, size)
+		for i := range host {
+			host[i] = float32(d*size + i)
+		}
+		x, err := c.BufferFromHost(dev, host, dims)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { x.Close() })
+		args[d] = []*pjrt.Buffer{x}
+	}
+	return exe, args
+}
+
+// BenchmarkExecute8Devices is jit's BenchmarkCall without the jit layer: execute + wait of x*2
+// on 8 devices, driven from Go through Executable.Execute and WaitAll.
+func BenchmarkExecute8Devices(b *testing.B) {
+	exe, args := benchProgram(b, seedF32Module, 8, 2, 1)
+	b.ReportAllocs()
+	flat := make([]*pjrt.Buffer, 8)
+	for b.Loop() {
+		outs, err := exe.Execute(args)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for d, o := range outs {
+			flat[d] = o[0]
+		}
+		if err := pjrt.WaitAll(flat...); err != nil {
+			b.Fatal(err)
+		}
+		for _, o := range flat {
+			o.Close()
+		}
+	}
+}
+
+// benchFloor times the binding's floor (pjrt's floor.c) on exe: per op, calls executions in a C
+// loop, with xm_execute as Executable.Execute calls it ("binding") and with a bare
+// PJRT_LoadedExecutable_Execute without completion events ("bare"). No binding goes below the
+// bare figure on the same plugin: it is the plugin's own cost.
+func benchFloor(b *testing.B, module string, n, calls int, chain bool, dims ...int) {
+	for _, raw := range []bool{false, true} {
+		name := "binding"
+		if raw {
+			name = "bare"
+		}
+		b.Run(name, func(b *testing.B) {
+			exe, args := benchProgram(b, module, n, dims...)
+			if err := pjrt.FloorLoop(exe, args, calls, raw, chain); err != nil { // warm up
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if err := pjrt.FloorLoop(exe, args, calls, raw, chain); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkFloorCall8Devices: the floor of jit's BenchmarkCall, one execute + wait per op.
+func BenchmarkFloorCall8Devices(b *testing.B) { benchFloor(b, seedF32Module, 8, 1, false, 2, 1) }
+
+// BenchmarkFloorChained1000x1Device: the floor of jit's BenchmarkChained1000x1Device, 1,000
+// chained executions and one wait per op.
+func BenchmarkFloorChained1000x1Device(b *testing.B) {
+	benchFloor(b, chain1Module, 1, 1000, true, 8, 2)
+}
+
+// BenchmarkFloorChained1000x8Devices: the floor of jit's BenchmarkChained1000x8Devices.
+func BenchmarkFloorChained1000x8Devices(b *testing.B) {
+	benchFloor(b, chain8Module, 8, 1000, true, 1, 2)
 }

@@ -15,3 +15,8 @@ func DirectReads() int64 { return directReads.Load() }
 
 // InFlight returns the number of executions c has in flight.
 func InFlight(c *Client) int { return c.inFlight() }
+
+// FloorLoop exposes Executable.floorLoop (the binding's floor) to the benchmarks.
+func FloorLoop(e *Executable, args [][]*Buffer, n int, raw, chain bool) error {
+	return e.floorLoop(args, n, raw, chain)
+}

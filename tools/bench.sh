@@ -43,11 +43,12 @@ jit_re='^Benchmark(Call|Call1Device|LoweringCacheHit|Chained1000x1Device|Chained
 mesh_re='^BenchmarkDevicesIndicesMap$'
 lower_re='^BenchmarkLower5000$'
 train_re='^BenchmarkTrainStep$'
+pjrt_re='^Benchmark(Execute8Devices|FloorCall8Devices|FloorChained1000x1Device|FloorChained1000x8Devices)$'
 
 mkdir -p "$out/bin"
 rm -f "$out/go.txt" "$out/jax.jsonl" "$out/load.txt"
-echo "bench: building the test binaries (mesh, lower, jit, examples/mlp) and cmd/xlamesh"
-for p in mesh lower jit examples/mlp; do
+echo "bench: building the test binaries (pjrt, mesh, lower, jit, examples/mlp) and cmd/xlamesh"
+for p in pjrt mesh lower jit examples/mlp; do
 	go test -c -o "$out/bin/${p//\//_}.test" "./$p/"
 done
 go build -o "$out/bin/xlamesh" ./cmd/xlamesh
@@ -72,6 +73,7 @@ for ((r = 1; r <= rounds; r++)); do
 	echo "bench: round $r/$rounds: Go (load $(cut -d' ' -f1-3 /proc/loadavg))"
 	gobench jit "$xfer_re" "${xfer}x"
 	gobench jit "$jit_re" "$benchtime"
+	gobench pjrt "$pjrt_re" "$benchtime"
 	gobench mesh "$mesh_re" "$benchtime"
 	gobench lower "$lower_re" "$benchtime"
 	gobench examples/mlp "$train_re" "$benchtime"

@@ -53,7 +53,7 @@ def parse_go(path):
     """Returns {name: {"ns": [...], "allocs": [...]}} over all rounds."""
     res = {}
     for line in open(path):
-        m = re.match(r"Benchmark(\w+?)(-\d+)?\s+(\d+)\s+([\d.]+) ns/op(.*)", line)
+        m = re.match(r"Benchmark([\w/]+?)(-\d+)?\s+(\d+)\s+([\d.]+) ns/op(.*)", line)
         if not m:
             continue
         r = res.setdefault(m.group(1), {"ns": [], "allocs": []})
@@ -163,6 +163,39 @@ def detail_table(run, rounds_go, rounds_jax):
             notes.append(f"{n_go} Go and {n_jax} JAX rounds")
         print(f"| {name} | {NOTES[name]} | {gmin} | {gmed} | {jmin} | {jmed} | "
               f"{fmt_ratio(run.ratio(name, 'jax', name))} | {allocs} | {'; '.join(notes)} |")
+    print()
+
+
+# The floor rows: a goal row of the call figures, jit's benchmark, pjrt's Go-driven counterpart
+# (or None), pjrt's C-loop floor benchmark, JAX's benchmark, and the goal.
+FLOORS = [
+    ("call + wait, 8 devices", "Call", "Execute8Devices", "FloorCall8Devices", 0.8),
+    ("1,000 chained calls, 1 device", "Chained1000x1Device", None, "FloorChained1000x1Device", 1.0),
+    ("1,000 chained calls, 8 devices", "Chained1000x8Devices", None, "FloorChained1000x8Devices", 0.8),
+]
+
+
+def floor_table(run):
+    """The call rows beside the plugin's floor: the same executions from a C loop (pjrt's
+    floor.c), with the binding's xm_execute and with a bare PJRT execute. A goal below
+    bare / JAX cannot be met by any binding on this plugin."""
+    print("| figure | xlamesh (jit) | pjrt from Go | C loop, binding | C loop, bare | JAX | xlamesh / JAX | bare / JAX | goal | reachable on this plugin? |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for label, name, gopjrt, floor, goal in FLOORS:
+        jit, jx = run.med("go", name), run.med("jax", name)
+        binding, bare = run.med("go", floor + "/binding"), run.med("go", floor + "/bare")
+        via = run.med("go", gopjrt) if gopjrt else None
+        f = lambda v: "n/a" if v is None else fmt_ns(v)
+        r = lambda a: "n/a" if a is None or not jx else f"{a / jx:.2f}"
+        floor_ratio = min(v for v in (binding, bare) if v is not None) / jx if jx and (binding or bare) else None
+        if floor_ratio is None:
+            reach = "no data"
+        elif floor_ratio > goal:
+            reach = f"no: the plugin's own floor is {floor_ratio:.2f}"
+        else:
+            reach = f"yes: floor {floor_ratio:.2f}"
+        print(f"| {label} | {f(jit)} | {f(via) if gopjrt else '—'} | {f(binding)} | {f(bare)} | {f(jx)} | "
+              f"{r(jit)} | {r(bare)} | ≤ {goal} | {reach} |")
     print()
 
 
@@ -303,6 +336,14 @@ def main():
     print(f"| one sharded SGD training step of the MLP, xlamesh vs JAX, same shardings | {fmt_ratio(r)} | ≤ 1.05 | {met} |\n")
     print("## All benchmarks\n")
     detail_table(run, a.rounds, a.rounds)
+    print("## What limits the call rows: the plugin's own floor\n")
+    print("pjrt's `BenchmarkFloor*` run the same executions as jit's call rows from a loop in C (pjrt/floor.c), with")
+    print("no Go between executions: \"binding\" calls `xm_execute` as `Executable.Execute` does (completion events,")
+    print("in-flight bound), \"bare\" a plain `PJRT_LoadedExecutable_Execute`. Either is the plugin's own cost per")
+    print("execution, which no binding goes below; \"pjrt from Go\" is `Executable.Execute` + `WaitAll` without jit.")
+    print("Where the lower floor divided by JAX's time is above the goal, the goal is out of reach on this plugin's")
+    print("XLA build, whatever the binding does. Medians.\n")
+    floor_table(run)
     print("Transfers as multiples of a plain memory copy of the same 256 MiB, medians:\n")
     anchor_table(run)
     reading(run)
