@@ -1,9 +1,12 @@
 package pjrt_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"github.com/xlamesh/xlamesh/pjrt"
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 )
@@ -92,7 +95,7 @@ var (
 )
 
 // benchProgram compiles module on n devices and puts one shard of the given dims on each.
-func benchProgram(b *testing.B, module string, n int, dims ...int) (*pjrt.Executable, [][]*pjrt.Buffer) {
+func benchProgram(b testing.TB, module string, n int, dims ...int) (*pjrt.Executable, [][]*pjrt.Buffer) {
 	c := pjrttest.Client(b)
 	exe, err := c.Compile(module, pjrt.CompileOptions{NumPartitions: n})
 	if err != nil {
@@ -178,4 +181,40 @@ func BenchmarkFloorChained1000x1Device(b *testing.B) {
 // BenchmarkFloorChained1000x8Devices: the floor of jit's BenchmarkChained1000x8Devices.
 func BenchmarkFloorChained1000x8Devices(b *testing.B) {
 	benchFloor(b, chain8Module, 8, 1000, true, 1, 2)
+}
+
+// TestFloorLoop runs the floor benchmarks' C loop in each mode and checks that the arguments come
+// out unchanged and that no buffer is left behind.
+func TestFloorLoop(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		module string
+		n      int
+		chain  bool
+		dims   []int
+	}{
+		{"call8", seedF32Module, 8, false, []int{2, 1}},
+		{"chain1", chain1Module, 1, true, []int{8, 2}},
+		{"chain8", chain8Module, 8, true, []int{1, 2}},
+	} {
+		for _, raw := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/raw=%v", tc.name, raw), func(t *testing.T) {
+				exe, args := benchProgram(t, tc.module, tc.n, tc.dims...)
+				before := pjrt.LiveBuffers()
+				require.NoError(t, pjrt.FloorLoop(exe, args, 5, raw, tc.chain))
+				assert.Equal(t, before, pjrt.LiveBuffers())
+				got, err := args[tc.n-1][0].ToHost()
+				require.NoError(t, err)
+				size := len(got.([]float32))
+				want := make([]float32, size)
+				for i := range want {
+					want[i] = float32((tc.n-1)*size + i)
+				}
+				assert.Equal(t, want, got)
+			})
+		}
+	}
+	// A chain needs as many results as arguments, and at most 64 devices.
+	exe, args := benchProgram(t, chain1Module, 1, 8, 2)
+	require.ErrorIs(t, pjrt.FloorLoop(exe, [][]*pjrt.Buffer{args[0], args[0]}, 1, false, false), pjrt.ErrExecute)
 }
