@@ -82,6 +82,23 @@ for ((r = 1; r <= rounds; r++)); do
 		"$venv/bin/python" tools/bench/jax_bench.py --min-time "${benchtime%s}" --iters "$xfer" >>"$out/jax.jsonl"
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# Where the CPU goes in the 8-device call rows, xlamesh side: perf samples every thread of the
+# process (Go, the plugin's XLA threads, the kernel), which Go's own profiler does not.
+rm -f "$out"/profile-*.txt
+if command -v perf >/dev/null && perf record -q -o /dev/null -- true >/dev/null 2>&1; then
+	for b in Call Chained1000x8Devices; do
+		echo "bench: perf profile of $b"
+		(cd "$root/jit" && perf record -q -F 2000 -o "$out/perf-$b.data" -- "$out/bin/jit.test" -test.run='^$' \
+			-test.bench="^Benchmark$b\$" -test.benchtime="$benchtime" >/dev/null 2>&1)
+		perf report -i "$out/perf-$b.data" --no-children --sort dso -g none --stdio 2>/dev/null \
+			| grep -v '^#' | grep -v '^$' >"$out/profile-$b-dso.txt" || true
+		perf report -i "$out/perf-$b.data" --no-children --sort dso,sym -g none --stdio 2>/dev/null \
+			| grep -v '^#' | grep -v '^$' | head -n 12 >"$out/profile-$b-sym.txt" || true
+	done
+else
+	echo "bench: perf cannot record here; the report says so" >&2
+fi
 raw=$(realpath "$out")
 raw=${raw#"$root"/} # relative to the checkout when it lies inside
 elapsed=$(($(date +%s) - start))
@@ -89,7 +106,7 @@ elapsed=$(($(date +%s) - start))
 "$venv/bin/python" tools/bench/report.py --go "$out/go.txt" --jax "$out/jax.jsonl" \
 	--plugin "$out/devices.txt" --load-before "$load_before" --load-after "$load_after" \
 	--load-rounds "$out/load.txt" --nproc "$nproc" --rounds "$rounds" --benchtime "$benchtime" \
-	--iters "$xfer" --elapsed "$elapsed" --raw "$raw" >"$out/benchmarks.md"
+	--iters "$xfer" --elapsed "$elapsed" --raw "$raw" --profiles "$out" >"$out/benchmarks.md"
 cat "$out/benchmarks.md"
 if [[ -n $doc ]]; then
 	cp "$out/benchmarks.md" "$doc"

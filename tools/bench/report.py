@@ -199,6 +199,52 @@ def floor_table(run):
     print()
 
 
+def profile_section(dirname):
+    """perf's split of the 8-device call rows' CPU time by shared object, and the top symbols,
+    from tools/bench.sh's profile-*.txt files."""
+    import os
+    print("Where the CPU time goes in the 8-device rows, xlamesh side (`perf record` of jit's benchmark in")
+    print("the same run, every thread of the process; share of samples by shared object):\n")
+    rows = []
+    for b in ("Call", "Chained1000x8Devices"):
+        path = os.path.join(dirname or "", f"profile-{b}-dso.txt")
+        if not dirname or not os.path.exists(path) or os.path.getsize(path) == 0:
+            continue
+        groups = {"plugin (XLA)": 0.0, "kernel": 0.0, "libc and loader": 0.0, "Go (xlamesh, runtime)": 0.0, "other": 0.0}
+        for line in open(path):
+            parts = line.split()
+            if len(parts) < 2 or not parts[0].endswith("%"):
+                continue
+            pct, dso = float(parts[0].rstrip("%")), parts[1]
+            if dso.endswith(".test"):
+                groups["Go (xlamesh, runtime)"] += pct
+            elif "kernel" in dso:
+                groups["kernel"] += pct
+            elif dso.startswith(("libc.", "ld-linux", "libm.", "libstdc++", "libgcc")):
+                groups["libc and loader"] += pct
+            elif "pjrt" in dso or "xla" in dso:
+                groups["plugin (XLA)"] += pct
+            else:
+                groups["other"] += pct
+        rows.append((b, groups))
+    if not rows:
+        print("No profile: `perf record` could not run on this machine.\n")
+        return
+    names = list(rows[0][1])
+    print("| benchmark | " + " | ".join(names) + " |")
+    print("|---|" + "---|" * len(names))
+    for b, g in rows:
+        print(f"| {b} | " + " | ".join(f"{g[n]:.1f}%" for n in names) + " |")
+    print()
+    path = os.path.join(dirname, "profile-Call-sym.txt")
+    if os.path.exists(path):
+        print("The hottest symbols of the Call row:\n")
+        print("```")
+        for line in open(path):
+            print(line.rstrip()[:150])
+        print("```\n")
+
+
 def anchor_table(run):
     """Transfers as multiples of a plain memory copy of the same size, on each side."""
     print("| transfer | xlamesh / Go `copy` | JAX / numpy `copyto` |")
@@ -248,6 +294,9 @@ def reading(run):
         f"  per call that is {per_call('go', 'Chained1000x1Device')} in xlamesh and {per_call('jax', 'Chained1000x1Device')}"
         f" in JAX on one device, {per_call('go', 'Chained1000x8Devices')} and {per_call('jax', 'Chained1000x8Devices')} on 8 devices.",
         "  Profile the Go side with `go test ./jit -run '^$' -bench 'Call|Chained' -cpuprofile cpu.prof`.",
+        "- The **8-device** rows swing from round to round on both sides (compare min and median): 8 devices",
+        "  share 2 CPUs, and XLA's client thread pool, in the plugin as in jaxlib, spins looking for work (see the",
+        "  profile above), so how fast 8 executions are handed out depends on where the threads happen to run.",
         "- **Put** hands every shard to `pjrt.Client.BuffersFromHost` in place, with the global array's byte",
         "  strides. On the CPU platform pjrt gathers the blocks (here every shard is a column block, since 'y' splits",
         "  columns) on all cores into staging memory outside Go's heap, and passes it to",
@@ -291,6 +340,7 @@ def main():
     ap.add_argument("--benchtime", default="")
     ap.add_argument("--iters", default="")
     ap.add_argument("--elapsed", default="")
+    ap.add_argument("--profiles", default="", help="tools/bench.sh's output directory with profile-*.txt")
     ap.add_argument("--raw", default=".cache/bench", help="where the raw output lies, as the report names it")
     a = ap.parse_args()
 
@@ -344,6 +394,7 @@ def main():
     print("Where the lower floor divided by JAX's time is above the goal, the goal is out of reach on this plugin's")
     print("XLA build, whatever the binding does. Medians.\n")
     floor_table(run)
+    profile_section(a.profiles)
     print("Transfers as multiples of a plain memory copy of the same 256 MiB, medians:\n")
     anchor_table(run)
     reading(run)
