@@ -186,7 +186,9 @@ void xm_inflight_free(xm_inflight* fl);
 // event has fired, by a C callback (PJRT_Event_OnReady) or at once for events already ready, so
 // that the caller never waits and nothing calls back into Go. With no results (no == 0) nothing
 // would carry an asynchronous error back: it waits for the events and returns their first error.
-// *started is 1 when the execution started (0 with no error: out of memory).
+// *started is 1 when the execution started (0 with no error: out of memory). With fl NULL the
+// execution requests no completion events and is not counted (pjrt's benchmark floor, "bare"):
+// nothing then reports the asynchronous error of a program without results.
 PJRT_Error* xm_execute(const PJRT_Api* api, xm_inflight* fl, PJRT_LoadedExecutable* exe,
                        PJRT_Buffer* const* args, size_t nd, size_t na, const int64_t* keep,
                        size_t nkeep, PJRT_Buffer** outs, size_t no, int* started);

@@ -146,9 +146,9 @@ func BenchmarkExecute8Devices(b *testing.B) {
 }
 
 // benchFloor times the binding's floor (pjrt's floor.c) on exe: per op, calls executions in a C
-// loop, with xm_execute as Executable.Execute calls it ("binding") and with a bare
-// PJRT_LoadedExecutable_Execute without completion events ("bare"). No binding goes below the
-// bare figure on the same plugin: it is the plugin's own cost.
+// loop, with xm_execute as Executable.Execute calls it ("binding") and with the bare PJRT
+// execute, without completion events or in-flight accounting ("bare"). No binding goes below
+// these figures on the same plugin: they are the plugin's own cost.
 func benchFloor(b *testing.B, module string, n, calls int, chain bool, dims ...int) {
 	for _, raw := range []bool{false, true} {
 		name := "binding"

@@ -8,34 +8,13 @@
 
 enum { XM_FLOOR_MAX_DEVICES = 64 };
 
-// floor_execute is one execution: a bare PJRT_LoadedExecutable_Execute without completion
-// events or in-flight accounting (raw), or xm_execute as Executable.Execute makes it.
+// floor_execute is one execution: xm_execute as Executable.Execute makes it, or with raw set,
+// without completion events or in-flight accounting (a NULL counter).
 static PJRT_Error* floor_execute(const PJRT_Api* api, xm_inflight* fl, PJRT_LoadedExecutable* exe,
                                  PJRT_Buffer* const* args, size_t nd, size_t na, PJRT_Buffer** outs,
                                  size_t no, int raw) {
-  if (!raw) {
-    int started = 0;
-    return xm_execute(api, fl, exe, args, nd, na, NULL, 0, outs, no, &started);
-  }
-  PJRT_Buffer* const* arg_rows[XM_FLOOR_MAX_DEVICES];
-  PJRT_Buffer** out_rows[XM_FLOOR_MAX_DEVICES];
-  for (size_t d = 0; d < nd; d++) {
-    arg_rows[d] = args + d * na;
-    out_rows[d] = outs + d * no;
-  }
-  PJRT_ExecuteOptions options;
-  memset(&options, 0, sizeof options);
-  options.struct_size = PJRT_ExecuteOptions_STRUCT_SIZE;
-  PJRT_LoadedExecutable_Execute_Args ex;
-  memset(&ex, 0, sizeof ex);
-  ex.struct_size = PJRT_LoadedExecutable_Execute_Args_STRUCT_SIZE;
-  ex.executable = exe;
-  ex.options = &options;
-  ex.argument_lists = (PJRT_Buffer* const* const*)arg_rows;
-  ex.num_devices = nd;
-  ex.num_args = na;
-  ex.output_lists = (PJRT_Buffer** const*)out_rows;
-  return api->PJRT_LoadedExecutable_Execute(&ex);
+  int started = 0;
+  return xm_execute(api, raw ? NULL : fl, exe, args, nd, na, NULL, 0, outs, no, &started);
 }
 
 // destroy_all destroys n buffers and returns the first error.

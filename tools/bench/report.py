@@ -177,7 +177,7 @@ FLOORS = [
 
 def floor_table(run):
     """The call rows beside the plugin's floor: the same executions from a C loop (pjrt's
-    floor.c), with the binding's xm_execute and with a bare PJRT execute. A goal below
+    floor.c), with the binding's xm_execute and with the bare PJRT execute (no completion events). A goal below
     bare / JAX cannot be met by any binding on this plugin."""
     print("| figure | xlamesh (jit) | pjrt from Go | C loop, binding | C loop, bare | JAX | xlamesh / JAX | bare / JAX | goal | reachable on this plugin? |")
     print("|---|---|---|---|---|---|---|---|---|---|")
@@ -389,7 +389,7 @@ def main():
     print("## What limits the call rows: the plugin's own floor\n")
     print("pjrt's `BenchmarkFloor*` run the same executions as jit's call rows from a loop in C (pjrt/floor.c), with")
     print("no Go between executions: \"binding\" calls `xm_execute` as `Executable.Execute` does (completion events,")
-    print("in-flight bound), \"bare\" a plain `PJRT_LoadedExecutable_Execute`. Either is the plugin's own cost per")
+    print("in-flight bound), \"bare\" the same `PJRT_LoadedExecutable_Execute` without them. Either is the plugin's own cost per")
     print("execution, which no binding goes below; \"pjrt from Go\" is `Executable.Execute` + `WaitAll` without jit.")
     print("Where the lower floor divided by JAX's time is above the goal, the goal is out of reach on this plugin's")
     print("XLA build, whatever the binding does. Medians.\n")
