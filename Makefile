@@ -12,14 +12,14 @@ export XLAMESH_CACHE_DIR ?= $(CURDIR)/.cache
 GO ?= go
 FUZZTIME ?= 30s
 
-.PHONY: demo test test-gpu setup newcomer oracle-env lint unit fuzz-smoke oracle-check oracle bench
+.PHONY: demo test test-gpu setup generate newcomer oracle-env lint unit fuzz-smoke oracle-check oracle bench
 
-demo:
+demo: generate
 	@$(INSTALL) -check -plugin cpu >/dev/null
 	$(GO) run ./cmd/xlamesh-demo
 
 # The test run comes last so that its "N passed, N failed, N skipped" line closes the output.
-test: setup oracle-env lint fuzz-smoke oracle-check newcomer unit
+test: generate setup oracle-env lint fuzz-smoke oracle-check newcomer unit
 
 # The pinned PJRT plugins (pjrt/install.Known): the default CPU plugin of pjrt.Open(), a second
 # CPU plugin of a newer PJRT API, and the CUDA plugin (test-gpu; pjrt's tests load it everywhere).
@@ -31,6 +31,12 @@ INTEGRATION := ./pjrt/... ./jit ./lower ./examples ./examples/mlp ./autodiff/...
 
 setup:
 	@$(INSTALL) -check -plugin $(PLUGINS) >/dev/null
+
+# pjrt/cc_sources.go fingerprints the C files of cc/ that cgo compiles into pjrt: the go command's
+# cache sees only pjrt's own files, so without this an edit under cc/ could link a stale C object.
+# Commit the file when it changes (pjrt's tests and Bazel's fail on a stale one).
+generate:
+	@$(GO) generate ./pjrt
 
 oracle-env:
 	@bash tools/setup/oracle-env.sh
@@ -45,7 +51,7 @@ lint:
 # Every test with the race detector on the default plugin, then the integration packages on the
 # second CPU plugin. tools/testreport prints per pass and package the counts and the PJRT client
 # opened, and fails on any failure or skip; its last line counts both passes.
-unit:
+unit: generate
 	@second=$$($(INSTALL) -path -plugin cpu-0.115); \
 	( r=0; \
 	  echo "testreport-pass: 1/2 default plugin, all packages"; \
@@ -55,7 +61,7 @@ unit:
 	  exit $$r ) | $(GO) run ./tools/testreport
 
 # The integration packages on the CUDA plugin; fails when nvidia-smi shows no GPU.
-test-gpu:
+test-gpu: generate
 	@nvidia-smi -L 2>/dev/null | grep -q '^GPU ' || { \
 	  echo "make test-gpu: no GPU found (nvidia-smi is missing or lists no GPU); run it on a machine with an NVIDIA GPU and its driver" >&2; exit 1; }
 	@$(MAKE) --no-print-directory setup
@@ -80,7 +86,7 @@ oracle-check: oracle-env
 oracle: oracle-env
 	@bash tools/oracle/generate.sh testdata/oracle
 
-bench: setup oracle-env
+bench: generate setup oracle-env
 	@bash tools/bench.sh
 
 # Builds and tests every package with Bazel: Debian's Bazel 4.2.3, rules_go 0.34 and BUILD files

@@ -1,5 +1,9 @@
 package pjrt
 
+// cc_sources.go fingerprints the C files of ../cc that cgo compiles here (see
+// internal/ccsources); regenerate it after editing them.
+//go:generate go run ./internal/ccsources/generate
+
 /*
 #cgo CFLAGS: -I${SRCDIR}/../cc -I${SRCDIR}/../cc/include -std=c11 -D_GNU_SOURCE
 #cgo LDFLAGS: -ldl
