@@ -7,6 +7,6 @@ package pjrt
 // directory's files, so this constant is what makes it rebuild after an edit under cc/.
 const ccSources = `
 cc/include/xla/pjrt/c/pjrt_c_api.h a38827698466b7ac81b2402ad144d027a8566714d94d649fba74a37be464ece4
-cc/xlamesh_pjrt.c c96e2398ab42a420c666eddc2f8deff763e60766ab9f56fba53a35f167a6a9ad
-cc/xlamesh_pjrt.h 7f1f865443e2681a5df3675c3c3d67ec32f90e7183ac33e450229485c92d7b48
+cc/xlamesh_pjrt.c 92207a0fa3d72bf061c8ae494f25e8a85d72b1e60ddbcf636b8beaf334658fa8
+cc/xlamesh_pjrt.h 5ba877fdc03e0df9be59aea15dc1dcc0cf0993620f850944f6e92aa553b2ae1e
 `
