@@ -44,9 +44,18 @@ func (f *Function) axisGroups(opName string, x Value, axes []string) ([][]int, b
 		}
 		named[i] = j
 	}
-	n := c.abs.Size()
-	size := 1
-	for _, j := range named {
+	return meshGroups(sizes, named), true
+}
+
+// meshGroups returns the replica groups of the axes at indices axes (in that order) of a mesh
+// of the given sizes: partition ids that differ only along them, the first axis major within
+// a group, the groups ordered row-major by the other axes.
+func meshGroups(sizes, axes []int) [][]int {
+	n, size := 1, 1
+	for _, s := range sizes {
+		n *= s
+	}
+	for _, j := range axes {
 		size *= sizes[j]
 	}
 	groups := make([][]int, n/size)
@@ -63,16 +72,16 @@ func (f *Function) axisGroups(opName string, x Value, axes []string) ([][]int, b
 		}
 		other, within := 0, 0
 		for k := range sizes {
-			if !slices.Contains(named, k) {
+			if !slices.Contains(axes, k) {
 				other = other*sizes[k] + coords[k]
 			}
 		}
-		for _, j := range named {
+		for _, j := range axes {
 			within = within*sizes[j] + coords[j]
 		}
 		groups[other][within] = p
 	}
-	return groups, true
+	return groups
 }
 
 // collectiveSetup checks a collective's operand and derives its replica groups from axes.

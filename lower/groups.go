@@ -125,42 +125,6 @@ func writeDenseI64(rows [][]int) string {
 	return b.String()
 }
 
-// meshGroups returns the replica groups of the axes at indices axes (in that order) of a mesh
-// of the given sizes: partition ids that differ only along them, the first axis major within
-// a group, the groups ordered row-major by the other axes.
-func meshGroups(sizes, axes []int) [][]int {
-	n, size := 1, 1
-	for _, s := range sizes {
-		n *= s
-	}
-	for _, j := range axes {
-		size *= sizes[j]
-	}
-	groups := make([][]int, n/size)
-	for g := range groups {
-		groups[g] = make([]int, size)
-	}
-	coords := make([]int, len(sizes))
-	for p := range n {
-		q := p
-		for k := len(sizes) - 1; k >= 0; k-- {
-			coords[k] = q % sizes[k]
-			q /= sizes[k]
-		}
-		other, within := 0, 0
-		for k := range sizes {
-			if !slices.Contains(axes, k) {
-				other = other*sizes[k] + coords[k]
-			}
-		}
-		for _, j := range axes {
-			within = within*sizes[j] + coords[j]
-		}
-		groups[other][within] = p
-	}
-	return groups
-}
-
 // groupAxes returns the axes (indices into sizes, in JAX's order) whose groups are exactly
 // groups; axes of size 1 are left out. ok is false when no list of axes gives them.
 func groupAxes(sizes []int, groups [][]int) ([]int, bool) {
