@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/xlamesh/xlamesh/internal/reftest"
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/pjrt"
@@ -155,29 +156,6 @@ func run(t *testing.T, c *pjrt.Client, m mesh.Mesh, prog *lower.Program, inputs 
 	return results
 }
 
-func iotaF32(n int) []float32 {
-	out := make([]float32, n)
-	for i := range out {
-		out[i] = float32(i%13) - 5
-	}
-	return out
-}
-
-// refMatMul multiplies a [m,k] by b [k,n].
-func refMatMul(a, b []float32, m, k, n int) []float32 {
-	out := make([]float32, m*n)
-	for i := range m {
-		for j := range n {
-			var s float32
-			for l := range k {
-				s += a[i*k+l] * b[l*n+j]
-			}
-			out[i*n+j] = s
-		}
-	}
-	return out
-}
-
 // numeric holds, per golden case, inputs and the expected results computed in Go.
 var numeric = map[string]struct {
 	inputs func() [][]float32
@@ -205,7 +183,7 @@ var numeric = map[string]struct {
 	"matmul_2d":         matmulNumeric,
 	"matmul_replicated": matmulNumeric,
 	"reduce_sharded_axis": {
-		inputs: func() [][]float32 { return [][]float32{iotaF32(128)} },
+		inputs: func() [][]float32 { return [][]float32{reftest.SmallFloats(128)} },
 		want: func(in [][]float32) [][]float32 {
 			x := in[0]
 			sum0 := make([]float32, 8)
@@ -224,7 +202,7 @@ var numeric = map[string]struct {
 		},
 	},
 	"constraint": {
-		inputs: func() [][]float32 { return [][]float32{iotaF32(128)} },
+		inputs: func() [][]float32 { return [][]float32{reftest.SmallFloats(128)} },
 		want: func(in [][]float32) [][]float32 {
 			out := make([]float32, 128)
 			for i, v := range in[0] {
@@ -236,7 +214,7 @@ var numeric = map[string]struct {
 		tol: 1e-6,
 	},
 	"shard_map_sum": {
-		inputs: func() [][]float32 { return [][]float32{iotaF32(128)} },
+		inputs: func() [][]float32 { return [][]float32{reftest.SmallFloats(128)} },
 		want: func(in [][]float32) [][]float32 {
 			var total float32
 			blocks := make([]float32, 8)
@@ -251,7 +229,7 @@ var numeric = map[string]struct {
 		},
 	},
 	"call": {
-		inputs: func() [][]float32 { return [][]float32{iotaF32(16)} },
+		inputs: func() [][]float32 { return [][]float32{reftest.SmallFloats(16)} },
 		want: func(in [][]float32) [][]float32 {
 			out := make([]float32, 16)
 			for i, v := range in[0] {
@@ -261,7 +239,7 @@ var numeric = map[string]struct {
 		},
 	},
 	"shard_map_partial": {
-		inputs: func() [][]float32 { return [][]float32{iotaF32(128)} },
+		inputs: func() [][]float32 { return [][]float32{reftest.SmallFloats(128)} },
 		want: func(in [][]float32) [][]float32 {
 			out := make([]float32, 128)
 			for i, v := range in[0] {
@@ -271,11 +249,11 @@ var numeric = map[string]struct {
 		},
 	},
 	"collectives": {
-		inputs: func() [][]float32 { return [][]float32{iotaF32(128)} },
+		inputs: func() [][]float32 { return [][]float32{reftest.SmallFloats(128)} },
 		want:   wantCollectives,
 	},
 	"nested_shard_map": {
-		inputs: func() [][]float32 { return [][]float32{iotaF32(128)} },
+		inputs: func() [][]float32 { return [][]float32{reftest.SmallFloats(128)} },
 		want: func(in [][]float32) [][]float32 {
 			// Every 4x4 block becomes the elementwise sum of all eight blocks.
 			var s [4][4]float32
@@ -300,8 +278,8 @@ var matmulNumeric = struct {
 	want   func(in [][]float32) [][]float32
 	tol    float64
 }{
-	inputs: func() [][]float32 { return [][]float32{iotaF32(128), iotaF32(32)} },
-	want:   func(in [][]float32) [][]float32 { return [][]float32{refMatMul(in[0], in[1], 16, 8, 4)} },
+	inputs: func() [][]float32 { return [][]float32{reftest.SmallFloats(128), reftest.SmallFloats(32)} },
+	want:   func(in [][]float32) [][]float32 { return [][]float32{reftest.MatMul(in[0], in[1], 16, 8, 4)} },
 }
 
 // wantCollectives computes the collectives case on the 16x8 input sharded ("x", "y"):
@@ -401,7 +379,7 @@ func TestIntegrationNumeric(t *testing.T) {
 func TestIntegrationWrap(t *testing.T) {
 	c := pjrttest.Client(t)
 	m := realMesh(t, c)
-	x, b := iotaF32(16), []float32{10, 20}
+	x, b := reftest.SmallFloats(16), []float32{10, 20}
 	for _, p := range []lower.Partitioner{lower.Shardy, lower.GSPMD} {
 		t.Run("jax_export/"+p.String(), func(t *testing.T) {
 			prog, err := lower.Wrap(jaxExported, []mesh.NamedSharding{ns("x", "y"), ns("y")}, []mesh.NamedSharding{ns("x", "y")},

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gomlx/gopjrt/dtypes"
 	"github.com/stretchr/testify/require"
+	"github.com/xlamesh/xlamesh/internal/reftest"
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/mlir"
@@ -62,7 +63,7 @@ func TestIntegrationNameClasses(t *testing.T) {
 			prog, err := mod.Build()
 			require.NoError(t, err)
 			require.NoError(t, mlir.Check(prog.Text(), mlir.Partitions(8)))
-			x0 := iotaF32(32)
+			x0 := reftest.SmallFloats(32)
 			got := run(t, c, m, prog, [][]float32{x0})
 			want := make([]float32, 32)
 			for i, v := range x0 {

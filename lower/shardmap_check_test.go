@@ -7,6 +7,7 @@ import (
 
 	"github.com/gomlx/gopjrt/dtypes"
 	"github.com/stretchr/testify/require"
+	"github.com/xlamesh/xlamesh/internal/reftest"
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/pjrt"
@@ -177,7 +178,7 @@ func TestReplicationUncheckedRuns(t *testing.T) {
 			require.ErrorContains(t, err, `mesh axis "x"`)
 
 			exe := compile(t, c, rm, prog)
-			in := iotaF32(32)
+			in := reftest.SmallFloats(32)
 			devs := rm.Devices()
 			args := make([][]*pjrt.Buffer, len(devs))
 			for i, d := range devs {

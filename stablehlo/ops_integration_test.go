@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/xlamesh/xlamesh/internal/reftest"
 	"github.com/xlamesh/xlamesh/pjrt"
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 	"github.com/xlamesh/xlamesh/stablehlo"
@@ -114,11 +115,11 @@ func TestIntegrationOps(t *testing.T) {
 		require.Equal(t, []any{cat, pad, pad2}, got)
 	})
 	t.Run("dot_general", func(t *testing.T) {
-		a, b := iotaF32(30), iotaF32(60)
+		a, b := reftest.SmallFloats(30), reftest.SmallFloats(60)
 		got := run1(t, c, get("dot_general"), a, b)
 		var batched, outer []float32
 		for n := range 3 {
-			batched = append(batched, refMatMul(a[n*10:n*10+10], b[n*20:n*20+20], 2, 5, 4)...)
+			batched = append(batched, reftest.MatMul(a[n*10:n*10+10], b[n*20:n*20+20], 2, 5, 4)...)
 		}
 		for _, va := range a {
 			for _, vb := range b {
@@ -203,28 +204,4 @@ func TestIntegrationOps(t *testing.T) {
 		require.Equal(t, []int32{1, 2, 3, 4, 5, 6}, got[21])
 		require.Equal(t, []uint16{7}, got[22])
 	})
-}
-
-// iotaF32 returns n small floats, -5 to 7 repeating.
-func iotaF32(n int) []float32 {
-	out := make([]float32, n)
-	for i := range out {
-		out[i] = float32(i%13) - 5
-	}
-	return out
-}
-
-// refMatMul multiplies a [m,k] by b [k,n].
-func refMatMul(a, b []float32, m, k, n int) []float32 {
-	out := make([]float32, m*n)
-	for i := range m {
-		for j := range n {
-			var s float32
-			for l := range k {
-				s += a[i*k+l] * b[l*n+j]
-			}
-			out[i*n+j] = s
-		}
-	}
-	return out
 }
