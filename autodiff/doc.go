@@ -43,7 +43,8 @@
 //
 // Rules are registered by op name (Register); this package registers those of the
 // builder's ops: elementwise math, select, clamp, convert, the shape ops, dot_general,
-// convolution, reduce (sum, max, min), reduce_window (sum, max, min; cumsum), gather,
+// convolution, reduce (sum, prod, max, min), reduce_window (sum, max, min; cumsum, cumprod,
+// cummax, cummin), gather,
 // scatter (add, replace), sort, top_k, if, case, while loops with a known trip count
 // (ForLoop, Scan), func.call and the GSPMD @Sharding call. Package lower registers its
 // sharding constraint, shard_map and the collectives. An op with open regions (if, case,
@@ -51,7 +52,10 @@
 // and a rule returns one cotangent per input. Each follows JAX's rule for the same primitive, including where the
 // derivative is not defined: max and min split the cotangent evenly between tied operands,
 // a reduce max among tied elements, abs takes +1 at 0, and sign, floor, ceil and round have
-// zero derivatives. docs/jax-compat.md lists the rules and how each is checked against JAX.
+// zero derivatives. Where JAX differentiates a reformulation of an op, so does the rule: a
+// product reduction through a tree of pairwise products (exact with zero factors, no
+// division), cumprod, cummax and cummin through JAX's associative scan (a running maximum's
+// cotangent goes where lax.max sends it, ties included). docs/jax-compat.md lists the rules and how each is checked against JAX.
 //
 // Subpackage gradcheck compares the gradients with finite differences, for tests.
 package autodiff

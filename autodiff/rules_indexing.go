@@ -170,13 +170,15 @@ func scatterRule(b *Backward, op *stablehlo.Op, cts []Value) []Value {
 // transposed: select_and_scatter_add), which needs window dilations of 1.
 //
 // The reduce_window of Cumsum (stablehlo.CumulativeParams) transposes to a cumulative sum in
-// the other direction (JAX's cumsum transpose); Cumprod, Cummax and Cummin have no rule.
+// the other direction (JAX's cumsum transpose); Cumprod, Cummax and Cummin transpose the
+// associative scan JAX differentiates (see cumulativeVJP): a running maximum's cotangent goes
+// to the element it came from, split in halves where lax.max meets a tie.
 func reduceWindowRule(b *Backward, op *stablehlo.Op, cts []Value) []Value {
 	if c, ok := op.Params().(stablehlo.CumulativeParams); ok {
-		if c.Reduction != stablehlo.Sum {
-			return b.Fail(op, "cumulative %v has no transpose rule", c.Reduction)
+		if c.Reduction == stablehlo.Sum {
+			return []Value{b.f.Cumsum(cts[0], c.Axis, !c.Reverse), {}}
 		}
-		return []Value{b.f.Cumsum(cts[0], c.Axis, !c.Reverse), {}}
+		return []Value{cumulativeVJP(b, op.Operands()[0], cts[0], c.Reduction, c.Axis, c.Reverse), {}}
 	}
 	p, ok := params[stablehlo.ReduceWindowParams](b, op)
 	if !ok {

@@ -292,7 +292,8 @@ func isIdentity(p []int) bool {
 
 // reduceRule: a sum spreads the cotangent over the reduced dimensions; a max or min gives it
 // to the elements equal to the result, split evenly among ties (JAX's
-// _reduce_chooser_jvp_rule). Products are not differentiated yet.
+// _reduce_chooser_jvp_rule); a product transposes JAX's tree of pairwise products
+// (_reduce_prod_jvp_rule), so a zero factor needs no division (see prodTree).
 func reduceRule(b *Backward, op *stablehlo.Op, cts []Value) []Value {
 	p, ok := params[stablehlo.ReduceParams](b, op)
 	if !ok {
@@ -311,6 +312,8 @@ func reduceRule(b *Backward, op *stablehlo.Op, cts []Value) []Value {
 		loc := f.Convert(f.Equal(x, f.BroadcastInDim(ans, xs.Dims(), kept)), g.DType())
 		counts := f.Reduce(loc, stablehlo.Sum, p.Dims...)
 		out[0] = f.Mul(f.BroadcastInDim(f.Div(g, counts), xs.Dims(), kept), loc)
+	case stablehlo.Prod:
+		out[0] = reduceProdVJP(b, x, g, p.Dims)
 	default:
 		return b.Fail(op, "reduce with %v has no transpose rule", p.Reduction)
 	}

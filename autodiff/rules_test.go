@@ -209,6 +209,14 @@ var ruleCases = []struct {
 	{"reverse", in1(3, 4), func(f F, a []V) V { return f.Reverse(a[0], 0, 1) }},
 	{"cumsum", in1(3, 4), func(f F, a []V) V { return f.Cumsum(a[0], 1, false) }},
 	{"cumsum_reverse", in1(3, 4), func(f F, a []V) V { return f.Cumsum(a[0], 0, true) }},
+	{"reduce_prod", in1(3, 4), func(f F, a []V) V { return f.Reduce(a[0], stablehlo.Prod, 1) }},
+	{"reduce_prod_dims", in1(2, 3, 3), func(f F, a []V) V { return f.Reduce(a[0], stablehlo.Prod, 0, 2) }},
+	{"reduce_prod_zero", []gradcheck.Input{gradcheck.F64([]float64{0.5, 0, -1.5, 2, 0, 0, 0.7, 1.1, 0.3}, 3, 3)},
+		func(f F, a []V) V { return f.Reduce(a[0], stablehlo.Prod, 1) }},
+	{"cumprod", in1(3, 5), func(f F, a []V) V { return f.Cumprod(a[0], 1, false) }},
+	{"cumprod_reverse", in1(4, 2), func(f F, a []V) V { return f.Cumprod(a[0], 0, true) }},
+	{"cummax", in1(3, 5), func(f F, a []V) V { return f.Cummax(a[0], 1, false) }},
+	{"cummin_reverse", in1(6, 2), func(f F, a []V) V { return f.Cummin(a[0], 0, true) }},
 	{"conv_nhwc", []gradcheck.Input{gradcheck.F64(vals(2*5*6*3, -1, 0.02), 2, 5, 6, 3), gradcheck.F64(vals(3*2*3*4, -1, 0.03), 3, 2, 3, 4)},
 		func(f F, a []V) V {
 			d, _ := stablehlo.ConvLayout("NHWC", "HWIO", "NHWC")
@@ -288,7 +296,7 @@ func TestRulesGradcheck(t *testing.T) {
 func TestJVPGradcheck(t *testing.T) {
 	c := pjrttest.Client(t)
 	for _, name := range []string{"matmul", "div", "pow", "broadcast_unsorted", "slice", "pad", "concatenate", "dot_batch",
-		"reduce_max", "take", "scatter_add", "sum_pool", "if_captures", "for_loop", "scan", "sort", "cumsum", "conv_nhwc", "call"} {
+		"reduce_max", "reduce_prod", "cumprod", "cummax", "take", "scatter_add", "sum_pool", "if_captures", "for_loop", "scan", "sort", "cumsum", "conv_nhwc", "call"} {
 		t.Run(name, func(t *testing.T) {
 			for _, tc := range ruleCases {
 				if tc.name == name {

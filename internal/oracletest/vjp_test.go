@@ -208,6 +208,12 @@ var vjpRules = map[string]func(f *stablehlo.Function, a []sv) sv{
 	"sum_pool_same": func(f *stablehlo.Function, a []sv) sv {
 		return f.ReduceWindow(a[0], stablehlo.Sum, stablehlo.ReduceWindowParams{Window: []int{1, 2, 3, 1}, Strides: []int{1, 2, 1, 1}, Padding: stablehlo.PadSame})
 	},
+	"reduce_prod_zeros":   func(f *stablehlo.Function, a []sv) sv { return f.Reduce(a[0], stablehlo.Prod, 1) },
+	"reduce_prod_dims02":  func(f *stablehlo.Function, a []sv) sv { return f.Reduce(a[0], stablehlo.Prod, 0, 2) },
+	"cumprod_zeros":       func(f *stablehlo.Function, a []sv) sv { return f.Cumprod(a[0], 1, false) },
+	"cumprod_reverse":     func(f *stablehlo.Function, a []sv) sv { return f.Cumprod(a[0], 0, true) },
+	"cummax_ties":         func(f *stablehlo.Function, a []sv) sv { return f.Cummax(a[0], 1, false) },
+	"cummin_reverse_ties": func(f *stablehlo.Function, a []sv) sv { return f.Cummin(a[0], 0, true) },
 	"reduce_window_sum_dilated": func(f *stablehlo.Function, a []sv) sv {
 		return f.ReduceWindow(a[0], stablehlo.Sum, stablehlo.ReduceWindowParams{Window: []int{2, 2}, Strides: []int{2, 1},
 			BaseDilations: []int{2, 1}, WindowDilations: []int{1, 2}, Padding: stablehlo.Pads([2]int{1, 0}, [2]int{0, 1})})

@@ -144,6 +144,13 @@ def _rules():
                               [f32((1, 2, 7, 6), 12), f32((3, 2, 2, 2), 13)], True),
         "conv_depthwise": (lambda x, k: lax.conv_general_dilated(x, k, (1,), "VALID", dimension_numbers=("NWC", "WIO", "NWC"), feature_group_count=4),
                            [f32((2, 5, 4), 14), f32((3, 1, 8), 15)], True),
+        "reduce_prod_zeros": (lambda x: lax.reduce_prod(x, (1,)),
+                              [np.array([[1, 2, -0.5, 3, 0.5], [2, 0, 3, -1, 2], [0, 1, 2, 0, 4]], np.float32)], True),
+        "reduce_prod_dims02": (lambda x: lax.reduce_prod(x, (0, 2)), [pos((2, 3, 2), 4) - np.float32(1)], True),
+        "cumprod_zeros": (lambda x: lax.cumprod(x, axis=1), [np.array([[1, 2, 0, 3, -1], [0.5, -2, 2, 0, 0], [2, 1, 0.5, 4, -1]], np.float32)], True),
+        "cumprod_reverse": (lambda x: lax.cumprod(x, axis=0, reverse=True), [pos((5, 2), 5)], True),
+        "cummax_ties": (lambda x: lax.cummax(x, axis=1), [np.array([[1, 3, 3, 2, 3, 5], [2, 2, 2, 1, 4, 4], [5, 1, 5, 0, 5, 5]], np.float32)], True),
+        "cummin_reverse_ties": (lambda x: lax.cummin(x, axis=0, reverse=True), [np.array([[1, 3], [0, 3], [2, 1], [0, 1], [4, 1]], np.float32)], True),
         "reduce_window_sum_dilated": (lambda x: lax.reduce_window(x, np.float32(0), lax.add, (2, 2), (2, 1), ((1, 0), (0, 1)),
                                                                   base_dilation=(2, 1), window_dilation=(1, 2)), [f32((7, 6), 7)], True),
     }
