@@ -3,6 +3,7 @@ package stablehlo
 import (
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/gomlx/gopjrt/dtypes"
 )
@@ -14,28 +15,43 @@ import (
 // partition ids: the module's mhlo.num_partitions (Module.SetAttr) must cover them.
 // Package lower derives the groups from mesh axis names.
 
-// checkGroups checks replica groups and returns the group size.
-func (f *Function) checkGroups(opName string, a *value, groups [][]int) (int, bool) {
+// groupOperand checks the operand x of a collective over replica groups, and the groups;
+// it returns the operand and the group size.
+func (f *Function) groupOperand(opName string, x Value, groups [][]int) (*value, int, bool) {
+	vs, ok := f.Operands(opName, x)
+	if !ok {
+		return nil, 0, false
+	}
+	a := vs[0].v
 	if len(groups) == 0 || len(groups[0]) == 0 {
 		f.failf(opName, 0, a, ErrReplicaGroups, "no replica groups (or an empty one) in %v", groups)
-		return 0, false
+		return nil, 0, false
 	}
 	k := len(groups[0])
 	var seen []int
 	for i, g := range groups {
 		if len(g) != k {
 			f.failf(opName, 0, a, ErrReplicaGroups, "replica group %d has %d ids, group 0 has %d", i, len(g), k)
-			return 0, false
+			return nil, 0, false
 		}
 		for _, id := range g {
 			if id < 0 || slices.Contains(seen, id) {
 				f.failf(opName, 0, a, ErrReplicaGroups, "replica group %d: id %d is negative or repeated", i, id)
-				return 0, false
+				return nil, 0, false
 			}
 			seen = append(seen, id)
 		}
 	}
-	return k, true
+	return a, k, true
+}
+
+// checkReduction checks that r is a reduction a collective can apply to a's element type.
+func (f *Function) checkReduction(opName string, a *value, r Reduction) bool {
+	if r < Sum || r > Min || a.shape.dtype == dtypes.Bool {
+		f.failf(opName, 0, a, ErrDType, "reduction %v on %v", r, a.shape)
+		return false
+	}
+	return true
 }
 
 func cloneGroups(groups [][]int) [][]int {
@@ -50,6 +66,27 @@ func channelProp(ch int) string {
 	return "channel_handle = #stablehlo.channel_handle<handle = " + strconv.Itoa(ch) + ", type = 1>"
 }
 
+// i64Prop is an integer property of a collective, printed `name = value : i64`.
+type i64Prop struct {
+	name  string
+	value int
+}
+
+// groupProps prints the properties of a collective over replica groups, sorted by name as
+// MLIR prints them: the channel handle, the replica groups, the integer properties ints
+// and, when global, use_global_device_ids.
+func groupProps(channel int, groups [][]int, global bool, ints ...i64Prop) string {
+	props := []string{channelProp(channel), "replica_groups = " + denseI64(groups)}
+	for _, p := range ints {
+		props = append(props, p.name+" = "+strconv.Itoa(p.value)+" : i64")
+	}
+	if global {
+		props = append(props, "use_global_device_ids")
+	}
+	slices.Sort(props) // names are [a-z_]+ followed by " = " or nothing: sorting the text sorts the names
+	return strings.Join(props, ", ")
+}
+
 // AllReduceParams are the parameters of stablehlo.all_reduce; its region applies Reduction.
 type AllReduceParams struct {
 	Reduction Reduction
@@ -59,23 +96,15 @@ type AllReduceParams struct {
 
 // Properties returns the channel handle, replica groups and use_global_device_ids.
 func (p AllReduceParams) Properties() string {
-	return channelProp(p.Channel) + ", replica_groups = " + denseI64(p.Groups) + ", use_global_device_ids"
+	return groupProps(p.Channel, p.Groups, true)
 }
 
 // AllReduce combines x across the partitions of each replica group with r (psum for Sum,
 // pmax for Max, ...); every partition gets its group's result. Params: AllReduceParams.
 func (f *Function) AllReduce(x Value, r Reduction, groups [][]int) Value {
 	const opName = "all_reduce"
-	vs, ok := f.Operands(opName, x)
-	if !ok {
-		return Value{}
-	}
-	a := vs[0].v
-	if _, ok := f.checkGroups(opName, a, groups); !ok {
-		return Value{}
-	}
-	if r < Sum || r > Min || a.shape.dtype == dtypes.Bool {
-		f.failf(opName, 0, a, ErrDType, "reduction %v on %v", r, a.shape)
+	a, _, ok := f.groupOperand(opName, x, groups)
+	if !ok || !f.checkReduction(opName, a, r) {
 		return Value{}
 	}
 	p := AllReduceParams{Reduction: r, Groups: cloneGroups(groups), Channel: f.m.nextChannel()}
@@ -92,7 +121,7 @@ type AllGatherParams struct {
 
 // Properties returns all_gather_dim, the channel handle, replica groups and use_global_device_ids.
 func (p AllGatherParams) Properties() string {
-	return "all_gather_dim = " + strconv.Itoa(p.Dim) + " : i64, " + channelProp(p.Channel) + ", replica_groups = " + denseI64(p.Groups) + ", use_global_device_ids"
+	return groupProps(p.Channel, p.Groups, true, i64Prop{"all_gather_dim", p.Dim})
 }
 
 // AllGather concatenates x from the partitions of each replica group, in group order, in
@@ -100,12 +129,7 @@ func (p AllGatherParams) Properties() string {
 // Params: AllGatherParams.
 func (f *Function) AllGather(x Value, dim int, groups [][]int) Value {
 	const opName = "all_gather"
-	vs, ok := f.Operands(opName, x)
-	if !ok {
-		return Value{}
-	}
-	a := vs[0].v
-	k, ok := f.checkGroups(opName, a, groups)
+	a, k, ok := f.groupOperand(opName, x, groups)
 	if !ok {
 		return Value{}
 	}
@@ -135,7 +159,7 @@ type ReduceScatterParams struct {
 
 // Properties returns the channel handle, replica groups, scatter_dimension and use_global_device_ids.
 func (p ReduceScatterParams) Properties() string {
-	return channelProp(p.Channel) + ", replica_groups = " + denseI64(p.Groups) + ", scatter_dimension = " + strconv.Itoa(p.Dim) + " : i64, use_global_device_ids"
+	return groupProps(p.Channel, p.Groups, true, i64Prop{"scatter_dimension", p.Dim})
 }
 
 // ReduceScatter combines x across each replica group with r and leaves each partition the
@@ -144,17 +168,8 @@ func (p ReduceScatterParams) Properties() string {
 // ReduceScatterParams.
 func (f *Function) ReduceScatter(x Value, r Reduction, dim int, groups [][]int) Value {
 	const opName = "reduce_scatter"
-	vs, ok := f.Operands(opName, x)
-	if !ok {
-		return Value{}
-	}
-	a := vs[0].v
-	k, ok := f.checkGroups(opName, a, groups)
-	if !ok {
-		return Value{}
-	}
-	if r < Sum || r > Min || a.shape.dtype == dtypes.Bool {
-		f.failf(opName, 0, a, ErrDType, "reduction %v on %v", r, a.shape)
+	a, k, ok := f.groupOperand(opName, x, groups)
+	if !ok || !f.checkReduction(opName, a, r) {
 		return Value{}
 	}
 	if dim < 0 || dim >= a.shape.Rank() {
@@ -185,8 +200,8 @@ func (p AllToAllParams) Properties() string {
 	if len(p.Groups) > 0 {
 		k = len(p.Groups[0])
 	}
-	return channelProp(p.Channel) + ", concat_dimension = " + strconv.Itoa(p.ConcatDim) + " : i64, replica_groups = " + denseI64(p.Groups) +
-		", split_count = " + strconv.Itoa(k) + " : i64, split_dimension = " + strconv.Itoa(p.SplitDim) + " : i64"
+	return groupProps(p.Channel, p.Groups, false,
+		i64Prop{"concat_dimension", p.ConcatDim}, i64Prop{"split_count", k}, i64Prop{"split_dimension", p.SplitDim})
 }
 
 // AllToAll splits dimension splitDim of x into one block per partition of its replica
@@ -194,12 +209,7 @@ func (p AllToAllParams) Properties() string {
 // along concatDim (JAX's all_to_all with tiled=True). Params: AllToAllParams.
 func (f *Function) AllToAll(x Value, splitDim, concatDim int, groups [][]int) Value {
 	const opName = "all_to_all"
-	vs, ok := f.Operands(opName, x)
-	if !ok {
-		return Value{}
-	}
-	a := vs[0].v
-	k, ok := f.checkGroups(opName, a, groups)
+	a, k, ok := f.groupOperand(opName, x, groups)
 	if !ok {
 		return Value{}
 	}
