@@ -8,9 +8,7 @@ fixed inputs; internal/oracletest/ops_control_test.go builds the same program
 (by the case's "program" and "params") with package stablehlo (While, ForLoop,
 If, Switch, Scan, Sort..., Argmax, Argmin, Cumsum, ...), runs it on the CPU
 plugin and compares with JAX's outputs, and also runs JAX's own lowered module
-(the case's "stablehlo") there. Tensors are as in ops_data.py: {"shape",
-"dtype" (numpy's name), "values" (flat, row-major; floats the exact decimal
-widened to float64, NaN and infinities "nan", "inf", "-inf")}.
+(the case's "stablehlo") there. Tensors are written by opsutil.tensor.
 """
 
 import math
@@ -19,6 +17,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
+
+from opsutil import tensor
 
 GROUP = "ops_control"
 
@@ -35,25 +35,6 @@ def arr(dtype, values, shape=None):
     if shape is None:
         shape = np.shape(np.asarray(values, dtype=object))
     return np.array(flat, dtype=DTYPES[dtype]).reshape(shape)
-
-
-def tensor(a):
-    a = np.asarray(a)
-    if a.dtype == np.bool_:
-        vals = [bool(v) for v in a.reshape(-1)]
-    elif np.issubdtype(a.dtype, np.integer):
-        vals = [int(v) for v in a.reshape(-1)]
-    else:
-        vals = []
-        for v in a.reshape(-1).astype(np.float64):
-            v = float(v)
-            if math.isnan(v):
-                vals.append("nan")
-            elif math.isinf(v):
-                vals.append("inf" if v > 0 else "-inf")
-            else:
-                vals.append(v)
-    return {"shape": list(a.shape), "dtype": str(a.dtype), "values": vals}
 
 
 def _iota(dtype, n, shape, scale=1, offset=0):

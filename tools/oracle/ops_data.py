@@ -7,46 +7,17 @@ testdata/oracle/<GROUP>.json from its generate(). Each case runs one JAX
 function, under jax.jit on the CPU backend, on fixed inputs; the Go test
 internal/oracletest/ops_data_test.go builds the same op with package stablehlo
 (its builder is found by the case's name), runs it on the CPU PJRT plugin and
-compares. Tensors are {"shape", "dtype" (numpy's name), "values" (flat,
-row-major)}; floats are the exact decimal of the value widened to float64,
-NaN and infinities the strings "nan", "inf", "-inf".
+compares. Tensors are written by opsutil.tensor.
 """
-
-import math
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from opsutil import case
+
 GROUP = "ops_data"
-
-
-def tensor(a):
-    a = np.asarray(a)
-    if a.dtype == np.bool_:
-        vals = [bool(v) for v in a.reshape(-1)]
-    elif np.issubdtype(a.dtype, np.integer):
-        vals = [int(v) for v in a.reshape(-1)]
-    else:
-        vals = []
-        for v in a.reshape(-1).astype(np.float64):
-            v = float(v)
-            if math.isnan(v):
-                vals.append("nan")
-            elif math.isinf(v):
-                vals.append("inf" if v > 0 else "-inf")
-            else:
-                vals.append(v)
-    return {"shape": list(a.shape), "dtype": str(a.dtype), "values": vals}
-
-
-def case(name, jax_expr, fn, *inputs):
-    outs = jax.jit(fn)(*inputs)
-    if not isinstance(outs, (tuple, list)):
-        outs = (outs,)
-    return {"name": name, "jax": jax_expr, "inputs": [tensor(x) for x in inputs],
-            "outputs": [tensor(o) for o in outs]}
 
 
 def f32(*shape, start=0, scale=1.0):

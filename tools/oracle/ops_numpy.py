@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 
-from ops_data import case
+from opsutil import case
 
 GROUP = "ops_numpy"
 

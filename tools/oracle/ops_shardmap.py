@@ -17,7 +17,7 @@ from jax import lax
 from jax.sharding import Mesh
 from jax.sharding import PartitionSpec as P
 
-from ops_data import tensor
+from opsutil import tensor
 
 GROUP = "ops_shardmap"
 MESH = {"shape": [4, 2], "names": ["x", "y"]}
