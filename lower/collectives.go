@@ -308,3 +308,62 @@ func (f *Function) axisIndex(c *manualCtx, axis string) Value {
 	f.setVMA(out, 's', []string{axis})
 	return out
 }
+
+// AllGatherUntiled is JAX's all_gather with tiled=False: the blocks x of the devices
+// along axes are stacked, in group order, in a new dimension of the group's size inserted
+// at position dim (0 to x's rank). It lowers as JAX does: x reshaped with a dimension of
+// size 1 at dim, then AllGather along it.
+func (f *Function) AllGatherUntiled(x Value, dim int, axes ...string) Value {
+	const opName = "all_gather"
+	a, _, ok := f.collectiveSetup(opName, x, axes)
+	if !ok {
+		return Value{}
+	}
+	s := a.Shape()
+	if dim < 0 || dim > s.Rank() {
+		f.Failf(opName, 0, a, ErrShape, "all_gather with tiled=false over axes %q: new dimension %d out of range [0, %d] for %v", axes, dim, s.Rank(), s)
+		return Value{}
+	}
+	dims := slices.Insert(s.Dims(), dim, 1)
+	return f.AllGather(f.Reshape(a, dims...), dim, axes...)
+}
+
+// AllToAllUntiled is JAX's all_to_all with tiled=False: dimension splitDim of x must
+// equal the size of the group along axes; its slice i goes to the i-th device of the
+// group, and the received slices are stacked, in group order, in a new dimension inserted
+// at position concatDim of the result. The result's shape is x's with splitDim removed
+// and the group size inserted at concatDim (0 to x's rank minus 1). It lowers as JAX
+// does: a dimension of size 1 inserted for concatDim, AllToAll, then splitDim removed.
+func (f *Function) AllToAllUntiled(x Value, splitDim, concatDim int, axes ...string) Value {
+	const opName = "all_to_all"
+	a, groups, ok := f.collectiveSetup(opName, x, axes)
+	if !ok {
+		return Value{}
+	}
+	s := a.Shape()
+	switch r := s.Rank(); {
+	case splitDim < 0 || splitDim >= r:
+		f.Failf(opName, 0, a, ErrShape, "all_to_all with tiled=false over axes %q: split dimension %d out of range for %v", axes, splitDim, s)
+		return Value{}
+	case concatDim < 0 || concatDim >= r:
+		f.Failf(opName, 0, a, ErrShape, "all_to_all with tiled=false over axes %q: concat dimension %d out of range [0, %d] for %v", axes, concatDim, r-1, s)
+		return Value{}
+	}
+	if k := len(groups[0]); s.Dim(splitDim) != k {
+		f.Failf(opName, 0, a, ErrShape, "all_to_all with tiled=false needs split dimension %d (size %d) to equal the size %d of axes %q", splitDim, s.Dim(splitDim), k, axes)
+		return Value{}
+	}
+	if splitDim == concatDim {
+		return f.AllToAll(a, splitDim, concatDim, axes...)
+	}
+	if splitDim < concatDim {
+		concatDim++ // concatDim counts the dimensions left after splitDim's removal
+	} else {
+		splitDim++ // the new dimension sits before splitDim
+	}
+	out := f.AllToAll(f.Reshape(a, slices.Insert(s.Dims(), concatDim, 1)...), splitDim, concatDim, axes...)
+	if !out.Valid() {
+		return Value{}
+	}
+	return f.Reshape(out, slices.Delete(out.Shape().Dims(), splitDim, splitDim+1)...)
+}

@@ -45,7 +45,8 @@
 // ShardingConstraint is JAX's with_sharding_constraint; ShardMap is shard_map, lowered to
 // `sdy.manual_computation`, with the collectives (AllReduce, AllGather, ReduceScatter,
 // AllToAll, CollectivePermute, and under JAX's names Psum, Pmax, Pmin, Ppermute,
-// PsumScatter) and AxisIndex available in its body over the manual axes. ShardMap checks
+// PsumScatter; AllGatherUntiled and AllToAllUntiled are JAX's tiled=False forms) and
+// AxisIndex available in its body over the manual axes. ShardMap checks
 // replication as JAX's check_vma does: a result whose out_spec leaves out a manual axis
 // the value varies over is an error wrapping ErrReplication; ShardMapUnchecked is
 // check_vma=False. In a module with

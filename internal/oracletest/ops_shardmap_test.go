@@ -15,8 +15,8 @@ import (
 	"github.com/xlamesh/xlamesh/stablehlo"
 )
 
-// smapCase is one case of testdata/oracle/ops_shardmap.json: a jax.shard_map on the 4x2
-// ("x", "y") mesh, its specs, inputs, and JAX's outputs or error.
+// smapCase is one case of testdata/oracle/ops_shardmap.json: a jax.shard_map on its mesh
+// (the 4x2 ("x", "y") one, a 1-D or a 2x4), its specs, inputs, and JAX's outputs or error.
 type smapCase struct {
 	Name        string      `json:"name"`
 	JAX         string      `json:"jax"`
@@ -78,6 +78,33 @@ var opsShardMapBodies = map[string]smapBody{
 	"all_gather_unchecked": smap1(`g.AllGather(b, 0, "x")`, func(g *lower.Function, a []lower.Value) lower.Value {
 		return g.AllGather(a[0], 0, "x")
 	}),
+	"all_gather_untiled_1d": smap1(`g.AllGatherUntiled(b, 1, "i")`, func(g *lower.Function, a []lower.Value) lower.Value {
+		return g.AllGatherUntiled(a[0], 1, "i")
+	}),
+	"all_gather_untiled_y": smap1(`g.AllGatherUntiled(b, 0, "y")`, func(g *lower.Function, a []lower.Value) lower.Value {
+		return g.AllGatherUntiled(a[0], 0, "y")
+	}),
+	"all_gather_untiled_xy_last": smap1(`g.AllGatherUntiled(b, 2, "x", "y")`, func(g *lower.Function, a []lower.Value) lower.Value {
+		return g.AllGatherUntiled(a[0], 2, "x", "y")
+	}),
+	"all_gather_untiled_2x4_y": smap1(`g.AllGatherUntiled(b, 1, "y")`, func(g *lower.Function, a []lower.Value) lower.Value {
+		return g.AllGatherUntiled(a[0], 1, "y")
+	}),
+	"all_gather_untiled_unchecked": smap1(`g.AllGatherUntiled(b, 0, "x")`, func(g *lower.Function, a []lower.Value) lower.Value {
+		return g.AllGatherUntiled(a[0], 0, "x")
+	}),
+	"all_to_all_untiled_1d": smap1(`g.AllToAllUntiled(b, 0, 1, "i")`, func(g *lower.Function, a []lower.Value) lower.Value {
+		return g.AllToAllUntiled(a[0], 0, 1, "i")
+	}),
+	"all_to_all_untiled_x_concat_first": smap1(`g.AllToAllUntiled(b, 1, 0, "x")`, func(g *lower.Function, a []lower.Value) lower.Value {
+		return g.AllToAllUntiled(a[0], 1, 0, "x")
+	}),
+	"all_to_all_untiled_xy_same": smap1(`g.AllToAllUntiled(b, 0, 0, "x", "y")`, func(g *lower.Function, a []lower.Value) lower.Value {
+		return g.AllToAllUntiled(a[0], 0, 0, "x", "y")
+	}),
+	"all_to_all_untiled_2x4_yx": smap1(`g.AllToAllUntiled(b, 2, 1, "y", "x")`, func(g *lower.Function, a []lower.Value) lower.Value {
+		return g.AllToAllUntiled(a[0], 2, 1, "y", "x")
+	}),
 	"unchecked_identity": smap1("b", func(g *lower.Function, a []lower.Value) lower.Value { return a[0] }),
 	"replication_error":  smap1("b", func(g *lower.Function, a []lower.Value) lower.Value { return a[0] }),
 	"replication_error_second": {call: "b, g.Neg(b)", body: func(g *lower.Function, a []lower.Value) []lower.Value {
@@ -100,7 +127,8 @@ func TestOpsShardMap(t *testing.T) {
 	g := loadGolden[smapCase](t, "ops_shardmap")
 	var table strings.Builder
 	table.WriteString("Each case builds the shard_map with package `lower` (ShardMap, or ShardMapUnchecked where JAX has " +
-		"check_vma=False) on the 4x2 (\"x\", \"y\") mesh of the pinned CPU plugin's 8 devices, feeds each device its " +
+		"check_vma=False) on the case's mesh of the pinned CPU plugin's 8 devices (4x2 (\"x\", \"y\") unless the JAX " +
+		"column names a 1-D (8,) \"i\" or a 2x4 mesh), feeds each device its " +
 		"block of the inputs JAX was given and assembles the results by the out_specs; values compare bit for bit. " +
 		"Where JAX raises its replication error, lower must report ErrReplication for the same result and axis.\n\n" +
 		"| case | JAX | lower body |\n|---|---|---|\n")

@@ -363,7 +363,11 @@ func vjpNote() string {
 		"that JAX's rules for `check_vma=False` do without.\n" +
 		"- `program/smap_all_gather` runs in Shardy mode only: in GSPMD mode the plugin's XLA aborts compiling the gradient " +
 		"module (a `0.0` padding value inside lower's inline manual body is merged by CSE with one outside it; JAX calls a " +
-		"private function for the body)."
+		"private function for the body).\n" +
+		"- `program/smap_all_to_all_untiled` compares with JAX's gradient of the same function written with `tiled=True` " +
+		"(expand_dims, all_to_all, squeeze; vjp.py checks both forms agree): JAX 0.8.1's transpose of `all_to_all` with " +
+		"`tiled=False` and different split and concat axes applies the untiled reshapes a second time and returns a " +
+		"cotangent of the wrong shape."
 }
 
 // pattern is tools/oracle/vjp.py's pattern (examples/mlp.Init's formula).
@@ -590,6 +594,18 @@ var smapPrograms = []struct {
 				return g.Mul(g.AllToAll(b[0], 0, 1, "model"), g.Constant(2.0))
 			}, a...))
 	}, [][]int{{8, 8}}, []mesh.PartitionSpec{mesh.P(nil, "model")}, false},
+	{"smap_all_gather_untiled", func(f *lower.Function, a []lower.Value) lower.Value {
+		return tloss(f, smap(f, []mesh.PartitionSpec{mesh.P(nil, "model")}, mesh.P(nil, nil, "model"), nil,
+			func(g *lower.Function, b []lower.Value) lower.Value {
+				return g.Mul(g.AllGatherUntiled(b[0], 1, "model"), g.Constant(2.0))
+			}, a...))
+	}, [][]int{{4, 8}}, []mesh.PartitionSpec{mesh.P(nil, "model")}, false},
+	{"smap_all_to_all_untiled", func(f *lower.Function, a []lower.Value) lower.Value {
+		return tloss(f, smap(f, []mesh.PartitionSpec{mesh.P(nil, "model")}, mesh.P("model", nil), nil,
+			func(g *lower.Function, b []lower.Value) lower.Value {
+				return g.Mul(g.AllToAllUntiled(b[0], 0, 1, "model"), g.Constant(2.0))
+			}, a...))
+	}, [][]int{{4, 8}}, []mesh.PartitionSpec{mesh.P(nil, "model")}, false},
 	{"smap_partial_manual", func(f *lower.Function, a []lower.Value) lower.Value {
 		return tloss(f, smap(f, []mesh.PartitionSpec{mesh.P(nil, "model"), mesh.P("model", nil)}, mesh.P(), []string{"model"},
 			func(g *lower.Function, b []lower.Value) lower.Value { return g.Psum(g.MatMul(b[0], b[1]), "model") }, a...))

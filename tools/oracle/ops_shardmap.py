@@ -1,7 +1,7 @@
 """Oracle group ops_shardmap: JAX's answers for lower's shard_map collectives
 (axis_index, psum/pmax/pmin, ppermute, all_to_all, psum_scatter, all_gather) and for
-shard_map's replication check (check_vma), on the 8 CPU devices as a 4x2 ("x", "y") mesh
-in device order.
+shard_map's replication check (check_vma), on the 8 CPU devices in device order as a 4x2
+("x", "y") mesh or, where a case says so, a 1-D (8,) "i" or a 2x4 ("x", "y") mesh.
 
 Each case is jax.jit(jax.shard_map(body, mesh, in_specs, out_specs, axis_names,
 check_vma)) on fixed global inputs: its outputs (global arrays), or the error JAX raises.
@@ -23,8 +23,13 @@ GROUP = "ops_shardmap"
 MESH = {"shape": [4, 2], "names": ["x", "y"]}
 
 
-def mesh():
-    return Mesh(np.array(jax.devices()[:8], dtype=object).reshape(4, 2), ("x", "y"))
+MESH_1D = {"shape": [8], "names": ["i"]}
+MESH_2X4 = {"shape": [2, 4], "names": ["x", "y"]}
+
+
+def mesh(m=None):
+    m = m or MESH
+    return Mesh(np.array(jax.devices()[:8], dtype=object).reshape(m["shape"]), tuple(m["names"]))
 
 
 def to_p(spec):
@@ -39,9 +44,9 @@ def f32(*shape):
 CASES = []
 
 
-def smap(name, expr, body, inputs, in_specs, out_specs, axis_names=None, check_vma=True, error=False):
+def smap(name, expr, body, inputs, in_specs, out_specs, axis_names=None, check_vma=True, error=False, mesh=None):
     CASES.append(dict(name=name, jax=expr, body=body, inputs=inputs, in_specs=in_specs, out_specs=out_specs,
-                      axis_names=axis_names, check_vma=check_vma, error=error))
+                      axis_names=axis_names, check_vma=check_vma, error=error, mesh=mesh or MESH))
 
 
 smap("axis_index_x", "lax.axis_index('x')[None]", lambda: lax.axis_index("x")[None], [], [], [["x"]])
@@ -79,9 +84,31 @@ smap("replication_axis_index", "b + lax.axis_index('y') with out_specs P('x')",
 smap("replication_ppermute", "lax.ppermute(b, 'y', [(0, 1), (1, 0)]) of a replicated b, out_specs P()",
      lambda b: lax.ppermute(b, "y", [(0, 1), (1, 0)]), [f32(4, 2)], [[]], [[]], error=True)
 
+# tiled=False forms of all_gather and all_to_all, on the 1-D (8,) "i" mesh, the 4x2 and a
+# 2x4 mesh, over one axis and several.
+smap("all_gather_untiled_1d", "lax.all_gather(b, 'i', axis=1, tiled=False), mesh (8,) 'i'",
+     lambda b: lax.all_gather(b, "i", axis=1, tiled=False), [f32(16, 3)], [["i"]], [["i"]], mesh=MESH_1D)
+smap("all_gather_untiled_y", "lax.all_gather(b, 'y', axis=0, tiled=False)",
+     lambda b: lax.all_gather(b, "y", axis=0, tiled=False), [f32(8, 4)], [["x", "y"]], [[None, "x", "y"]])
+smap("all_gather_untiled_xy_last", "lax.all_gather(b, ('x', 'y'), axis=2, tiled=False)",
+     lambda b: lax.all_gather(b, ("x", "y"), axis=2, tiled=False), [f32(8, 4)], [["x", "y"]], [["x", "y", None]])
+smap("all_gather_untiled_2x4_y", "lax.all_gather(b, 'y', axis=1, tiled=False), mesh 2x4",
+     lambda b: lax.all_gather(b, "y", axis=1, tiled=False), [f32(4, 3)], [["x"]], [["x", "y"]], mesh=MESH_2X4)
+smap("all_gather_untiled_unchecked", "lax.all_gather(b, 'x', axis=0, tiled=False), check_vma=False",
+     lambda b: lax.all_gather(b, "x", axis=0, tiled=False), [f32(8, 2)], [["x"]], [[]], check_vma=False)
+smap("all_to_all_untiled_1d", "lax.all_to_all(b, 'i', 0, 1, tiled=False), mesh (8,) 'i'",
+     lambda b: lax.all_to_all(b, "i", 0, 1, tiled=False), [f32(64, 3)], [["i"]], [["i"]], mesh=MESH_1D)
+smap("all_to_all_untiled_x_concat_first", "lax.all_to_all(b, 'x', 1, 0, tiled=False)",
+     lambda b: lax.all_to_all(b, "x", 1, 0, tiled=False), [f32(2, 8, 3)], [[None, "y"]], [["x", "y"]])
+smap("all_to_all_untiled_xy_same", "lax.all_to_all(b, ('x', 'y'), 0, 0, tiled=False)",
+     lambda b: lax.all_to_all(b, ("x", "y"), 0, 0, tiled=False), [f32(8, 16)], [[None, ["x", "y"]]],
+     [[None, ["x", "y"]]])
+smap("all_to_all_untiled_2x4_yx", "lax.all_to_all(b, ('y', 'x'), 2, 1, tiled=False), mesh 2x4",
+     lambda b: lax.all_to_all(b, ("y", "x"), 2, 1, tiled=False), [f32(2, 3, 8)], [[]], [["x", "y"]], mesh=MESH_2X4)
+
 
 def run(c):
-    m = mesh()
+    m = mesh(c["mesh"])
     kw = {}
     if c["axis_names"] is not None:
         kw["axis_names"] = set(c["axis_names"])
@@ -98,7 +125,7 @@ def run(c):
 def generate():
     out = []
     for c in CASES:
-        rec = {"name": c["name"], "jax": c["jax"], "mesh": MESH, "in_specs": c["in_specs"],
+        rec = {"name": c["name"], "jax": c["jax"], "mesh": c["mesh"], "in_specs": c["in_specs"],
                "out_specs": c["out_specs"], "axis_names": c["axis_names"], "check_vma": c["check_vma"],
                "inputs": [tensor(x) for x in c["inputs"]], "expect_error": c["error"]}
         try:

@@ -348,6 +348,19 @@ def tloss(y):
     return jnp.sum(jnp.tanh(y) * pattern(y.shape, 5, 8.0))
 
 
+def a2a_untiled_01(a):
+    """lax.all_to_all(a, "model", 0, 1, tiled=False) with tiled=True."""
+    return lax.squeeze(lax.all_to_all(jnp.expand_dims(a, 2), "model", 0, 2, tiled=True), (0,))
+
+
+def check_a2a_untiled():
+    x = pattern((4, 8), 0, 8.0)
+    want = smap(lambda a: lax.all_to_all(a, "model", 0, 1, tiled=False), (P(None, "model"),), P("model", None))(x)
+    got = smap(a2a_untiled_01, (P(None, "model"),), P("model", None))(x)
+    if not np.array_equal(np.asarray(want), np.asarray(got)):
+        raise VJPError("a2a_untiled_01 differs from lax.all_to_all(tiled=False)")
+
+
 SMAP = {
     # row-parallel matmul: x P('data', 'model') @ w P('model', None), psum over model.
     "smap_psum_matmul": (lambda x, w: tloss(smap(lambda a, b: lax.psum(a @ b, "model"),
@@ -378,6 +391,17 @@ SMAP = {
     "smap_all_to_all": (lambda x: tloss(smap(lambda a: lax.all_to_all(a, "model", 0, 1, tiled=True) * np.float32(2),
                                              (P(None, "model"),), P(None, "model"))(x)),
                         [((8, 8), P(None, "model"))], False),
+    # tiled=False: the gathered blocks stack in a new dimension; all_to_all drops its split
+    # dimension and stacks the received slices in a new one.
+    "smap_all_gather_untiled": (lambda x: tloss(smap(lambda a: lax.all_gather(a, "model", axis=1, tiled=False) * np.float32(2),
+                                                     (P(None, "model"),), P(None, None, "model"))(x)),
+                                [((4, 8), P(None, "model"))], False),
+    # JAX 0.8.1's transpose of all_to_all with tiled=False and split != concat re-inserts
+    # the dimensions and returns a cotangent of the wrong shape, so the gradient is JAX's of
+    # the same function written with tiled=True (checked equal to tiled=False below).
+    "smap_all_to_all_untiled": (lambda x: tloss(smap(lambda a: a2a_untiled_01(a) * np.float32(2),
+                                                     (P(None, "model"),), P("model", None))(x)),
+                                [((4, 8), P(None, "model"))], False),
     # a shard_map over "model" only: "data" stays with the partitioner (Shardy only; GSPMD
     # shard_maps cover every axis).
     "smap_partial_manual": (lambda x, w: tloss(smap(lambda a, b: lax.psum(a @ b, "model"),
@@ -388,6 +412,7 @@ SMAP = {
 
 
 def gen_smap(gspmd):
+    check_a2a_untiled()
     out = {}
     for name, (fn, args, shardy_only) in SMAP.items():
         if gspmd and shardy_only:
