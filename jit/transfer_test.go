@@ -3,7 +3,6 @@ package jit_test
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/gomlx/gopjrt/dtypes"
 	"github.com/stretchr/testify/assert"
@@ -15,23 +14,6 @@ import (
 	"github.com/xlamesh/xlamesh/pjrt"
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 )
-
-// waitStaging waits until the live staging blocks are back to want (a block comes back from a
-// plugin thread when the buffer living in it is destroyed).
-func waitStaging(t *testing.T, want int64) {
-	t.Helper()
-	require.Eventually(t, func() bool { return pjrt.Staging().LiveBlocks == want }, 10*time.Second, time.Millisecond,
-		"staging blocks still live: %+v, want %d", pjrt.Staging(), want)
-}
-
-// stagingBaseline waits until no staging block is live (the plugin gives a block back only once
-// the execution or copy using its buffer has ended, after an earlier test has returned) and
-// returns that count, 0.
-func stagingBaseline(t *testing.T) int64 {
-	t.Helper()
-	waitStaging(t, 0)
-	return 0
-}
 
 // blockOf returns the row-major bytes of block idx of a global row-major array.
 func blockOf(global []byte, shape []int, idx mesh.Index, elem int) []byte {
@@ -97,7 +79,7 @@ func TestTransfersExact(t *testing.T) {
 	// Large enough (f32 512 KiB, shards of 64 KiB and more) for staging every shard densely.
 	cases = append(cases, tc{m, dtypes.Float32, []int{512, 256}, mesh.P("x", "y")}, tc{m, dtypes.Float32, []int{512, 256}, mesh.P("x")},
 		tc{m, dtypes.Float32, []int{512, 256}, mesh.P()}, tc{m, dtypes.BFloat16, []int{256, 1024}, mesh.P(nil, "y")})
-	before := stagingBaseline(t)
+	before := pjrttest.StagingBaseline(t)
 	for _, k := range cases {
 		t.Run(fmt.Sprintf("%v%v/%v", k.dtype, k.shape, k.spec), func(t *testing.T) {
 			elem := k.dtype.Size()
@@ -135,7 +117,7 @@ func TestTransfersExact(t *testing.T) {
 			require.NoError(t, a.Close())
 		})
 	}
-	waitStaging(t, before)
+	pjrttest.WaitStaging(t, before)
 }
 
 // nonNil turns an empty slice into nil, as blockOf returns for an empty block.
@@ -154,7 +136,7 @@ func TestDonateZeroCopyPut(t *testing.T) {
 	c := pjrttest.Client(t)
 	checkNoLeak(t)
 	m := mesh42(t, c)
-	before := stagingBaseline(t)
+	before := pjrttest.StagingBaseline(t)
 	f := jit.New("double_donate_big", double, jit.OutSpecs(mesh.P("x", "y")), jit.Donate(0))
 	defer f.Close()
 	const rows, cols = 256, 128 // 128 KiB, shards of 16 KiB, every one staged (a column split)
@@ -185,7 +167,7 @@ func TestDonateZeroCopyPut(t *testing.T) {
 			}
 		}
 		require.NoError(t, y.Close())
-		waitStaging(t, before)
+		pjrttest.WaitStaging(t, before)
 	}
 }
 

@@ -3,7 +3,6 @@ package pjrt_test
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/gomlx/gopjrt/dtypes"
 	"github.com/stretchr/testify/assert"
@@ -12,23 +11,6 @@ import (
 	"github.com/xlamesh/xlamesh/pjrt"
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 )
-
-// waitStaging waits until the live staging blocks are back to want: the plugin gives a block back
-// from one of its threads when the buffer living in it is destroyed.
-func waitStaging(t *testing.T, want int64) {
-	t.Helper()
-	require.Eventually(t, func() bool { return pjrt.Staging().LiveBlocks == want }, 10*time.Second, time.Millisecond,
-		"staging blocks still live: %+v, want %d", pjrt.Staging(), want)
-}
-
-// stagingBaseline waits until no staging block is live (the plugin gives a block back only once
-// the execution or copy using its buffer has ended, after an earlier test has returned) and
-// returns that count, 0.
-func stagingBaseline(t *testing.T) int64 {
-	t.Helper()
-	waitStaging(t, 0)
-	return 0
-}
 
 // block is a rectangular block [r0, r0+rows) x [c0, c0+cols) of a row-major host matrix.
 type block struct{ r0, rows, c0, cols int }
@@ -49,7 +31,7 @@ func TestTransferRoutes(t *testing.T) {
 			t.Run(fmt.Sprintf("%dx%d/hostMemory=%v", size.rows, size.cols, hostMemory), func(t *testing.T) {
 				pjrt.SetHostMemory(c, hostMemory)
 				defer pjrt.SetHostMemory(c, true)
-				before, live, direct := stagingBaseline(t), pjrt.LiveBuffers(), pjrt.DirectReads()
+				before, live, direct := pjrttest.StagingBaseline(t), pjrt.LiveBuffers(), pjrt.DirectReads()
 				rows, cols := size.rows, size.cols
 				host := make([]float32, rows*cols)
 				for i := range host {
@@ -128,13 +110,13 @@ func TestTransferRoutes(t *testing.T) {
 				for _, b := range bs {
 					require.NoError(t, b.Close())
 				}
-				waitStaging(t, before)
+				pjrttest.WaitStaging(t, before)
 				assert.Equal(t, live, pjrt.LiveBuffers())
 			})
 		}
 	}
 	// Buffers left open are destroyed by Client.Close, which gives their staging blocks back.
-	before := stagingBaseline(t)
+	before := pjrttest.StagingBaseline(t)
 	raw := make([]byte, 1<<20)
 	_, err = c.BuffersFromHost([]pjrt.HostTransfer{{Device: devs[0], DType: dtypes.Uint8, Dims: []int{1 << 20}, Data: raw}})
 	require.NoError(t, err)
@@ -142,7 +124,7 @@ func TestTransferRoutes(t *testing.T) {
 		assert.Equal(t, before+1, pjrt.Staging().LiveBlocks)
 	}
 	require.NoError(t, c.Close())
-	waitStaging(t, before)
+	pjrttest.WaitStaging(t, before)
 }
 
 // TestCopyToHostStrideErrors: destinations that strides make too small are refused before any
