@@ -84,6 +84,23 @@ var goldenCases = []goldenCase{
 		f.ShardResults(ns("y"))
 	}},
 	{name: "shard_map_sum", gspmd: true, build: shardMapSum},
+	// Two shard_maps and a function of the name GSPMD mode gives the first body: the bodies
+	// print as @shmap_body_1 and @shmap_body_2, each with its own 0.0.
+	{name: "shard_map_twice", gspmd: true, build: func(m *lower.Module) {
+		h := m.Func("shmap_body")
+		hx := h.Arg(lower.NewShape(dtypes.Float32, 16, 8))
+		h.Return(h.Neg(hx))
+		f := m.Main()
+		x := f.Arg(lower.NewShape(dtypes.Float32, 16, 8), ns("x", "y"))
+		in, out := []mesh.PartitionSpec{mesh.P("x", "y")}, []mesh.PartitionSpec{mesh.P("x", "y")}
+		body := func(g *lower.Function, args []lower.Value) []lower.Value {
+			return []lower.Value{g.Max(args[0], g.Constant(0.0))}
+		}
+		y := f.ShardMap(mesh42.Abstract(), in, out, nil, body, x)
+		z := f.ShardMap(mesh42.Abstract(), in, out, nil, body, f.Add(y[0], f.Constant(0.0)))
+		f.Return(f.Call(h, z[0])...)
+		f.ShardResults(ns("x", "y"))
+	}},
 	{name: "shard_map_partial", build: func(m *lower.Module) {
 		f := m.Main()
 		x := f.Arg(lower.NewShape(dtypes.Float32, 16, 8), ns("x"))

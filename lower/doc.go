@@ -72,8 +72,9 @@
 //
 // WithPartitioner(GSPMD) writes the same program for XLA's older GSPMD partitioner:
 // `mhlo.sharding` strings, `@Sharding` custom calls for constraints and
-// `@SPMDFullToShardShape`/`@SPMDShardToFullShape` around shard_map bodies. A module never
-// mixes the two; compile it with the partitioner Program.Partitioner reports.
+// `@SPMDFullToShardShape`/`@SPMDShardToFullShape` around a `func.call` of each shard_map
+// body, printed as a private function (@shmap_body, @shmap_body_1, ...) as JAX does. A
+// module never mixes the two; compile it with the partitioner Program.Partitioner reports.
 //
 // # Modules written elsewhere
 //

@@ -45,13 +45,19 @@ func (p ShardMapParams) ReplayParams(f *stablehlo.Function) any {
 	q.InSpecs, q.OutSpec, q.Manual = slices.Clone(p.InSpecs), slices.Clone(p.OutSpec), slices.Clone(p.Manual)
 	q.in, q.out = slices.Clone(p.in), slices.Clone(p.out)
 	if p.gspmd {
-		q.inSharding, q.outManual = nil, nil
-		for _, v := range p.inSharding {
-			q.inSharding = append(q.inSharding, f.NewValue(v.Shape()))
+		fresh := func(vs []Value) []Value {
+			out := make([]Value, len(vs))
+			for i, v := range vs {
+				out[i] = f.NewValue(v.Shape())
+			}
+			return out
 		}
-		for _, v := range p.outManual {
-			q.outManual = append(q.outManual, f.NewValue(v.Shape()))
+		q.inSharding, q.inManual, q.outManual = fresh(p.inSharding), fresh(p.inManual), fresh(p.outManual)
+		shapes := make([]Shape, len(p.called))
+		for i, v := range p.called {
+			shapes[i] = v.Shape()
 		}
+		q.called = f.NewValues(shapes...)
 	}
 	return q
 }

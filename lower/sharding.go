@@ -303,15 +303,18 @@ type ShardMapParams struct {
 	in, out    []string // stripped shardings (Shardy) or GSPMD texts
 	gspmd      bool
 	inSharding []Value // GSPMD: results of @Sharding before SPMDFullToShardShape
+	inManual   []Value // GSPMD: results of SPMDFullToShardShape, the body's call operands
+	called     []Value // GSPMD: results of the body's func.call
 	outManual  []Value // GSPMD: results of @Sharding {manual} before SPMDShardToFullShape
 }
 
 // ShardMap is JAX's shard_map: it runs body once per shard of the mesh axes manualAxes
 // (all of the mesh's axes when nil), on the local blocks of args split by inSpecs, and
 // assembles the body's results into global values by outSpecs. With Shardy it lowers to
-// `sdy.manual_computation`; with GSPMD to `@Sharding`, `@SPMDFullToShardShape`, the body
-// inline, `@Sharding {manual}` and `@SPMDShardToFullShape` (GSPMD mode supports only
-// shard_maps over all mesh axes). The op's Params are ShardMapParams.
+// `sdy.manual_computation`; with GSPMD to `@Sharding`, `@SPMDFullToShardShape`, a
+// `func.call` of the body printed as a private function (@shmap_body, as JAX names it),
+// `@Sharding {manual}` and `@SPMDShardToFullShape` (GSPMD mode supports only shard_maps
+// over all mesh axes). The op's Params are ShardMapParams.
 //
 // The body is built with the same API on g, a fresh region: it sees only its arguments
 // (using an outer value is an error wrapping ErrForeignValue), and may use the
@@ -415,17 +418,16 @@ func (f *Function) shardMap(check bool, m mesh.Abstract, inSpecs, outSpecs []mes
 		d.in = append(d.in, text)
 		locals[i] = local
 	}
-	// The body region. With GSPMD it prints inline: its arguments are the results of the
-	// @SPMDFullToShardShape calls, numbered after the @Sharding values before them.
-	var g *stablehlo.Function
+	// The body region. With GSPMD it prints as a private function, called with the results
+	// of the @SPMDFullToShardShape calls: XLA's CSE would merge constants of an inline body
+	// with equal ones outside it, across the manual region's boundary, and abort.
 	if gspmd {
-		for _, v := range vs {
+		for i, v := range vs {
 			d.inSharding = append(d.inSharding, f.NewValue(v.Shape()))
+			d.inManual = append(d.inManual, f.NewValue(locals[i]))
 		}
-		g = f.NewInlineRegion(locals...)
-	} else {
-		g = f.NewRegion(locals...)
 	}
+	g := f.NewRegion(locals...)
 	ctx := &manualCtx{abs: m, axes: manual, parent: parent, body: g, operands: vs, inSpecs: d.InSpecs, manual: manual}
 	if parent != nil {
 		ctx.axes = append(slices.Clone(parent.axes), manual...)
@@ -454,9 +456,12 @@ func (f *Function) shardMap(check bool, m mesh.Abstract, inSpecs, outSpecs []mes
 		globals[i] = global
 	}
 	if gspmd {
-		for _, r := range rs {
+		shapes := make([]Shape, len(rs))
+		for i, r := range rs {
+			shapes[i] = r.Shape()
 			d.outManual = append(d.outManual, f.NewValue(r.Shape()))
 		}
+		d.called = f.NewValues(shapes...)
 	}
 	// With GSPMD, one result per output, each a plain value (printed as separate custom calls).
 	res := f.AddOp(stablehlo.OpSpec{Name: opName, Operands: vs, Results: globals, Params: d,
@@ -593,14 +598,13 @@ func printManualGSPMD(p *stablehlo.Printer, o *stablehlo.Op, body *stablehlo.Fun
 	cc := func(r Value, target string, x Value, sharding string) {
 		p.CustomCall([]Value{r}, target, []Value{x}, stablehlo.Attr{Name: "mhlo.sharding", Value: strconv.Quote(sharding)})
 	}
-	args := body.Args()
 	for i, x := range o.Operands() {
 		cc(d.inSharding[i], "Sharding", x, d.in[i])
-		cc(args[i], "SPMDFullToShardShape", d.inSharding[i], shardy.GSPMDManual)
+		cc(d.inManual[i], "SPMDFullToShardShape", d.inSharding[i], shardy.GSPMDManual)
 	}
-	p.Ops(body)
+	p.Call(d.called, body, "shmap_body", d.inManual)
 	results := o.Results()
-	for i, r := range body.Results() {
+	for i, r := range d.called {
 		cc(d.outManual[i], "Sharding", r, shardy.GSPMDManual)
 		cc(results[i], "SPMDShardToFullShape", d.outManual[i], d.out[i])
 	}

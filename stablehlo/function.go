@@ -202,6 +202,34 @@ func (f *Function) NewValue(s Shape) Value {
 	return Value{f.newValue(s)}
 }
 
+// NewValues is NewValue for the results of one multi-result definition that a PrintFunc
+// writes: with two or more shapes the values share one SSA number and print as %N#0,
+// %N#1, ..., defined together by one Printer.Def (lower's GSPMD shard_map defines them with
+// Printer.Call). After an error it returns zero Values.
+func (f *Function) NewValues(shapes ...Shape) []Value {
+	out := make([]Value, len(shapes))
+	if f.failed() {
+		return out
+	}
+	for _, s := range shapes {
+		if err := s.valid(); err != nil {
+			f.fail("value", -1, nil, err)
+			return out
+		}
+	}
+	if len(shapes) == 1 {
+		out[0] = Value{f.newValue(shapes[0])}
+		return out
+	}
+	t := f.top
+	id := t.nextVal
+	t.nextVal++
+	for i, s := range shapes {
+		out[i] = Value{&value{fn: f, shape: s, id: id, sub: i}}
+	}
+	return out
+}
+
 // Arg adds an argument of the given shape to a top-level function and returns it.
 // Arguments come before any op; a region's arguments are made by the op that owns it
 // (NewRegion). Both mistakes record an error wrapping ErrFunction.

@@ -28,6 +28,17 @@ type Printer struct {
 	ids   map[*value]int
 	nVal  int
 	nArg  int
+	m     *Module
+	// outlined are the regions Call turned into private functions, printed after the
+	// module's own functions; names holds every function name used so far.
+	outlined []outline
+	names    map[string]bool
+}
+
+// outline is a region printed as `func.func private @name`.
+type outline struct {
+	name string
+	body *Function
 }
 
 // reset starts the numbering of a new func.func.
@@ -105,6 +116,72 @@ func (p *Printer) customCall(results []*value, target string, operands []*value,
 	p.b.WriteString(" : ")
 	p.fnType(operands, results)
 	p.b.WriteString("\n")
+}
+
+// Call writes `results = func.call @name(operands) : (T) -> R` (defining results, see Def)
+// and prints region body g, made with NewRegion and ended with Yield, as the callee: a
+// `func.func private @name` after the module's functions, whose arguments are g's block
+// arguments and whose `return` gives g's results. The name is base, or base_1, base_2, ...
+// when the module or an earlier Call uses it. lower's GSPMD shard_map prints its body this
+// way, as JAX does: XLA keeps a called body apart from the code around it, where it would
+// merge an inline body's constants with equal ones outside the manual region.
+func (p *Printer) Call(results []Value, g *Function, base string, operands []Value) {
+	if p.names == nil {
+		p.names = make(map[string]bool)
+		if p.m != nil {
+			for _, f := range p.m.funcs {
+				p.names[f.name] = true
+			}
+		}
+	}
+	name := base
+	for i := 1; p.names[name]; i++ {
+		name = base + "_" + strconv.Itoa(i)
+	}
+	p.names[name] = true
+	p.outlined = append(p.outlined, outline{name, g})
+	rs := unwrapValues(results)
+	p.Indent()
+	p.def(rs)
+	p.WriteString("func.call ")
+	p.WriteString(mlir.Symbol(name))
+	p.WriteString("(")
+	p.vals(unwrapValues(operands))
+	p.WriteString(") : ")
+	p.fnType(unwrapValues(operands), rs)
+	p.WriteString("\n")
+}
+
+// printOutlined writes region body g as `func.func private @name`, for Call.
+func (p *Printer) printOutlined(name string, g *Function) {
+	p.reset()
+	p.Indent()
+	p.WriteString("func.func private ")
+	p.WriteString(mlir.Symbol(name))
+	p.WriteString("(")
+	for i, a := range g.args {
+		if i > 0 {
+			p.WriteString(", ")
+		}
+		p.defArg(a)
+	}
+	p.WriteString(") -> (")
+	p.types(g.results)
+	p.WriteString(") {\n")
+	p.Push()
+	g.printOps(p)
+	p.Indent()
+	p.WriteString("return")
+	if len(g.results) > 0 {
+		p.WriteString(" ")
+		p.vals(g.results)
+		p.WriteString(" : ")
+		p.types(g.results)
+	}
+	p.WriteString("\n")
+	p.Pop()
+	p.Indent()
+	p.WriteString("}\n")
 }
 
 // attrDict writes "{a = x, b = y}".
@@ -200,7 +277,7 @@ func (p *Printer) def(rs []*value) {
 }
 
 func (m *Module) print() string {
-	p := &Printer{ids: make(map[*value]int)}
+	p := &Printer{ids: make(map[*value]int), m: m}
 	n := 0
 	for _, f := range m.funcs {
 		n += len(f.ops)
@@ -230,6 +307,10 @@ func (m *Module) print() string {
 		if f != m.main {
 			f.print(p)
 		}
+	}
+	// Bodies printed as calls (Call), including any called from another such body.
+	for i := 0; i < len(p.outlined); i++ {
+		p.printOutlined(p.outlined[i].name, p.outlined[i].body)
 	}
 	p.Pop()
 	p.WriteString("}\n")

@@ -32,8 +32,7 @@ func (f *Function) NewRegion(args ...Shape) *Function { return f.region(false, a
 
 // NewInlineRegion is NewRegion for an op whose PrintFunc writes the body inline, without
 // a block of its own: the arguments are plain values (printed %N) that the op's printer
-// must define with Printer.Def before printing the body with Printer.Ops. lower's GSPMD
-// shard_map is one: each argument is the result of an `@SPMDFullToShardShape` custom call.
+// must define with Printer.Def before printing the body with Printer.Ops.
 func (f *Function) NewInlineRegion(args ...Shape) *Function { return f.region(true, args) }
 
 func (f *Function) region(inline bool, args []Shape) *Function {

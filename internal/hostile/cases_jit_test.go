@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -413,7 +414,85 @@ func jitCases() []*hcase {
 			_, err := jit.ReshardArray(c, x42(h, c), sharding(h, mesh42(h, c), mesh.P(nil, "x")))
 			return err
 		}, "mesh.ErrIndivisible", mesh.ErrIndivisible),
+		jitCase("jit.ValueAndGrad: a shard_map with all_gather in GSPMD mode", classPrograms, "jit Call", gatherGrad),
 	}
+}
+
+// gatherGrad differentiates, in GSPMD mode, internal/oracletest's smap_all_gather program:
+// sum(tanh(y) * w) for y = shard_map(a -> all_gather(a, 1, "model") * a[:, :1]) of a 4x8
+// x sharded P(nil, "model") on a 2x4 ("data", "model") mesh, out_spec P("model", nil). Its
+// module once made the plugin's XLA abort the process (a 0.0 in the inline manual body
+// merged by CSE with one outside it); lower now calls a private function for the body, as
+// JAX does. The loss and gradient are checked against the same formulas in float64 to 1e-5
+// relative (float32 tanh and sums in XLA's order).
+func gatherGrad(h *H, c *pjrt.Client) error {
+	m, err := mesh.New(jit.Devices(c)[:8], []int{2, 4}, "data", "model")
+	h.Must(err)
+	abs := m.Abstract()
+	pat := func(n, k int) []float32 { // internal/oracletest's pattern(dims, k, 8, 0)
+		out := make([]float32, n)
+		for i := range out {
+			out[i] = float32((i*(7+2*k)+3*k)%17-8) / 8
+		}
+		return out
+	}
+	xs, ws := pat(32, 0), pat(128, 5)
+	loss := func(f *lower.Function, a []lower.Value) lower.Value {
+		y := f.ShardMap(abs, []mesh.PartitionSpec{mesh.P(nil, "model")}, []mesh.PartitionSpec{mesh.P("model", nil)}, nil,
+			func(g *lower.Function, b []lower.Value) []lower.Value {
+				gathered := g.AllGather(b[0], 1, "model")
+				col := g.BroadcastInDim(g.Slice(b[0], []int{0, 0}, []int{4, 1}, nil), gathered.Shape().Dims(), []int{0, 1})
+				return []lower.Value{g.Mul(gathered, col)}
+			}, a[0])[0]
+		return f.Sum(f.Mul(f.Tanh(y), f.ArrayOf(dtypes.Float32, ws, 16, 8)))
+	}
+	spec := mesh.P(nil, "model")
+	fn := jit.New("gather_grad", jit.ValueAndGrad(loss, 0), jit.InSpecs(spec), jit.OutSpecs(mesh.P(), spec),
+		jit.WithPartitioner(lower.GSPMD))
+	defer fn.Close()
+	outs, err := fn.Call(c, put(h, c, xs, []int{4, 8}, sharding(h, m, spec)))
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, o := range outs {
+			o.Close()
+		}
+	}()
+	// y[4j+r][col] = x[r][col] * x[r][2j]; G = (1 - tanh(y)^2) * w.
+	x := func(r, col int) float64 { return float64(xs[8*r+col]) }
+	var wantLoss float64
+	wantGrad := make([]float64, 32)
+	for j := range 4 {
+		for r := range 4 {
+			for col := range 8 {
+				i := 8*(4*j+r) + col
+				t := math.Tanh(x(r, col) * x(r, 2*j))
+				wantLoss += t * float64(ws[i])
+				g := (1 - t*t) * float64(ws[i])
+				wantGrad[8*r+col] += g * x(r, 2*j)
+				wantGrad[8*r+2*j] += g * x(r, col)
+			}
+		}
+	}
+	got := make([][]float32, 2)
+	for i, o := range outs {
+		v, err := o.ToHost()
+		if err != nil {
+			return err
+		}
+		got[i] = v.([]float32)
+	}
+	near := func(a float32, b float64) bool { return math.Abs(float64(a)-b) <= 1e-5*math.Max(1, math.Abs(b)) }
+	if len(got[0]) != 1 || !near(got[0][0], wantLoss) {
+		return wrongf("loss %v, want %.7g", got[0], wantLoss)
+	}
+	for i, w := range wantGrad {
+		if !near(got[1][i], w) {
+			return wrongf("grad[%d] = %v, want %.7g (grad %v)", i, got[1][i], w, got[1])
+		}
+	}
+	return nil
 }
 
 // Client0115 returns the child's client of the second pinned CPU plugin (PJRT C API 0.115),
