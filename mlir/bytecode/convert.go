@@ -350,41 +350,11 @@ func (c *conv) implode(base string, version int) {
 			c.dotAlgorithm()
 		}
 	case "gather", "dynamic_gather":
-		names := []string{"offset_dims", "collapsed_slice_dims", "operand_batching_dims", "start_indices_batching_dims", "start_index_map"}
-		if version < 2 {
-			names = []string{"offset_dims", "collapsed_slice_dims", "start_index_map"}
-		}
-		a, ok := c.take(append(names, "index_vector_dim")...)
-		if !ok {
-			return
-		}
-		var batch, startBatch []int64
-		i := 2
-		if version >= 2 {
-			batch, startBatch = c.ints(a[2]), c.ints(a[3])
-			i = 4
-		}
-		c.add("dimension_numbers", structAttr("gather", "offset_dims", c.ints(a[0]), "collapsed_slice_dims", c.ints(a[1]),
-			"operand_batching_dims", batch, "start_indices_batching_dims", startBatch,
-			"start_index_map", c.ints(a[i]), "index_vector_dim", c.int(a[i+1])))
+		c.indexDims("dimension_numbers", "gather", version,
+			"offset_dims", "collapsed_slice_dims", "operand_batching_dims", "start_indices_batching_dims", "start_index_map")
 	case "scatter":
-		names := []string{"update_window_dims", "inserted_window_dims", "input_batching_dims", "scatter_indices_batching_dims", "scatter_dims_to_operand_dims"}
-		if version < 2 {
-			names = []string{"update_window_dims", "inserted_window_dims", "scatter_dims_to_operand_dims"}
-		}
-		a, ok := c.take(append(names, "index_vector_dim")...)
-		if !ok {
-			return
-		}
-		var batch, idxBatch []int64
-		i := 2
-		if version >= 2 {
-			batch, idxBatch = c.ints(a[2]), c.ints(a[3])
-			i = 4
-		}
-		c.add("scatter_dimension_numbers", structAttr("scatter", "update_window_dims", c.ints(a[0]), "inserted_window_dims", c.ints(a[1]),
-			"input_batching_dims", batch, "scatter_indices_batching_dims", idxBatch,
-			"scatter_dims_to_operand_dims", c.ints(a[i]), "index_vector_dim", c.int(a[i+1])))
+		c.indexDims("scatter_dimension_numbers", "scatter", version,
+			"update_window_dims", "inserted_window_dims", "input_batching_dims", "scatter_indices_batching_dims", "scatter_dims_to_operand_dims")
 	case "recv", "send":
 		a, ok := c.take("channel_id", "channel_type")
 		if !ok {
@@ -393,6 +363,29 @@ func (c *conv) implode(base string, version int) {
 		c.add("channel_handle", "#stablehlo.channel_handle<handle = "+strconv.FormatInt(c.int(a[0]), 10)+
 			", type = "+strconv.FormatInt(c.int(a[1]), 10)+">")
 	}
+}
+
+// indexDims implodes the dimension numbers of a gather or scatter (kind) into the struct
+// attribute name: two dimension lists, the two batching lists (from VHLO version 2 on; none
+// before), the index map, then index_vector_dim.
+func (c *conv) indexDims(name, kind string, version int, window, inserted, batch, indexBatch, indexMap string) {
+	names := []string{window, inserted, batch, indexBatch, indexMap}
+	if version < 2 {
+		names = []string{window, inserted, indexMap}
+	}
+	a, ok := c.take(append(names, "index_vector_dim")...)
+	if !ok {
+		return
+	}
+	var batchDims, indexBatchDims []int64
+	i := 2
+	if version >= 2 {
+		batchDims, indexBatchDims = c.ints(a[2]), c.ints(a[3])
+		i = 4
+	}
+	c.add(name, structAttr(kind, window, c.ints(a[0]), inserted, c.ints(a[1]),
+		batch, batchDims, indexBatch, indexBatchDims,
+		indexMap, c.ints(a[i]), "index_vector_dim", c.int(a[i+1])))
 }
 
 func (c *conv) dotAlgorithm() {
