@@ -44,7 +44,8 @@
 // Rules are registered by op name (Register); this package registers those of the
 // builder's ops: elementwise math, select, clamp, convert, the shape ops, dot_general,
 // convolution, reduce (sum, prod, max, min), reduce_window (sum, max, min; cumsum, cumprod,
-// cummax, cummin), gather,
+// cummax, cummin), select_and_scatter (a pool's gradient, so gradients of gradients and
+// Hessian-vector products go through pools), gather,
 // scatter (add, replace), sort, top_k, if, case, while loops with a known trip count
 // (ForLoop, Scan), func.call and the GSPMD @Sharding call. Package lower registers its
 // sharding constraint, shard_map and the collectives. An op with open regions (if, case,

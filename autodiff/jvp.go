@@ -9,8 +9,8 @@ import (
 // function) and returns one tangent per output. It is computed from VJP, which is linear in
 // the outputs' cotangents: JVP transposes that map by walking back the backward pass itself
 // (the "double VJP"), so it costs about two backward passes, needs the rules of the ops the
-// backward pass is made of (a max pool's select_and_scatter has none: ErrNotDifferentiable),
-// and takes the options of VJP. An integer or pred output gets zeros; the tangent of an
+// backward pass is made of (all of this package's have them, a max pool's select_and_scatter
+// included), and takes the options of VJP. An integer or pred output gets zeros; the tangent of an
 // integer value of wrt is ignored. Errors stick in the module; JVP then returns one zero
 // Value per output.
 func JVP(f *stablehlo.Function, outputs, wrt, tangents []Value, opts ...Option) []Value {

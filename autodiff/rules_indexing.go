@@ -17,6 +17,8 @@ func init() {
 		"stablehlo.gather":        gatherRule,
 		"stablehlo.scatter":       scatterRule,
 		"stablehlo.reduce_window": reduceWindowRule,
+
+		"stablehlo.select_and_scatter": selectAndScatterRule,
 	} {
 		Register(name, r)
 	}
@@ -250,4 +252,77 @@ func convVJPLHSPadding(in, window, strides, out []int, padding [][2]int, lhsDil,
 		res[i] = [2]int{before, lhs + rhs - 1 - o - before}
 	}
 	return res
+}
+
+// selectAndScatterRule is JAX's _select_and_scatter_add_transpose: the op is linear in its
+// source, whose cotangent is the cotangent of the result read at the element each window
+// selected (select_and_gather_add); the operand only chooses the elements and gets no
+// cotangent, as in JAX. It makes a max or min pool's gradient differentiable again, for
+// Hessian-vector products and JVP through a pool.
+func selectAndScatterRule(b *Backward, op *stablehlo.Op, cts []Value) []Value {
+	p, ok := params[stablehlo.SelectAndScatterParams](b, op)
+	if !ok {
+		return nil
+	}
+	out := make([]Value, len(op.Operands()))
+	if b.Active(op.Operands()[1]) {
+		out[1] = selectAndGather(b.f, op.Operands()[0], cts[0], op.Operands()[1].Shape(), p)
+	}
+	return out
+}
+
+// selectAndGather returns, for each window of operand (p's window, strides and padding),
+// the element of t at the element of operand the window selects: walking the window in
+// row-major order, a candidate replaces the element chosen so far unless p.Select(chosen,
+// candidate) holds, and padding is never chosen, as stablehlo.select_and_scatter chooses.
+// out is the shape of the windows' result.
+func selectAndGather(f *stablehlo.Function, operand, t Value, out Shape, p stablehlo.SelectAndScatterParams) Value {
+	if out.Size() == 0 {
+		return f.Full(out, 0)
+	}
+	xs := operand.Shape()
+	r := xs.Rank()
+	low, high := make([]int, r), make([]int, r)
+	for i, q := range p.Padding.Pairs {
+		low[i], high[i] = q[0], q[1]
+	}
+	strides := p.Strides
+	if strides == nil {
+		strides = slices.Repeat([]int{1}, r)
+	}
+	zero := f.Full(stablehlo.NewShape(operand.DType()), 0)
+	interior := make([]int, r)
+	xp := f.Pad(operand, zero, low, high, interior)
+	tp := f.Pad(t, zero, low, high, interior)
+	vp := f.Pad(f.Full(xs, 1), zero, low, high, interior) // 1 on the operand, 0 on padding
+	var best, bestT, bestValid Value
+	offset := make([]int, r)
+	for first := true; ; first = false {
+		start, limit := make([]int, r), make([]int, r)
+		for i := range r {
+			start[i] = offset[i]
+			limit[i] = offset[i] + (out.Dim(i)-1)*strides[i] + 1
+		}
+		v, tv := f.Slice(xp, start, limit, strides), f.Slice(tp, start, limit, strides)
+		valid := f.Greater(f.Slice(vp, start, limit, strides), f.Full(out, 0))
+		if first {
+			best, bestT, bestValid = v, tv, valid
+		} else {
+			take := f.And(valid, f.Or(f.Not(bestValid), f.Not(f.Compare(best, v, p.Select))))
+			best, bestT, bestValid = f.Select(take, v, best), f.Select(take, tv, bestT), f.Or(bestValid, valid)
+		}
+		// The next offset in the window, row-major.
+		i := r - 1
+		for ; i >= 0; i-- {
+			offset[i]++
+			if offset[i] < p.Window[i] {
+				break
+			}
+			offset[i] = 0
+		}
+		if i < 0 || f.Failed() {
+			break
+		}
+	}
+	return bestT
 }

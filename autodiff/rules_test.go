@@ -8,6 +8,7 @@ import (
 	"github.com/gomlx/gopjrt/dtypes"
 	"github.com/stretchr/testify/require"
 
+	"github.com/xlamesh/xlamesh/autodiff"
 	"github.com/xlamesh/xlamesh/autodiff/gradcheck"
 	"github.com/xlamesh/xlamesh/pjrt"
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
@@ -159,6 +160,15 @@ var ruleCases = []struct {
 		return f.ReduceWindow(a[0], stablehlo.Max, stablehlo.ReduceWindowParams{Window: []int{2, 2}, Strides: []int{1, 2},
 			BaseDilations: []int{2, 1}, Padding: stablehlo.Pads([2]int{0, 1}, [2]int{1, 0})})
 	}},
+	{"max_pool_grad", in1(1, 5, 6, 2), func(f F, a []V) V {
+		m := f.MaxPool(a[0], []int{2, 3}, []int{2, 1}, stablehlo.PadSame)
+		return autodiff.Grad(f, f.Sum(f.Tanh(m)), a[0])[0]
+	}},
+	{"min_pool_grad", in1(4, 5), func(f F, a []V) V {
+		m := f.ReduceWindow(a[0], stablehlo.Min, stablehlo.ReduceWindowParams{Window: []int{2, 2}, Strides: []int{1, 2},
+			Padding: stablehlo.Pads([2]int{1, 0}, [2]int{0, 1})})
+		return autodiff.Grad(f, f.Sum(f.Mul(f.Mul(m, m), m)), a[0])[0]
+	}},
 	{"if_captures", in2(3, 2), func(f F, a []V) V {
 		r := f.If(f.Greater(f.Sum(a[0]), f.Constant(-100.0)),
 			func(g F) []V { return []V{g.Mul(g.Exp(a[0]), a[1]), a[1]} },
@@ -296,7 +306,7 @@ func TestRulesGradcheck(t *testing.T) {
 func TestJVPGradcheck(t *testing.T) {
 	c := pjrttest.Client(t)
 	for _, name := range []string{"matmul", "div", "pow", "broadcast_unsorted", "slice", "pad", "concatenate", "dot_batch",
-		"reduce_max", "reduce_prod", "cumprod", "cummax", "take", "scatter_add", "sum_pool", "if_captures", "for_loop", "scan", "sort", "cumsum", "conv_nhwc", "call"} {
+		"reduce_max", "reduce_prod", "cumprod", "cummax", "max_pool", "max_pool_grad", "take", "scatter_add", "sum_pool", "if_captures", "for_loop", "scan", "sort", "cumsum", "conv_nhwc", "call"} {
 		t.Run(name, func(t *testing.T) {
 			for _, tc := range ruleCases {
 				if tc.name == name {

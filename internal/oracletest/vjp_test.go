@@ -214,10 +214,24 @@ var vjpRules = map[string]func(f *stablehlo.Function, a []sv) sv{
 	"cumprod_reverse":     func(f *stablehlo.Function, a []sv) sv { return f.Cumprod(a[0], 0, true) },
 	"cummax_ties":         func(f *stablehlo.Function, a []sv) sv { return f.Cummax(a[0], 1, false) },
 	"cummin_reverse_ties": func(f *stablehlo.Function, a []sv) sv { return f.Cummin(a[0], 0, true) },
+	"max_pool_hvp_ties": func(f *stablehlo.Function, a []sv) sv {
+		return poolHVP(f, a[0], a[1], stablehlo.Max, stablehlo.ReduceWindowParams{Window: []int{2, 2}})
+	},
+	"min_pool_hvp_same": func(f *stablehlo.Function, a []sv) sv {
+		return poolHVP(f, a[0], a[1], stablehlo.Min, stablehlo.ReduceWindowParams{Window: []int{2, 3}, Strides: []int{2, 1}, Padding: stablehlo.PadSame})
+	},
 	"reduce_window_sum_dilated": func(f *stablehlo.Function, a []sv) sv {
 		return f.ReduceWindow(a[0], stablehlo.Sum, stablehlo.ReduceWindowParams{Window: []int{2, 2}, Strides: []int{2, 1},
 			BaseDilations: []int{2, 1}, WindowDilations: []int{1, 2}, Padding: stablehlo.Pads([2]int{1, 0}, [2]int{0, 1})})
 	},
+}
+
+// poolHVP is vjp.py's _pool_hvp: the Hessian-vector product of sum(pool(x)^3) at x along v,
+// as the gradient of <grad, v>.
+func poolHVP(f *stablehlo.Function, x, v sv, r stablehlo.Reduction, p stablehlo.ReduceWindowParams) sv {
+	m := f.ReduceWindow(x, r, p)
+	g := autodiff.Grad(f, f.Sum(f.Mul(f.Mul(m, m), m)), x)[0]
+	return autodiff.Grad(f, f.Sum(f.Mul(g, v)), x)[0]
 }
 
 func vjpDType(s string) (dtypes.DType, error) {

@@ -151,9 +151,23 @@ def _rules():
         "cumprod_reverse": (lambda x: lax.cumprod(x, axis=0, reverse=True), [pos((5, 2), 5)], True),
         "cummax_ties": (lambda x: lax.cummax(x, axis=1), [np.array([[1, 3, 3, 2, 3, 5], [2, 2, 2, 1, 4, 4], [5, 1, 5, 0, 5, 5]], np.float32)], True),
         "cummin_reverse_ties": (lambda x: lax.cummin(x, axis=0, reverse=True), [np.array([[1, 3], [0, 3], [2, 1], [0, 1], [4, 1]], np.float32)], True),
+        "max_pool_hvp_ties": (lambda x, v: _pool_hvp(lambda y: lax.reduce_window(y, -np.inf, lax.max, (2, 2), (1, 1), "VALID"), x, v),
+                              [np.array([[1, 3, 3], [3, 2, 0], [0, 3, 3]], np.float32), f32((3, 3), 2)], True),
+        "min_pool_hvp_same": (lambda x, v: _pool_hvp(lambda y: lax.reduce_window(y, np.inf, lax.min, (2, 3), (2, 1), "SAME"), x, v),
+                              [f32((5, 4), 5), f32((5, 4), 6)], True),
         "reduce_window_sum_dilated": (lambda x: lax.reduce_window(x, np.float32(0), lax.add, (2, 2), (2, 1), ((1, 0), (0, 1)),
                                                                   base_dilation=(2, 1), window_dilation=(1, 2)), [f32((7, 6), 7)], True),
     }
+
+
+def _pool_hvp(pool, x, v):
+    """The Hessian-vector product of sum(pool(x)^3) at x along v, reverse over reverse:
+    differentiating it transposes the pool's select_and_scatter (and, for the cotangents
+    vjp asks for, the select_and_gather that transposes)."""
+    def loss(y):
+        m = pool(y)
+        return jnp.sum(m * m * m)
+    return jax.grad(lambda y: jnp.sum(jax.grad(loss)(y) * v))(x)
 
 
 def _fori(x, y):
