@@ -64,7 +64,9 @@ type Option func(*options)
 
 // InSpecs declares the partition spec of each argument (JAX's in_shardings over the arguments'
 // mesh). A call whose argument is laid out differently fails with ErrArguments, unless Reshard
-// was given. Without InSpecs each argument's own spec is used.
+// was given. Without InSpecs each argument's own spec is used. As in JAX, a spec may not hold
+// mesh.Unconstrained: Call (and Lower, for its argument types) refuse it with an error wrapping
+// mesh.ErrUnconstrained that names the argument and dimension.
 func InSpecs(specs ...mesh.PartitionSpec) Option {
 	return func(o *options) { o.in = slices.Clone(specs) }
 }
@@ -170,6 +172,11 @@ func (l *lowering) release() {}
 func (f *Function) Lower(m mesh.Abstract, args ...ArgType) (*lower.Program, error) {
 	if f == nil {
 		return nil, fmt.Errorf("jit: lower: %w: nil *Function", ErrNil)
+	}
+	for i, a := range args {
+		if err := checkInSpec(f.name, "lower", i, a.Spec); err != nil {
+			return nil, err
+		}
 	}
 	l, err := f.lowering(context.Background(), m, args)
 	if err != nil {
@@ -522,6 +529,20 @@ func (f *Function) CallContext(ctx context.Context, c *pjrt.Client, args ...*Arr
 	}, closeArrays)
 }
 
+// checkInSpec refuses mesh.Unconstrained in the spec of argument i: an argument's layout is
+// fixed when the function is called, so JAX refuses UNCONSTRAINED in jit's in_shardings
+// ("Unconstrained dims are not allowed when passed to in_shardings"). where names the
+// spec's source (InSpecs, or Lower's argument types).
+func checkInSpec(name, where string, i int, s mesh.PartitionSpec) error {
+	for d := range s.Len() {
+		if s.Dim(d).IsUnconstrained() {
+			return fmt.Errorf("jit: %s: %s: argument %d, spec %v, dim %d: %w: an argument's layout is fixed when it is passed (jax.jit refuses UNCONSTRAINED in in_shardings)",
+				name, where, i, s, d, mesh.ErrUnconstrained)
+		}
+	}
+	return nil
+}
+
 // checkCall checks what Call can check without looking at the arguments' layouts.
 func (f *Function) checkCall(ctx context.Context, c *pjrt.Client, args []*Array) error {
 	if err := checkContext(f.name, ctx); err != nil {
@@ -529,6 +550,11 @@ func (f *Function) checkCall(ctx context.Context, c *pjrt.Client, args []*Array)
 	}
 	if c == nil {
 		return fmt.Errorf("jit: %s: %w: nil client", f.name, ErrDevice)
+	}
+	for i, s := range f.opt.in {
+		if err := checkInSpec(f.name, "InSpecs", i, s); err != nil {
+			return err
+		}
 	}
 	if len(f.opt.in) > 0 && len(f.opt.in) != len(args) {
 		return fmt.Errorf("jit: %s: %w: %d arguments for %d InSpecs", f.name, ErrArguments, len(args), len(f.opt.in))

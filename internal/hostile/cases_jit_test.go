@@ -306,6 +306,12 @@ func jitCases() []*hcase {
 			_, err := f.Call(c, x42(h, c))
 			return err
 		}, "jit.ErrArguments", jit.ErrArguments),
+		jitCase("jit.InSpecs: an Unconstrained dimension (jax.jit refuses it in in_shardings)", classSilent, "jit Call", func(h *H, c *pjrt.Client) error {
+			f := jit.New("in_unconstrained", double, jit.InSpecs(mesh.P("x", mesh.Unconstrained)), jit.Reshard())
+			defer f.Close()
+			_, err := f.Call(c, x42(h, c))
+			return err
+		}, "mesh.ErrUnconstrained", mesh.ErrUnconstrained),
 		jitCase("jit.Put: a nil client", classPanics, "jit.Put", func(h *H, c *pjrt.Client) error {
 			_, err := jit.Put(nil, arange(16), []int{8, 2}, sharding(h, mesh42(h, c), mesh.P("x", "y")))
 			return err
