@@ -46,7 +46,8 @@
 // convolution, reduce (sum, prod, max, min), reduce_window (sum, max, min; cumsum, cumprod,
 // cummax, cummin), select_and_scatter (a pool's gradient, so gradients of gradients and
 // Hessian-vector products go through pools), gather,
-// scatter (add, replace), sort, top_k, if, case, while loops with a known trip count
+// scatter (add, replace, mul, max, min; the updates of a mul scatter only with unique
+// indices, where JAX also refuses), sort, top_k, if, case, while loops with a known trip count
 // (ForLoop, Scan), func.call and the GSPMD @Sharding call. Package lower registers its
 // sharding constraint, shard_map and the collectives. An op with open regions (if, case,
 // while) depends on the values they capture as well as on its operands: Inputs lists both,

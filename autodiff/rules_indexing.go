@@ -110,8 +110,10 @@ func gatherFill(f *stablehlo.Function, t, idx Value, p stablehlo.GatherParams) V
 // scatterRule: a scatter-add passes the cotangent to the operand and gathers it for the
 // updates (JAX's _scatter_add_transpose_rule); a replacing scatter does the same with the
 // replaced elements and the overwritten updates cut out, found as JAX's _scatter_jvp finds
-// them, by scattering update ids. Scatters that multiply, take a max or min, or use a Go
-// combiner have no rule.
+// them, by scattering update ids. A multiplying scatter follows JAX's scatter_mul rules
+// (the updates' cotangent needs UniqueIndices, as in JAX), a max or min scatter transposes
+// JAX's _scatter_extremal_jvp (scatterExtremalVJP); a scatter with a Go combiner has no
+// rule.
 func scatterRule(b *Backward, op *stablehlo.Op, cts []Value) []Value {
 	p, ok := params[stablehlo.ScatterParams](b, op)
 	if !ok {
@@ -160,10 +162,54 @@ func scatterRule(b *Backward, op *stablehlo.Op, cts []Value) []Value {
 			back := gatherFill(f, won, idx, gp)
 			out[2] = f.Select(f.Equal(back, ids), gatherFill(f, g, idx, gp), b.Zeros(us))
 		}
+	case p.Combine == stablehlo.Prod:
+		// JAX's scatter_mul JVP and transpose: the operand's cotangent is the cotangent
+		// scattered with the same products; the updates' needs unique indices.
+		if b.Active(u) && !p.UniqueIndices {
+			return b.Fail(op, "scatter with Prod: the gradient with respect to the updates is only defined with unique indices (as in JAX: scatter_mul gradients need unique_indices=True)")
+		}
+		if b.Active(x) {
+			out[0] = f.Scatter(g, idx, u, p)
+		}
+		if b.Active(u) {
+			out[2] = gatherFill(f, f.Mul(g, x), idx, gp)
+		}
+	case p.Combine == stablehlo.Max || p.Combine == stablehlo.Min:
+		out[0], out[2] = scatterExtremalVJP(b, op, p, gp, g)
 	default:
 		return b.Fail(op, "scatter with %v has no transpose rule", p.Combine)
 	}
 	return out
+}
+
+// scatterExtremalVJP transposes JAX's _scatter_extremal_jvp, the JVP of a scatter that
+// takes a max or min: where updates and the element they land on tie for the result, the
+// result's cotangent is split evenly among the winning updates and (if it kept its value)
+// the element. It returns the cotangents of the operand and of the updates.
+func scatterExtremalVJP(b *Backward, op *stablehlo.Op, p stablehlo.ScatterParams, gp stablehlo.GatherParams, g Value) (Value, Value) {
+	f := b.f
+	x, idx, u, y := op.Operands()[0], op.Operands()[1], op.Operands()[2], op.Results()[0]
+	us := u.Shape()
+	sum := stablehlo.ScatterParams{Dims: p.Dims, IndicesAreSorted: p.IndicesAreSorted, UniqueIndices: p.UniqueIndices, Combine: stablehlo.Sum}
+	zerosX, onesU, zerosU := b.Zeros(x.Shape()), f.Full(us, 1), b.Zeros(us)
+	won := f.Equal(u, f.Gather(y, idx, gp))                     // the update is the result
+	kept := f.Equal(f.Gather(x, idx, gp), f.Gather(y, idx, gp)) // the element is the result
+	wins := f.Gather(f.Scatter(zerosX, idx, f.Select(won, onesU, zerosU), sum), idx, gp)
+	refs := f.Gather(f.Scatter(zerosX, idx, onesU, sum), idx, gp)
+	shared := f.Div(onesU, f.Add(wins, onesU)) // the element kept its value: one more share
+	updCoef := f.Select(won, f.Select(kept, shared, f.Div(onesU, wins)), zerosU)
+	opCoef := f.Div(f.Sub(f.Select(kept, shared, zerosU), onesU), refs)
+	// ct is zero at windows the scatter dropped; the coefficients there may not be finite.
+	ct := gatherFill(f, g, idx, gp)
+	inBounds := f.Greater(gatherFill(f, f.Full(x.Shape(), 1), idx, gp), zerosU)
+	var ctX, ctU Value
+	if b.Active(x) {
+		ctX = f.Add(g, f.Scatter(zerosX, idx, f.Select(inBounds, f.Mul(ct, opCoef), zerosU), sum))
+	}
+	if b.Active(u) {
+		ctU = f.Select(inBounds, f.Mul(ct, updCoef), zerosU)
+	}
+	return ctX, ctU
 }
 
 // reduceWindowRule: a windowed sum spreads each window's cotangent back over the window

@@ -140,6 +140,22 @@ var ruleCases = []struct {
 			d := stablehlo.ScatterDims{UpdateWindowDims: []int{1}, InsertedWindowDims: []int{0}, ScatterDimsToOperandDims: []int{0}, IndexVectorDim: 1}
 			return f.Scatter(a[0], idx, a[1], stablehlo.ScatterParams{Dims: d})
 		}},
+	{"scatter_mul_unique", []gradcheck.Input{gradcheck.F64(vals(12, -1, 0.2), 4, 3), gradcheck.F64(vals(9, 0.5, 0.3), 3, 3)},
+		func(f F, a []V) V {
+			return f.Scatter(a[0], f.Array([]int32{2, 0, 3}, 3, 1), a[1], stablehlo.ScatterParams{Dims: rowScatter, UniqueIndices: true, Combine: stablehlo.Prod})
+		}},
+	{"scatter_mul_repeated_operand", in1(4, 3), func(f F, a []V) V {
+		u := f.ArrayOf(dtypes.Float64, vals(9, 0.5, 0.3), 3, 3)
+		return f.Scatter(a[0], f.Array([]int32{2, 0, 2}, 3, 1), u, stablehlo.ScatterParams{Dims: rowScatter, Combine: stablehlo.Prod})
+	}},
+	{"scatter_max", []gradcheck.Input{gradcheck.F64(vals(12, -1, 0.2), 4, 3), gradcheck.F64(vals(12, -1.1, 0.21), 4, 3)},
+		func(f F, a []V) V {
+			return f.Scatter(a[0], f.Array([]int32{2, 0, 2, 7}, 4, 1), a[1], stablehlo.ScatterParams{Dims: rowScatter, Combine: stablehlo.Max})
+		}},
+	{"scatter_min", []gradcheck.Input{gradcheck.F64(vals(12, -1, 0.2), 4, 3), gradcheck.F64(vals(12, -1.1, 0.21), 4, 3)},
+		func(f F, a []V) V {
+			return f.Scatter(a[0], f.Array([]int32{1, 1, 3, 1}, 4, 1), a[1], stablehlo.ScatterParams{Dims: rowScatter, Combine: stablehlo.Min})
+		}},
 	{"sum_pool", in1(1, 5, 6, 2), func(f F, a []V) V {
 		return f.SumPool(a[0], []int{2, 3}, []int{2, 1}, stablehlo.PadSame)
 	}},
@@ -266,6 +282,10 @@ var ruleCases = []struct {
 	}},
 }
 
+// rowScatter are the dimension numbers of x.at[idx] on the rows of a matrix, idx of shape
+// (n, 1).
+var rowScatter = stablehlo.ScatterDims{UpdateWindowDims: []int{1}, InsertedWindowDims: []int{0}, ScatterDimsToOperandDims: []int{0}, IndexVectorDim: 1}
+
 // caseOpts loosen the check where the function rounds to float32.
 var caseOpts = map[string][]gradcheck.Option{
 	"convert": {gradcheck.Eps(1e-2), gradcheck.Tolerance(1e-4, 1e-4)},
@@ -306,7 +326,7 @@ func TestRulesGradcheck(t *testing.T) {
 func TestJVPGradcheck(t *testing.T) {
 	c := pjrttest.Client(t)
 	for _, name := range []string{"matmul", "div", "pow", "broadcast_unsorted", "slice", "pad", "concatenate", "dot_batch",
-		"reduce_max", "reduce_prod", "cumprod", "cummax", "max_pool", "max_pool_grad", "take", "scatter_add", "sum_pool", "if_captures", "for_loop", "scan", "sort", "cumsum", "conv_nhwc", "call"} {
+		"reduce_max", "reduce_prod", "cumprod", "cummax", "max_pool", "max_pool_grad", "take", "scatter_add", "scatter_mul_unique", "scatter_max", "sum_pool", "if_captures", "for_loop", "scan", "sort", "cumsum", "conv_nhwc", "call"} {
 		t.Run(name, func(t *testing.T) {
 			for _, tc := range ruleCases {
 				if tc.name == name {

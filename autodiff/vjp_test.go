@@ -142,6 +142,20 @@ func TestErrors(t *testing.T) {
 			y := f.CustomCall("my_kernel", []stablehlo.Value{x}, []stablehlo.Shape{f32(2)})[0]
 			autodiff.Grad(f, f.Sum(y), x)
 		}, autodiff.ErrNotDifferentiable, "custom call @my_kernel has no transpose rule", "stablehlo.custom_call"},
+		{"scatter_mul_repeated_updates", func(f *stablehlo.Function) {
+			x, u := f.Arg(f32(4, 3)), f.Arg(f32(3, 3))
+			d := stablehlo.ScatterDims{UpdateWindowDims: []int{1}, InsertedWindowDims: []int{0}, ScatterDimsToOperandDims: []int{0}, IndexVectorDim: 1}
+			y := f.Scatter(x, f.Array([]int32{2, 0, 2}, 3, 1), u, stablehlo.ScatterParams{Dims: d, Combine: stablehlo.Prod})
+			autodiff.Grad(f, f.Sum(y), u)
+		}, autodiff.ErrNotDifferentiable, "only defined with unique indices", "stablehlo.scatter"},
+		{"scatter_func", func(f *stablehlo.Function) {
+			x, u := f.Arg(f32(4)), f.Arg(f32(2))
+			d := stablehlo.ScatterDims{InsertedWindowDims: []int{0}, ScatterDimsToOperandDims: []int{0}, IndexVectorDim: 1}
+			y := f.ScatterFunc(x, f.Array([]int32{2, 0}, 2, 1), u, stablehlo.ScatterParams{Dims: d}, func(g *stablehlo.Function, old, v stablehlo.Value) stablehlo.Value {
+				return g.Add(old, g.Mul(v, v))
+			})
+			autodiff.Grad(f, f.Sum(y), u)
+		}, autodiff.ErrNotDifferentiable, "Go combiner", "stablehlo.scatter"},
 		{"while_unknown_trip_count", func(f *stablehlo.Function) {
 			x := f.Arg(f32(2))
 			r := f.While([]stablehlo.Value{x}, func(g *stablehlo.Function, c []stablehlo.Value) stablehlo.Value {

@@ -220,11 +220,28 @@ var vjpRules = map[string]func(f *stablehlo.Function, a []sv) sv{
 	"min_pool_hvp_same": func(f *stablehlo.Function, a []sv) sv {
 		return poolHVP(f, a[0], a[1], stablehlo.Min, stablehlo.ReduceWindowParams{Window: []int{2, 3}, Strides: []int{2, 1}, Padding: stablehlo.PadSame})
 	},
+	"scatter_mul_unique": func(f *stablehlo.Function, a []sv) sv {
+		return f.Scatter(a[0], f.Array([]int32{2, 0, 3}, 3, 1), a[1], stablehlo.ScatterParams{Dims: rowScatter, UniqueIndices: true, Combine: stablehlo.Prod})
+	},
+	"scatter_mul_repeated_operand": func(f *stablehlo.Function, a []sv) sv {
+		u := f.ArrayOf(dtypes.Float32, pattern([]int{3, 3}, 4, 4, 0), 3, 3)
+		return f.Scatter(a[0], f.Array([]int32{2, 0, 2}, 3, 1), u, stablehlo.ScatterParams{Dims: rowScatter, Combine: stablehlo.Prod})
+	},
+	"scatter_max_ties": func(f *stablehlo.Function, a []sv) sv {
+		return f.Scatter(a[0], f.Array([]int32{2, 0, 2, 1}, 4, 1), a[1], stablehlo.ScatterParams{Dims: rowScatter, Combine: stablehlo.Max})
+	},
+	"scatter_min_dropped": func(f *stablehlo.Function, a []sv) sv {
+		return f.Scatter(a[0], f.Array([]int32{1, 5, 1}, 3, 1), a[1], stablehlo.ScatterParams{Dims: rowScatter, Combine: stablehlo.Min})
+	},
 	"reduce_window_sum_dilated": func(f *stablehlo.Function, a []sv) sv {
 		return f.ReduceWindow(a[0], stablehlo.Sum, stablehlo.ReduceWindowParams{Window: []int{2, 2}, Strides: []int{2, 1},
 			BaseDilations: []int{2, 1}, WindowDilations: []int{1, 2}, Padding: stablehlo.Pads([2]int{1, 0}, [2]int{0, 1})})
 	},
 }
+
+// rowScatter are the dimension numbers of x.at[idx] on the rows of a matrix, idx of shape
+// (n, 1).
+var rowScatter = stablehlo.ScatterDims{UpdateWindowDims: []int{1}, InsertedWindowDims: []int{0}, ScatterDimsToOperandDims: []int{0}, IndexVectorDim: 1}
 
 // poolHVP is vjp.py's _pool_hvp: the Hessian-vector product of sum(pool(x)^3) at x along v,
 // as the gradient of <grad, v>.
