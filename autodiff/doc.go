@@ -45,19 +45,28 @@
 // builder's ops: elementwise math, select, clamp, convert, the shape ops, dot_general,
 // convolution, reduce (sum, prod, max, min), reduce_window (sum, max, min; cumsum, cumprod,
 // cummax, cummin), select_and_scatter (a pool's gradient, so gradients of gradients and
-// Hessian-vector products go through pools), gather,
-// scatter (add, replace, mul, max, min; the updates of a mul scatter only with unique
-// indices, where JAX also refuses), sort, top_k, if, case, while loops with a known trip count
-// (ForLoop, Scan), func.call and the GSPMD @Sharding call. Package lower registers its
-// sharding constraint, shard_map and the collectives. An op with open regions (if, case,
-// while) depends on the values they capture as well as on its operands: Inputs lists both,
-// and a rule returns one cotangent per input. Each follows JAX's rule for the same primitive, including where the
-// derivative is not defined: max and min split the cotangent evenly between tied operands,
-// a reduce max among tied elements, abs takes +1 at 0, and sign, floor, ceil and round have
-// zero derivatives. Where JAX differentiates a reformulation of an op, so does the rule: a
-// product reduction through a tree of pairwise products (exact with zero factors, no
-// division), cumprod, cummax and cummin through JAX's associative scan (a running maximum's
-// cotangent goes where lax.max sends it, ties included). docs/jax-compat.md lists the rules and how each is checked against JAX.
+// Hessian-vector products go through pools), gather, scatter (add, replace, mul, max, min),
+// sort, top_k, if, case, while loops with a known trip count (ForLoop, Scan), func.call and
+// the GSPMD @Sharding call. Package lower registers its sharding constraint, shard_map and
+// the collectives. An op with open regions (if, case, while) depends on the values they
+// capture as well as on its operands: Inputs lists both, and a rule returns one cotangent
+// per input.
+//
+// Each follows JAX's rule for the same primitive, including where the derivative is not
+// defined: max and min split the cotangent evenly between tied operands, a reduce max
+// among tied elements, a max or min scatter among the tied updates and element, abs takes
+// +1 at 0, and sign, floor, ceil and round have zero derivatives. Where JAX differentiates
+// a reformulation of an op, so does the rule: a product reduction through a tree of
+// pairwise products (exact with zero factors, no division), cumprod, cummax and cummin
+// through JAX's associative scan (a running maximum's cotangent goes where lax.max sends
+// it, ties included).
+//
+// These record ErrNotDifferentiable instead: a custom call, a scatter with a Go combiner
+// (ScatterFunc), a reduce_window with a Go body (ReduceWindowFunc) and a windowed product
+// (JAX differentiates these two through the body; not done yet); as in JAX, a while loop
+// without a known trip count, a windowed max or min with window dilations, and the updates
+// of a multiplying scatter without UniqueIndices. docs/jax-compat.md lists the rules and how each is
+// checked against JAX.
 //
 // Subpackage gradcheck compares the gradients with finite differences, for tests.
 package autodiff
