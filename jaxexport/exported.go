@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/gomlx/gopjrt/dtypes"
+
+	"github.com/xlamesh/xlamesh/shapes"
 )
 
 // Exported is a function exported by jax.export, as Read found it in the bytes of
@@ -50,10 +52,10 @@ func (e *Exported) Platforms() []string { return slices.Clone(e.platforms) }
 
 // InAvals returns the type of each argument of the exported function, including arguments the
 // module dropped (see ModuleKeptVarIdx).
-func (e *Exported) InAvals() []Aval { return cloneAvals(e.in) }
+func (e *Exported) InAvals() []Aval { return slices.Clone(e.in) }
 
 // OutAvals returns the type of each result.
-func (e *Exported) OutAvals() []Aval { return cloneAvals(e.out) }
+func (e *Exported) OutAvals() []Aval { return slices.Clone(e.out) }
 
 // InShardings returns the HLO sharding of each argument (one per InAvals entry).
 func (e *Exported) InShardings() []Sharding { return slices.Clone(e.inSh) }
@@ -88,7 +90,7 @@ func (e *Exported) String() string {
 	list := func(as []Aval) string {
 		s := make([]string, len(as))
 		for i, a := range as {
-			s[i] = a.String()
+			s[i] = a.Aval()
 		}
 		return strings.Join(s, ", ")
 	}
@@ -96,43 +98,10 @@ func (e *Exported) String() string {
 		e.nrDevices, strings.Join(e.platforms, ","))
 }
 
-// Aval is the type of one argument or result: an element type and static dimensions.
-type Aval struct {
-	dtype dtypes.DType
-	dims  []int
-}
-
-// DType returns the element type.
-func (a Aval) DType() dtypes.DType { return a.dtype }
-
-// Dims returns the dimensions (empty for a scalar).
-func (a Aval) Dims() []int { return slices.Clone(a.dims) }
-
-// Rank returns the number of dimensions.
-func (a Aval) Rank() int { return len(a.dims) }
-
-// String returns JAX's short form, e.g. "f32[8,4]" or "bool[]".
-func (a Aval) String() string {
-	var b strings.Builder
-	b.WriteString(shortName(a.dtype))
-	b.WriteByte('[')
-	for i, d := range a.dims {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.Itoa(d))
-	}
-	b.WriteByte(']')
-	return b.String()
-}
-
-func cloneAvals(as []Aval) []Aval {
-	out := make([]Aval, len(as))
-	for i, a := range as {
-		out[i] = Aval{dtype: a.dtype, dims: slices.Clone(a.dims)}
-	}
-	return out
-}
+// Aval is the type of one argument or result: an element type and static dimensions. It is
+// [shapes.Shape], xlamesh's one shape type, so an Aval goes straight to stablehlo and pjrt;
+// [shapes.Shape.Aval] prints it as JAX does ("f32[8,4]").
+type Aval = shapes.Shape
 
 // The schema's DType enum, in its own numbering.
 var dtypeOf = map[int8]dtypes.DType{
@@ -146,42 +115,6 @@ var dtypeOf = map[int8]dtypes.DType{
 
 // Element types without a dtypes counterpart, by the schema's names.
 var unsupportedDTypes = map[int8]string{22: "float0", 27: "key<fry>", 28: "key<rbg>", 29: "key<unsafe_rbg>"}
-
-func shortName(d dtypes.DType) string {
-	switch d {
-	case dtypes.Bool:
-		return "bool"
-	case dtypes.Int8:
-		return "i8"
-	case dtypes.Int16:
-		return "i16"
-	case dtypes.Int32:
-		return "i32"
-	case dtypes.Int64:
-		return "i64"
-	case dtypes.Uint8:
-		return "u8"
-	case dtypes.Uint16:
-		return "u16"
-	case dtypes.Uint32:
-		return "u32"
-	case dtypes.Uint64:
-		return "u64"
-	case dtypes.Float16:
-		return "f16"
-	case dtypes.Float32:
-		return "f32"
-	case dtypes.Float64:
-		return "f64"
-	case dtypes.BFloat16:
-		return "bf16"
-	case dtypes.Complex64:
-		return "c64"
-	case dtypes.Complex128:
-		return "c128"
-	}
-	return strings.ToLower(d.String())
-}
 
 // parseDim reads one dimension of an aval's shape: a decimal constant, or a symbolic
 // expression (refused).

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+
+	"github.com/xlamesh/xlamesh/shapes"
 )
 
 // Field ids of the schema's tables (jax/_src/export/serialization.fbs); a field's vtable slot is
@@ -316,7 +318,7 @@ func readAval(r *buffer, at uint64) (Aval, error) {
 	if err != nil {
 		return Aval{}, err
 	}
-	a := Aval{dtype: d, dims: make([]int, v.n)}
+	dims := make([]int, v.n)
 	count := uint64(1)
 	for i := range v.n {
 		s, err := r.strAt(v.data + 4*i)
@@ -327,14 +329,14 @@ func readAval(r *buffer, at uint64) (Aval, error) {
 		if !ok {
 			return Aval{}, &Error{Kind: ErrSymbolicShape, Field: r.field, Index: r.index, Msg: fmt.Sprintf("dimension %d is %q", i, s)}
 		}
-		a.dims[i] = n
+		dims[i] = n
 		hi, lo := bits.Mul64(count, uint64(n))
 		if hi != 0 || lo > math.MaxInt64 {
-			return Aval{}, r.fail("%v has more than %d elements", a.dims[:i+1], int64(math.MaxInt64))
+			return Aval{}, r.fail("%v has more than %d elements", dims[:i+1], int64(math.MaxInt64))
 		}
 		count = lo
 	}
-	return a, nil
+	return shapes.Make(d, dims...), nil
 }
 
 // readShardings reads a vector of Sharding with one entry per aval (or none at all: every one

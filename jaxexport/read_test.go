@@ -36,7 +36,8 @@ func TestRead(t *testing.T) {
 	}
 	// Accessors return copies.
 	e.Module()[0] = 'X'
-	e.InAvals()[0].dims[0] = 99
+	e.InAvals()[0].Dims()[0] = 99
+	e.InAvals()[0] = Aval{}
 	if e.Module()[0] != 'M' || e.InAvals()[0].Dims()[0] != 8 {
 		t.Error("accessors share memory with the Exported")
 	}
@@ -55,7 +56,7 @@ func TestReadLayouts(t *testing.T) {
 			return ""
 		}},
 		{"avals by index (version 10)", func(a *artifact) { a.idxForm = true }, func(e *Exported) string {
-			if e.InAvals()[1].String() != "i32[4]" || e.OutAvals()[0].String() != "f32[8]" {
+			if e.InAvals()[1].Aval() != "i32[4]" || e.OutAvals()[0].Aval() != "f32[8]" {
 				return "avals " + e.String()
 			}
 			return ""

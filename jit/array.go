@@ -12,6 +12,7 @@ import (
 	"github.com/xlamesh/xlamesh/internal/hostmem"
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/pjrt"
+	"github.com/xlamesh/xlamesh/shapes"
 )
 
 // Array is a global array laid out over a mesh, like jax.Array: a global shape and dtype, a
@@ -54,12 +55,12 @@ func PutBytes(c *pjrt.Client, dtype dtypes.DType, shape []int, data []byte, s me
 	if err := s.CheckShape(shape); err != nil {
 		return nil, fmt.Errorf("jit: put: %w", err)
 	}
-	global := pjrt.Shape{DType: dtype, Dims: shape}
+	global := shapes.Make(dtype, shape...)
 	if n, ok := checkedSize(shape, dtype.Size()); !ok {
 		return nil, fmt.Errorf("jit: put: %w: global shape %v has more bytes than an int holds", pjrt.ErrHostData, shape)
 	} else if len(data) != n {
 		return nil, fmt.Errorf("jit: put: %w: global shape %s needs %d bytes (%d elements), got %d bytes",
-			pjrt.ErrHostData, global, global.Bytes(), global.Size(), len(data))
+			pjrt.ErrHostData, global.Aval(), global.Bytes(), global.Size(), len(data))
 	}
 	placed, shardShape, err := placement(c, s, shape)
 	if err != nil {
@@ -69,7 +70,7 @@ func PutBytes(c *pjrt.Client, dtype dtypes.DType, shape []int, data []byte, s me
 	// blocks on all cores into staging memory that the CPU devices use as their own (one copy),
 	// and starts every transfer before waiting for any.
 	strides := byteStrides(shape, dtype.Size())
-	empty := pjrt.Shape{DType: dtype, Dims: shardShape}.Size() == 0
+	empty := shapes.Make(dtype, shardShape...).Size() == 0
 	transfers := make([]pjrt.HostTransfer, len(placed))
 	for i, p := range placed {
 		transfers[i] = pjrt.HostTransfer{Device: p.Device, DType: dtype, Dims: shardShape}
@@ -140,7 +141,7 @@ func FromCallback(c *pjrt.Client, shape []int, dtype dtypes.DType, s mesh.NamedS
 	if err != nil {
 		return nil, fmt.Errorf("jit: from callback: %w", err)
 	}
-	want := pjrt.Shape{DType: dtype, Dims: shardShape}
+	want := shapes.Make(dtype, shardShape...)
 	var replicated []byte
 	for i := range placed {
 		block := replicated
@@ -319,7 +320,7 @@ func (a *Array) String() string {
 	if a == nil {
 		return "Array(nil)"
 	}
-	return fmt.Sprintf("Array(%s, %s)", pjrt.Shape{DType: a.dtype, Dims: a.shape}, a.sharding)
+	return fmt.Sprintf("Array(%s, %s)", shapes.Make(a.dtype, a.shape...).Aval(), a.sharding)
 }
 
 // ToHost gathers the global array into a new flat row-major Go slice of its dtype ([]uint16 raw
@@ -332,7 +333,7 @@ func (a *Array) ToHost() (any, error) {
 		return nil, fmt.Errorf("jit: to host: %w: unsupported element type %v", pjrt.ErrHostData, a.dtype)
 	}
 	// Uncleared memory: toHostInto writes every byte, or the slice is dropped.
-	flat, out := hostmem.Flat(a.dtype, pjrt.Shape{DType: a.dtype, Dims: a.shape}.Size())
+	flat, out := hostmem.Flat(a.dtype, shapes.Make(a.dtype, a.shape...).Size())
 	if err := a.toHostInto(out); err != nil {
 		return nil, err
 	}
@@ -344,7 +345,7 @@ func (a *Array) ToHostBytes() ([]byte, error) {
 	if a == nil {
 		return nil, fmt.Errorf("jit: to host: %w: nil *Array", ErrNil)
 	}
-	out := hostmem.Bytes(pjrt.Shape{DType: a.dtype, Dims: a.shape}.Bytes()) // see ToHost
+	out := hostmem.Bytes(shapes.Make(a.dtype, a.shape...).Bytes()) // see ToHost
 	if err := a.toHostInto(out); err != nil {
 		return nil, err
 	}

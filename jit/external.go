@@ -115,12 +115,7 @@ func FromExported(e *jaxexport.Exported, opts ...Option) (*Function, error) {
 			name, ErrExternal, len(p), p)
 	}
 	ext := &external{exp: e, code: e.Module(), kept: e.ModuleKeptVarIdx(), partitions: e.NrDevices(), partitioner: lower.Shardy}
-	for _, a := range e.InAvals() {
-		ext.args = append(ext.args, lower.NewShape(a.DType(), a.Dims()...))
-	}
-	for _, a := range e.OutAvals() {
-		ext.outs = append(ext.outs, lower.NewShape(a.DType(), a.Dims()...))
-	}
+	ext.args, ext.outs = e.InAvals(), e.OutAvals() // jaxexport.Aval is lower.Shape: one shape type
 	return newExternal(name, ext, opts), nil
 }
 

@@ -414,7 +414,7 @@ func (f *Function) resultLayouts(c *pjrt.Client, exe *pjrt.Executable, m mesh.Me
 		global := l.shapes[i].Dims()
 		if isUnconstrained(spec, l.shapes[i].Rank()) {
 			var err error
-			spec, err = chosenSpec(exe, m, i, global, chosen[i].Dims)
+			spec, err = chosenSpec(exe, m, i, global, chosen[i].Dims())
 			if err != nil {
 				return nil, fmt.Errorf("jit: %s: result %d: %w", f.name, i, err)
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/pjrt"
+	"github.com/xlamesh/xlamesh/shapes"
 )
 
 // This file holds the process-local entry points of a multi-process job (JAX's
@@ -52,7 +53,7 @@ func FromProcessLocalBytes(c *pjrt.Client, s mesh.NamedSharding, dtype dtypes.DT
 		return nil, fmt.Errorf("jit: %s: %w: unsupported element type %v", op, pjrt.ErrHostData, dtype)
 	}
 	process := c.ProcessIndex()
-	localSize := pjrt.Shape{DType: dtype, Dims: localShape}
+	localSize := shapes.Make(dtype, localShape...)
 	for d, n := range localShape {
 		if n < 0 {
 			return nil, fmt.Errorf("jit: %s: %w: dimension %d of the local shape %v is negative", op, pjrt.ErrHostData, d, localShape)
@@ -60,7 +61,7 @@ func FromProcessLocalBytes(c *pjrt.Client, s mesh.NamedSharding, dtype dtypes.DT
 	}
 	if len(data) != localSize.Bytes() {
 		return nil, fmt.Errorf("jit: %s: %w: local shape %s needs %d bytes (%d elements), got %d bytes",
-			op, pjrt.ErrHostData, localSize, localSize.Bytes(), localSize.Size(), len(data))
+			op, pjrt.ErrHostData, localSize.Aval(), localSize.Bytes(), localSize.Size(), len(data))
 	}
 	if globalShape == nil {
 		var err error
@@ -84,7 +85,7 @@ func FromProcessLocalBytes(c *pjrt.Client, s mesh.NamedSharding, dtype dtypes.DT
 	}
 	// Each shard goes in place from the local array, with the local array's byte strides.
 	strides := byteStrides(localShape, dtype.Size())
-	empty := pjrt.Shape{DType: dtype, Dims: shardShape}.Size() == 0
+	empty := shapes.Make(dtype, shardShape...).Size() == 0
 	transfers := make([]pjrt.HostTransfer, len(placed))
 	for i, p := range placed {
 		start := 0
@@ -134,7 +135,7 @@ func (a *Array) ProcessLocalData() (any, []int, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("jit: process-local data: %w", err)
 	}
-	out := make([]byte, pjrt.Shape{DType: a.dtype, Dims: localShape}.Bytes())
+	out := make([]byte, shapes.Make(a.dtype, localShape...).Bytes())
 	// Read each local block once, from the first shard that holds it, straight into its place.
 	strides := byteStrides(localShape, a.dtype.Size())
 	var copies []pjrt.HostCopy
@@ -267,7 +268,7 @@ func gatherGlobal(ctx context.Context, d pjrt.Distributed, a *Array, prefix stri
 			return nil, nil, fmt.Errorf("jit: %s: %w", op, err)
 		}
 	}
-	out := make([]byte, pjrt.Shape{DType: a.dtype, Dims: a.shape}.Bytes())
+	out := make([]byte, shapes.Make(a.dtype, a.shape...).Bytes())
 	for k, b := range blocks {
 		var data []byte
 		if i := slices.Index(mineAt, k); i >= 0 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/xlamesh/xlamesh/pjrt"
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
+	"github.com/xlamesh/xlamesh/shapes"
 )
 
 // incModule adds 1 to an f32[4] on one device.
@@ -30,7 +31,7 @@ func TestChainedExecutions(t *testing.T) {
 	exe, err := c.Compile(incModule, pjrt.CompileOptions{})
 	require.NoError(t, err)
 	defer exe.Close()
-	assert.Equal(t, []pjrt.Shape{{DType: dtypes.Float32, Dims: []int{4}}}, exe.InputShapes())
+	assert.Equal(t, []pjrt.Shape{shapes.Make(dtypes.Float32, 4)}, exe.InputShapes())
 	x, err := c.BufferFromHost(exe.Devices()[0], []float32{0, 1, 2, 3}, []int{4})
 	require.NoError(t, err)
 	for range 1000 {
@@ -107,7 +108,7 @@ func TestAsyncExecutionError(t *testing.T) {
 	require.NoError(t, err)
 	defer exe.Close()
 	dev := exe.Devices()[0]
-	bad, err := c.NewErrorBuffer(dev, pjrt.Shape{DType: dtypes.Float32, Dims: []int{4}}, pjrt.DataLoss, "sensor offline")
+	bad, err := c.NewErrorBuffer(dev, shapes.Make(dtypes.Float32, 4), pjrt.DataLoss, "sensor offline")
 	if !c.Plugin().Has("PJRT_Client_CreateErrorBuffer") {
 		require.ErrorIs(t, err, pjrt.ErrUnimplemented)
 		t.Logf("%s has no error buffers: the asynchronous error path is shown by the second plugin's pass", c.Plugin())
@@ -262,7 +263,7 @@ func TestWaitAll(t *testing.T) {
 	}
 	require.NoError(t, pjrt.WaitAll(outs...))
 	if c.Plugin().Has("PJRT_Client_CreateErrorBuffer") {
-		bad, err := c.NewErrorBuffer(dev, pjrt.Shape{DType: dtypes.Float32, Dims: []int{4}}, pjrt.DataLoss, "sensor offline")
+		bad, err := c.NewErrorBuffer(dev, shapes.Make(dtypes.Float32, 4), pjrt.DataLoss, "sensor offline")
 		require.NoError(t, err)
 		o, err := exe.Execute([][]*pjrt.Buffer{{bad}})
 		require.NoError(t, err)

@@ -21,6 +21,7 @@ import (
 	"github.com/gomlx/gopjrt/dtypes"
 
 	"github.com/xlamesh/xlamesh/internal/hostmem"
+	"github.com/xlamesh/xlamesh/shapes"
 )
 
 // Buffer is an array on one device. Close it when done; a finalizer frees a forgotten buffer,
@@ -117,25 +118,25 @@ func (b *Buffer) Device() *Device { return b.dev }
 
 // Shape returns the buffer's element type and dimensions.
 func (b *Buffer) Shape() Shape {
-	return Shape{DType: b.shape.DType, Dims: append([]int(nil), b.shape.Dims...)}
+	return b.shape
 }
 
 // DType returns the buffer's element type.
-func (b *Buffer) DType() dtypes.DType { return b.shape.DType }
+func (b *Buffer) DType() dtypes.DType { return b.shape.DType() }
 
 // Dims returns the buffer's dimensions.
-func (b *Buffer) Dims() []int { return append([]int(nil), b.shape.Dims...) }
+func (b *Buffer) Dims() []int { return b.shape.Dims() }
 
 // String returns e.g. "Buffer(f32[4,2] on CpuDevice(id=3))".
-func (b *Buffer) String() string { return fmt.Sprintf("Buffer(%s on %s)", b.shape, b.dev) }
+func (b *Buffer) String() string { return fmt.Sprintf("Buffer(%s on %s)", b.shape.Aval(), b.dev) }
 
 // ToHost copies the buffer to a new flat Go slice of its element type ([]float32, []int64, ...;
 // []uint16 raw bits for Float16 and BFloat16).
 func (b *Buffer) ToHost() (any, error) {
-	if !Supported(b.shape.DType) {
-		return nil, fmt.Errorf("pjrt: copy to host: %w: unsupported element type %v", ErrHostData, b.shape.DType)
+	if !Supported(b.shape.DType()) {
+		return nil, fmt.Errorf("pjrt: copy to host: %w: unsupported element type %v", ErrHostData, b.shape.DType())
 	}
-	flat, raw := hostmem.Flat(b.shape.DType, b.shape.Size()) // the copy writes every byte
+	flat, raw := hostmem.Flat(b.shape.DType(), b.shape.Size()) // the copy writes every byte
 	if err := b.CopyToHost(raw); err != nil {
 		return nil, err
 	}
@@ -260,8 +261,7 @@ func (c *Client) BuffersFromHost(ts []HostTransfer) ([]*Buffer, error) {
 	if c.hostMemory && a.has(fnEventOnReady) {
 		var tasks []func()
 		for i, t := range ts {
-			shape := Shape{DType: t.DType, Dims: t.Dims}
-			n := shape.Bytes()
+			n := hostBytes(t.DType, t.Dims)
 			if t.ByteStrides == nil && n < stagingMin {
 				continue
 			}
@@ -305,7 +305,7 @@ func (c *Client) BuffersFromHost(ts []HostTransfer) ([]*Buffer, error) {
 				first = err
 				break
 			}
-			out = append(out, newBuffer(t.Device, Shape{DType: t.DType, Dims: slices.Clone(t.Dims)}, args.buffer))
+			out = append(out, newBuffer(t.Device, shapes.Make(t.DType, t.Dims...), args.buffer))
 			continue
 		}
 		data := t.Data
@@ -326,7 +326,7 @@ func (c *Client) BuffersFromHost(ts []HostTransfer) ([]*Buffer, error) {
 			first = err
 			break
 		}
-		out = append(out, newBuffer(t.Device, Shape{DType: t.DType, Dims: slices.Clone(t.Dims)}, args.buffer))
+		out = append(out, newBuffer(t.Device, shapes.Make(t.DType, t.Dims...), args.buffer))
 		events = append(events, args.done_with_host_buffer)
 	}
 	// The pinned host memory must outlive every transfer started, also on error.
@@ -364,7 +364,6 @@ func (c *Client) checkTransfer(t HostTransfer) error {
 	if err := c.checkDevice(t.Device); err != nil {
 		return err
 	}
-	shape := Shape{DType: t.DType, Dims: t.Dims}
 	n := 1
 	for i, d := range t.Dims {
 		if d < 0 {
@@ -379,12 +378,13 @@ func (c *Client) checkTransfer(t HostTransfer) error {
 		return fmt.Errorf("%w: %v has more bytes than an int holds", ErrHostData, t.Dims)
 	}
 	if t.ByteStrides == nil {
-		if len(t.Data) != shape.Bytes() {
-			return fmt.Errorf("%w: %s needs %d bytes (%d elements), got %d bytes", ErrHostData, shape, shape.Bytes(), n, len(t.Data))
+		if nb := hostBytes(t.DType, t.Dims); len(t.Data) != nb {
+			return fmt.Errorf("%w: %s needs %d bytes (%d elements), got %d bytes", ErrHostData,
+				shapes.Make(t.DType, t.Dims...).Aval(), nb, n, len(t.Data))
 		}
 		return nil
 	}
-	return checkStrides(shape, t.ByteStrides, len(t.Data), "reads")
+	return checkStrides(shapes.Make(t.DType, t.Dims...), t.ByteStrides, len(t.Data), "reads")
 }
 
 // HostCopy is one device-to-host copy for CopyToHostAll: the buffer's bytes go to Dst, row-major
@@ -413,17 +413,17 @@ func (c *Client) CopyToHostAll(copies []HostCopy) error {
 		if hc.Buffer.dev.client != c {
 			return fmt.Errorf("pjrt: copy to host: %w: copy %d: buffer of another client", ErrDevice, i)
 		}
-		shape := hc.Buffer.shape
-		if !Supported(shape.DType) {
-			return fmt.Errorf("pjrt: copy to host: %w: copy %d: unsupported element type %v", ErrHostData, i, shape.DType)
+		s := hc.Buffer.shape
+		if !Supported(s.DType()) {
+			return fmt.Errorf("pjrt: copy to host: %w: copy %d: unsupported element type %v", ErrHostData, i, s.DType())
 		}
 		if hc.DstByteStrides != nil {
-			if err := checkStrides(shape, hc.DstByteStrides, len(hc.Dst), "writes"); err != nil {
+			if err := checkStrides(s, hc.DstByteStrides, len(hc.Dst), "writes"); err != nil {
 				return fmt.Errorf("pjrt: copy to host: copy %d: %w", i, err)
 			}
-		} else if len(hc.Dst) != shape.Bytes() {
+		} else if len(hc.Dst) != s.Bytes() {
 			return fmt.Errorf("pjrt: copy to host: %w: copy %d: %s needs %d bytes, got %d", ErrHostData, i,
-				shape, shape.Bytes(), len(hc.Dst))
+				s.Aval(), s.Bytes(), len(hc.Dst))
 		}
 	}
 	done, err := c.use("copy to host")
@@ -478,7 +478,7 @@ func (c *Client) copyFromHostMemory(copies []HostCopy) (bool, error) {
 	for i, hc := range copies {
 		bufs[i] = hc.Buffer.st.c
 		sizes[i] = C.int64_t(hc.Buffer.shape.Bytes())
-		ranks[i] = C.int32_t(len(hc.Buffer.shape.Dims))
+		ranks[i] = C.int32_t(hc.Buffer.shape.Rank())
 	}
 	var ok C.int
 	var failed C.size_t
@@ -496,13 +496,14 @@ func (c *Client) copyFromHostMemory(copies []HostCopy) (bool, error) {
 	directReads.Add(int64(n))
 	var tasks []func()
 	for i, hc := range copies {
-		shape := hc.Buffer.shape
-		src := unsafe.Slice((*byte)(ptrs[i]), shape.Bytes())
+		s := hc.Buffer.shape
+		src := unsafe.Slice((*byte)(ptrs[i]), s.Bytes())
+		dims, size := s.Dims(), s.DType().Size()
 		strides := hc.DstByteStrides
 		if strides == nil {
-			strides = denseStrides(shape.Dims, shape.DType.Size())
+			strides = denseStrides(dims, size)
 		}
-		tasks = newLayout(shape.Dims, strides, shape.DType.Size()).copyTasks(tasks, src, hc.Dst, false)
+		tasks = newLayout(dims, strides, size).copyTasks(tasks, src, hc.Dst, false)
 	}
 	runTasks(tasks)
 	return true, nil
@@ -542,8 +543,8 @@ func (c *Client) copyToHostBuffers(copies []HostCopy) error {
 	var tasks []func()
 	for i, hc := range copies {
 		if hc.DstByteStrides != nil {
-			shape := hc.Buffer.shape
-			tasks = newLayout(shape.Dims, hc.DstByteStrides, shape.DType.Size()).copyTasks(tasks, dense[i], hc.Dst, false)
+			s := hc.Buffer.shape
+			tasks = newLayout(s.Dims(), hc.DstByteStrides, s.DType().Size()).copyTasks(tasks, dense[i], hc.Dst, false)
 		}
 	}
 	runTasks(tasks)
@@ -554,7 +555,7 @@ func (c *Client) copyToHostBuffers(copies []HostCopy) error {
 // (PJRT_Client_CreateErrorBuffer): an execution that consumes it fails with that error, which
 // then reaches the execution's results. It lets a pipeline stage pass a failure on, and tests
 // exercise asynchronous error paths. Plugins before PJRT C API 0.9x lack it: ErrUnimplemented.
-func (c *Client) NewErrorBuffer(dev *Device, shape Shape, code Code, msg string) (*Buffer, error) {
+func (c *Client) NewErrorBuffer(dev *Device, s Shape, code Code, msg string) (*Buffer, error) {
 	a := c.api
 	for _, f := range []fn{fnClientCreateErrorBuffer, fnDeviceDefaultMemory} {
 		if err := a.need(f); err != nil {
@@ -564,8 +565,8 @@ func (c *Client) NewErrorBuffer(dev *Device, shape Shape, code Code, msg string)
 	if err := c.checkDevice(dev); err != nil {
 		return nil, fmt.Errorf("pjrt: error buffer: %w", err)
 	}
-	if !Supported(shape.DType) {
-		return nil, fmt.Errorf("pjrt: error buffer: %w: unsupported element type %v", ErrHostData, shape.DType)
+	if !Supported(s.DType()) {
+		return nil, fmt.Errorf("pjrt: error buffer: %w: unsupported element type %v", ErrHostData, s.DType())
 	}
 	if code == 0 {
 		return nil, fmt.Errorf("pjrt: error buffer: %w: an error buffer needs a non-OK code", ErrHostData)
@@ -581,8 +582,9 @@ func (c *Client) NewErrorBuffer(dev *Device, shape Shape, code Code, msg string)
 	}
 	var pin runtime.Pinner
 	defer pin.Unpin()
-	cdims := make([]C.int64_t, len(shape.Dims)+1)
-	for i, d := range shape.Dims {
+	cdims := make([]C.int64_t, s.Rank()+1)
+	for i := range s.Rank() {
+		d := s.Dim(i)
 		if d < 0 {
 			return nil, fmt.Errorf("pjrt: error buffer: %w: dimension %d is %d", ErrHostData, i, d)
 		}
@@ -594,11 +596,11 @@ func (c *Client) NewErrorBuffer(dev *Device, shape Shape, code Code, msg string)
 	args := C.PJRT_Client_CreateErrorBuffer_Args{
 		client: c.c, error_code: C.PJRT_Error_Code(code),
 		error_message: (*C.char)(unsafe.Pointer(&cmsg[0])), error_message_size: C.size_t(len(msg)),
-		shape_dims: &cdims[0], shape_num_dims: C.size_t(len(shape.Dims)),
-		shape_element_type: C.PJRT_Buffer_Type(shape.DType), memory: dm.memory,
+		shape_dims: &cdims[0], shape_num_dims: C.size_t(s.Rank()),
+		shape_element_type: C.PJRT_Buffer_Type(s.DType()), memory: dm.memory,
 	}
 	if err := a.toError("error buffer", ErrHostData, C.xm_Client_CreateErrorBuffer(a.p, &args)); err != nil {
 		return nil, err
 	}
-	return newBuffer(dev, Shape{DType: shape.DType, Dims: slices.Clone(shape.Dims)}, args.buffer), nil
+	return newBuffer(dev, s, args.buffer), nil
 }

@@ -2,28 +2,20 @@ package pjrt
 
 import (
 	"fmt"
-	"strings"
 	"unsafe"
 
 	"github.com/gomlx/gopjrt/dtypes"
 
 	"github.com/xlamesh/xlamesh/internal/hostmem"
+	"github.com/xlamesh/xlamesh/shapes"
 )
 
 // Element types are gopjrt's dtypes.DType, whose numbers are PJRT's PJRT_Buffer_Type values: the
 // one element-type vocabulary of lower, pjrt and jit.
 
-// hostNames are the element types pjrt moves between host and device, with the short names
-// JAX prints in avals.
-var hostNames = map[dtypes.DType]string{
-	dtypes.Bool: "bool", dtypes.Int8: "i8", dtypes.Int16: "i16", dtypes.Int32: "i32", dtypes.Int64: "i64",
-	dtypes.Uint8: "u8", dtypes.Uint16: "u16", dtypes.Uint32: "u32", dtypes.Uint64: "u64",
-	dtypes.Float16: "f16", dtypes.Float32: "f32", dtypes.Float64: "f64", dtypes.BFloat16: "bf16",
-}
-
 // Supported reports whether pjrt moves arrays of element type d: bool, the signed and unsigned
-// integers of 8 to 64 bits, f16, bf16, f32 and f64.
-func Supported(d dtypes.DType) bool { _, ok := hostNames[d]; return ok }
+// integers of 8 to 64 bits, f16, bf16, f32 and f64 ([shapes.Supported]).
+func Supported(d dtypes.DType) bool { return shapes.Supported(d) }
 
 // DTypeOf returns the element type of a flat Go slice ([]float32, []int64, []bool, ...).
 func DTypeOf(flat any) (dtypes.DType, error) {
@@ -81,59 +73,7 @@ func FlatFromBytes(d dtypes.DType, data []byte) (any, error) {
 	return flat, nil
 }
 
-// newFlat allocates a flat slice of n elements of type d; Float16 and BFloat16 get []uint16
-// holding the raw bits. d must be Supported.
-// Shape is the element type and dimensions of an array (of one shard, for executables).
-type Shape struct {
-	DType dtypes.DType
-	Dims  []int
-}
-
-// Size returns the number of elements.
-func (s Shape) Size() int {
-	n := 1
-	for _, d := range s.Dims {
-		n *= d
-	}
-	return n
-}
-
-// Bytes returns the size of the array in bytes (0 for an element type pjrt does not support).
-func (s Shape) Bytes() int {
-	if !Supported(s.DType) {
-		return 0
-	}
-	return s.Size() * s.DType.Size()
-}
-
-// Equal reports whether s and t have the same element type and dimensions.
-func (s Shape) Equal(t Shape) bool {
-	if s.DType != t.DType || len(s.Dims) != len(t.Dims) {
-		return false
-	}
-	for i := range s.Dims {
-		if s.Dims[i] != t.Dims[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// String returns the shape like JAX prints avals: "f32[8,2]", "i64[]".
-func (s Shape) String() string {
-	var b strings.Builder
-	if name, ok := hostNames[s.DType]; ok {
-		b.WriteString(name)
-	} else {
-		b.WriteString(strings.ToLower(s.DType.String()))
-	}
-	b.WriteByte('[')
-	for i, d := range s.Dims {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprint(&b, d)
-	}
-	b.WriteByte(']')
-	return b.String()
-}
+// Shape is the element type and dimensions of an array (of one shard, for executables). It is
+// [shapes.Shape], xlamesh's one shape type, shared with stablehlo, jit and jaxexport; pjrt's
+// messages print it as JAX prints avals ([shapes.Shape.Aval], "f32[8,2]").
+type Shape = shapes.Shape

@@ -22,6 +22,7 @@ import (
 
 	"github.com/gomlx/gopjrt/dtypes"
 	xmlir "github.com/xlamesh/xlamesh/mlir"
+	"github.com/xlamesh/xlamesh/shapes"
 )
 
 // Partitioner selects how XLA partitions an SPMD program: mlir.Partitioner, the type lower
@@ -222,7 +223,7 @@ func (e *Executable) readInfo() (executableInfo, error) {
 				d[j] = int(dims[at+j])
 			}
 			at += len(d)
-			info.outputs[i] = Shape{DType: dtypes.DType(types[i]), Dims: d}
+			info.outputs[i] = shapes.Make(dtypes.DType(types[i]), d...)
 		}
 		if a.has(fnExecutableNumPartitions) {
 			np := C.PJRT_Executable_NumPartitions_Args{executable: x}
@@ -496,11 +497,7 @@ func (e *Executable) InputShapes() []Shape {
 	if e.info.inputs == nil {
 		return nil
 	}
-	out := make([]Shape, len(e.info.inputs))
-	for i, s := range e.info.inputs {
-		out[i] = Shape{DType: s.DType, Dims: slices.Clone(s.Dims)}
-	}
-	return out
+	return slices.Clone(e.info.inputs)
 }
 
 // NumOutputs returns the number of results per device.
@@ -508,11 +505,7 @@ func (e *Executable) NumOutputs() int { return len(e.info.outputs) }
 
 // OutputShapes returns the per-device (shard) shape of each result.
 func (e *Executable) OutputShapes() []Shape {
-	out := make([]Shape, len(e.info.outputs))
-	for i, s := range e.info.outputs {
-		out[i] = Shape{DType: s.DType, Dims: slices.Clone(s.Dims)}
-	}
-	return out
+	return slices.Clone(e.info.outputs)
 }
 
 // Fingerprint returns the plugin's fingerprint of the compiled program, or "" if it has none.
@@ -694,7 +687,7 @@ func (e *Executable) checkArgument(d, i int, b *Buffer) error {
 	}
 	if e.info.inputs != nil && !b.shape.Equal(e.info.inputs[i]) {
 		return fmt.Errorf("pjrt: execute: %w: argument %d on device %d is %s, the program takes %s",
-			ErrExecute, i, e.devices[d].ID(), b.shape, e.info.inputs[i])
+			ErrExecute, i, e.devices[d].ID(), b.shape.Aval(), e.info.inputs[i].Aval())
 	}
 	return nil
 }

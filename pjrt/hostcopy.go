@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/gomlx/gopjrt/dtypes"
 )
 
 // Host-side copies between a dense row-major block and a strided view of a larger host array
@@ -191,32 +193,46 @@ func runTasks(tasks []func()) {
 	wg.Wait()
 }
 
+// hostBytes returns the bytes of a dense array of element type d and dimensions dims (0 for an
+// element type that is not Supported), like Shape.Bytes without building a Shape.
+func hostBytes(d dtypes.DType, dims []int) int {
+	if !Supported(d) {
+		return 0
+	}
+	n := d.Size()
+	for _, x := range dims {
+		n *= x
+	}
+	return n
+}
+
 // checkStrides checks that an array of shape with the given byte strides lies inside n bytes:
 // one stride per dimension, none negative, no overflow. verb ("reads", "writes") words the error.
-func checkStrides(shape Shape, strides []int64, n int, verb string) error {
-	if len(strides) != len(shape.Dims) {
-		return fmt.Errorf("%w: %d byte strides for %d dimensions", ErrHostData, len(strides), len(shape.Dims))
+func checkStrides(s Shape, strides []int64, n int, verb string) error {
+	if len(strides) != s.Rank() {
+		return fmt.Errorf("%w: %d byte strides for %d dimensions", ErrHostData, len(strides), s.Rank())
 	}
-	for _, d := range shape.Dims {
-		if d == 0 {
+	for i := range s.Rank() {
+		if s.Dim(i) == 0 {
 			return nil
 		}
 	}
 	// The last byte touched is at sum((dim-1)*stride) + element size; every step is checked
 	// against overflow (a wrapped sum would let a copy run past the memory).
-	end := int64(shape.DType.Size())
-	for i, d := range shape.Dims {
+	end := int64(s.DType().Size())
+	for i := range s.Rank() {
+		d := s.Dim(i)
 		st := strides[i]
 		if st < 0 {
 			return fmt.Errorf("%w: negative byte stride %d for dimension %d", ErrHostData, st, i)
 		}
 		if st != 0 && int64(d-1) > (math.MaxInt64-end)/st {
-			return fmt.Errorf("%w: %s with byte strides %v reaches past any host array", ErrHostData, shape, strides)
+			return fmt.Errorf("%w: %s with byte strides %v reaches past any host array", ErrHostData, s.Aval(), strides)
 		}
 		end += int64(d-1) * st
 	}
 	if end > int64(n) {
-		return fmt.Errorf("%w: %s with byte strides %v %s %d bytes, got %d", ErrHostData, shape, strides, verb, end, n)
+		return fmt.Errorf("%w: %s with byte strides %v %s %d bytes, got %d", ErrHostData, s.Aval(), strides, verb, end, n)
 	}
 	return nil
 }

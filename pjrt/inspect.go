@@ -10,6 +10,8 @@ import (
 
 	"github.com/gomlx/gopjrt/dtypes"
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/xlamesh/xlamesh/shapes"
 )
 
 // This file shows what the compiler made of a program: the collectives of the optimized HLO
@@ -72,7 +74,7 @@ func (c Collective) String() string {
 		} else {
 			b.WriteString(", ")
 		}
-		b.WriteString(s.String())
+		b.WriteString(s.Aval())
 	}
 	if len(c.Dims) > 0 {
 		fmt.Fprintf(&b, " dims %v", c.Dims)
@@ -197,7 +199,7 @@ func collectives(code []byte, format string, n int) ([]Collective, error) {
 					return fmt.Errorf("%w: %s %s: operand %d is not in computation %s", errProto, in.opcode, in.name, id, comp)
 				}
 				for _, s := range op.shape.arrays() {
-					c.Operands = append(c.Operands, Shape{DType: hloDType(s.elem), Dims: s.dims})
+					c.Operands = append(c.Operands, shapes.Make(hloDType(s.elem), s.dims...))
 					c.Bytes += s.bytes()
 				}
 			}

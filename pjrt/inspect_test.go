@@ -10,6 +10,7 @@ import (
 
 	"github.com/xlamesh/xlamesh/pjrt"
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
+	"github.com/xlamesh/xlamesh/shapes"
 )
 
 // shardedModule is a module of one op on an 8-device mesh: args and result are
@@ -39,7 +40,7 @@ func matmulOp(a, b, c string) string {
 func TestCollectives(t *testing.T) {
 	c := pjrttest.ClientWithDevices(t, 8)
 	all := []int{0, 1, 2, 3, 4, 5, 6, 7}
-	f32 := func(dims ...int) pjrt.Shape { return pjrt.Shape{DType: dtypes.Float32, Dims: dims} }
+	f32 := func(dims ...int) pjrt.Shape { return shapes.Make(dtypes.Float32, dims...) }
 	for _, tc := range []struct {
 		name   string
 		module string
@@ -102,11 +103,11 @@ func TestCollectives(t *testing.T) {
 }
 
 func TestCollectiveString(t *testing.T) {
-	c := pjrt.Collective{Kind: "all-reduce", Operands: []pjrt.Shape{{DType: dtypes.Float32, Dims: []int{8, 8}}},
+	c := pjrt.Collective{Kind: "all-reduce", Operands: []pjrt.Shape{shapes.Make(dtypes.Float32, 8, 8)},
 		ReplicaGroups: [][]int{{0, 1}, {2, 3}}, Bytes: 256, BytesMoved: 256}
 	assert.Equal(t, "all-reduce f32[8,8] groups [[0 1] [2 3]] moves 256 B/device", c.String())
 	assert.Equal(t, 2, c.GroupSize())
-	p := pjrt.Collective{Kind: "collective-permute", Operands: []pjrt.Shape{{DType: dtypes.Int32, Dims: []int{4}}},
+	p := pjrt.Collective{Kind: "collective-permute", Operands: []pjrt.Shape{shapes.Make(dtypes.Int32, 4)},
 		Pairs: [][2]int{{0, 1}, {1, 0}}, Bytes: 16, BytesMoved: 16}
 	assert.Equal(t, "collective-permute i32[4] pairs [[0 1] [1 0]] moves 16 B/device", p.String())
 	assert.Equal(t, 0, p.GroupSize())

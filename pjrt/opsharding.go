@@ -7,6 +7,8 @@ import (
 
 	"github.com/gomlx/gopjrt/dtypes"
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/xlamesh/xlamesh/shapes"
 )
 
 // OpShardingType is the kind of an XLA sharding (xla.OpSharding.Type).
@@ -357,27 +359,28 @@ func parameterShapes(code []byte, format string) ([]Shape, error) {
 	if err != nil {
 		return nil, err
 	}
-	shapes := []Shape{}
+	params := []Shape{}
 	err = walkProto(program, func(field, wire int, _ uint64, data []byte) error {
 		if field != 1 || protowire.Type(wire) != protowire.BytesType {
 			return nil
 		}
-		s := Shape{Dims: []int{}}
+		var dt dtypes.DType
+		dims := []int{}
 		err := walkProto(data, func(field, wire int, v uint64, data []byte) error {
 			switch field {
 			case 2:
-				s.DType = fromPrimitiveType(int(v))
+				dt = fromPrimitiveType(int(v))
 			case 3:
-				dims, err := varints(wire, v, data)
-				s.Dims = append(s.Dims, dims...)
+				ds, err := varints(wire, v, data)
+				dims = append(dims, ds...)
 				return err
 			}
 			return nil
 		})
-		shapes = append(shapes, s)
+		params = append(params, shapes.Make(dt, dims...))
 		return err
 	})
-	return shapes, err
+	return params, err
 }
 
 // fromPrimitiveType maps XLA's PrimitiveType numbers (xla_data.proto) to dtypes: they equal

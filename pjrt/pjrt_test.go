@@ -15,6 +15,7 @@ import (
 
 	"github.com/xlamesh/xlamesh/pjrt"
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
+	"github.com/xlamesh/xlamesh/shapes"
 )
 
 // seedModule is the program of JAX's Shardy announcement: f(x) = x * 2 on an 8x2 int64 array,
@@ -148,7 +149,7 @@ func TestSeedProgram(t *testing.T) {
 	exe := compileSeed(t, c)
 	defer exe.Close()
 	assert.Equal(t, 8, exe.NumPartitions())
-	assert.Equal(t, []pjrt.Shape{{DType: dtypes.Int64, Dims: []int{2, 1}}}, exe.OutputShapes())
+	assert.Equal(t, []pjrt.Shape{shapes.Make(dtypes.Int64, 2, 1)}, exe.OutputShapes())
 	assert.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7}, exe.DeviceAssignment())
 	runSeed(t, c, exe)
 	assert.Equal(t, before, pjrt.LiveBuffers(), "buffers leaked")

@@ -59,11 +59,11 @@ func (f *Function) BitcastConvert(x Value, d DType) Value {
 		f.failf(opName, -1, nil, ErrDType, "invalid target type %s", dtypeName(d))
 		return Value{}
 	}
-	if a.shape.dtype == dtypes.Bool {
+	if a.shape.DType() == dtypes.Bool {
 		f.failf(opName, 0, a, ErrDType, "cannot bitcast pred")
 		return Value{}
 	}
-	from, to := a.shape.dtype.Bits(), d.Bits()
+	from, to := a.shape.DType().Bits(), d.Bits()
 	dims := a.shape.Dims()
 	switch {
 	case to < from:

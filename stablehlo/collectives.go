@@ -47,7 +47,7 @@ func (f *Function) groupOperand(opName string, x Value, groups [][]int) (*value,
 
 // checkReduction checks that r is a reduction a collective can apply to a's element type.
 func (f *Function) checkReduction(opName string, a *value, r Reduction) bool {
-	if r < Sum || r > Min || a.shape.dtype == dtypes.Bool {
+	if r < Sum || r > Min || a.shape.DType() == dtypes.Bool {
 		f.failf(opName, 0, a, ErrDType, "reduction %v on %v", r, a.shape)
 		return false
 	}
@@ -108,7 +108,7 @@ func (f *Function) AllReduce(x Value, r Reduction, groups [][]int) Value {
 		return Value{}
 	}
 	p := AllReduceParams{Reduction: r, Groups: cloneGroups(groups), Channel: f.m.nextChannel()}
-	o := &Op{name: "stablehlo.all_reduce", operands: []*value{a}, params: p, regions: []*Function{f.scalarRegion(r, a.shape.dtype)}}
+	o := &Op{name: "stablehlo.all_reduce", operands: []*value{a}, params: p, regions: []*Function{f.scalarRegion(r, a.shape.DType())}}
 	return f.emitMulti(o, []Shape{a.shape})[0]
 }
 
@@ -145,7 +145,7 @@ func (f *Function) AllGather(x Value, dim int, groups [][]int) Value {
 	}
 	dims[dim] = n
 	p := AllGatherParams{Dim: dim, Groups: cloneGroups(groups), Channel: f.m.nextChannel()}
-	return f.emit("stablehlo.all_gather", []*value{a}, NewShape(a.shape.dtype, dims...), p)
+	return f.emit("stablehlo.all_gather", []*value{a}, NewShape(a.shape.DType(), dims...), p)
 }
 
 // ReduceScatterParams are the parameters of stablehlo.reduce_scatter; its region applies
@@ -183,8 +183,8 @@ func (f *Function) ReduceScatter(x Value, r Reduction, dim int, groups [][]int) 
 	}
 	dims[dim] /= k
 	p := ReduceScatterParams{Reduction: r, Dim: dim, Groups: cloneGroups(groups), Channel: f.m.nextChannel()}
-	o := &Op{name: "stablehlo.reduce_scatter", operands: []*value{a}, params: p, regions: []*Function{f.scalarRegion(r, a.shape.dtype)}}
-	return f.emitMulti(o, []Shape{NewShape(a.shape.dtype, dims...)})[0]
+	o := &Op{name: "stablehlo.reduce_scatter", operands: []*value{a}, params: p, regions: []*Function{f.scalarRegion(r, a.shape.DType())}}
+	return f.emitMulti(o, []Shape{NewShape(a.shape.DType(), dims...)})[0]
 }
 
 // AllToAllParams are the parameters of stablehlo.all_to_all (split_count is the group size).
@@ -231,7 +231,7 @@ func (f *Function) AllToAll(x Value, splitDim, concatDim int, groups [][]int) Va
 	}
 	dims[concatDim] = n
 	p := AllToAllParams{SplitDim: splitDim, ConcatDim: concatDim, Groups: cloneGroups(groups), Channel: f.m.nextChannel()}
-	return f.emit("stablehlo.all_to_all", []*value{a}, NewShape(a.shape.dtype, dims...), p)
+	return f.emit("stablehlo.all_to_all", []*value{a}, NewShape(a.shape.DType(), dims...), p)
 }
 
 // CollectivePermuteParams are the parameters of stablehlo.collective_permute.

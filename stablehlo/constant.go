@@ -184,9 +184,9 @@ func (f *Function) Constant(x any) Value {
 		return Value{}
 	}
 	if weak {
-		return Value{&value{fn: f, shape: Shape{dtype: d}, sub: -1, weak: &weakConst{lit: l}}}
+		return Value{&value{fn: f, shape: NewShape(d), sub: -1, weak: &weakConst{lit: l}}}
 	}
-	return f.constant(opName, Shape{dtype: d}, []lit{l})
+	return f.constant(opName, NewShape(d), []lit{l})
 }
 
 // ConstantOf returns a scalar constant of element type d holding x (any Go number or
@@ -200,7 +200,7 @@ func (f *Function) Full(s Shape, x any) Value {
 	if _, ok := f.check(opName); !ok {
 		return Value{}
 	}
-	if err := s.valid(); err != nil {
+	if err := validShape(s); err != nil {
 		f.fail(opName, -1, nil, err)
 		return Value{}
 	}
@@ -242,7 +242,7 @@ func (f *Function) ArrayOf(d DType, flat any, dims ...int) Value {
 		return Value{}
 	}
 	s := NewShape(d, dims...)
-	if err := s.valid(); err != nil {
+	if err := validShape(s); err != nil {
 		f.fail(opName, -1, nil, err)
 		return Value{}
 	}
@@ -272,13 +272,13 @@ func (f *Function) constant(opName string, s Shape, lits []lit) Value {
 	var b strings.Builder
 	b.WriteString("dense<")
 	if len(lits) == 1 {
-		if err := lits[0].format(&b, s.dtype); err != nil {
+		if err := lits[0].format(&b, s.DType()); err != nil {
 			f.fail(opName, -1, nil, err)
 			return Value{}
 		}
 	} else {
 		pos := 0
-		if err := writeNested(&b, s.dtype, s.dims, lits, &pos); err != nil {
+		if err := writeNested(&b, s.DType(), s.Dims(), lits, &pos); err != nil {
 			f.fail(opName, -1, nil, err)
 			return Value{}
 		}
@@ -353,7 +353,7 @@ func (f *Function) Iota(s Shape, dim int) Value {
 	if _, ok := f.check(opName); !ok {
 		return Value{}
 	}
-	if err := s.valid(); err != nil {
+	if err := validShape(s); err != nil {
 		f.fail(opName, -1, nil, err)
 		return Value{}
 	}
@@ -361,7 +361,7 @@ func (f *Function) Iota(s Shape, dim int) Value {
 		f.failf(opName, -1, nil, ErrShape, "iota dimension %d out of range for %v", dim, s)
 		return Value{}
 	}
-	if s.dtype == dtypes.Bool {
+	if s.DType() == dtypes.Bool {
 		f.failf(opName, -1, nil, ErrDType, "iota of pred")
 		return Value{}
 	}

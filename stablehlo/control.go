@@ -136,7 +136,7 @@ func (f *Function) If(pred Value, then, els func(g *Function) []Value) []Value {
 	var p *value
 	if vs, ok := f.check(opName, pred); ok {
 		p = f.materialize(vs[0], vs[0].shape)
-		if !f.failed() && (p.shape.dtype != dtypes.Bool || p.shape.Rank() != 0) {
+		if !f.failed() && (p.shape.DType() != dtypes.Bool || p.shape.Rank() != 0) {
 			f.failf(opName, 0, p, ErrShape, "predicate must be an i1 scalar (tensor<i1>), got %v", p.shape)
 		}
 	}
@@ -173,7 +173,7 @@ func (f *Function) Case(index Value, branches ...func(g *Function) []Value) []Va
 		case f.failed():
 		case x.shape.Rank() != 0:
 			f.failf(opName, 0, x, ErrShape, "index must be an i32 scalar, got %v", x.shape)
-		case x.shape.dtype != dtypes.Int32:
+		case x.shape.DType() != dtypes.Int32:
 			f.failf(opName, 0, x, ErrDType, "index must be an i32 scalar, got %v (Switch converts other integer types)", x.shape)
 		}
 	}
@@ -189,11 +189,11 @@ func (f *Function) Switch(index Value, branches ...func(g *Function) []Value) []
 		x := f.materialize(vs[0], vs[0].shape.WithDType(dtypes.Int32))
 		switch {
 		case f.failed():
-		case x.shape.Rank() != 0 || !x.shape.dtype.IsInt():
+		case x.shape.Rank() != 0 || !x.shape.DType().IsInt():
 			f.failf(opName, 0, x, ErrShape, "switch index must be an integer scalar, got %v", x.shape)
 		default:
 			i := Value{x}
-			if x.shape.dtype != dtypes.Int32 {
+			if x.shape.DType() != dtypes.Int32 {
 				i = f.Convert(i, dtypes.Int32)
 			}
 			if len(branches) > 0 {
@@ -232,7 +232,7 @@ func (f *Function) branches(opName, name string, x *value, brs []func(g *Functio
 				break
 			}
 		}
-		if shapes[i].dtype == 0 && outs[0][i].Valid() {
+		if shapes[i].DType() == 0 && outs[0][i].Valid() {
 			shapes[i] = outs[0][i].Shape() // every branch returns a weak constant: its default type
 		}
 	}
@@ -249,7 +249,7 @@ func (f *Function) branches(opName, name string, x *value, brs []func(g *Functio
 func (f *Function) newRegion(captures bool, args []Shape) *Function {
 	g := &Function{m: f.m, name: f.name, top: f.top, parent: f, captures: captures}
 	for i, s := range args {
-		if err := s.valid(); err != nil {
+		if err := validShape(s); err != nil {
 			f.fail("region argument", i, nil, err)
 		}
 		g.args = append(g.args, g.newArg(s))
@@ -279,7 +279,7 @@ func (g *Function) end(opName, what string, vs []Value, want []Shape) bool {
 		}
 		if !r.shape.Equal(want[i]) {
 			kind := ErrShape
-			if r.shape.dtype != want[i].dtype {
+			if r.shape.DType() != want[i].DType() {
 				kind = ErrDType
 			}
 			g.failf(opName, -1, r, kind, "%s %d is %v, want %v", what, i, r.shape, want[i])

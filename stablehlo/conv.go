@@ -155,11 +155,11 @@ func (f *Function) Conv(lhs, rhs Value, p ConvParams) Value {
 	if f.failed() {
 		return Value{}
 	}
-	if a.shape.dtype != b.shape.dtype {
+	if a.shape.DType() != b.shape.DType() {
 		f.failf(opName, 1, b, ErrDType, "operand types differ: %v vs %v", a.shape, b.shape)
 		return Value{}
 	}
-	if a.shape.dtype == dtypes.Bool {
+	if a.shape.DType() == dtypes.Bool {
 		f.failf(opName, 0, a, ErrDType, "convolution of pred")
 		return Value{}
 	}
@@ -216,8 +216,8 @@ func convShape(x, k Shape, p ConvParams) (Shape, ConvParams, int, string) {
 	if fg > 1 && bg > 1 {
 		return Shape{}, q, -1, "feature_group_count " + strconv.Itoa(fg) + " and batch_group_count " + strconv.Itoa(bg) + ": one must be 1"
 	}
-	batch, feat := x.dims[d.InputBatch], x.dims[d.InputFeature]
-	kin, kout := k.dims[d.KernelInput], k.dims[d.KernelOutput]
+	batch, feat := x.Dim(d.InputBatch), x.Dim(d.InputFeature)
+	kin, kout := k.Dim(d.KernelInput), k.Dim(d.KernelOutput)
 	switch {
 	case batch%bg != 0:
 		return Shape{}, q, 0, "input batch dimension " + strconv.Itoa(d.InputBatch) + " (size " + strconv.Itoa(batch) + ") is not divisible by batch_group_count " + strconv.Itoa(bg)
@@ -231,8 +231,8 @@ func convShape(x, k Shape, p ConvParams) (Shape, ConvParams, int, string) {
 	in := make([]int, s)
 	win := make([]int, s)
 	for i := range s {
-		in[i] = x.dims[d.InputSpatial[i]]
-		w, ok := dilated(k.dims[d.KernelSpatial[i]], q.RhsDilation[i])
+		in[i] = x.Dim(d.InputSpatial[i])
+		w, ok := dilated(k.Dim(d.KernelSpatial[i]), q.RhsDilation[i])
 		if !ok {
 			return Shape{}, q, 1, "dilated kernel overflows int64 in spatial dimension " + strconv.Itoa(i)
 		}
@@ -247,11 +247,11 @@ func convShape(x, k Shape, p ConvParams) (Shape, ConvParams, int, string) {
 	dims[d.OutputBatch] = batch / bg
 	dims[d.OutputFeature] = kout
 	for i := range s {
-		c, ok := windowCount(in[i], k.dims[d.KernelSpatial[i]], q.Strides[i], q.LhsDilation[i], q.RhsDilation[i], pads[i])
+		c, ok := windowCount(in[i], k.Dim(d.KernelSpatial[i]), q.Strides[i], q.LhsDilation[i], q.RhsDilation[i], pads[i])
 		if !ok {
 			return Shape{}, q, -1, "spatial dimension " + strconv.Itoa(i) + ": padding " + fmt.Sprint(pads[i]) + " leaves a negative or overflowing size"
 		}
 		dims[d.OutputSpatial[i]] = c
 	}
-	return NewShape(x.dtype, dims...), q, -1, ""
+	return NewShape(x.DType(), dims...), q, -1, ""
 }

@@ -51,7 +51,7 @@ func (f *Function) argReduce(x Value, axis int, index DType, isMax bool) Value {
 	if f.failed() {
 		return Value{}
 	}
-	d := a.shape.dtype
+	d := a.shape.DType()
 	switch {
 	case !index.IsInt():
 		f.failf(opName, -1, nil, ErrDType, "index type must be an integer type, got %s", dtypeName(index))
@@ -59,7 +59,7 @@ func (f *Function) argReduce(x Value, axis int, index DType, isMax bool) Value {
 	case axis < 0 || axis >= a.shape.Rank():
 		f.failf(opName, 0, a, ErrShape, "axis %d out of range for %v", axis, a.shape)
 		return Value{}
-	case a.shape.dims[axis] == 0:
+	case a.shape.Dim(axis) == 0:
 		f.failf(opName, 0, a, ErrShape, "%s of an empty axis %d of %v", opName, axis, a.shape)
 		return Value{}
 	}
@@ -71,13 +71,13 @@ func (f *Function) argReduce(x Value, axis int, index DType, isMax bool) Value {
 	if d == dtypes.Bool {
 		init = lit{kind: 'b', b: !isMax}
 	}
-	iv := f.constant(opName, a.shape.scalar(), []lit{init})
+	iv := f.constant(opName, scalarOf(a.shape), []lit{init})
 	ii := f.constant(opName, NewShape(index), []lit{{kind: 'i'}})
 	iota := f.Iota(a.shape.WithDType(index), axis)
 	if f.failed() {
 		return Value{}
 	}
-	s, si := a.shape.scalar(), NewShape(index)
+	s, si := scalarOf(a.shape), NewShape(index)
 	g := f.newRegion(false, []Shape{s, si, s, si})
 	ga := g.Args()
 	opVal, opIdx, accVal, accIdx := ga[0], ga[1], ga[2], ga[3]
@@ -86,7 +86,7 @@ func (f *Function) argReduce(x Value, axis int, index DType, isMax bool) Value {
 	if !g.end(opName, "body result", []Value{g.Select(pickVal, opVal, accVal), g.Select(pickIdx, opIdx, accIdx)}, []Shape{s, si}) {
 		return Value{}
 	}
-	out := slices.Delete(slices.Clone(a.shape.dims), axis, axis+1)
+	out := slices.Delete(a.shape.Dims(), axis, axis+1)
 	o := &Op{name: "stablehlo.reduce", operands: []*value{a, iota.v, iv.v, ii.v},
 		params: ArgReduceParams{Max: isMax, Axis: axis, Index: index}, regions: []*Function{g}}
 	return f.emitMulti(o, []Shape{NewShape(d, out...), NewShape(index, out...)})[1]
@@ -145,7 +145,7 @@ func (f *Function) cumulative(opName string, x Value, r Reduction, axis int, rev
 	if f.failed() {
 		return Value{}
 	}
-	d := a.shape.dtype
+	d := a.shape.DType()
 	switch {
 	case d == dtypes.Bool:
 		f.failf(opName, 0, a, ErrDType, "%s needs numeric operands, got %s", opName, dtypeName(d))
@@ -154,7 +154,7 @@ func (f *Function) cumulative(opName string, x Value, r Reduction, axis int, rev
 		f.failf(opName, 0, a, ErrShape, "axis %d out of range for %v", axis, a.shape)
 		return Value{}
 	}
-	n := a.shape.dims[axis]
+	n := a.shape.Dim(axis)
 	if n == 0 {
 		return Value{a}
 	}
@@ -170,7 +170,7 @@ func (f *Function) cumulative(opName string, x Value, r Reduction, axis int, rev
 	} else {
 		p.pad[axis][0] = n - 1
 	}
-	init := f.constant(opName, a.shape.scalar(), []lit{r.init(d)})
+	init := f.constant(opName, scalarOf(a.shape), []lit{r.init(d)})
 	if init.v == nil {
 		return Value{}
 	}

@@ -48,7 +48,7 @@ func (f *Function) DotGeneral(lhs, rhs Value, d DotDims) Value {
 		return Value{}
 	}
 	a, b := vs[0], vs[1]
-	if a.shape.dtype != b.shape.dtype {
+	if a.shape.DType() != b.shape.DType() {
 		f.failf(opName, 1, b, ErrDType, "operand types differ: %v vs %v", a.shape, b.shape)
 		return Value{}
 	}
@@ -70,8 +70,8 @@ func (f *Function) DotGeneral(lhs, rhs Value, d DotDims) Value {
 				return false
 			}
 			usedA[x], usedB[y] = true, true
-			if a.shape.dims[x] != b.shape.dims[y] {
-				f.failf(opName, 1, b, ErrShape, "%s dimension sizes differ: lhs dimension %d is %d, rhs dimension %d is %d", kind, x, a.shape.dims[x], y, b.shape.dims[y])
+			if a.shape.Dim(x) != b.shape.Dim(y) {
+				f.failf(opName, 1, b, ErrShape, "%s dimension sizes differ: lhs dimension %d is %d, rhs dimension %d is %d", kind, x, a.shape.Dim(x), y, b.shape.Dim(y))
 				return false
 			}
 		}
@@ -82,17 +82,17 @@ func (f *Function) DotGeneral(lhs, rhs Value, d DotDims) Value {
 	}
 	var dims []int
 	for _, x := range d.LhsBatch {
-		dims = append(dims, a.shape.dims[x])
+		dims = append(dims, a.shape.Dim(x))
 	}
 	for i, u := range usedA {
 		if !u {
-			dims = append(dims, a.shape.dims[i])
+			dims = append(dims, a.shape.Dim(i))
 		}
 	}
 	for i, u := range usedB {
 		if !u {
-			dims = append(dims, b.shape.dims[i])
+			dims = append(dims, b.shape.Dim(i))
 		}
 	}
-	return f.emit("stablehlo.dot_general", []*value{a, b}, NewShape(a.shape.dtype, dims...), d.clone())
+	return f.emit("stablehlo.dot_general", []*value{a, b}, NewShape(a.shape.DType(), dims...), d.clone())
 }

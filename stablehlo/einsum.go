@@ -353,8 +353,8 @@ func (f *Function) MatMul(lhs, rhs Value) Value {
 	}
 	ra, rb := a.shape.Rank(), b.shape.Rank()
 	// The batch dimensions and the core ones ([m, k] or [k]; [k, n] or [k]).
-	aBatch, aCore := a.shape.dims[:max(ra-2, 0)], a.shape.dims[max(ra-2, 0):]
-	bBatch, bCore := b.shape.dims[:max(rb-2, 0)], b.shape.dims[max(rb-2, 0):]
+	aBatch, aCore := a.shape.Dims()[:max(ra-2, 0)], a.shape.Dims()[max(ra-2, 0):]
+	bBatch, bCore := b.shape.Dims()[:max(rb-2, 0)], b.shape.Dims()[max(rb-2, 0):]
 	batch, err := BroadcastShapes(aBatch, bBatch)
 	if err != nil {
 		f.fail(opName, 1, b, fmt.Errorf("MatMul batch dimensions: %w", err))

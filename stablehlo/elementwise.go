@@ -22,8 +22,8 @@ func (f *Function) unary(opName string, x Value, allow func(DType) bool, what st
 	if f.failed() {
 		return Value{}
 	}
-	if !allow(a.shape.dtype) {
-		f.failf(opName, 0, a, ErrDType, "%s needs %s operands, got %s", opName, what, dtypeName(a.shape.dtype))
+	if !allow(a.shape.DType()) {
+		f.failf(opName, 0, a, ErrDType, "%s needs %s operands, got %s", opName, what, dtypeName(a.shape.DType()))
 		return Value{}
 	}
 	return f.emit("stablehlo."+opName, []*value{a}, a.shape, nil)
@@ -96,11 +96,11 @@ func (f *Function) pair(opName string, x, y Value) (a, b *value, ok bool) {
 	if f.failed() {
 		return nil, nil, false
 	}
-	if a.shape.dtype != b.shape.dtype {
+	if a.shape.DType() != b.shape.DType() {
 		f.failf(opName, 1, b, ErrDType, "operand types differ: %v vs %v", a.shape, b.shape)
 		return nil, nil, false
 	}
-	if !slices.Equal(a.shape.dims, b.shape.dims) {
+	if !slices.Equal(a.shape.Dims(), b.shape.Dims()) {
 		switch {
 		case a.shape.Rank() == 0:
 			a = f.broadcastScalar(a, b.shape)
@@ -115,7 +115,7 @@ func (f *Function) pair(opName string, x, y Value) (a, b *value, ok bool) {
 }
 
 func (f *Function) broadcastScalar(v *value, s Shape) *value {
-	return f.emit("stablehlo.broadcast_in_dim", []*value{v}, s.WithDType(v.shape.dtype), BroadcastParams{}).v
+	return f.emit("stablehlo.broadcast_in_dim", []*value{v}, s.WithDType(v.shape.DType()), BroadcastParams{}).v
 }
 
 func (f *Function) binary(opName string, x, y Value, allow func(DType) bool, what string) Value {
@@ -123,8 +123,8 @@ func (f *Function) binary(opName string, x, y Value, allow func(DType) bool, wha
 	if !ok {
 		return Value{}
 	}
-	if !allow(a.shape.dtype) {
-		f.failf(opName, 0, a, ErrDType, "%s needs %s operands, got %s", opName, what, dtypeName(a.shape.dtype))
+	if !allow(a.shape.DType()) {
+		f.failf(opName, 0, a, ErrDType, "%s needs %s operands, got %s", opName, what, dtypeName(a.shape.DType()))
 		return Value{}
 	}
 	return f.emit("stablehlo."+opName, []*value{a, b}, a.shape, nil)
@@ -211,9 +211,9 @@ func (f *Function) Compare(x, y Value, dir Comparison) Value {
 	}
 	typ := "UNSIGNED"
 	switch {
-	case a.shape.dtype.IsFloat():
+	case a.shape.DType().IsFloat():
 		typ = "FLOAT"
-	case signed(a.shape.dtype):
+	case signed(a.shape.DType()):
 		typ = "SIGNED"
 	}
 	return f.emit("stablehlo.compare", []*value{a, b}, a.shape.WithDType(dtypes.Bool), CompareParams{Dir: dir, Type: typ})
@@ -242,11 +242,11 @@ func (f *Function) Select(pred, onTrue, onFalse Value) Value {
 	if !ok {
 		return Value{}
 	}
-	if p.shape.dtype != dtypes.Bool {
+	if p.shape.DType() != dtypes.Bool {
 		f.failf(opName, 0, p, ErrDType, "predicate must be pred, got %v", p.shape)
 		return Value{}
 	}
-	if p.shape.Rank() != 0 && !slices.Equal(p.shape.dims, t.shape.dims) {
+	if p.shape.Rank() != 0 && !slices.Equal(p.shape.Dims(), t.shape.Dims()) {
 		f.failf(opName, 0, p, ErrShape, "predicate shape %v does not match operand shape %v", p.shape, t.shape)
 		return Value{}
 	}

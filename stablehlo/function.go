@@ -195,7 +195,7 @@ func (f *Function) NewValue(s Shape) Value {
 	if f.failed() {
 		return Value{}
 	}
-	if err := s.valid(); err != nil {
+	if err := validShape(s); err != nil {
 		f.fail("value", -1, nil, err)
 		return Value{}
 	}
@@ -212,7 +212,7 @@ func (f *Function) NewValues(shapes ...Shape) []Value {
 		return out
 	}
 	for _, s := range shapes {
-		if err := s.valid(); err != nil {
+		if err := validShape(s); err != nil {
 			f.fail("value", -1, nil, err)
 			return out
 		}
@@ -248,7 +248,7 @@ func (f *Function) Arg(s Shape) Value {
 		f.failf(opName, idx, nil, ErrFunction, "add arguments before any op")
 		return Value{}
 	}
-	if err := s.valid(); err != nil {
+	if err := validShape(s); err != nil {
 		f.fail(opName, idx, nil, err)
 		return Value{}
 	}

@@ -128,7 +128,7 @@ func (f *Function) Gather(x, indices Value, p GatherParams) Value {
 	if f.failed() {
 		return Value{}
 	}
-	if !idx.shape.dtype.IsInt() {
+	if !idx.shape.DType().IsInt() {
 		f.failf(opName, 1, idx, ErrDType, "start indices must be integers, got %v", idx.shape)
 		return Value{}
 	}
@@ -153,8 +153,8 @@ func gatherShape(x, idx Shape, p GatherParams) (Shape, string) {
 		return Shape{}, "slice_sizes " + intList(p.SliceSizes) + " needs one size per operand dimension (" + strconv.Itoa(ro) + ")"
 	}
 	for i, s := range p.SliceSizes {
-		if s < 0 || s > x.dims[i] {
-			return Shape{}, "slice size " + strconv.Itoa(s) + " out of range for operand dimension " + strconv.Itoa(i) + " of size " + strconv.Itoa(x.dims[i])
+		if s < 0 || s > x.Dim(i) {
+			return Shape{}, "slice size " + strconv.Itoa(s) + " out of range for operand dimension " + strconv.Itoa(i) + " of size " + strconv.Itoa(x.Dim(i))
 		}
 	}
 	if n := len(d.OffsetDims) + len(d.CollapsedSliceDims) + len(d.OperandBatchingDims); n != ro {
@@ -181,13 +181,13 @@ func gatherShape(x, idx Shape, p GatherParams) (Shape, string) {
 		return Shape{}, "operand_batching_dims " + intList(d.OperandBatchingDims) + " and start_indices_batching_dims " + intList(d.StartIndicesBatchingDims) + " differ in length"
 	}
 	for i, od := range d.OperandBatchingDims {
-		if sd := d.StartIndicesBatchingDims[i]; x.dims[od] != idx.dims[sd] {
-			return Shape{}, "batching dimension sizes differ: operand dimension " + strconv.Itoa(od) + " is " + strconv.Itoa(x.dims[od]) + ", start indices dimension " + strconv.Itoa(sd) + " is " + strconv.Itoa(idx.dims[sd])
+		if sd := d.StartIndicesBatchingDims[i]; x.Dim(od) != idx.Dim(sd) {
+			return Shape{}, "batching dimension sizes differ: operand dimension " + strconv.Itoa(od) + " is " + strconv.Itoa(x.Dim(od)) + ", start indices dimension " + strconv.Itoa(sd) + " is " + strconv.Itoa(idx.Dim(sd))
 		}
 	}
 	want := 1
 	if d.IndexVectorDim < ri {
-		want = idx.dims[d.IndexVectorDim]
+		want = idx.Dim(d.IndexVectorDim)
 	}
 	if len(d.StartIndexMap) != want {
 		return Shape{}, "start_index_map " + intList(d.StartIndexMap) + " has " + strconv.Itoa(len(d.StartIndexMap)) + " entries, want the index vector length " + strconv.Itoa(want)
@@ -200,7 +200,7 @@ func gatherShape(x, idx Shape, p GatherParams) (Shape, string) {
 		return Shape{}, m + " (or is an operand batching dimension)"
 	}
 	var batch []int
-	for i, n := range idx.dims {
+	for i, n := range idx.Dims() {
 		if i != d.IndexVectorDim {
 			batch = append(batch, n)
 		}
@@ -224,7 +224,7 @@ func gatherShape(x, idx Shape, p GatherParams) (Shape, string) {
 			dims[i], batch = batch[0], batch[1:]
 		}
 	}
-	return NewShape(x.dtype, dims...), ""
+	return NewShape(x.DType(), dims...), ""
 }
 
 // Take returns x indexed along axis by the integer tensor idx, like JAX's x[idx] for axis
@@ -253,11 +253,11 @@ func (f *Function) Take(x, idx Value, axis int) Value {
 		f.failf(opName, 0, a, ErrShape, "Take: axis %d out of range for %v", axis, a.shape)
 		return Value{}
 	}
-	if !i.shape.dtype.IsInt() {
+	if !i.shape.DType().IsInt() {
 		f.failf(opName, 1, i, ErrDType, "Take: indices must be integers, got %v", i.shape)
 		return Value{}
 	}
-	n := a.shape.dims[axis]
+	n := a.shape.Dim(axis)
 	iv := f.jaxIndex(Value{i}, n)
 	if f.failed() {
 		return Value{}

@@ -17,8 +17,8 @@ func (f *Function) floatUnary(opName, name string, x Value) Value {
 	if f.failed() {
 		return Value{}
 	}
-	if !a.shape.dtype.IsFloat() {
-		f.failf(opName, 0, a, ErrDType, "%s needs float operands, got %s", opName, dtypeName(a.shape.dtype))
+	if !a.shape.DType().IsFloat() {
+		f.failf(opName, 0, a, ErrDType, "%s needs float operands, got %s", opName, dtypeName(a.shape.DType()))
 		return Value{}
 	}
 	return f.emit(name, []*value{a}, a.shape, nil)
@@ -74,8 +74,8 @@ func (f *Function) IsFinite(x Value) Value {
 	if f.failed() {
 		return Value{}
 	}
-	if !a.shape.dtype.IsFloat() {
-		f.failf(opName, 0, a, ErrDType, "is_finite needs float operands, got %s", dtypeName(a.shape.dtype))
+	if !a.shape.DType().IsFloat() {
+		f.failf(opName, 0, a, ErrDType, "is_finite needs float operands, got %s", dtypeName(a.shape.DType()))
 		return Value{}
 	}
 	return f.emit("stablehlo.is_finite", []*value{a}, a.shape.WithDType(dtypes.Bool), nil)
@@ -95,22 +95,22 @@ func (f *Function) Clamp(lo, x, hi Value) Value {
 		return Value{}
 	}
 	a := f.materialize(vs[1], vs[1].shape)
-	l := f.materialize(vs[0], a.shape.scalar())
-	h := f.materialize(vs[2], a.shape.scalar())
+	l := f.materialize(vs[0], scalarOf(a.shape))
+	h := f.materialize(vs[2], scalarOf(a.shape))
 	if f.failed() {
 		return Value{}
 	}
-	if a.shape.dtype == dtypes.Bool {
+	if a.shape.DType() == dtypes.Bool {
 		f.failf(opName, 1, a, ErrDType, "clamp of pred")
 		return Value{}
 	}
 	for i, b := range []*value{l, h} {
 		idx := 2 * i
-		if b.shape.dtype != a.shape.dtype {
+		if b.shape.DType() != a.shape.DType() {
 			f.failf(opName, idx, b, ErrDType, "bound %v differs in element type from operand %v", b.shape, a.shape)
 			return Value{}
 		}
-		if b.shape.Rank() != 0 && !slices.Equal(b.shape.dims, a.shape.dims) {
+		if b.shape.Rank() != 0 && !slices.Equal(b.shape.Dims(), a.shape.Dims()) {
 			f.failf(opName, idx, b, ErrShape, "bound %v must be a scalar or have the operand's shape %v", b.shape, a.shape)
 			return Value{}
 		}

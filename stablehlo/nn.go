@@ -25,7 +25,7 @@ func (f *Function) floatAxes(opName string, x Value, dims []int) (*value, []int,
 	if !ok {
 		return nil, nil, false
 	}
-	if !a.shape.dtype.IsFloat() {
+	if !a.shape.DType().IsFloat() {
 		f.failf(opName, 0, a, ErrDType, "%s needs a float operand, got %v", opName, a.shape)
 		return nil, nil, false
 	}
@@ -110,7 +110,7 @@ func (f *Function) Relu(x Value) Value {
 	if !ok {
 		return Value{}
 	}
-	if !numeric(a.shape.dtype) {
+	if !numeric(a.shape.DType()) {
 		f.failf(opName, 0, a, ErrDType, "relu needs a numeric operand, got %v", a.shape)
 		return Value{}
 	}
@@ -136,12 +136,12 @@ func (f *Function) Gelu(x Value, approximate bool) Value {
 	if !ok {
 		return Value{}
 	}
-	if !a.shape.dtype.IsFloat() {
+	if !a.shape.DType().IsFloat() {
 		f.failf(opName, 0, a, ErrDType, "gelu needs a float operand, got %v", a.shape)
 		return Value{}
 	}
 	v := Value{a}
-	d := a.shape.dtype
+	d := a.shape.DType()
 	if approximate {
 		c := f.ConstantOf(d, math.Sqrt(2/math.Pi))
 		cube := f.Mul(v, f.Mul(v, v))
@@ -185,10 +185,10 @@ func (f *Function) LayerNorm(x Value, o LayerNormOptions) Value {
 	}
 	var feature []int // the normalised dims' sizes, the shape of scale and bias
 	for _, d := range ax {
-		feature = append(feature, a.shape.dims[d])
+		feature = append(feature, a.shape.Dim(d))
 	}
 	keep := keptShape(a, ax)
-	outType := a.shape.dtype
+	outType := a.shape.DType()
 	params := []Value{}
 	for i, p := range []Value{o.Scale, o.Bias} {
 		if !p.Valid() {
@@ -198,28 +198,28 @@ func (f *Function) LayerNorm(x Value, o LayerNormOptions) Value {
 		if !ok {
 			return Value{}
 		}
-		pv := f.materialize(vs[0], NewShape(a.shape.dtype, feature...))
-		if !pv.shape.dtype.IsFloat() || !slices.Equal(pv.shape.dims, feature) {
+		pv := f.materialize(vs[0], NewShape(a.shape.DType(), feature...))
+		if !pv.shape.DType().IsFloat() || !slices.Equal(pv.shape.Dims(), feature) {
 			f.failf(opName, i+1, pv, ErrShape, "%s must be a float tensor of the normalised dimensions' shape %v, got %v",
 				[]string{"scale", "bias"}[i], feature, pv.shape)
 			return Value{}
 		}
-		outType = promoteFloat(outType, pv.shape.dtype)
+		outType = promoteFloat(outType, pv.shape.DType())
 		params = append(params, Value{pv})
 	}
-	comp := promoteFloat(a.shape.dtype, dtypes.Float32)
+	comp := promoteFloat(a.shape.DType(), dtypes.Float32)
 	xc := f.convertTo(Value{a}, comp)
 	mu := f.mean(xc.v, ax, comp)
 	mu2 := f.mean(f.Mul(xc, xc).v, ax, comp)
 	variance := f.Max(f.Constant(0.0), f.Sub(mu2, f.Mul(mu, mu)))
 	mu, variance = f.Reshape(mu, keep...), f.Reshape(variance, keep...)
 	// y = x - mean, in the promoted type of x and the f32 statistics.
-	yType := promoteFloat(a.shape.dtype, comp)
+	yType := promoteFloat(a.shape.DType(), comp)
 	y := f.Sub(f.Broadcast2(f.convertTo(Value{a}, yType), f.convertTo(mu, yType)))
 	mul := f.Rsqrt(f.Add(variance, f.Constant(eps)))
 	featureShape := slices.Repeat([]int{1}, a.shape.Rank()) // flax's feature_shape
 	for _, d := range ax {
-		featureShape[d] = a.shape.dims[d]
+		featureShape[d] = a.shape.Dim(d)
 	}
 	reshaped := func(p Value) Value { return f.Reshape(p, featureShape...) }
 	if o.Scale.Valid() {

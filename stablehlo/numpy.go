@@ -75,7 +75,7 @@ func (f *Function) BroadcastArrays(xs ...Value) []Value {
 	var shapes [][]int
 	for _, v := range vs {
 		if v.weak == nil {
-			shapes = append(shapes, v.shape.dims)
+			shapes = append(shapes, v.shape.Dims())
 		}
 	}
 	target, err := BroadcastShapes(shapes...)
@@ -85,7 +85,7 @@ func (f *Function) BroadcastArrays(xs ...Value) []Value {
 	}
 	out := make([]Value, len(vs))
 	for i, v := range vs {
-		if v.weak != nil || slices.Equal(v.shape.dims, target) {
+		if v.weak != nil || slices.Equal(v.shape.Dims(), target) {
 			out[i] = Value{v}
 			continue
 		}
@@ -191,7 +191,7 @@ func (f *Function) floatOperand(opName string, x Value, dims []int) (*value, []i
 	if !ok {
 		return nil, nil, false
 	}
-	if !a.shape.dtype.IsFloat() {
+	if !a.shape.DType().IsFloat() {
 		f.failf(opName, 0, a, ErrDType, "%s needs a float operand, got %v (convert integers first; jnp gives float32 for them)", opName, a.shape)
 		return nil, nil, false
 	}
@@ -203,7 +203,7 @@ func (f *Function) floatOperand(opName string, x Value, dims []int) (*value, []i
 func count(a *value, dims []int) int {
 	n := 1
 	for _, d := range dims {
-		n *= a.shape.dims[d]
+		n *= a.shape.Dim(d)
 	}
 	return n
 }
@@ -234,7 +234,7 @@ func (f *Function) Mean(x Value, dims ...int) Value {
 	if !ok {
 		return Value{}
 	}
-	return f.convertTo(f.mean(a, ax, accumType(a.shape.dtype)), a.shape.dtype)
+	return f.convertTo(f.mean(a, ax, accumType(a.shape.DType())), a.shape.DType())
 }
 
 // MeanKeepDims is Mean that keeps the reduced dimensions with size 1 (jnp.mean with
@@ -244,7 +244,7 @@ func (f *Function) MeanKeepDims(x Value, dims ...int) Value {
 	if !ok {
 		return Value{}
 	}
-	return f.Reshape(f.convertTo(f.mean(a, ax, accumType(a.shape.dtype)), a.shape.dtype), keptShape(a, ax)...)
+	return f.Reshape(f.convertTo(f.mean(a, ax, accumType(a.shape.DType())), a.shape.DType()), keptShape(a, ax)...)
 }
 
 // variance is jnp.var (ddof 0) of a over dims in accumulation type acc.
@@ -267,7 +267,7 @@ func (f *Function) Variance(x Value, dims ...int) Value {
 	if !ok {
 		return Value{}
 	}
-	return f.convertTo(f.variance(a, ax, accumType(a.shape.dtype)), a.shape.dtype)
+	return f.convertTo(f.variance(a, ax, accumType(a.shape.DType())), a.shape.DType())
 }
 
 // VarianceKeepDims is Variance that keeps the reduced dimensions with size 1 (jnp.var
@@ -277,5 +277,5 @@ func (f *Function) VarianceKeepDims(x Value, dims ...int) Value {
 	if !ok {
 		return Value{}
 	}
-	return f.Reshape(f.convertTo(f.variance(a, ax, accumType(a.shape.dtype)), a.shape.dtype), keptShape(a, ax)...)
+	return f.Reshape(f.convertTo(f.variance(a, ax, accumType(a.shape.DType())), a.shape.DType()), keptShape(a, ax)...)
 }

@@ -112,7 +112,7 @@ func (f *Function) AddOp(s OpSpec) []Value {
 	}
 	out := make([]Value, len(s.Results))
 	for _, r := range s.Results {
-		if err := r.valid(); err != nil {
+		if err := validShape(r); err != nil {
 			f.fail(s.Name, -1, nil, err)
 			return out
 		}
@@ -128,7 +128,7 @@ func (f *Function) AddOp(s OpSpec) []Value {
 
 // emit appends an op with one result of shape s and parameters params.
 func (f *Function) emit(name string, operands []*value, s Shape, params any) Value {
-	if err := s.valid(); err != nil {
+	if err := validShape(s); err != nil {
 		f.fail(strings.TrimPrefix(name, "stablehlo."), -1, nil, err)
 		return Value{}
 	}
@@ -142,7 +142,7 @@ func (f *Function) emit(name string, operands []*value, s Shape, params any) Val
 func (f *Function) emitMulti(o *Op, shapes []Shape) []Value {
 	out := make([]Value, len(shapes))
 	for _, s := range shapes {
-		if err := s.valid(); err != nil {
+		if err := validShape(s); err != nil {
 			f.fail(strings.TrimPrefix(o.name, "stablehlo."), -1, nil, err)
 			return out
 		}

@@ -77,7 +77,7 @@ func (p *Printer) Value(v Value) { p.val(v.v) }
 func (p *Printer) Values(vs []Value) { p.vals(unwrapValues(vs)) }
 
 // Type writes a tensor type, "tensor<8x2xf32>".
-func (p *Printer) Type(s Shape) { s.writeTo(&p.b) }
+func (p *Printer) Type(s Shape) { s.WriteTensorType(&p.b) }
 
 // Types writes the types of vs separated by ", ".
 func (p *Printer) Types(vs []Value) { p.types(unwrapValues(vs)) }
@@ -204,7 +204,7 @@ func (p *Printer) defArg(v *value) {
 	p.nArg++
 	p.val(v)
 	p.b.WriteString(": ")
-	v.shape.writeTo(&p.b)
+	v.shape.WriteTensorType(&p.b)
 }
 
 func (p *Printer) val(v *value) {
@@ -234,14 +234,14 @@ func (p *Printer) types(vs []*value) {
 		if i > 0 {
 			p.b.WriteString(", ")
 		}
-		v.shape.writeTo(&p.b)
+		v.shape.WriteTensorType(&p.b)
 	}
 }
 
 // resultTypes prints "T" for one result and "(T, U)" otherwise.
 func (p *Printer) resultTypes(vs []*value) {
 	if len(vs) == 1 {
-		vs[0].shape.writeTo(&p.b)
+		vs[0].shape.WriteTensorType(&p.b)
 		return
 	}
 	p.b.WriteByte('(')
@@ -345,7 +345,7 @@ func (f *Function) print(p *Printer) {
 			if i > 0 {
 				p.WriteString(", ")
 			}
-			r.shape.writeTo(&p.b)
+			r.shape.WriteTensorType(&p.b)
 			if len(f.resAttrs[i]) > 0 {
 				p.WriteString(" ")
 				p.attrDict(f.resAttrs[i])

@@ -83,7 +83,7 @@ func (f *Function) Reduce(x Value, r Reduction, dims ...int) Value {
 		f.failf(opName, -1, nil, ErrDType, "invalid reduction %v", r)
 		return Value{}
 	}
-	if a.shape.dtype == dtypes.Bool {
+	if a.shape.DType() == dtypes.Bool {
 		f.failf(opName, 0, a, ErrDType, "%v of pred", r)
 		return Value{}
 	}
@@ -96,20 +96,20 @@ func (f *Function) Reduce(x Value, r Reduction, dims ...int) Value {
 		reduced[d] = true
 	}
 	var out []int
-	for i, d := range a.shape.dims {
+	for i, d := range a.shape.Dims() {
 		if !reduced[i] {
 			out = append(out, d)
 		}
 	}
-	init := f.constant(opName, a.shape.scalar(), []lit{r.init(a.shape.dtype)})
+	init := f.constant(opName, scalarOf(a.shape), []lit{r.init(a.shape.DType())})
 	if init.v == nil {
 		return Value{}
 	}
 	sorted := slices.Clone(dims)
 	slices.Sort(sorted)
 	o := &Op{name: "stablehlo.reduce", operands: []*value{a, init.v}, params: ReduceParams{Reduction: r, Dims: sorted},
-		regions: []*Function{f.scalarRegion(r, a.shape.dtype)}}
-	return f.emitMulti(o, []Shape{NewShape(a.shape.dtype, out...)})[0]
+		regions: []*Function{f.scalarRegion(r, a.shape.DType())}}
+	return f.emitMulti(o, []Shape{NewShape(a.shape.DType(), out...)})[0]
 }
 
 // Sum returns the sum of x over dims (all dimensions when none are given).

@@ -38,7 +38,7 @@ func (f *Function) NewInlineRegion(args ...Shape) *Function { return f.region(tr
 func (f *Function) region(inline bool, args []Shape) *Function {
 	g := &Function{m: f.m, name: f.name, top: f.top, parent: f, inline: inline}
 	for i, s := range args {
-		if err := s.valid(); err != nil {
+		if err := validShape(s); err != nil {
 			f.fail("region argument", i, nil, err)
 			return g
 		}

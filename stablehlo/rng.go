@@ -60,9 +60,9 @@ func (f *Function) RngBitGenerator(state Value, alg RngAlgorithm, out Shape) (ne
 	}
 	n := -1
 	if s.shape.Rank() == 1 {
-		n = s.shape.dims[0]
+		n = s.shape.Dim(0)
 	}
-	if s.shape.dtype != dtypes.Uint64 || !(n == 2 || (n == 3 && alg == RngPhilox)) {
+	if s.shape.DType() != dtypes.Uint64 || !(n == 2 || (n == 3 && alg == RngPhilox)) {
 		want := "u64[2]"
 		if alg == RngPhilox {
 			want = "u64[2] or u64[3]"
@@ -70,16 +70,16 @@ func (f *Function) RngBitGenerator(state Value, alg RngAlgorithm, out Shape) (ne
 		f.failf(opName, 0, s, ErrShape, "%v needs a state of %s, got %v", alg, want, s.shape)
 		return Value{}, Value{}
 	}
-	if err := out.valid(); err != nil {
+	if err := validShape(out); err != nil {
 		f.fail(opName, -1, nil, err)
 		return Value{}, Value{}
 	}
-	if out.dtype == dtypes.Bool {
+	if out.DType() == dtypes.Bool {
 		f.failf(opName, -1, nil, ErrDType, "random bits of pred")
 		return Value{}, Value{}
 	}
 	o := &Op{name: "stablehlo.rng_bit_generator", operands: []*value{s}, params: RngParams{Algorithm: alg}}
-	r := f.emitMulti(o, []Shape{s.shape, NewShape(out.dtype, out.dims...)})
+	r := f.emitMulti(o, []Shape{s.shape, NewShape(out.DType(), out.Dims()...)})
 	return r[0], r[1]
 }
 
@@ -104,13 +104,13 @@ func (f *Function) Threefry2x32(k1, k2, x1, x2 Value) (Value, Value) {
 		if f.failed() {
 			return Value{}, Value{}
 		}
-		if v.shape.dtype != dtypes.Uint32 {
+		if v.shape.DType() != dtypes.Uint32 {
 			f.failf(opName, i, v, ErrDType, "threefry2x32 needs u32 operands, got %v", v.shape)
 			return Value{}, Value{}
 		}
 		vs[i] = v
 	}
-	if !slices.Equal(vs[2].shape.dims, vs[3].shape.dims) {
+	if !slices.Equal(vs[2].shape.Dims(), vs[3].shape.Dims()) {
 		f.failf(opName, 3, vs[3], ErrShape, "counters differ in shape: %v vs %v", vs[2].shape, vs[3].shape)
 		return Value{}, Value{}
 	}
@@ -196,7 +196,7 @@ func (f *Function) RandomBits(key Value, d DType, dims ...int) Value {
 		f.failf(opName, -1, nil, ErrDType, "random bits are u8, u16, u32 or u64, not %s", dtypeName(d))
 		return Value{}
 	}
-	if err := NewShape(d, dims...).valid(); err != nil {
+	if err := validShape(NewShape(d, dims...)); err != nil {
 		f.fail(opName, -1, nil, err)
 		return Value{}
 	}
@@ -309,7 +309,7 @@ func (f *Function) RandomFoldIn(key, data Value) Value {
 	if f.failed() {
 		return Value{}
 	}
-	if dv.shape.Rank() != 0 || !dv.shape.dtype.IsInt() {
+	if dv.shape.Rank() != 0 || !dv.shape.DType().IsInt() {
 		f.failf(opName, 1, dv, ErrShape, "fold_in data must be an integer scalar, got %v", dv.shape)
 		return Value{}
 	}
@@ -330,11 +330,11 @@ func (f *Function) RandomKey(seed Value) Value {
 	if f.failed() {
 		return Value{}
 	}
-	if s.shape.Rank() != 0 || !s.shape.dtype.IsInt() {
+	if s.shape.Rank() != 0 || !s.shape.DType().IsInt() {
 		f.failf(opName, 0, s, ErrShape, "a seed is an integer scalar, got %v", s.shape)
 		return Value{}
 	}
-	d := s.shape.dtype
+	d := s.shape.DType()
 	hi := f.ConstantOf(dtypes.Uint32, 0)
 	if d.Bits() == 64 {
 		hi = f.Convert(f.ShiftRightLogical(Value{s}, f.ConstantOf(d, 32)), dtypes.Uint32)

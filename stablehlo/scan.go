@@ -99,15 +99,15 @@ func (f *Function) Scan(body func(g *Function, carry, x []Value) (next, y []Valu
 	yields := append(append([]Value{b.Add(i, b.Constant(int32(1)))}, next...), ba[1+nc:]...)
 	for k, v := range yv {
 		v = b.materialize(v, v.shape)
-		stacked[k] = NewShape(v.shape.dtype, append([]int{n}, v.shape.dims...)...)
+		stacked[k] = NewShape(v.shape.DType(), append([]int{n}, v.shape.Dims()...)...)
 		acc := b.newArg(stacked[k])
 		b.args = append(b.args, acc)
 		if n == 0 { // never runs: nothing to write
 			yields = append(yields, Value{acc})
 			continue
 		}
-		dims := append([]int{1}, v.shape.dims...)
-		starts := append([]Value{idx}, repeatValue(zero, len(v.shape.dims))...)
+		dims := append([]int{1}, v.shape.Dims()...)
+		starts := append([]Value{idx}, repeatValue(zero, v.shape.Rank())...)
 		yields = append(yields, b.DynamicUpdateSlice(Value{acc}, b.Reshape(Value{v}, dims...), starts))
 	}
 	all := append(append(append([]Shape{NewShape(dtypes.Int32)}, args[1:1+nc]...), args[1+nc:]...), stacked...)
@@ -123,7 +123,7 @@ func (f *Function) Scan(body func(g *Function, carry, x []Value) (next, y []Valu
 	operands := []*value{f.constant(opName, NewShape(dtypes.Int32), []lit{{kind: 'i'}}).v}
 	operands = append(operands, ops...)
 	for _, s := range stacked {
-		operands = append(operands, f.constant(opName, s, []lit{zeroLitOf(s.dtype)}).v)
+		operands = append(operands, f.constant(opName, s, []lit{zeroLitOf(s.DType())}).v)
 	}
 	if f.failed() {
 		return carry, make([]Value, len(y))
@@ -145,11 +145,11 @@ func (f *Function) scanLength(opName string, ops []*value, nc, length int) int {
 			f.failf(opName, nc+k, v, ErrShape, "scanned input must have an axis 0, got %v", v.shape)
 			return 0
 		}
-		if n >= 0 && v.shape.dims[0] != n {
-			f.failf(opName, nc+k, v, ErrShape, "scanned inputs differ in length: %d vs %d", v.shape.dims[0], n)
+		if n >= 0 && v.shape.Dim(0) != n {
+			f.failf(opName, nc+k, v, ErrShape, "scanned inputs differ in length: %d vs %d", v.shape.Dim(0), n)
 			return 0
 		}
-		n = v.shape.dims[0]
+		n = v.shape.Dim(0)
 	}
 	switch {
 	case n < 0 && length < 0:

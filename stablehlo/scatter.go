@@ -88,7 +88,7 @@ func (f *Function) Scatter(x, indices, updates Value, p ScatterParams) Value {
 		f.failf(opName, -1, nil, ErrFunction, "invalid combiner %v (Sum, Prod, Max, Min, or 0 to replace; ScatterFunc for a region)", p.Combine)
 		return Value{}
 	}
-	d := x.v.shape.dtype
+	d := x.v.shape.DType()
 	return f.scatter(x, indices, updates, p, func() *Function {
 		if p.Combine == 0 {
 			s := NewShape(d)
@@ -119,7 +119,7 @@ func (f *Function) ScatterFunc(x, indices, updates Value, p ScatterParams, body 
 		return Value{}
 	}
 	p.Custom = true
-	s := NewShape(x.v.shape.dtype)
+	s := NewShape(x.v.shape.DType())
 	return f.scatter(x, indices, updates, p, func() *Function {
 		g := f.BuildRegion([]Shape{s, s}, func(g *Function, args []Value) []Value {
 			return []Value{body(g, args[0], args[1])}
@@ -142,15 +142,15 @@ func (f *Function) scatter(x, indices, updates Value, p ScatterParams, region fu
 	}
 	a := f.materialize(vs[0], vs[0].shape)
 	idx := f.materialize(vs[1], vs[1].shape)
-	u := f.materialize(vs[2], vs[2].shape.WithDType(a.shape.dtype))
+	u := f.materialize(vs[2], vs[2].shape.WithDType(a.shape.DType()))
 	if f.failed() {
 		return Value{}
 	}
-	if !idx.shape.dtype.IsInt() {
+	if !idx.shape.DType().IsInt() {
 		f.failf(opName, 1, idx, ErrDType, "scatter indices must be integers, got %v", idx.shape)
 		return Value{}
 	}
-	if u.shape.dtype != a.shape.dtype {
+	if u.shape.DType() != a.shape.DType() {
 		f.failf(opName, 2, u, ErrDType, "updates %v differ in element type from operand %v", u.shape, a.shape)
 		return Value{}
 	}
@@ -205,13 +205,13 @@ func scatterCheck(x, idx, upd Shape, d ScatterDims) string {
 		return "input_batching_dims " + intList(d.InputBatchingDims) + " and scatter_indices_batching_dims " + intList(d.ScatterIndicesBatchingDims) + " differ in length"
 	}
 	for i, od := range d.InputBatchingDims {
-		if sd := d.ScatterIndicesBatchingDims[i]; x.dims[od] != idx.dims[sd] {
-			return "batching dimension sizes differ: operand dimension " + strconv.Itoa(od) + " is " + strconv.Itoa(x.dims[od]) + ", indices dimension " + strconv.Itoa(sd) + " is " + strconv.Itoa(idx.dims[sd])
+		if sd := d.ScatterIndicesBatchingDims[i]; x.Dim(od) != idx.Dim(sd) {
+			return "batching dimension sizes differ: operand dimension " + strconv.Itoa(od) + " is " + strconv.Itoa(x.Dim(od)) + ", indices dimension " + strconv.Itoa(sd) + " is " + strconv.Itoa(idx.Dim(sd))
 		}
 	}
 	want := 1
 	if d.IndexVectorDim < ri {
-		want = idx.dims[d.IndexVectorDim]
+		want = idx.Dim(d.IndexVectorDim)
 	}
 	if len(d.ScatterDimsToOperandDims) != want {
 		return "scatter_dims_to_operand_dims " + intList(d.ScatterDimsToOperandDims) + " has " + strconv.Itoa(len(d.ScatterDimsToOperandDims)) + " entries, want the index vector length " + strconv.Itoa(want)
@@ -224,18 +224,18 @@ func scatterCheck(x, idx, upd Shape, d ScatterDims) string {
 		return m + " (or is an input batching dimension)"
 	}
 	var scatterSizes []int
-	for i, n := range idx.dims {
+	for i, n := range idx.Dims() {
 		if i != d.IndexVectorDim {
 			scatterSizes = append(scatterSizes, n)
 		}
 	}
 	var windowMax []int
-	for i, n := range x.dims {
+	for i, n := range x.Dims() {
 		if !dropped[i] {
 			windowMax = append(windowMax, n)
 		}
 	}
-	for i, n := range upd.dims {
+	for i, n := range upd.Dims() {
 		if isWindow[i] {
 			if n > windowMax[0] {
 				return "updates dimension " + strconv.Itoa(i) + " (a window dimension) has size " + strconv.Itoa(n) + ", larger than the operand's " + strconv.Itoa(windowMax[0])
@@ -275,25 +275,25 @@ func (f *Function) ScatterAdd(x, idx, updates Value) Value {
 		f.failf(opName, 0, a, ErrShape, "ScatterAdd needs an operand of rank 1 or more, got %v", a.shape)
 		return Value{}
 	}
-	if !i.shape.dtype.IsInt() {
+	if !i.shape.DType().IsInt() {
 		f.failf(opName, 1, i, ErrDType, "ScatterAdd: indices must be integers, got %v", i.shape)
 		return Value{}
 	}
-	want := append(i.shape.Dims(), a.shape.dims[1:]...)
+	want := append(i.shape.Dims(), a.shape.Dims()[1:]...)
 	u := vs[2]
 	if u.weak != nil {
-		u = f.materialize(u, a.shape.scalar())
+		u = f.materialize(u, scalarOf(a.shape))
 	}
 	if f.failed() {
 		return Value{}
 	}
-	if u.shape.Rank() == 0 && len(want) > 0 && u.shape.dtype == a.shape.dtype {
+	if u.shape.Rank() == 0 && len(want) > 0 && u.shape.DType() == a.shape.DType() {
 		u = f.BroadcastInDim(Value{u}, want, nil).v
 		if f.failed() {
 			return Value{}
 		}
 	}
-	iv := f.jaxIndex(Value{i}, a.shape.dims[0])
+	iv := f.jaxIndex(Value{i}, a.shape.Dim(0))
 	if f.failed() {
 		return Value{}
 	}

@@ -48,11 +48,11 @@ func (f *Function) SelectAndScatter(operand, source Value, p SelectAndScatterPar
 		f.failf(opName, -1, nil, ErrDType, "select comparison %v; want GE, LE, GT or LT", p.Select)
 		return Value{}
 	}
-	if !numeric(a.shape.dtype) {
+	if !numeric(a.shape.DType()) {
 		f.failf(opName, 0, a, ErrDType, "select_and_scatter needs a numeric operand, got %v", a.shape)
 		return Value{}
 	}
-	if s.shape.dtype != a.shape.dtype {
+	if s.shape.DType() != a.shape.DType() {
 		f.failf(opName, 1, s, ErrDType, "source type %v differs from operand %v", s.shape, a.shape)
 		return Value{}
 	}
@@ -65,22 +65,22 @@ func (f *Function) SelectAndScatter(operand, source Value, p SelectAndScatterPar
 		f.failf(opName, 1, s, ErrShape, "source is %v, the windows of operand %v give %v", s.shape, a.shape, out)
 		return Value{}
 	}
-	init := f.constant(opName, a.shape.scalar(), []lit{{kind: 'i', i: 0}})
+	init := f.constant(opName, scalarOf(a.shape), []lit{{kind: 'i', i: 0}})
 	if init.v == nil {
 		return Value{}
 	}
-	sc := NewShape(a.shape.dtype)
+	sc := NewShape(a.shape.DType())
 	sel := f.NewRegion(sc, sc)
 	typ := "FLOAT"
 	switch {
-	case signed(a.shape.dtype):
+	case signed(a.shape.DType()):
 		typ = "SIGNED"
-	case !a.shape.dtype.IsFloat():
+	case !a.shape.DType().IsFloat():
 		typ = "UNSIGNED"
 	}
 	c := sel.emit("stablehlo.compare", sel.args, sc.WithDType(dtypes.Bool), CompareParams{Dir: p.Select, Type: typ})
 	sel.results, sel.returned = []*value{c.v}, true
-	add := f.scalarRegion(Sum, a.shape.dtype)
+	add := f.scalarRegion(Sum, a.shape.DType())
 	params := SelectAndScatterParams{Select: p.Select, Window: q.Window, Strides: q.Strides, Padding: q.Padding}
 	o := &Op{name: "stablehlo.select_and_scatter", operands: []*value{a, s, init.v}, params: params, regions: []*Function{sel, add}}
 	return f.emitMulti(o, []Shape{a.shape})[0]

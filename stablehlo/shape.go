@@ -3,77 +3,32 @@ package stablehlo
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/xlamesh/xlamesh/shapes"
 )
 
-// Shape is a ranked tensor type: an element type and static dimensions.
-// Shape has value semantics: Dims returns a copy, and no method changes it.
-type Shape struct {
-	dtype DType
-	dims  []int
-}
+// Shape is a ranked tensor type: an element type and static dimensions. It is [shapes.Shape],
+// xlamesh's one shape type, shared with pjrt, jit and jaxexport; its String is the MLIR tensor
+// type, e.g. "tensor<8x2xf32>".
+type Shape = shapes.Shape
 
 // NewShape returns the tensor type of the given element type and dimensions, e.g.
-// NewShape(dtypes.Float32, 8, 2) for tensor<8x2xf32>. A shape without dims is a scalar.
-// The dims are copied. An unsupported element type or a negative dimension is reported
-// by the op that receives the shape.
-func NewShape(d DType, dims ...int) Shape {
-	return Shape{dtype: d, dims: slices.Clone(dims)}
-}
+// NewShape(dtypes.Float32, 8, 2) for tensor<8x2xf32>; it is [shapes.Make]. A shape without
+// dims is a scalar. The dims are copied. An unsupported element type or a negative dimension
+// is reported by the op that receives the shape.
+func NewShape(d DType, dims ...int) Shape { return shapes.Make(d, dims...) }
 
-// DType returns the element type.
-func (s Shape) DType() DType { return s.dtype }
-
-// Dims returns a copy of the dimensions.
-func (s Shape) Dims() []int { return slices.Clone(s.dims) }
-
-// Dim returns dimension i; it panics if i is out of range, like a slice index.
-func (s Shape) Dim(i int) int { return s.dims[i] }
-
-// Rank returns the number of dimensions (0 for a scalar).
-func (s Shape) Rank() int { return len(s.dims) }
-
-// Size returns the number of elements. For a shape whose element count overflows int (which
-// every op and Arg reject with ErrShape) the result is meaningless.
-func (s Shape) Size() int {
-	n := 1
-	for _, d := range s.dims {
-		n *= d
-	}
-	return n
-}
-
-// Equal reports whether s and t have the same element type and dimensions.
-func (s Shape) Equal(t Shape) bool { return s.dtype == t.dtype && slices.Equal(s.dims, t.dims) }
-
-// WithDType returns the shape with the same dimensions and element type d.
-func (s Shape) WithDType(d DType) Shape { return Shape{dtype: d, dims: s.dims} }
-
-// String returns the MLIR tensor type, e.g. "tensor<8x2xf32>" or "tensor<i1>".
-func (s Shape) String() string {
-	var b strings.Builder
-	s.writeTo(&b)
-	return b.String()
-}
-
-func (s Shape) writeTo(b *strings.Builder) {
-	b.WriteString("tensor<")
-	for _, d := range s.dims {
-		b.WriteString(strconv.Itoa(d))
-		b.WriteByte('x')
-	}
-	b.WriteString(MLIRType(s.dtype))
-	b.WriteByte('>')
-}
-
-func (s Shape) valid() error {
-	if !supported(s.dtype) {
-		return fmt.Errorf("%w: invalid element type %s", ErrDType, dtypeName(s.dtype))
+// validShape reports an unsupported element type, a negative dimension or a size that
+// overflows int64 bytes.
+func validShape(s Shape) error {
+	if !supported(s.DType()) {
+		return fmt.Errorf("%w: invalid element type %s", ErrDType, dtypeName(s.DType()))
 	}
 	n := 1
-	for i, d := range s.dims {
+	for i := range s.Rank() {
+		d := s.Dim(i)
 		if d < 0 {
 			return fmt.Errorf("%w: dimension %d has negative size %d", ErrShape, i, d)
 		}
@@ -82,8 +37,8 @@ func (s Shape) valid() error {
 			return fmt.Errorf("%w: %v: the element count overflows int64 at dimension %d", ErrShape, s, i)
 		}
 	}
-	if _, ok := mulDims(n, max(1, s.dtype.Size())); !ok {
-		return fmt.Errorf("%w: %v: %d elements of %d bytes overflow int64 bytes", ErrShape, s, n, max(1, s.dtype.Size()))
+	if _, ok := mulDims(n, max(1, s.DType().Size())); !ok {
+		return fmt.Errorf("%w: %v: %d elements of %d bytes overflow int64 bytes", ErrShape, s, n, max(1, s.DType().Size()))
 	}
 	return nil
 }
@@ -105,8 +60,8 @@ func addDims(a, b int) (int, bool) {
 	return c, (b >= 0) == (c >= a)
 }
 
-// scalar returns the rank-0 shape of the same element type.
-func (s Shape) scalar() Shape { return Shape{dtype: s.dtype} }
+// scalarOf returns the rank-0 shape of s's element type.
+func scalarOf(s Shape) Shape { return shapes.Make(s.DType()) }
 
 // ParseShape reads a static ranked tensor type as StableHLO text writes it, such as
 // "tensor<8x2xf32>" or "tensor<i1>" (element types in either MLIR or XLA spelling, see

@@ -24,8 +24,8 @@ func (f *Function) BroadcastInDim(x Value, dims []int, broadcastDims []int) Valu
 		return Value{}
 	}
 	a := f.materialize(vs[0], vs[0].shape)
-	out := NewShape(a.shape.dtype, dims...)
-	if err := out.valid(); err != nil {
+	out := NewShape(a.shape.DType(), dims...)
+	if err := validShape(out); err != nil {
 		f.fail(opName, -1, nil, err)
 		return Value{}
 	}
@@ -40,8 +40,8 @@ func (f *Function) BroadcastInDim(x Value, dims []int, broadcastDims []int) Valu
 			return Value{}
 		}
 		seen[d] = true
-		if a.shape.dims[i] != 1 && a.shape.dims[i] != dims[d] {
-			f.failf(opName, 0, a, ErrShape, "operand dimension %d (size %d) cannot broadcast to result dimension %d (size %d)", i, a.shape.dims[i], d, dims[d])
+		if a.shape.Dim(i) != 1 && a.shape.Dim(i) != dims[d] {
+			f.failf(opName, 0, a, ErrShape, "operand dimension %d (size %d) cannot broadcast to result dimension %d (size %d)", i, a.shape.Dim(i), d, dims[d])
 			return Value{}
 		}
 	}
@@ -77,8 +77,8 @@ func (f *Function) Reshape(x Value, dims ...int) Value {
 		return Value{}
 	}
 	a := f.materialize(vs[0], vs[0].shape)
-	out := NewShape(a.shape.dtype, dims...)
-	if err := out.valid(); err != nil {
+	out := NewShape(a.shape.DType(), dims...)
+	if err := validShape(out); err != nil {
 		f.fail(opName, -1, nil, err)
 		return Value{}
 	}
@@ -113,9 +113,9 @@ func (f *Function) Transpose(x Value, perm ...int) Value {
 	}
 	dims := make([]int, len(perm))
 	for i, p := range perm {
-		dims[i] = a.shape.dims[p]
+		dims[i] = a.shape.Dim(p)
 	}
-	return f.emit("stablehlo.transpose", []*value{a}, NewShape(a.shape.dtype, dims...), TransposeParams{Perm: slices.Clone(perm)})
+	return f.emit("stablehlo.transpose", []*value{a}, NewShape(a.shape.DType(), dims...), TransposeParams{Perm: slices.Clone(perm)})
 }
 
 func isPermutation(p []int, n int) bool {
@@ -162,8 +162,8 @@ func (f *Function) Slice(x Value, start, limit, strides []int) Value {
 	}
 	dims := make([]int, r)
 	for i := range r {
-		if start[i] < 0 || limit[i] < start[i] || limit[i] > a.shape.dims[i] || strides[i] < 1 {
-			f.failf(opName, 0, a, ErrShape, "dimension %d: slice [%d:%d:%d] out of range for size %d", i, start[i], limit[i], strides[i], a.shape.dims[i])
+		if start[i] < 0 || limit[i] < start[i] || limit[i] > a.shape.Dim(i) || strides[i] < 1 {
+			f.failf(opName, 0, a, ErrShape, "dimension %d: slice [%d:%d:%d] out of range for size %d", i, start[i], limit[i], strides[i], a.shape.Dim(i))
 			return Value{}
 		}
 		n := limit[i] - start[i] // 0 <= n <= the dimension's size
@@ -173,7 +173,7 @@ func (f *Function) Slice(x Value, start, limit, strides []int) Value {
 		}
 	}
 	p := SliceParams{Start: slices.Clone(start), Limit: slices.Clone(limit), Strides: slices.Clone(strides)}
-	return f.emit("stablehlo.slice", []*value{a}, NewShape(a.shape.dtype, dims...), p)
+	return f.emit("stablehlo.slice", []*value{a}, NewShape(a.shape.DType(), dims...), p)
 }
 
 // indices checks the scalar integer start indices of dynamic_slice/dynamic_update_slice.
@@ -192,15 +192,15 @@ func (f *Function) indices(opName string, first int, starts []Value, rank int) (
 			v = f.materialize(v, NewShape(dtypes.Int32))
 			vs[i] = v
 		}
-		if v.shape.Rank() != 0 || !v.shape.dtype.IsInt() {
+		if v.shape.Rank() != 0 || !v.shape.DType().IsInt() {
 			f.failf(opName, first+i, v, ErrShape, "start index must be an integer scalar, got %v", v.shape)
 			return nil, false
 		}
-		if i > 0 && v.shape.dtype != d {
-			f.failf(opName, first+i, v, ErrDType, "start indices differ in type: %s vs %s", dtypeName(d), dtypeName(v.shape.dtype))
+		if i > 0 && v.shape.DType() != d {
+			f.failf(opName, first+i, v, ErrDType, "start indices differ in type: %s vs %s", dtypeName(d), dtypeName(v.shape.DType()))
 			return nil, false
 		}
-		d = v.shape.dtype
+		d = v.shape.DType()
 	}
 	return vs, !f.failed()
 }
@@ -232,12 +232,12 @@ func (f *Function) DynamicSlice(x Value, starts []Value, sizes []int) Value {
 		return Value{}
 	}
 	for i, s := range sizes {
-		if s < 0 || s > a.shape.dims[i] {
-			f.failf(opName, 0, a, ErrShape, "slice size %d out of range for dimension %d of size %d", s, i, a.shape.dims[i])
+		if s < 0 || s > a.shape.Dim(i) {
+			f.failf(opName, 0, a, ErrShape, "slice size %d out of range for dimension %d of size %d", s, i, a.shape.Dim(i))
 			return Value{}
 		}
 	}
-	return f.emit("stablehlo.dynamic_slice", append([]*value{a}, idx...), NewShape(a.shape.dtype, sizes...), DynamicSliceParams{Sizes: slices.Clone(sizes)})
+	return f.emit("stablehlo.dynamic_slice", append([]*value{a}, idx...), NewShape(a.shape.DType(), sizes...), DynamicSliceParams{Sizes: slices.Clone(sizes)})
 }
 
 // DynamicUpdateSlice returns x with update written at the scalar integer indices starts.
@@ -248,17 +248,17 @@ func (f *Function) DynamicUpdateSlice(x, update Value, starts []Value) Value {
 		return Value{}
 	}
 	a, u := vs[0], vs[1]
-	u = f.materialize(u, u.shape.WithDType(a.shape.dtype))
+	u = f.materialize(u, u.shape.WithDType(a.shape.DType()))
 	idx, ok := f.indices(opName, 2, starts, a.shape.Rank())
 	if !ok {
 		return Value{}
 	}
-	if u.shape.dtype != a.shape.dtype || u.shape.Rank() != a.shape.Rank() {
+	if u.shape.DType() != a.shape.DType() || u.shape.Rank() != a.shape.Rank() {
 		f.failf(opName, 1, u, ErrShape, "update %v does not fit operand %v", u.shape, a.shape)
 		return Value{}
 	}
-	for i := range u.shape.dims {
-		if u.shape.dims[i] > a.shape.dims[i] {
+	for i := range u.shape.Dims() {
+		if u.shape.Dim(i) > a.shape.Dim(i) {
 			f.failf(opName, 1, u, ErrShape, "update %v larger than operand %v in dimension %d", u.shape, a.shape, i)
 			return Value{}
 		}
@@ -296,24 +296,24 @@ func (f *Function) Concatenate(dim int, xs ...Value) Value {
 	dims := first.shape.Dims()
 	for i, v := range vs[1:] {
 		s := v.shape
-		if s.dtype != first.shape.dtype || s.Rank() != first.shape.Rank() {
+		if s.DType() != first.shape.DType() || s.Rank() != first.shape.Rank() {
 			f.failf(opName, i+1, v, ErrShape, "operand %v does not match %v", s, first.shape)
 			return Value{}
 		}
-		for d := range s.dims {
-			if d != dim && s.dims[d] != dims[d] {
-				f.failf(opName, i+1, v, ErrShape, "dimension %d is %d, want %d (%v vs %v)", d, s.dims[d], dims[d], s, first.shape)
+		for d := range s.Dims() {
+			if d != dim && s.Dim(d) != dims[d] {
+				f.failf(opName, i+1, v, ErrShape, "dimension %d is %d, want %d (%v vs %v)", d, s.Dim(d), dims[d], s, first.shape)
 				return Value{}
 			}
 		}
-		n, ok := addDims(dims[dim], s.dims[dim])
+		n, ok := addDims(dims[dim], s.Dim(dim))
 		if !ok {
 			f.failf(opName, i+1, v, ErrShape, "concatenated dimension %d overflows int64", dim)
 			return Value{}
 		}
 		dims[dim] = n
 	}
-	return f.emit("stablehlo.concatenate", vs, NewShape(first.shape.dtype, dims...), ConcatenateParams{Dim: dim})
+	return f.emit("stablehlo.concatenate", vs, NewShape(first.shape.DType(), dims...), ConcatenateParams{Dim: dim})
 }
 
 // PadParams are the parameters of stablehlo.pad; its operands are the padded tensor and the
@@ -337,13 +337,13 @@ func (f *Function) Pad(x, padValue Value, low, high, interior []int) Value {
 		return Value{}
 	}
 	a := vs[0]
-	pv := f.materialize(vs[1], a.shape.scalar())
+	pv := f.materialize(vs[1], scalarOf(a.shape))
 	r := a.shape.Rank()
 	if interior == nil {
 		interior = make([]int, r)
 	}
-	if pv.shape.dtype != a.shape.dtype || pv.shape.Rank() != 0 {
-		f.failf(opName, 1, pv, ErrShape, "padding value must be a %s scalar, got %v", dtypeName(a.shape.dtype), pv.shape)
+	if pv.shape.DType() != a.shape.DType() || pv.shape.Rank() != 0 {
+		f.failf(opName, 1, pv, ErrShape, "padding value must be a %s scalar, got %v", dtypeName(a.shape.DType()), pv.shape)
 		return Value{}
 	}
 	if len(low) != r || len(high) != r || len(interior) != r {
@@ -351,7 +351,7 @@ func (f *Function) Pad(x, padValue Value, low, high, interior []int) Value {
 		return Value{}
 	}
 	dims := make([]int, r)
-	for i, d := range a.shape.dims {
+	for i, d := range a.shape.Dims() {
 		if interior[i] < 0 {
 			f.failf(opName, 0, a, ErrShape, "negative interior padding %d in dimension %d", interior[i], i)
 			return Value{}
@@ -371,5 +371,5 @@ func (f *Function) Pad(x, padValue Value, low, high, interior []int) Value {
 		dims[i] = n
 	}
 	p := PadParams{Low: slices.Clone(low), High: slices.Clone(high), Interior: slices.Clone(interior)}
-	return f.emit("stablehlo.pad", []*value{a, pv}, NewShape(a.shape.dtype, dims...), p)
+	return f.emit("stablehlo.pad", []*value{a, pv}, NewShape(a.shape.DType(), dims...), p)
 }

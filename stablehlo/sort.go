@@ -46,7 +46,7 @@ func (f *Function) Sort(xs []Value, dim int, stable bool, less func(g *Function,
 	}
 	args := make([]Shape, 0, 2*len(vs))
 	for _, v := range vs {
-		s := v.shape.scalar()
+		s := scalarOf(v.shape)
 		args = append(args, s, s)
 	}
 	g := f.newRegion(false, args)
@@ -80,8 +80,8 @@ func (f *Function) sortOperands(opName string, xs []Value, dim int) ([]*value, b
 			f.failf(opName, i, v, ErrShape, "cannot sort a scalar")
 			return nil, false
 		}
-		if !slices.Equal(v.shape.dims, vs[0].shape.dims) {
-			f.failf(opName, i, v, ErrShape, "operand dimensions %v differ from operand 0's %v", v.shape.dims, vs[0].shape.dims)
+		if !slices.Equal(v.shape.Dims(), vs[0].shape.Dims()) {
+			f.failf(opName, i, v, ErrShape, "operand dimensions %v differ from operand 0's %v", v.shape.Dims(), vs[0].shape.Dims())
 			return nil, false
 		}
 		vs[i] = v
@@ -186,18 +186,18 @@ func (f *Function) TopK(x Value, k int) (values, indices Value) {
 		return Value{}, Value{}
 	}
 	r := a.shape.Rank()
-	if r == 0 || k < 0 || k > a.shape.dims[r-1] {
+	if r == 0 || k < 0 || k > a.shape.Dim(r-1) {
 		f.failf(opName, 0, a, ErrShape, "k = %d out of range for %v (need rank >= 1 and k <= the last dimension)", k, a.shape)
 		return Value{}, Value{}
 	}
-	if a.shape.dtype == dtypes.Bool {
-		f.failf(opName, 0, a, ErrDType, "top_k needs integer or float operands, got %s", dtypeName(a.shape.dtype))
+	if a.shape.DType() == dtypes.Bool {
+		f.failf(opName, 0, a, ErrDType, "top_k needs integer or float operands, got %s", dtypeName(a.shape.DType()))
 		return Value{}, Value{}
 	}
-	dims := slices.Clone(a.shape.dims)
+	dims := a.shape.Dims()
 	dims[r-1] = k
 	res := f.emitMulti(&Op{name: "chlo.top_k", operands: []*value{a}, params: TopKParams{K: k}},
-		[]Shape{NewShape(a.shape.dtype, dims...), NewShape(dtypes.Int32, dims...)})
+		[]Shape{NewShape(a.shape.DType(), dims...), NewShape(dtypes.Int32, dims...)})
 	return res[0], res[1]
 }
 

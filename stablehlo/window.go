@@ -215,16 +215,16 @@ func (f *Function) ReduceWindow(x Value, r Reduction, p ReduceWindowParams) Valu
 		f.failf(opName, -1, nil, ErrDType, "invalid reduction %v", r)
 		return Value{}
 	}
-	if a.shape.dtype == dtypes.Bool && r != Max && r != Min {
+	if a.shape.DType() == dtypes.Bool && r != Max && r != Min {
 		f.failf(opName, 0, a, ErrDType, "%v of pred", r)
 		return Value{}
 	}
 	p.Reduction = r
-	init := f.constant(opName, a.shape.scalar(), []lit{r.init(a.shape.dtype)})
+	init := f.constant(opName, scalarOf(a.shape), []lit{r.init(a.shape.DType())})
 	if init.v == nil {
 		return Value{}
 	}
-	return f.reduceWindow(a, init.v, p, func() *Function { return f.scalarRegion(r, a.shape.dtype) })
+	return f.reduceWindow(a, init.v, p, func() *Function { return f.scalarRegion(r, a.shape.DType()) })
 }
 
 // ReduceWindowFunc is ReduceWindow with an initial value init (a scalar of x's element
@@ -238,7 +238,7 @@ func (f *Function) ReduceWindowFunc(x, init Value, p ReduceWindowParams, body fu
 		return Value{}
 	}
 	a := f.materialize(vs[0], vs[0].shape)
-	iv := f.materialize(vs[1], a.shape.scalar())
+	iv := f.materialize(vs[1], scalarOf(a.shape))
 	if f.failed() {
 		return Value{}
 	}
@@ -246,7 +246,7 @@ func (f *Function) ReduceWindowFunc(x, init Value, p ReduceWindowParams, body fu
 		f.failf(opName, -1, nil, ErrFunction, "ReduceWindowFunc takes a body and no Reduction (got %v)", p.Reduction)
 		return Value{}
 	}
-	s := a.shape.scalar()
+	s := scalarOf(a.shape)
 	if !iv.shape.Equal(s) {
 		f.failf(opName, 1, iv, ErrShape, "initial value must be a %v, got %v", s, iv.shape)
 		return Value{}
@@ -300,20 +300,20 @@ func windowShape(x Shape, p ReduceWindowParams) (Shape, ReduceWindowParams, stri
 		}
 		dil[i] = d
 	}
-	pads, m := p.Padding.Resolve(x.dims, dil, q.Strides)
+	pads, m := p.Padding.Resolve(x.Dims(), dil, q.Strides)
 	if m != "" {
 		return Shape{}, q, m
 	}
 	q.Padding = Padding{Mode: p.Padding.Mode, Pairs: pads}
 	dims := make([]int, r)
 	for i := range r {
-		n, ok := windowCount(x.dims[i], q.Window[i], q.Strides[i], q.BaseDilations[i], q.WindowDilations[i], pads[i])
+		n, ok := windowCount(x.Dim(i), q.Window[i], q.Strides[i], q.BaseDilations[i], q.WindowDilations[i], pads[i])
 		if !ok {
 			return Shape{}, q, "dimension " + strconv.Itoa(i) + ": padding " + fmt.Sprint(pads[i]) + " leaves a negative or overflowing size"
 		}
 		dims[i] = n
 	}
-	return NewShape(x.dtype, dims...), q, ""
+	return NewShape(x.DType(), dims...), q, ""
 }
 
 // poolWindow returns the window and strides of flax's pooling over x of rank rank with
@@ -386,7 +386,7 @@ func (f *Function) AvgPool(x Value, window, strides []int, pad Padding, countInc
 	if _, ok := f.check(opName, x); !ok {
 		return Value{}
 	}
-	if !x.v.shape.dtype.IsFloat() {
+	if !x.v.shape.DType().IsFloat() {
 		f.failf(opName, 0, x.v, ErrDType, "AvgPool needs a float operand, got %v", x.v.shape)
 		return Value{}
 	}
@@ -409,7 +409,7 @@ func (f *Function) AvgPool(x Value, window, strides []int, pad Padding, countInc
 		dims[0] = 1
 	}
 	w, s, _, _ := poolWindow(len(dims), window, strides, pad)
-	counts := f.ReduceWindow(f.Full(NewShape(x.v.shape.dtype, dims...), 1), Sum, ReduceWindowParams{Window: w, Strides: s, Padding: p})
+	counts := f.ReduceWindow(f.Full(NewShape(x.v.shape.DType(), dims...), 1), Sum, ReduceWindowParams{Window: w, Strides: s, Padding: p})
 	if !counts.Valid() {
 		return Value{}
 	}

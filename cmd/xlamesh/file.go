@@ -81,7 +81,7 @@ func fileArguments(c *pjrt.Client, exe *pjrt.Executable) ([][]*pjrt.Buffer, erro
 				closeBuffers(args)
 				return nil, fmt.Errorf("parameter %d: %w", i, err)
 			}
-			b, err := c.BufferFromBytes(dev, s.DType, s.Dims, data)
+			b, err := c.BufferFromBytes(dev, s.DType(), s.Dims(), data)
 			if err != nil {
 				closeBuffers(args)
 				return nil, fmt.Errorf("parameter %d: %w", i, err)
@@ -96,16 +96,16 @@ func fileArguments(c *pjrt.Client, exe *pjrt.Executable) ([][]*pjrt.Buffer, erro
 // [-0.5, 0.5), integers 0..6, booleans alternating.
 func fill(s pjrt.Shape) ([]byte, error) {
 	n := s.Size()
-	size := s.DType.Size()
-	if !pjrt.Supported(s.DType) || size == 0 {
-		return nil, fmt.Errorf("element type %s is not one bench can fill", s.DType)
+	size := s.DType().Size()
+	if !pjrt.Supported(s.DType()) || size == 0 {
+		return nil, fmt.Errorf("element type %s is not one bench can fill", s.DType())
 	}
 	b := make([]byte, n*size)
 	le := binary.LittleEndian
 	for i := range n {
 		f := float64(i%17)/17 - 0.5
 		at := b[i*size:]
-		switch s.DType {
+		switch s.DType() {
 		case dtypes.Float32:
 			le.PutUint32(at, math.Float32bits(float32(f)))
 		case dtypes.Float64:
@@ -158,11 +158,11 @@ func sweepFile(c *pjrt.Client, path string, part pjrt.Partitioner, iters int, p 
 	row.Collectives, row.BytesMoved = summarize(cs)
 	var bytes int
 	for _, s := range exe.InputShapes() {
-		row.In = append(row.In, s.String())
+		row.In = append(row.In, s.Aval())
 		bytes += s.Bytes()
 	}
 	for _, s := range exe.OutputShapes() {
-		row.Out = append(row.Out, s.String())
+		row.Out = append(row.Out, s.Aval())
 		bytes += s.Bytes()
 	}
 	row.Rate = float64(bytes*len(exe.Devices())) / per.Seconds() / 1e9

@@ -262,7 +262,7 @@ func inspectFile(c *pjrt.Client, path string, part pjrt.Partitioner, p *progress
 	defer exe.Close()
 	var in []string
 	for _, s := range exe.InputShapes() {
-		in = append(in, s.String())
+		in = append(in, s.Aval())
 	}
 	prog, err := inspectExecutable(exe, "as written", in, nil)
 	if err != nil {
@@ -281,7 +281,7 @@ func inspectExecutable(exe *pjrt.Executable, name string, in, out []string) (ins
 	for _, c := range cs {
 		ops := make([]string, len(c.Operands))
 		for i, s := range c.Operands {
-			ops[i] = s.String()
+			ops[i] = s.Aval()
 		}
 		r.Collectives = append(r.Collectives, collectiveJSON{Kind: c.Kind, Name: c.Name, Computation: c.Computation,
 			Operands: ops, Dims: c.Dims, ReplicaGroups: c.ReplicaGroups, Pairs: c.Pairs, Bytes: c.Bytes, BytesMoved: c.BytesMoved})
@@ -300,7 +300,7 @@ func inspectExecutable(exe *pjrt.Executable, name string, in, out []string) (ins
 	}
 	shapes := exe.OutputShapes()
 	for i, s := range shapes {
-		o := outputJSON{Shard: s.String()}
+		o := outputJSON{Shard: s.Aval()}
 		if i < len(shardings) {
 			o.Sharding = shardings[i].String()
 		}

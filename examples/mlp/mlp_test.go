@@ -69,7 +69,7 @@ func TestStepCollectives(t *testing.T) {
 				}
 				for _, s := range x.Operands {
 					n := 1
-					for _, d := range s.Dims {
+					for _, d := range s.Dims() {
 						n *= d
 					}
 					switch {

@@ -18,6 +18,7 @@ import (
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/mlir"
 	"github.com/xlamesh/xlamesh/pjrt"
+	"github.com/xlamesh/xlamesh/shapes"
 )
 
 func mesh42(h *H, c *pjrt.Client) mesh.Mesh {
@@ -395,7 +396,7 @@ func jitCases() []*hcase {
 			s := sharding(h, m, mesh.P("x"))
 			good, err := c.BufferFromHost(c.Devices()[0], []float32{1, 2}, []int{1, 2})
 			h.Must(err)
-			bad, err := c.NewErrorBuffer(c.Devices()[1], pjrt.Shape{DType: dtypes.Float32, Dims: []int{1, 2}}, pjrt.Aborted, "hostile shard")
+			bad, err := c.NewErrorBuffer(c.Devices()[1], shapes.Make(dtypes.Float32, 1, 2), pjrt.Aborted, "hostile shard")
 			h.Must(err)
 			a, err := jit.FromShards(c, []int{2, 2}, s, []*pjrt.Buffer{good, bad})
 			if err != nil {

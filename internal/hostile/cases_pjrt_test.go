@@ -17,6 +17,7 @@ import (
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/mlir"
 	"github.com/xlamesh/xlamesh/pjrt"
+	"github.com/xlamesh/xlamesh/shapes"
 )
 
 // module8 is a module for 8 partitions whose @main takes args and returns a tensor<8x2xf32>.
@@ -423,7 +424,7 @@ func compileCases() []*hcase {
 }
 `, 1)
 				shapes := exe.OutputShapes()
-				if len(shapes) != 3 || shapes[0].DType != dtypes.Complex64 || shapes[1].DType != dtypes.F8E4M3FN {
+				if len(shapes) != 3 || shapes[0].DType() != dtypes.Complex64 || shapes[1].DType() != dtypes.F8E4M3FN {
 					h.Failf("output shapes %v", shapes)
 				}
 				outs, err := exe.Execute([][]*pjrt.Buffer{{buffer(h, c, 0, []float32{1, 2, 3, 4}, 4)}})
@@ -681,7 +682,7 @@ func executeCases() []*hcase {
 			run: func(h *H) error {
 				c := h.Client0115() // the pinned 0.81 plugin has no error buffers
 				exe := compileOn(h, c, addModule(1), 1)
-				bad, err := c.NewErrorBuffer(c.Devices()[0], pjrt.Shape{DType: dtypes.Float32, Dims: []int{4}}, pjrt.DataLoss, "hostile: poisoned input")
+				bad, err := c.NewErrorBuffer(c.Devices()[0], shapes.Make(dtypes.Float32, 4), pjrt.DataLoss, "hostile: poisoned input")
 				h.Must(err)
 				h.Cleanup(func() { bad.Close() })
 				outs, err := exe.Execute([][]*pjrt.Buffer{{bad, buffer(h, c, 0, f4, 4)}})
@@ -913,7 +914,7 @@ func transferCases() []*hcase {
 		}, "pjrt.ErrClosed", pjrt.ErrClosed),
 		tr("Buffer.ToHost: an error buffer", classHangs, func(h *H, _ *pjrt.Client) error {
 			c := h.Client0115() // the pinned 0.81 plugin has no error buffers
-			b, err := c.NewErrorBuffer(c.Devices()[0], pjrt.Shape{DType: dtypes.Float32, Dims: []int{4}}, pjrt.Aborted, "hostile")
+			b, err := c.NewErrorBuffer(c.Devices()[0], shapes.Make(dtypes.Float32, 4), pjrt.Aborted, "hostile")
 			h.Must(err)
 			defer b.Close()
 			_, err = b.ToHost()

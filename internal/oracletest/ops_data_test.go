@@ -138,8 +138,8 @@ func runOpsCase(client *pjrt.Client, c opsCase, b opsBuilder) ([]string, error) 
 	for i, want := range c.Outputs {
 		got := outs[0][i]
 		wd := opsDTypes[want.DType]
-		if got.DType() != wd || fmt.Sprint(got.Shape().Dims) != fmt.Sprint(want.Shape) {
-			diffs = append(diffs, fmt.Sprintf("output %d: JAX %s%v, xlamesh %v%v", i, want.DType, want.Shape, got.DType(), got.Shape().Dims))
+		if got.DType() != wd || fmt.Sprint(got.Shape().Dims()) != fmt.Sprint(want.Shape) {
+			diffs = append(diffs, fmt.Sprintf("output %d: JAX %s%v, xlamesh %v%v", i, want.DType, want.Shape, got.DType(), got.Shape().Dims()))
 			continue
 		}
 		raw := make([]byte, got.Shape().Bytes())
