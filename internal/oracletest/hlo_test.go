@@ -125,8 +125,8 @@ type bodyInfo struct{ ops, constraints, manual []string }
 
 // scanBody reads a function body (from just after its opening brace) up to
 // its closing brace. A call to a private function in private is replaced by
-// that function's body without its return (JAX's GSPMD shard_map calls
-// @shmap_body; xlamesh inlines the body).
+// that function's body without its return (a GSPMD shard_map calls its body,
+// @shmap_body, in JAX and xlamesh alike).
 func scanBody(body string, private map[string]bodyInfo) bodyInfo {
 	var bi bodyInfo
 	depth := 1

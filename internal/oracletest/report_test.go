@@ -285,7 +285,7 @@ as one ` + "`stablehlo.constant`" + ` (xlamesh writes the splat directly). Gener
 In GSPMD mode the argument and result signatures carry ` + "`mhlo.sharding`" + ` strings,
 each ` + "`stablehlo.custom_call`" + ` is named with its target (` + "`@Sharding`" + `,
 ` + "`@SPMDFullToShardShape`" + `, ` + "`@SPMDShardToFullShape`" + `) and counted with its
-` + "`mhlo.sharding`" + ` among the constraints, and a call to a private function (JAX's
-` + "`@shmap_body`" + `) is replaced by that function's body (xlamesh inlines it).
+` + "`mhlo.sharding`" + ` among the constraints, and a call to a private function (a shard_map's
+` + "`@shmap_body`" + `, in JAX and xlamesh alike) is replaced by that function's body.
 Numbers computed by JAX are compared exactly (integer-valued data).
 `

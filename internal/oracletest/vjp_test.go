@@ -392,9 +392,6 @@ func vjpNote() string {
 		"- VJP accepts any value of the function as a differentiated value, not only arguments: the walk treats it as an input.\n" +
 		"- A shard_map built with ShardMapUnchecked (`check_vma=False`) has no rule: its gradient needs the replication types " +
 		"that JAX's rules for `check_vma=False` do without.\n" +
-		"- `program/smap_all_gather` runs in Shardy mode only: in GSPMD mode the plugin's XLA aborts compiling the gradient " +
-		"module (a `0.0` padding value inside lower's inline manual body is merged by CSE with one outside it; JAX calls a " +
-		"private function for the body).\n" +
 		"- `program/smap_all_to_all_untiled` compares with JAX's gradient of the same function written with `tiled=True` " +
 		"(expand_dims, all_to_all, squeeze; vjp.py checks both forms agree): JAX 0.8.1's transpose of `all_to_all` with " +
 		"`tiled=False` and different split and concat axes applies the untiled reshapes a second time and returns a " +
@@ -562,9 +559,7 @@ func TestVJPPrograms(t *testing.T) {
 
 // smapPrograms are tools/oracle/vjp.py's SMAP: losses through a shard_map on the 2x4
 // ("data", "model") mesh, each with its inputs' shapes and specs; shardyOnly marks a
-// partial-manual shard_map, which GSPMD mode does not have, and smap_all_gather, whose
-// GSPMD module makes the plugin's XLA abort (a 0.0 padding value inside the inline manual
-// body is merged by CSE with one outside it).
+// partial-manual shard_map, which GSPMD mode does not have.
 var smapPrograms = []struct {
 	name       string
 	loss       jit.Loss
@@ -604,7 +599,7 @@ var smapPrograms = []struct {
 				col := g.BroadcastInDim(g.Slice(x, []int{0, 0}, []int{4, 1}, nil), gathered.Shape().Dims(), []int{0, 1})
 				return g.Mul(gathered, col)
 			}, a...))
-	}, [][]int{{4, 8}}, []mesh.PartitionSpec{mesh.P(nil, "model")}, true}, // GSPMD: the plugin aborts (vjp.py)
+	}, [][]int{{4, 8}}, []mesh.PartitionSpec{mesh.P(nil, "model")}, false},
 	{"smap_psum_scatter", func(f *lower.Function, a []lower.Value) lower.Value {
 		return tloss(f, smap(f, []mesh.PartitionSpec{mesh.P("data", nil)}, mesh.P(mesh.Axes("data", "model"), nil), nil,
 			func(g *lower.Function, b []lower.Value) lower.Value {
