@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gomlx/gopjrt/dtypes"
 	"github.com/stretchr/testify/require"
 
 	"github.com/xlamesh/xlamesh/lower"
@@ -314,4 +315,44 @@ func TestWrapReplaceManualRegroups(t *testing.T) {
 	_, err = lower.Wrap(withID, []mesh.NamedSharding{on(m41, "x")}, []mesh.NamedSharding{on(m41)}, lower.ReplaceShardings())
 	require.ErrorIs(t, err, lower.ErrMeshMismatch)
 	require.ErrorContains(t, err, "stablehlo.partition_id")
+}
+
+// TestIntegrationWrapReplaceGSPMDShardMap re-shards a GSPMD module of lower's with a
+// shard_map, whose body is a called private function (@shmap_body) with a 0.0 of its own,
+// onto the 4x2 mesh over the devices in reverse order, and runs it.
+func TestIntegrationWrapReplaceGSPMDShardMap(t *testing.T) {
+	c := pjrttest.Client(t)
+	mod := lower.NewModule("smap", lower.WithPartitioner(lower.GSPMD))
+	f := mod.Main()
+	x := f.Arg(lower.NewShape(dtypes.Float32, 16, 8), ns("x", "y"))
+	y := f.ShardMap(mesh42.Abstract(), []mesh.PartitionSpec{mesh.P("x", "y")}, []mesh.PartitionSpec{mesh.P(nil, "y")}, nil,
+		func(g *lower.Function, a []lower.Value) []lower.Value {
+			return []lower.Value{g.AllReduce(g.Max(a[0], g.Constant(0.0)), lower.Sum, "x")}
+		}, f.Max(x, f.Constant(0.0)))
+	f.Return(y...)
+	f.ShardResults(ns(nil, "y"))
+	built, err := mod.Build()
+	require.NoError(t, err)
+	require.Contains(t, built.Text(), "func.func private @shmap_body(")
+
+	var devs []mesh.Device
+	for _, d := range c.Devices()[:8] {
+		devs = append([]mesh.Device{d}, devs...)
+	}
+	m, err := mesh.New(devs, []int{4, 2}, "x", "y")
+	require.NoError(t, err)
+	prog, err := lower.Wrap(built.Text(), []mesh.NamedSharding{on(m, "x", "y")}, []mesh.NamedSharding{on(m, nil, "y")},
+		lower.ReplaceShardings(), lower.WithPartitioner(lower.GSPMD))
+	require.NoError(t, err)
+	in := make([]float32, 128)
+	for i := range in {
+		in[i] = float32(i%11 - 5)
+	}
+	want := make([]float32, 32) // 4x8: the sum over the 4 row blocks of max(x, 0)
+	for r := range 16 {
+		for col := range 8 {
+			want[8*(r%4)+col] += max(in[8*r+col], 0)
+		}
+	}
+	require.Equal(t, [][]float32{want}, run(t, c, m, prog, [][]float32{in}))
 }
