@@ -16,7 +16,10 @@ var background sync.WaitGroup
 
 // inBackground runs work on a goroutine and returns its result, or, when ctx is done first, an
 // error wrapping ctx.Err() at once; the work then runs to its end in the background, where
-// discard (if not nil) frees its result.
+// discard (if not nil) frees its result. A result that is there when the caller finds ctx done
+// too is discarded the same way: once ctx is done the call fails, whichever of the two the
+// runtime happened to see first, so that a caller descheduled past its deadline gets the same
+// answer as one that was not.
 func inBackground[T any](ctx context.Context, op string, work func() (T, error), discard func(T)) (T, error) {
 	type result struct {
 		val T
@@ -27,15 +30,16 @@ func inBackground[T any](ctx context.Context, op string, work func() (T, error),
 		v, err := work()
 		ch <- result{v, err}
 	}()
+	var zero T
 	select {
 	case r := <-ch:
-		return r.val, r.err
-	case <-ctx.Done():
-		select {
-		case r := <-ch: // finished at the same moment: prefer the result
+		if ctx.Err() == nil {
 			return r.val, r.err
-		default:
 		}
+		if r.err == nil && discard != nil {
+			discard(r.val)
+		}
+	case <-ctx.Done():
 		background.Add(1)
 		go func() {
 			defer background.Done()
@@ -43,9 +47,8 @@ func inBackground[T any](ctx context.Context, op string, work func() (T, error),
 				discard(r.val)
 			}
 		}()
-		var zero T
-		return zero, fmt.Errorf("jit: %s: %w", op, ctx.Err())
 	}
+	return zero, fmt.Errorf("jit: %s: %w", op, ctx.Err())
 }
 
 // checkContext returns the error for a nil or finished ctx.
