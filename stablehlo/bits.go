@@ -47,12 +47,8 @@ func (f *Function) CountLeadingZeros(x Value) Value {
 // u64). pred is not bitcast, as in JAX (ErrDType).
 func (f *Function) BitcastConvert(x Value, d DType) Value {
 	const opName = "bitcast_convert"
-	vs, ok := f.check(opName, x)
+	a, ok := f.operand1(opName, x)
 	if !ok {
-		return Value{}
-	}
-	a := f.materialize(vs[0], vs[0].shape)
-	if f.failed() {
 		return Value{}
 	}
 	if !supported(d) || d == dtypes.Bool {

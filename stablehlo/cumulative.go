@@ -43,12 +43,8 @@ func (f *Function) argReduce(x Value, axis int, index DType, isMax bool) Value {
 	if isMax {
 		opName = "argmax"
 	}
-	vs, ok := f.check(opName, x)
+	a, ok := f.operand1(opName, x)
 	if !ok {
-		return Value{}
-	}
-	a := f.materialize(vs[0], vs[0].shape)
-	if f.failed() {
 		return Value{}
 	}
 	d := a.shape.DType()
@@ -137,12 +133,8 @@ func (f *Function) Cummin(x Value, axis int, reverse bool) Value {
 }
 
 func (f *Function) cumulative(opName string, x Value, r Reduction, axis int, reverse bool) Value {
-	vs, ok := f.check(opName, x)
+	a, ok := f.operand1(opName, x)
 	if !ok {
-		return Value{}
-	}
-	a := f.materialize(vs[0], vs[0].shape)
-	if f.failed() {
 		return Value{}
 	}
 	d := a.shape.DType()

@@ -14,12 +14,8 @@ func intOrPred(d DType) bool     { return d.IsInt() || d == dtypes.Bool }
 func signedOrFloat(d DType) bool { return signed(d) || d.IsFloat() }
 
 func (f *Function) unary(opName string, x Value, allow func(DType) bool, what string) Value {
-	vs, ok := f.check(opName, x)
+	a, ok := f.operand1(opName, x)
 	if !ok {
-		return Value{}
-	}
-	a := f.materialize(vs[0], vs[0].shape)
-	if f.failed() {
 		return Value{}
 	}
 	if !allow(a.shape.DType()) {

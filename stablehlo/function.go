@@ -161,6 +161,17 @@ func (f *Function) check(opName string, vs ...Value) ([]*value, bool) {
 	return out, true
 }
 
+// operand1 is check for an op of one operand x, which it then materializes if it is a weak
+// constant; false means f has failed and the op returns zero Values.
+func (f *Function) operand1(opName string, x Value) (*value, bool) {
+	vs, ok := f.check(opName, x)
+	if !ok {
+		return nil, false
+	}
+	a := f.materialize(vs[0], vs[0].shape)
+	return a, !f.failed()
+}
+
 // sees reports whether f may use the values of g, a function or region enclosing it: every
 // region from f up to g (g excluded) must allow captures (see region.go).
 func (f *Function) sees(g *Function) bool {

@@ -9,12 +9,8 @@ import (
 // floatUnary emits the shape-preserving op name (a StableHLO or CHLO op) on a float
 // operand; opName names it in errors.
 func (f *Function) floatUnary(opName, name string, x Value) Value {
-	vs, ok := f.check(opName, x)
+	a, ok := f.operand1(opName, x)
 	if !ok {
-		return Value{}
-	}
-	a := f.materialize(vs[0], vs[0].shape)
-	if f.failed() {
 		return Value{}
 	}
 	if !a.shape.DType().IsFloat() {
@@ -66,12 +62,8 @@ func (f *Function) Cbrt(x Value) Value { return f.floatUnary("cbrt", "stablehlo.
 // tensor of x's shape (stablehlo.is_finite, lax.is_finite).
 func (f *Function) IsFinite(x Value) Value {
 	const opName = "is_finite"
-	vs, ok := f.check(opName, x)
+	a, ok := f.operand1(opName, x)
 	if !ok {
-		return Value{}
-	}
-	a := f.materialize(vs[0], vs[0].shape)
-	if f.failed() {
 		return Value{}
 	}
 	if !a.shape.DType().IsFloat() {

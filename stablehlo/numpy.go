@@ -124,16 +124,6 @@ func (f *Function) axes(opName string, a *value, dims []int) ([]int, bool) {
 	return out, true
 }
 
-// operand1 checks a one-operand helper's operand and materializes a weak constant.
-func (f *Function) operand1(opName string, x Value) (*value, bool) {
-	vs, ok := f.check(opName, x)
-	if !ok {
-		return nil, false
-	}
-	a := f.materialize(vs[0], vs[0].shape)
-	return a, !f.failed()
-}
-
 // keptShape returns a's dimensions with those in dims (ascending) set to 1.
 func keptShape(a *value, dims []int) []int {
 	out := a.shape.Dims()

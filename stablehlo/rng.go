@@ -46,12 +46,8 @@ func (p RngParams) Properties() string {
 // compilers need not.
 func (f *Function) RngBitGenerator(state Value, alg RngAlgorithm, out Shape) (newState, bits Value) {
 	const opName = "rng_bit_generator"
-	vs, ok := f.check(opName, state)
+	s, ok := f.operand1(opName, state)
 	if !ok {
-		return Value{}, Value{}
-	}
-	s := f.materialize(vs[0], vs[0].shape)
-	if f.failed() {
 		return Value{}, Value{}
 	}
 	if alg < RngDefault || alg > RngPhilox {
@@ -322,12 +318,8 @@ func (f *Function) RandomFoldIn(key, data Value) Value {
 // fewer; a negative seed is sign-extended into its low word, as JAX converts it).
 func (f *Function) RandomKey(seed Value) Value {
 	const opName = "random_key"
-	vs, ok := f.check(opName, seed)
+	s, ok := f.operand1(opName, seed)
 	if !ok {
-		return Value{}
-	}
-	s := f.materialize(vs[0], vs[0].shape)
-	if f.failed() {
 		return Value{}
 	}
 	if s.shape.Rank() != 0 || !s.shape.DType().IsInt() {

@@ -177,12 +177,8 @@ func (p TopKParams) Properties() string { return "k = " + strconv.Itoa(p.K) + " 
 // are zero Values.
 func (f *Function) TopK(x Value, k int) (values, indices Value) {
 	const opName = "top_k"
-	vs, ok := f.check(opName, x)
+	a, ok := f.operand1(opName, x)
 	if !ok {
-		return Value{}, Value{}
-	}
-	a := f.materialize(vs[0], vs[0].shape)
-	if f.failed() {
 		return Value{}, Value{}
 	}
 	r := a.shape.Rank()

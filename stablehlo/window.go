@@ -203,12 +203,8 @@ func (p ReduceWindowParams) Properties() string {
 // has, per dimension, StableHLO's num_windows elements.
 func (f *Function) ReduceWindow(x Value, r Reduction, p ReduceWindowParams) Value {
 	const opName = "reduce_window"
-	vs, ok := f.check(opName, x)
+	a, ok := f.operand1(opName, x)
 	if !ok {
-		return Value{}
-	}
-	a := f.materialize(vs[0], vs[0].shape)
-	if f.failed() {
 		return Value{}
 	}
 	if r < Sum || r > Min {
