@@ -176,15 +176,26 @@ func (f *Function) ReduceScatter(x Value, r Reduction, dim int, groups [][]int) 
 		f.failf(opName, 0, a, ErrShape, "scatter dimension %d out of range for %v", dim, a.shape)
 		return Value{}
 	}
-	dims := a.shape.Dims()
-	if dims[dim]%k != 0 {
-		f.failf(opName, 0, a, ErrIndivisible, "scatter dimension %d of size %d is not divisible by the group size %d", dim, dims[dim], k)
+	dims, ok := f.divideDim(opName, a, "scatter", dim, k)
+	if !ok {
 		return Value{}
 	}
-	dims[dim] /= k
 	p := ReduceScatterParams{Reduction: r, Dim: dim, Groups: cloneGroups(groups), Channel: f.m.nextChannel()}
 	o := &Op{name: "stablehlo.reduce_scatter", operands: []*value{a}, params: p, regions: []*Function{f.scalarRegion(r, a.shape.DType())}}
 	return f.emitMulti(o, []Shape{NewShape(a.shape.DType(), dims...)})[0]
+}
+
+// divideDim returns a's dimensions with dimension dim (the op's "scatter" or "split"
+// dimension, named by role in the error) divided by the group size k; it fails with
+// ErrIndivisible when k does not divide it.
+func (f *Function) divideDim(opName string, a *value, role string, dim, k int) ([]int, bool) {
+	dims := a.shape.Dims()
+	if dims[dim]%k != 0 {
+		f.failf(opName, 0, a, ErrIndivisible, "%s dimension %d of size %d is not divisible by the group size %d", role, dim, dims[dim], k)
+		return nil, false
+	}
+	dims[dim] /= k
+	return dims, true
 }
 
 // AllToAllParams are the parameters of stablehlo.all_to_all (split_count is the group size).
@@ -218,12 +229,10 @@ func (f *Function) AllToAll(x Value, splitDim, concatDim int, groups [][]int) Va
 		f.failf(opName, 0, a, ErrShape, "split dimension %d or concat dimension %d out of range for %v", splitDim, concatDim, a.shape)
 		return Value{}
 	}
-	dims := a.shape.Dims()
-	if dims[splitDim]%k != 0 {
-		f.failf(opName, 0, a, ErrIndivisible, "split dimension %d of size %d is not divisible by the group size %d", splitDim, dims[splitDim], k)
+	dims, ok := f.divideDim(opName, a, "split", splitDim, k)
+	if !ok {
 		return Value{}
 	}
-	dims[splitDim] /= k
 	n, ok := mulDims(dims[concatDim], k)
 	if !ok {
 		f.failf(opName, 0, a, ErrShape, "concat dimension %d (%d x %d) overflows int64", concatDim, dims[concatDim], k)
