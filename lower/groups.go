@@ -10,6 +10,7 @@ import (
 
 	"github.com/xlamesh/xlamesh/mlir"
 	"github.com/xlamesh/xlamesh/shardy"
+	"github.com/xlamesh/xlamesh/stablehlo"
 )
 
 // Re-sharding a module with manual computations (shard_map) onto a mesh whose non-manual axes
@@ -104,27 +105,6 @@ func readDenseI64(src string) ([][]int, error) {
 	return out, nil
 }
 
-// writeDenseI64 writes rows as a rank-2 i64 dense attribute with its type.
-func writeDenseI64(rows [][]int) string {
-	var b strings.Builder
-	b.WriteString("dense<[")
-	for i, r := range rows {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteByte('[')
-		for j, x := range r {
-			if j > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(strconv.Itoa(x))
-		}
-		b.WriteByte(']')
-	}
-	fmt.Fprintf(&b, "]> : tensor<%dx%dxi64>", len(rows), len(rows[0]))
-	return b.String()
-}
-
 // groupAxes returns the axes (indices into sizes, in JAX's order) whose groups are exactly
 // groups; axes of size 1 are left out. ok is false when no list of axes gives them.
 func groupAxes(sizes []int, groups [][]int) ([]int, bool) {
@@ -217,7 +197,7 @@ func regroupSite(op, key, src string, old, new shardy.Mesh) (string, error) {
 		if err := checkAxes(axes); err != nil {
 			return "", err
 		}
-		return writeDenseI64(meshGroups(newSizes, axes)), nil
+		return stablehlo.DenseI64(meshGroups(newSizes, axes)), nil
 	}
 	// source_target_pairs: the axes along which pairs move, and the pairs of the first group
 	// (the one holding partition 0) as positions within it, applied to every new group.
@@ -271,7 +251,7 @@ func regroupSite(op, key, src string, old, new shardy.Mesh) (string, error) {
 			pairs = append(pairs, []int{g[l[0]], g[l[1]]})
 		}
 	}
-	return writeDenseI64(pairs), nil
+	return stablehlo.DenseI64(pairs), nil
 }
 
 func axisNames(names []string, idx []int) []string {

@@ -259,7 +259,7 @@ func (f *Function) gspmdConstraint(opName string, a Value, s mesh.NamedSharding)
 	}
 	var attrs []stablehlo.Attr
 	if unspecified != nil {
-		attrs = append(attrs, stablehlo.Attr{Name: "backend_config", Value: `"unspecified_dims=` + intList(unspecified) + `"`})
+		attrs = append(attrs, stablehlo.Attr{Name: "backend_config", Value: `"unspecified_dims=` + stablehlo.IntList(unspecified) + `"`})
 	}
 	attrs = append(attrs, stablehlo.Attr{Name: "mhlo.sharding", Value: strconv.Quote(g)})
 	return f.CustomCall("Sharding", []Value{a}, []Shape{a.Shape()}, attrs...)[0]
@@ -628,18 +628,4 @@ func mulDims(a, b int) (int, bool) {
 		return 0, false
 	}
 	return a * b, true
-}
-
-// intList formats [1, 2].
-func intList(xs []int) string {
-	var b strings.Builder
-	b.WriteByte('[')
-	for i, x := range xs {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(strconv.Itoa(x))
-	}
-	b.WriteByte(']')
-	return b.String()
 }

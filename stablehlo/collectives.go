@@ -76,7 +76,7 @@ type i64Prop struct {
 // MLIR prints them: the channel handle, the replica groups, the integer properties ints
 // and, when global, use_global_device_ids.
 func groupProps(channel int, groups [][]int, global bool, ints ...i64Prop) string {
-	props := []string{channelProp(channel), "replica_groups = " + denseI64(groups)}
+	props := []string{channelProp(channel), "replica_groups = " + DenseI64(groups)}
 	for _, p := range ints {
 		props = append(props, p.name+" = "+strconv.Itoa(p.value)+" : i64")
 	}
@@ -255,7 +255,7 @@ func (p CollectivePermuteParams) Properties() string {
 	for i, q := range p.Pairs {
 		rows[i] = []int{q[0], q[1]}
 	}
-	return channelProp(p.Channel) + ", source_target_pairs = " + denseI64(rows)
+	return channelProp(p.Channel) + ", source_target_pairs = " + DenseI64(rows)
 }
 
 // CollectivePermute sends x from partition source to partition target for each (source,

@@ -203,7 +203,7 @@ func convShape(x, k Shape, p ConvParams) (Shape, ConvParams, int, string) {
 		{"output", d.OutputBatch, d.OutputFeature, d.OutputSpatial, -1}} {
 		all := append([]int{c.a, c.b}, c.spatial...)
 		if len(c.spatial) != s {
-			return Shape{}, q, c.op, c.name + " spatial dimensions " + intList(c.spatial) + " need " + strconv.Itoa(s) + " entries"
+			return Shape{}, q, c.op, c.name + " spatial dimensions " + IntList(c.spatial) + " need " + strconv.Itoa(s) + " entries"
 		}
 		if m := dimsCheck(c.name+" dimensions", all, n, false, nil); m != "" {
 			return Shape{}, q, c.op, m

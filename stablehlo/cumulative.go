@@ -105,7 +105,7 @@ type CumulativeParams struct {
 // Properties returns "padding = dense<...>, window_dimensions = array<i64: ...>,
 // window_strides = array<i64: ...>".
 func (p CumulativeParams) Properties() string {
-	return "padding = " + denseI64(p.pad) + ", window_dimensions = " + i64Array(p.window) +
+	return "padding = " + DenseI64(p.pad) + ", window_dimensions = " + i64Array(p.window) +
 		", window_strides = " + i64Array(slices.Repeat([]int{1}, len(p.window)))
 }
 

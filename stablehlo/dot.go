@@ -27,7 +27,7 @@ func (d DotDims) Properties() string {
 		p.WriteString(sep)
 		p.WriteString(fld.name)
 		p.WriteString(" = ")
-		p.WriteString(intList(fld.xs))
+		p.WriteString(IntList(fld.xs))
 		sep = ", "
 	}
 	p.WriteString(">")

@@ -79,3 +79,12 @@ func ExampleFunction_AllReduce() {
 	//   }
 	// }
 }
+
+// IntList and DenseI64 write attribute text, e.g. for a custom call's Attr values.
+func ExampleDenseI64() {
+	fmt.Println(stablehlo.IntList([]int{1, 2}))
+	fmt.Println(stablehlo.DenseI64([][]int{{0, 1}, {2, 3}}))
+	// Output:
+	// [1, 2]
+	// dense<[[0, 1], [2, 3]]> : tensor<2x2xi64>
+}

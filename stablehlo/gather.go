@@ -78,7 +78,7 @@ func writeDimFields(b *strings.Builder, fs []dimField) {
 		}
 		b.WriteString(f.name)
 		b.WriteString(" = ")
-		b.WriteString(intList(f.dims))
+		b.WriteString(IntList(f.dims))
 		b.WriteString(", ")
 	}
 }
@@ -92,13 +92,13 @@ func dimsCheck(name string, dims []int, n int, sorted bool, used []bool) string 
 	for i, d := range dims {
 		switch {
 		case d < 0 || d >= n:
-			return name + " " + intList(dims) + ": dimension " + strconv.Itoa(d) + " out of range [0, " + strconv.Itoa(n) + ")"
+			return name + " " + IntList(dims) + ": dimension " + strconv.Itoa(d) + " out of range [0, " + strconv.Itoa(n) + ")"
 		case seen[d]:
-			return name + " " + intList(dims) + ": dimension " + strconv.Itoa(d) + " repeated"
+			return name + " " + IntList(dims) + ": dimension " + strconv.Itoa(d) + " repeated"
 		case used != nil && used[d]:
-			return name + " " + intList(dims) + ": dimension " + strconv.Itoa(d) + " also appears in another list"
+			return name + " " + IntList(dims) + ": dimension " + strconv.Itoa(d) + " also appears in another list"
 		case sorted && i > 0 && d < dims[i-1]:
-			return name + " " + intList(dims) + " must be ascending"
+			return name + " " + IntList(dims) + " must be ascending"
 		}
 		seen[d] = true
 		if used != nil {
@@ -150,7 +150,7 @@ func gatherShape(x, idx Shape, p GatherParams) (Shape, string) {
 		return Shape{}, "index_vector_dim " + strconv.Itoa(d.IndexVectorDim) + " out of range [0, " + strconv.Itoa(ri) + "]"
 	}
 	if len(p.SliceSizes) != ro {
-		return Shape{}, "slice_sizes " + intList(p.SliceSizes) + " needs one size per operand dimension (" + strconv.Itoa(ro) + ")"
+		return Shape{}, "slice_sizes " + IntList(p.SliceSizes) + " needs one size per operand dimension (" + strconv.Itoa(ro) + ")"
 	}
 	for i, s := range p.SliceSizes {
 		if s < 0 || s > x.Dim(i) {
@@ -178,7 +178,7 @@ func gatherShape(x, idx Shape, p GatherParams) (Shape, string) {
 		return Shape{}, m + " (or is index_vector_dim)"
 	}
 	if len(d.OperandBatchingDims) != len(d.StartIndicesBatchingDims) {
-		return Shape{}, "operand_batching_dims " + intList(d.OperandBatchingDims) + " and start_indices_batching_dims " + intList(d.StartIndicesBatchingDims) + " differ in length"
+		return Shape{}, "operand_batching_dims " + IntList(d.OperandBatchingDims) + " and start_indices_batching_dims " + IntList(d.StartIndicesBatchingDims) + " differ in length"
 	}
 	for i, od := range d.OperandBatchingDims {
 		if sd := d.StartIndicesBatchingDims[i]; x.Dim(od) != idx.Dim(sd) {
@@ -190,7 +190,7 @@ func gatherShape(x, idx Shape, p GatherParams) (Shape, string) {
 		want = idx.Dim(d.IndexVectorDim)
 	}
 	if len(d.StartIndexMap) != want {
-		return Shape{}, "start_index_map " + intList(d.StartIndexMap) + " has " + strconv.Itoa(len(d.StartIndexMap)) + " entries, want the index vector length " + strconv.Itoa(want)
+		return Shape{}, "start_index_map " + IntList(d.StartIndexMap) + " has " + strconv.Itoa(len(d.StartIndexMap)) + " entries, want the index vector length " + strconv.Itoa(want)
 	}
 	mapped := make([]bool, ro)
 	for _, b := range d.OperandBatchingDims {

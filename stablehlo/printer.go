@@ -474,8 +474,9 @@ func i64Array(xs []int) string {
 	return b.String()
 }
 
-// intList formats [1, 2].
-func intList(xs []int) string {
+// IntList returns xs as MLIR prints a list of integers, "[1, 2]" ("[]" for none), for
+// attribute text such as an Attr's Value.
+func IntList(xs []int) string {
 	var b strings.Builder
 	b.WriteByte('[')
 	for i, x := range xs {
@@ -488,15 +489,17 @@ func intList(xs []int) string {
 	return b.String()
 }
 
-// denseI64 formats a rank-2 i64 tensor literal, dense<[[0, 1], [2, 3]]> : tensor<2x2xi64>.
-func denseI64(rows [][]int) string {
+// DenseI64 returns rows as a rank-2 i64 tensor attribute with its type, the form of
+// replica_groups and source_target_pairs: "dense<[[0, 1], [2, 3]]> : tensor<2x2xi64>". The
+// rows should have equal lengths; no rows print as a 0x0 tensor.
+func DenseI64(rows [][]int) string {
 	var b strings.Builder
 	b.WriteString("dense<[")
 	for i, r := range rows {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(intList(r))
+		b.WriteString(IntList(r))
 	}
 	b.WriteString("]> : tensor<")
 	b.WriteString(strconv.Itoa(len(rows)))

@@ -202,7 +202,7 @@ func scatterCheck(x, idx, upd Shape, d ScatterDims) string {
 		return m + " (or is index_vector_dim)"
 	}
 	if len(d.InputBatchingDims) != len(d.ScatterIndicesBatchingDims) {
-		return "input_batching_dims " + intList(d.InputBatchingDims) + " and scatter_indices_batching_dims " + intList(d.ScatterIndicesBatchingDims) + " differ in length"
+		return "input_batching_dims " + IntList(d.InputBatchingDims) + " and scatter_indices_batching_dims " + IntList(d.ScatterIndicesBatchingDims) + " differ in length"
 	}
 	for i, od := range d.InputBatchingDims {
 		if sd := d.ScatterIndicesBatchingDims[i]; x.Dim(od) != idx.Dim(sd) {
@@ -214,7 +214,7 @@ func scatterCheck(x, idx, upd Shape, d ScatterDims) string {
 		want = idx.Dim(d.IndexVectorDim)
 	}
 	if len(d.ScatterDimsToOperandDims) != want {
-		return "scatter_dims_to_operand_dims " + intList(d.ScatterDimsToOperandDims) + " has " + strconv.Itoa(len(d.ScatterDimsToOperandDims)) + " entries, want the index vector length " + strconv.Itoa(want)
+		return "scatter_dims_to_operand_dims " + IntList(d.ScatterDimsToOperandDims) + " has " + strconv.Itoa(len(d.ScatterDimsToOperandDims)) + " entries, want the index vector length " + strconv.Itoa(want)
 	}
 	mapped := make([]bool, ro)
 	for _, b := range d.InputBatchingDims {

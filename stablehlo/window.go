@@ -138,11 +138,11 @@ func ones(v []int, n int) []int {
 // positive checks that v has n entries, all at least 1 ("" if so).
 func positive(name string, v []int, n int) string {
 	if len(v) != n {
-		return name + " " + intList(v) + " needs " + strconv.Itoa(n) + " entries"
+		return name + " " + IntList(v) + " needs " + strconv.Itoa(n) + " entries"
 	}
 	for _, x := range v {
 		if x < 1 {
-			return name + " " + intList(v) + " must be positive"
+			return name + " " + IntList(v) + " must be positive"
 		}
 	}
 	return ""
@@ -324,7 +324,7 @@ func poolWindow(rank int, window, strides []int, pad Padding) (w, s []int, p Pad
 		strides = slices.Repeat([]int{1}, k)
 	}
 	if len(strides) != k {
-		return nil, nil, pad, "strides " + intList(strides) + " need " + strconv.Itoa(k) + " entries, one per window dimension"
+		return nil, nil, pad, "strides " + IntList(strides) + " need " + strconv.Itoa(k) + " entries, one per window dimension"
 	}
 	nb := rank - k - 1
 	w = append(append(slices.Repeat([]int{1}, nb), window...), 1)
