@@ -107,3 +107,17 @@ func (f *Function) scalarRegion(r Reduction, d DType) *Function {
 	g.returned = true
 	return g
 }
+
+// combinerRegion builds the region body(g, a, b) of two scalars of shape s, the Go-written
+// combiner of ScatterFunc and ReduceWindowFunc. It returns nil after an error, and fails
+// with ErrShape when body returns another shape than s.
+func (f *Function) combinerRegion(opName string, s Shape, body func(g *Function, a, b Value) Value) *Function {
+	g := f.BuildRegion([]Shape{s, s}, func(g *Function, args []Value) []Value {
+		return []Value{body(g, args[0], args[1])}
+	})
+	if g != nil && !g.results[0].shape.Equal(s) {
+		f.failf(opName, -1, g.results[0], ErrShape, "combiner returns %v, want %v", g.results[0].shape, s)
+		return nil
+	}
+	return g
+}

@@ -120,16 +120,7 @@ func (f *Function) ScatterFunc(x, indices, updates Value, p ScatterParams, body 
 	}
 	p.Custom = true
 	s := NewShape(x.v.shape.DType())
-	return f.scatter(x, indices, updates, p, func() *Function {
-		g := f.BuildRegion([]Shape{s, s}, func(g *Function, args []Value) []Value {
-			return []Value{body(g, args[0], args[1])}
-		})
-		if g != nil && !g.results[0].shape.Equal(s) {
-			f.failf(opName, -1, g.results[0], ErrShape, "combiner returns %v, want %v", g.results[0].shape, s)
-			return nil
-		}
-		return g
-	})
+	return f.scatter(x, indices, updates, p, func() *Function { return f.combinerRegion(opName, s, body) })
 }
 
 // scatter checks the operands and dimension numbers, then builds the region with

@@ -247,16 +247,7 @@ func (f *Function) ReduceWindowFunc(x, init Value, p ReduceWindowParams, body fu
 		f.failf(opName, 1, iv, ErrShape, "initial value must be a %v, got %v", s, iv.shape)
 		return Value{}
 	}
-	return f.reduceWindow(a, iv, p, func() *Function {
-		g := f.BuildRegion([]Shape{s, s}, func(g *Function, args []Value) []Value {
-			return []Value{body(g, args[0], args[1])}
-		})
-		if g != nil && !g.results[0].shape.Equal(s) {
-			f.failf(opName, -1, g.results[0], ErrShape, "combiner returns %v, want %v", g.results[0].shape, s)
-			return nil
-		}
-		return g
-	})
+	return f.reduceWindow(a, iv, p, func() *Function { return f.combinerRegion(opName, s, body) })
 }
 
 func (f *Function) reduceWindow(a, init *value, p ReduceWindowParams, region func() *Function) Value {
