@@ -54,6 +54,25 @@ type config struct {
 	eps, rtol, atol float64
 }
 
+// setup applies opts to the defaults and returns the client's first device, which runs
+// every check.
+func setup(c *pjrt.Client, opts []Option) (config, *pjrt.Device, error) {
+	cfg := config{eps: 1e-6, rtol: 1e-6, atol: 1e-6}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if c == nil || len(c.Devices()) == 0 {
+		return cfg, nil, errors.New("gradcheck: no client or no device")
+	}
+	return cfg, c.Devices()[0], nil
+}
+
+// off reports whether the autodiff value got and the finite difference num differ by more
+// than the tolerance, or got is NaN.
+func (c config) off(got, num float64) bool {
+	return math.Abs(got-num) > c.atol+c.rtol*math.Max(math.Abs(got), math.Abs(num)) || math.IsNaN(got)
+}
+
 // Eps sets the finite-difference step (default 1e-6).
 func Eps(e float64) Option { return func(c *config) { c.eps = e } }
 
@@ -67,14 +86,10 @@ func Tolerance(rtol, atol float64) Option { return func(c *config) { c.rtol, c.a
 // differences. It returns nil when all agree, an error wrapping ErrMismatch listing the
 // elements that do not, or the build, compile or run error.
 func Check(c *pjrt.Client, fn Func, inputs []Input, opts ...Option) error {
-	cfg := config{eps: 1e-6, rtol: 1e-6, atol: 1e-6}
-	for _, o := range opts {
-		o(&cfg)
+	cfg, dev, err := setup(c, opts)
+	if err != nil {
+		return err
 	}
-	if c == nil || len(c.Devices()) == 0 {
-		return errors.New("gradcheck: no client or no device")
-	}
-	dev := c.Devices()[0]
 	var diff []int // positions of the differentiated inputs
 	for i, in := range inputs {
 		if in.Shape.DType() == dtypes.Float64 {
@@ -126,7 +141,7 @@ func Check(c *pjrt.Client, fn Func, inputs []Input, opts ...Option) error {
 				return err
 			}
 			num := (hi[0].([]float64)[0] - lo[0].([]float64)[0]) / (2 * cfg.eps)
-			if math.Abs(got[e]-num) > cfg.atol+cfg.rtol*math.Max(math.Abs(got[e]), math.Abs(num)) || math.IsNaN(got[e]) {
+			if cfg.off(got[e], num) {
 				bad = append(bad, fmt.Sprintf("input %d element %d: autodiff %.10g, finite differences %.10g", i, e, got[e], num))
 			}
 		}
@@ -189,14 +204,10 @@ func project(f *stablehlo.Function, out stablehlo.Value) stablehlo.Value {
 // direction (Cotangent's values for each float64 input) and compares each of its elements
 // with the central finite difference of the output along that direction.
 func CheckJVP(c *pjrt.Client, fn Func, inputs []Input, opts ...Option) error {
-	cfg := config{eps: 1e-6, rtol: 1e-6, atol: 1e-6}
-	for _, o := range opts {
-		o(&cfg)
+	cfg, dev, err := setup(c, opts)
+	if err != nil {
+		return err
 	}
-	if c == nil || len(c.Devices()) == 0 {
-		return errors.New("gradcheck: no client or no device")
-	}
-	dev := c.Devices()[0]
 	dirs := make([][]float64, len(inputs))
 	for i, in := range inputs {
 		if in.Shape.DType() == dtypes.Float64 {
@@ -282,7 +293,7 @@ func CheckJVP(c *pjrt.Client, fn Func, inputs []Input, opts ...Option) error {
 	var bad []string
 	for e := range tan {
 		num := (hi[e] - lo[e]) / (2 * cfg.eps)
-		if math.Abs(tan[e]-num) > cfg.atol+cfg.rtol*math.Max(math.Abs(tan[e]), math.Abs(num)) || math.IsNaN(tan[e]) {
+		if cfg.off(tan[e], num) {
 			bad = append(bad, fmt.Sprintf("output element %d: autodiff.JVP %.10g, finite differences %.10g", e, tan[e], num))
 		}
 	}
