@@ -168,20 +168,7 @@ func (p *Printer) printOutlined(name string, g *Function) {
 	p.WriteString(") -> (")
 	p.types(g.results)
 	p.WriteString(") {\n")
-	p.Push()
-	g.printOps(p)
-	p.Indent()
-	p.WriteString("return")
-	if len(g.results) > 0 {
-		p.WriteString(" ")
-		p.vals(g.results)
-		p.WriteString(" : ")
-		p.types(g.results)
-	}
-	p.WriteString("\n")
-	p.Pop()
-	p.Indent()
-	p.WriteString("}\n")
+	g.printBody(p)
 }
 
 // attrDict writes "{a = x, b = y}".
@@ -354,6 +341,12 @@ func (f *Function) print(p *Printer) {
 		p.WriteString(")")
 	}
 	p.WriteString(" {\n")
+	f.printBody(p)
+}
+
+// printBody writes the body of func.func f, whose header ends in "{\n": its ops, the
+// return of its results and the closing brace.
+func (f *Function) printBody(p *Printer) {
 	p.Push()
 	f.printOps(p)
 	p.Indent()
