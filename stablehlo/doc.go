@@ -65,11 +65,10 @@
 //
 //	func (f *Function) Transpose(x Value, perm ...int) Value {
 //		const opName = "transpose"
-//		vs, ok := f.check(opName, x)    // valid, defined in f; after an error: false
-//		if !ok {
+//		a, ok := f.operand1(opName, x) // valid, defined in f, a weak constant made a constant op;
+//		if !ok {                       // after an error: false
 //			return Value{}
 //		}
-//		a := f.materialize(vs[0], vs[0].shape) // a weak constant becomes a constant op
 //		if !isPermutation(perm, a.shape.Rank()) {
 //			f.failf(opName, 0, a, ErrShape, "permutation %v ...", perm) // sticky *OpError
 //			return Value{}
@@ -77,7 +76,8 @@
 //		return f.emit("stablehlo.transpose", []*value{a}, resultShape, TransposeParams{Perm: perm})
 //	}
 //
-// The parameters type implements Properties, which the generic printer writes as
+// Ops of several operands call check, then materialize each weak constant at the shape the
+// op gives it. The parameters type implements Properties, which the generic printer writes as
 // `<{...}>`; ops with several results or regions build an *Op and call emitMulti; an op with
 // a pretty form sets a PrintFunc. Regions (reduce bodies, while and cond bodies, sort
 // comparators) are Functions nested in the op's function: NewRegion, then ops, then Yield,
