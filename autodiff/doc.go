@@ -61,12 +61,14 @@
 // through JAX's associative scan (a running maximum's cotangent goes where lax.max sends
 // it, ties included).
 //
-// These record ErrNotDifferentiable instead: a custom call, a scatter with a Go combiner
-// (ScatterFunc), a reduce_window with a Go body (ReduceWindowFunc) and a windowed product
-// (JAX differentiates these two through the body; not done yet); as in JAX, a while loop
-// without a known trip count, a windowed max or min with window dilations, and the updates
-// of a multiplying scatter without UniqueIndices. docs/jax-compat.md lists the rules and how each is
-// checked against JAX.
+// These record ErrNotDifferentiable instead: a custom call and a scatter with a Go combiner
+// (ScatterFunc); as in JAX, a while loop without a known trip count, a windowed max or min
+// with window dilations, the updates of a multiplying scatter without UniqueIndices, and a
+// windowed product or a reduce_window with a Go body (ReduceWindowFunc): lax.reduce_window
+// turns only add, max and min with their identities into reductions JAX can transpose, and
+// binds any other computation, lax.mul included, as a generic reduce_window that jax.vjp
+// refuses (jax.jvp takes it forward; JVP here, a transposed VJP, refuses it as well).
+// docs/jax-compat.md lists the rules and how each is checked against JAX.
 //
 // Subpackage gradcheck compares the gradients with finite differences, for tests.
 package autodiff

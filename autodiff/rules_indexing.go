@@ -215,7 +215,8 @@ func scatterExtremalVJP(b *Backward, op *stablehlo.Op, p stablehlo.ScatterParams
 // reduceWindowRule: a windowed sum spreads each window's cotangent back over the window
 // (JAX's _reduce_window_sum_transpose_rule: pad, then a windowed sum); a windowed max or
 // min gives it to the first maximum (minimum) of each window (JAX's select_and_gather_add
-// transposed: select_and_scatter_add), which needs window dilations of 1.
+// transposed: select_and_scatter_add), which needs window dilations of 1. A windowed Prod
+// and a Go body (ReduceWindowFunc) are refused, as jax.vjp refuses them (jaxGenericWindow).
 //
 // The reduce_window of Cumsum (stablehlo.CumulativeParams) transposes to a cumulative sum in
 // the other direction (JAX's cumsum transpose); Cumprod, Cummax and Cummin transpose the
@@ -272,11 +273,22 @@ func reduceWindowRule(b *Backward, op *stablehlo.Op, cts []Value) []Value {
 			res = f.Slice(res, make([]int, r), res.Shape().Dims(), p.BaseDilations)
 		}
 		out[0] = res
+	case stablehlo.Prod:
+		return b.Fail(op, "a windowed Prod is not differentiable in reverse mode: %s", jaxGenericWindow)
 	default:
-		return b.Fail(op, "windowed %v has no transpose rule", p.Reduction)
+		return b.Fail(op, "a reduce_window with a Go body (ReduceWindowFunc) is not differentiable in reverse mode: %s; "+
+			"ReduceWindow with Sum, Max or Min has a rule", jaxGenericWindow)
 	}
 	return out
 }
+
+// jaxGenericWindow says why a windowed product or a reduce_window with a Go body has no
+// rule: lax.reduce_window turns only lax.add, lax.max and lax.min with their identities
+// into the window reductions that have transpose rules; any other computation binds the
+// generic reduce_window primitive, which JAX differentiates forward (jax.jvp) but cannot
+// transpose.
+const jaxGenericWindow = "JAX's generic reduce_window (lax.mul or any computation other than " +
+	"add, max and min with their identities) has a JVP rule and no transpose, so jax.vjp refuses it too"
 
 // convVJPLHSPadding is JAX's _conv_general_vjp_lhs_padding: the (low, high) padding of the
 // cotangent that a transposed window op slides its window over.

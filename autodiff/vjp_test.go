@@ -156,6 +156,24 @@ func TestErrors(t *testing.T) {
 			})
 			autodiff.Grad(f, f.Sum(y), u)
 		}, autodiff.ErrNotDifferentiable, "Go combiner", "stablehlo.scatter"},
+		{"reduce_window_prod", func(f *stablehlo.Function) {
+			x := f.Arg(f32(5))
+			y := f.ReduceWindow(x, stablehlo.Prod, stablehlo.ReduceWindowParams{Window: []int{2}})
+			autodiff.Grad(f, f.Sum(y), x)
+		}, autodiff.ErrNotDifferentiable, "windowed Prod is not differentiable in reverse mode: JAX's generic reduce_window", "stablehlo.reduce_window"},
+		{"reduce_window_func", func(f *stablehlo.Function) {
+			x := f.Arg(f32(4, 4))
+			y := f.ReduceWindowFunc(x, f.Constant(2.0), stablehlo.ReduceWindowParams{Window: []int{3, 2}, Strides: []int{1, 2},
+				Padding: stablehlo.Pads([2]int{1, 1}, [2]int{0, 0})}, func(g *stablehlo.Function, acc, v stablehlo.Value) stablehlo.Value {
+				return g.Max(acc, v)
+			})
+			autodiff.Grad(f, f.Sum(y), x)
+		}, autodiff.ErrNotDifferentiable, "Go body (ReduceWindowFunc) is not differentiable in reverse mode", "stablehlo.reduce_window"},
+		{"jvp_reduce_window_prod", func(f *stablehlo.Function) {
+			x := f.Arg(f32(5))
+			y := f.ReduceWindow(x, stablehlo.Prod, stablehlo.ReduceWindowParams{Window: []int{2}})
+			autodiff.JVP(f, []stablehlo.Value{y}, []stablehlo.Value{x}, []stablehlo.Value{f.Full(f32(5), 1)})
+		}, autodiff.ErrNotDifferentiable, "jax.vjp refuses it too", "stablehlo.reduce_window"},
 		{"while_unknown_trip_count", func(f *stablehlo.Function) {
 			x := f.Arg(f32(2))
 			r := f.While([]stablehlo.Value{x}, func(g *stablehlo.Function, c []stablehlo.Value) stablehlo.Value {
