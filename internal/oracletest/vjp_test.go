@@ -2,6 +2,7 @@ package oracletest
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -51,10 +52,20 @@ type vjpProgram struct {
 	Grads  []vjpArray `json:"grads"`
 }
 
+// vjpRefused is an op jax.vjp refuses to differentiate: the error JAX raised and whether
+// jax.jvp takes it forward.
+type vjpRefused struct {
+	Name  string `json:"name"`
+	JAX   string `json:"jax"`
+	Error string `json:"error"`
+	JVP   bool   `json:"jvp"`
+}
+
 type vjpGolden struct {
 	Group      string                `json:"group"`
 	JAXVersion string                `json:"jax_version"`
 	Rules      []vjpRuleCase         `json:"rules"`
+	Refused    []vjpRefused          `json:"refused"`
 	Programs   map[string]vjpProgram `json:"programs"`
 }
 
@@ -239,6 +250,65 @@ var vjpRules = map[string]func(f *stablehlo.Function, a []sv) sv{
 	},
 }
 
+// vjpRefusedOps builds, per refused golden case, the op jax.vjp refused, with package
+// stablehlo, on an operand of shape in.
+var vjpRefusedOps = map[string]struct {
+	in    []int
+	build func(f *stablehlo.Function, x sv) sv
+}{
+	"reduce_window_prod": {[]int{5}, func(f *stablehlo.Function, x sv) sv {
+		return f.ReduceWindow(x, stablehlo.Prod, stablehlo.ReduceWindowParams{Window: []int{2}})
+	}},
+	"reduce_window_func": {[]int{4, 4}, func(f *stablehlo.Function, x sv) sv {
+		return f.ReduceWindowFunc(x, f.Constant(2.0), stablehlo.ReduceWindowParams{Window: []int{3, 2}, Strides: []int{1, 2},
+			Padding: stablehlo.Pads([2]int{1, 1}, [2]int{0, 0})}, func(g *stablehlo.Function, acc, v sv) sv { return g.Max(acc, v) })
+	}},
+}
+
+// TestVJPRefused requires autodiff to refuse, with ErrNotDifferentiable naming the op and
+// saying that JAX refuses it too, each op jax.vjp refused in the golden.
+func TestVJPRefused(t *testing.T) {
+	g := loadVJP(t)
+	if len(g.Refused) == 0 {
+		t.Fatal("oracle golden vjp: no refused cases (regenerate with `make oracle`)")
+	}
+	seen := map[string]bool{}
+	for _, tc := range g.Refused {
+		seen[tc.Name] = true
+		t.Run(tc.Name, func(t *testing.T) {
+			c, ok := vjpRefusedOps[tc.Name]
+			if !ok {
+				t.Errorf("vjp/refused/%s: no builder in vjpRefusedOps", tc.Name)
+				return
+			}
+			m := stablehlo.NewModule("vjp_refused_" + tc.Name)
+			f := m.Main()
+			x := f.Arg(stablehlo.NewShape(dtypes.Float32, c.in...))
+			grads := autodiff.Grad(f, f.Sum(c.build(f, x)), x)
+			f.Return(grads...)
+			_, err := m.Build()
+			var d []string
+			var oe *stablehlo.OpError
+			switch {
+			case err == nil:
+				d = append(d, fmt.Sprintf("JAX refuses %s (%s), xlamesh differentiates it", tc.JAX, tc.Error))
+			case !errors.Is(err, autodiff.ErrNotDifferentiable) || !errors.As(err, &oe) || oe.Op != "stablehlo.reduce_window":
+				d = append(d, fmt.Sprintf("want ErrNotDifferentiable naming stablehlo.reduce_window, got %v", err))
+			case !strings.Contains(err.Error(), "jax.vjp refuses it too"):
+				d = append(d, fmt.Sprintf("error does not say JAX refuses it too: %v", err))
+			case !tc.JVP:
+				d = append(d, "jax.jvp refuses it as well: the JVP note of vjpNote is out of date")
+			}
+			report.check(t, "vjp", "refused/"+tc.Name, d)
+		})
+	}
+	for name := range vjpRefusedOps {
+		if !seen[name] {
+			t.Errorf("vjp: refused builder %s has no golden case", name)
+		}
+	}
+}
+
 // rowScatter are the dimension numbers of x.at[idx] on the rows of a matrix, idx of shape
 // (n, 1).
 var rowScatter = stablehlo.ScatterDims{UpdateWindowDims: []int{1}, InsertedWindowDims: []int{0}, ScatterDimsToOperandDims: []int{0}, IndexVectorDim: 1}
@@ -378,11 +448,14 @@ func vjpNote() string {
 		"cotangent (exact where the case's arithmetic is, else to 1e-5 relative); the `program/` cases train or " +
 		"differentiate models under sharding on the 2x4 mesh with `jax.value_and_grad` in Shardy and GSPMD mode " +
 		"(losses step by step and gradients to 1e-5 relative, and each gradient must come back with its " +
-		"parameter's sharding).\n\n" +
+		"parameter's sharding); the `refused/` cases are ops `jax.vjp` refuses, which VJP must refuse too, with an error " +
+		"wrapping autodiff.ErrNotDifferentiable that names the op and says so.\n\n" +
 		"Ops with a transpose rule: " + strings.Join(ops, ", ") + ".\n\n" +
 		"Deliberate differences from JAX:\n\n" +
-		"- No rule yet (an error wrapping autodiff.ErrNotDifferentiable naming the op) where JAX has one: `stablehlo.reduce` with Prod, " +
-		"Cumprod, Cummax and Cummin, scatters that multiply or take a max or min, and a scatter with a Go combiner.\n" +
+		"- A scatter with a Go combiner (ScatterFunc) has no rule (an error wrapping autodiff.ErrNotDifferentiable naming the op).\n" +
+		"- JVP is computed by transposing VJP, so it refuses what VJP refuses, the `refused/` cases included: `jax.vjp` refuses a " +
+		"windowed product and a reduce_window whose computation is not add, max or min with its identity (JAX's generic " +
+		"reduce_window has a JVP rule and no transpose), as VJP does, but `jax.jvp` takes them forward.\n" +
 		"- Loops with a known trip count (ForLoop, Scan) run their body forward twice in the gradient program (once more to stack " +
 		"the carried values each iteration starts from), and the cotangent of a captured value or of a scanned input is summed " +
 		"over the iterations in full; JAX's scan saves its residuals in the forward pass and stacks the inputs' cotangents.\n" +

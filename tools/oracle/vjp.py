@@ -15,6 +15,11 @@ generate() returns the document generate.py writes to OUTDIR/vjp.json:
   and GSPMD mode: the 2-layer MLP of examples/mlp (20 SGD steps; 10 Adam
   steps), its losses step by step; an attention block and a layer norm, their
   loss and gradients.
+- "refused": ops jax.vjp refuses to differentiate, on fixed inputs: the error
+  JAX raises (its type and first sentence) and whether jax.jvp takes the same
+  op forward. internal/oracletest/vjp_test.go requires autodiff to refuse
+  them too (ErrNotDifferentiable naming the op). Generation fails if JAX
+  starts differentiating one, so the rule can follow.
 
 Every input is built here from formulas Go repeats (examples/mlp.Init; the
 test's grid and pattern), never from a random generator Go cannot replay.
@@ -203,6 +208,41 @@ def gen_rule(name, fn, inputs, exact):
     grads = vjp_fn(jnp.asarray(ct))
     return {"name": name, "exact": exact, "inputs": [arr(x) for x in inputs], "out": arr(out),
             "cotangent": arr(ct), "grads": [arr(np.asarray(g)) for g in grads]}
+
+
+# ---------------------------------------------------------------------------
+# Refused cases: name -> (description, function, input). lax.reduce_window recognises
+# only lax.add, lax.max and lax.min with their identities as init (its monoid
+# reducers, which have transpose rules); any other computation, lax.mul included,
+# binds the generic reduce_window primitive, which has a JVP rule and no transpose.
+
+def _refused():
+    zero_in = np.array([1, 2, 0, 3, 4], np.float32)
+    return {
+        "reduce_window_prod": ("lax.reduce_window(x, 1., lax.mul, (2,), (1,), 'VALID')",
+                               lambda x: lax.reduce_window(x, np.float32(1), lax.mul, (2,), (1,), "VALID"), zero_in),
+        "reduce_window_func": ("lax.reduce_window(x, 2., lax.max, (3, 2), (1, 2), ((1, 1), (0, 0))) (init 2, not max's identity)",
+                               lambda x: lax.reduce_window(x, np.float32(2), lax.max, (3, 2), (1, 2), ((1, 1), (0, 0))),
+                               f32((4, 4), 8)),
+    }
+
+
+def gen_refused(name, desc, fn, x):
+    x = jnp.asarray(x)
+    try:
+        out, vjp_fn = jax.vjp(fn, x)
+        vjp_fn(jnp.ones_like(out))
+    except Exception as e:  # noqa: BLE001 -- any refusal is recorded
+        msg = str(e).split(". ")[0].strip()
+        error = "%s: %s" % (type(e).__name__, msg)
+    else:
+        raise VJPError("%s: jax.vjp differentiates %s now; add a rule" % (name, desc))
+    try:
+        jax.jvp(fn, (x,), (jnp.ones_like(x),))
+        jvp = True
+    except Exception:  # noqa: BLE001
+        jvp = False
+    return {"name": name, "jax": desc, "error": error, "jvp": jvp}
 
 
 # ---------------------------------------------------------------------------
@@ -464,4 +504,6 @@ def gen_programs():
 def generate():
     rules = _rules()
     cases = [gen_rule(name, *rules[name]) for name in sorted(rules)]
-    return {"rules": cases, "programs": gen_programs()}
+    refused = _refused()
+    return {"rules": cases, "refused": [gen_refused(name, *refused[name]) for name in sorted(refused)],
+            "programs": gen_programs()}
