@@ -13,7 +13,14 @@ func floating(d DType) bool      { return d.IsFloat() }
 func intOrPred(d DType) bool     { return d.IsInt() || d == dtypes.Bool }
 func signedOrFloat(d DType) bool { return signed(d) || d.IsFloat() }
 
+// unary emits the shape-preserving op stablehlo.<opName> on an operand whose element type
+// allow accepts; what names the allowed types in the error.
 func (f *Function) unary(opName string, x Value, allow func(DType) bool, what string) Value {
+	return f.unaryNamed(opName, "stablehlo."+opName, x, allow, what)
+}
+
+// unaryNamed is unary for the op name, which need not be opName (a CHLO op, say).
+func (f *Function) unaryNamed(opName, name string, x Value, allow func(DType) bool, what string) Value {
 	a, ok := f.operand1(opName, x)
 	if !ok {
 		return Value{}
@@ -22,7 +29,7 @@ func (f *Function) unary(opName string, x Value, allow func(DType) bool, what st
 		f.failf(opName, 0, a, ErrDType, "%s needs %s operands, got %s", opName, what, dtypeName(a.shape.DType()))
 		return Value{}
 	}
-	return f.emit("stablehlo."+opName, []*value{a}, a.shape, nil)
+	return f.emit(name, []*value{a}, a.shape, nil)
 }
 
 // Neg returns -x elementwise (stablehlo.negate).

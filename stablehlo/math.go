@@ -9,15 +9,7 @@ import (
 // floatUnary emits the shape-preserving op name (a StableHLO or CHLO op) on a float
 // operand; opName names it in errors.
 func (f *Function) floatUnary(opName, name string, x Value) Value {
-	a, ok := f.operand1(opName, x)
-	if !ok {
-		return Value{}
-	}
-	if !a.shape.DType().IsFloat() {
-		f.failf(opName, 0, a, ErrDType, "%s needs float operands, got %s", opName, dtypeName(a.shape.DType()))
-		return Value{}
-	}
-	return f.emit(name, []*value{a}, a.shape, nil)
+	return f.unaryNamed(opName, name, x, floating, "float")
 }
 
 // Erf returns the error function of float x elementwise (lax.erf, jax.scipy.special.erf),
