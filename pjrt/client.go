@@ -277,16 +277,21 @@ func (c *Client) describe() error {
 		return err
 	}
 	for _, pd := range cSlice(ad.addressable_devices, ad.num_addressable_devices) {
-		var found *Device
-		for _, d := range c.devices {
-			if d.c == pd {
-				found = d
-			}
-		}
+		found := deviceOf(c.devices, pd)
 		if found == nil {
 			return fmt.Errorf("pjrt: open: %w: an addressable device is not among the client's devices", ErrDevice)
 		}
 		c.addressable = append(c.addressable, found)
+	}
+	return nil
+}
+
+// deviceOf returns the device of ds whose C handle is pd, or nil.
+func deviceOf(ds []*Device, pd *C.PJRT_Device) *Device {
+	for _, d := range ds {
+		if d.c == pd {
+			return d
+		}
 	}
 	return nil
 }

@@ -431,12 +431,7 @@ func (c *Client) loadedDevices(loaded *C.PJRT_LoadedExecutable) ([]*Device, erro
 	}
 	var out []*Device
 	for _, pd := range cSlice(args.addressable_devices, args.num_addressable_devices) {
-		var found *Device
-		for _, d := range c.addressable {
-			if d.c == pd {
-				found = d
-			}
-		}
+		found := deviceOf(c.addressable, pd)
 		if found == nil {
 			return nil, fmt.Errorf("pjrt: load executable: %w: the executable runs on a device the client does not list", ErrDevice)
 		}
