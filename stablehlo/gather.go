@@ -241,12 +241,8 @@ func (f *Function) Take(x, idx Value, axis int) Value {
 	if !ok {
 		return Value{}
 	}
-	a := f.materialize(vs[0], vs[0].shape)
-	i := vs[1]
-	if i.weak != nil {
-		i = f.materialize(i, NewShape(dtypes.Int32))
-	}
-	if f.failed() {
+	a, i, ok := f.indexOperands(vs)
+	if !ok {
 		return Value{}
 	}
 	if axis < 0 || axis >= a.shape.Rank() {
@@ -278,6 +274,17 @@ func (f *Function) Take(x, idx Value, axis int) Value {
 		Dims:       GatherDims{OffsetDims: offset, CollapsedSliceDims: []int{axis}, StartIndexMap: []int{axis}, IndexVectorDim: r},
 		SliceSizes: sizes,
 	})
+}
+
+// indexOperands materializes Take's or ScatterAdd's operand vs[0] and index tensor vs[1]:
+// a weak constant index becomes an s32 scalar, as in jnp's indexing.
+func (f *Function) indexOperands(vs []*value) (a, i *value, ok bool) {
+	a = f.materialize(vs[0], vs[0].shape)
+	i = vs[1]
+	if i.weak != nil {
+		i = f.materialize(i, NewShape(dtypes.Int32))
+	}
+	return a, i, !f.failed()
 }
 
 // jaxIndex turns the integer index tensor i into the index JAX's indexing passes to

@@ -254,12 +254,8 @@ func (f *Function) ScatterAdd(x, idx, updates Value) Value {
 	if !ok {
 		return Value{}
 	}
-	a := f.materialize(vs[0], vs[0].shape)
-	i := vs[1]
-	if i.weak != nil {
-		i = f.materialize(i, NewShape(dtypes.Int32))
-	}
-	if f.failed() {
+	a, i, ok := f.indexOperands(vs)
+	if !ok {
 		return Value{}
 	}
 	if a.shape.Rank() == 0 {
