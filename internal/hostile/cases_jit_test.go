@@ -610,8 +610,9 @@ func ownershipCases() []*hcase {
 			}
 			return err
 		}, "context.DeadlineExceeded", context.DeadlineExceeded),
-		own("jit.PutContext: a 1 ms deadline on a 64 MiB Put", "jit.Put", func(h *H, c *pjrt.Client) error {
-			const n = 4096
+		// 256 MiB: the copy takes several ms even at memory speed, so the deadline falls inside it.
+		own("jit.PutContext: a 1 ms deadline on a 256 MiB Put", "jit.Put", func(h *H, c *pjrt.Client) error {
+			const n = 8192
 			data := make([]float32, n*n)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
 			defer cancel()
@@ -626,8 +627,8 @@ func ownershipCases() []*hcase {
 			_, err := jit.PutContext(ctx, c, arange(16), []int{8, 2}, sharding(h, mesh42(h, c), mesh.P("x", "y")))
 			return err
 		}, "jit.ErrArguments", jit.ErrArguments),
-		own("Array.ToHostContext: a 1 ms deadline on 64 MiB; the array stays intact", "jit ToHost", func(h *H, c *pjrt.Client) error {
-			const n = 4096
+		own("Array.ToHostContext: a 1 ms deadline on 256 MiB; the array stays intact", "jit ToHost", func(h *H, c *pjrt.Client) error {
+			const n = 8192
 			data := make([]float32, n*n)
 			for i := range data {
 				data[i] = float32(i % 1000)
