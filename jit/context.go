@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // errNilContext is the error of a call given a nil context.Context.
@@ -17,9 +18,9 @@ var background sync.WaitGroup
 // inBackground runs work on a goroutine and returns its result, or, when ctx is done first, an
 // error wrapping ctx.Err() at once; the work then runs to its end in the background, where
 // discard (if not nil) frees its result. A result that is there when the caller finds ctx done
-// too is discarded the same way: once ctx is done the call fails, whichever of the two the
-// runtime happened to see first, so that a caller descheduled past its deadline gets the same
-// answer as one that was not.
+// too, or its deadline passed, is discarded the same way: once ctx is done the call fails,
+// whichever of the two the runtime happened to see first. The deadline is read from the clock,
+// not only from ctx.Err(), whose timer may fire late while the work keeps every CPU busy.
 func inBackground[T any](ctx context.Context, op string, work func() (T, error), discard func(T)) (T, error) {
 	type result struct {
 		val T
@@ -33,12 +34,17 @@ func inBackground[T any](ctx context.Context, op string, work func() (T, error),
 	var zero T
 	select {
 	case r := <-ch:
-		if ctx.Err() == nil {
+		err := ctx.Err()
+		if d, ok := ctx.Deadline(); ok && err == nil && !time.Now().Before(d) {
+			err = context.DeadlineExceeded
+		}
+		if err == nil {
 			return r.val, r.err
 		}
 		if r.err == nil && discard != nil {
 			discard(r.val)
 		}
+		return zero, fmt.Errorf("jit: %s: %w", op, err)
 	case <-ctx.Done():
 		background.Add(1)
 		go func() {
