@@ -32,6 +32,7 @@ const (
 	envChild = "XLAMESH_HOSTILE_CHILD"
 	envOut   = "XLAMESH_HOSTILE_OUT"
 	envFakes = "XLAMESH_HOSTILE_FAKES" // the directory of the fake plugins the parent built
+	envDir   = "XLAMESH_HOSTILE_DIR"   // the child's scratch directory, the parent's t.TempDir()
 )
 
 // Time limits. A case that runs longer than caseTimeout is a hang: the child's watchdog ends
@@ -242,10 +243,12 @@ func (h *H) Fresh(n int) *pjrt.Client {
 // Fake returns the path of the fake plugin of the given kind (testdata/fake.c).
 func (h *H) Fake(kind string) string { return filepath.Join(h.fakes, "fake_"+kind+".so") }
 
-// Dir returns a fresh temporary directory.
+// Dir returns a fresh temporary directory, removed when the case ends (the plugin cases write
+// a 250 MB copy of the plugin into each).
 func (h *H) Dir() string {
 	d, err := os.MkdirTemp(h.dir, "case-")
 	h.Must(err)
+	h.Cleanup(func() { os.RemoveAll(d) })
 	return d
 }
 
@@ -271,13 +274,8 @@ func runChild(list string) int {
 		defer mu.Unlock()
 		out.Write(append(b, '\n'))
 	}
-	dir, err := os.MkdirTemp("", "xlamesh-hostile-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "hostile child:", err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	h := &H{dir: dir, fakes: os.Getenv(envFakes), clients: map[int]*pjrt.Client{}}
+	// The parent owns the scratch directory, so a child that dies leaves nothing behind.
+	h := &H{dir: os.Getenv(envDir), fakes: os.Getenv(envFakes), clients: map[int]*pjrt.Client{}}
 
 	// The watchdog: a case still running after caseTimeout is a hang.
 	var current struct {
@@ -529,7 +527,8 @@ func runChildProcess(t *testing.T, exe, fakes string, cases []*hcase, todo []int
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), envChild+"="+strings.Join(list, ","), envOut+"="+out, envFakes+"="+fakes)
+	cmd.Env = append(os.Environ(), envChild+"="+strings.Join(list, ","), envOut+"="+out, envFakes+"="+fakes,
+		envDir+"="+t.TempDir())
 	var stderr tailBuffer
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
 	start := time.Now()
