@@ -39,7 +39,9 @@ type Config struct {
 	// When set, no process runs a server and Coordinator is not used.
 	Endpoints []string
 	// DataDir is where process 0's embedded server keeps its data; default a new temporary
-	// directory, removed when the server stops.
+	// directory, removed when the server stops (etcd preallocates 128 MB of log there). If
+	// process 0 is killed first, the next process 0 on the machine that uses a temporary
+	// directory removes it.
 	DataDir string
 	// InitTimeout bounds Join (every process present) and the device exchange of pjrt.Open.
 	InitTimeout time.Duration

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -244,12 +245,20 @@ func TestProcesses(t *testing.T) {
 // TestProcessKilled: with 4 processes past a barrier, one is killed (SIGKILL); the others,
 // waiting at the next barrier, exit with the typed error naming it within the heartbeat timeout
 // (6 s) plus a margin. Killing process 0, the coordinator, too. Then the same job id starts
-// again on the same port, and runs to the end.
+// again on the same port, and runs to the end; its process 0 removes the data directory the
+// killed one left in TMPDIR.
 func TestProcessKilled(t *testing.T) {
 	for _, victim := range []int{2, 0} {
 		t.Run(fmt.Sprintf("kill process %d", victim), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
+			tmp := t.TempDir()
+			t.Setenv("TMPDIR", tmp) // the children's os.TempDir()
+			dataDirs := func() []string {
+				m, err := filepath.Glob(filepath.Join(tmp, "xlamesh-etcd-*"))
+				require.NoError(t, err)
+				return m
+			}
 			addr := freeAddr(t)
 			job := fmt.Sprintf("killed%d", victim)
 			procs := startJob(t, ctx, job, addr, 4, victim)
@@ -273,6 +282,9 @@ func TestProcessKilled(t *testing.T) {
 				assert.Less(t, took, 30*time.Second, "process %d noticed the loss after %s", p.id, took)
 			}
 			t.Logf("all survivors exited %s after the kill", time.Since(killed).Round(10*time.Millisecond))
+			if victim == 0 {
+				assert.Len(t, dataDirs(), 1, "the killed process 0 could not remove its data directory")
+			}
 
 			// The same job id on the same coordinator port runs again.
 			again := startJob(t, ctx, job, addr, 4, -1)
@@ -282,6 +294,7 @@ func TestProcessKilled(t *testing.T) {
 			for _, p := range again {
 				assert.Equal(t, exitOK, p.code, "restarted process %d:\n%s", p.id, p.output())
 			}
+			assert.Empty(t, dataDirs(), "data directories left in TMPDIR")
 		})
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
+	"syscall"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
@@ -19,9 +21,9 @@ const maxValueBytes = 8 << 20
 
 // server is process 0's embedded etcd: one member, serving clients on the coordinator address.
 type server struct {
-	etcd    *embed.Etcd
-	dir     string
-	tempDir bool
+	etcd *embed.Etcd
+	dir  string
+	lock *os.File // held while the server runs, in a temporary dir only (nil otherwise)
 }
 
 // startServer starts a one-member etcd cluster whose client URL is http://<coordinator>. Its
@@ -45,10 +47,9 @@ func startServer(ctx context.Context, c Config) (*server, error) {
 	}
 	s := &server{dir: c.DataDir}
 	if s.dir == "" {
-		if s.dir, err = os.MkdirTemp("", "xlamesh-etcd-"+c.JobID+"-"); err != nil {
+		if s.dir, s.lock, err = tempDataDir(os.TempDir(), c.JobID); err != nil {
 			return nil, fmt.Errorf("distributed: job %q: %w: %v", c.JobID, ErrCoordinator, err)
 		}
-		s.tempDir = true
 	}
 	cfg := embed.NewConfig()
 	cfg.Name = "xlamesh-" + c.JobID
@@ -100,8 +101,60 @@ func (s *server) stop() {
 }
 
 func (s *server) removeDir() {
-	if s.tempDir {
+	if s.lock != nil {
 		_ = os.RemoveAll(s.dir)
+		s.lock.Close()
+	}
+}
+
+// Temporary data directories are named dataDirPrefix + job + "-" + random, in os.TempDir(), and
+// hold dataDirLock, a file the live server keeps an exclusive flock on.
+const (
+	dataDirPrefix = "xlamesh-etcd-"
+	dataDirLock   = "xlamesh.lock"
+)
+
+// tempDataDir makes a locked temporary data directory in tmp, after removing the ones whose
+// lock nobody holds: a process 0 that was killed could not remove its own, and etcd
+// preallocates 128 MB of write-ahead log in each. The lock is released when the file is closed
+// or the process dies.
+func tempDataDir(tmp, job string) (dir string, lock *os.File, err error) {
+	sweepDataDirs(tmp)
+	if dir, err = os.MkdirTemp(tmp, dataDirPrefix+job+"-"); err != nil {
+		return "", nil, err
+	}
+	// Locked under a private name first, then renamed: a sweep never finds the lock file
+	// free while the directory is being set up.
+	f, err := os.CreateTemp(dir, ".lock-")
+	if err == nil {
+		if err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
+			err = os.Rename(f.Name(), filepath.Join(dir, dataDirLock))
+		}
+		if err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("locking the data directory %s: %v", dir, err)
+	}
+	return dir, f, nil
+}
+
+// sweepDataDirs removes the temporary data directories in tmp whose lock can be taken: their
+// server's process is gone. Directories without a lock file (another program's, or one being
+// set up) are left alone.
+func sweepDataDirs(tmp string) {
+	dirs, _ := filepath.Glob(filepath.Join(tmp, dataDirPrefix+"*"))
+	for _, d := range dirs {
+		f, err := os.Open(filepath.Join(d, dataDirLock))
+		if err != nil {
+			continue
+		}
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			_ = os.RemoveAll(d)
+		}
+		f.Close()
 	}
 }
 

@@ -53,6 +53,7 @@ func launchChild(mode string) int {
 	}
 	if err := job.Barrier(context.Background(), "done"); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
+		job.Close() // process 0 stops its server and removes its data directory
 		if errors.Is(err, distributed.ErrProcessLost) {
 			return 3
 		}
@@ -69,6 +70,8 @@ func launchChild(mode string) int {
 // TestLaunch runs 3 processes of a job through launch: all pass; then one fails, and the others
 // exit on their own, naming it, within the heartbeat timeout.
 func TestLaunch(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // the processes' os.TempDir(): process 0's etcd data
 	run := func(mode string) (string, error) {
 		t.Setenv(envLaunchChild, mode)
 		var out bytes.Buffer
@@ -95,6 +98,9 @@ func TestLaunch(t *testing.T) {
 	assert.Contains(t, out, "process 1 lost: no heartbeat for 5s")
 	assert.NotContains(t, out, "SIGTERM", "the others exit on their own before the grace period ends")
 	assert.Less(t, time.Since(start), 30*time.Second)
+	left, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	assert.Empty(t, left, "left in TMPDIR")
 }
 
 func TestLaunchUsage(t *testing.T) {
