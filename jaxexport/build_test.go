@@ -3,6 +3,8 @@ package jaxexport
 import (
 	flatbuffers "github.com/google/flatbuffers/go"
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/xlamesh/xlamesh/internal/xlaproto"
 )
 
 // artifact describes an Exported table for the tests to serialize with the FlatBuffers
@@ -55,7 +57,7 @@ func valid() artifact {
 func iotaProto(tile, reshape, perm []int64, replicateLast bool) []byte {
 	var b []byte
 	b = protowire.AppendTag(b, 1, protowire.VarintType)
-	b = protowire.AppendVarint(b, opOther)
+	b = protowire.AppendVarint(b, xlaproto.Other)
 	b = appendPacked(b, 3, tile)
 	b = appendPacked(b, 9, reshape)
 	if perm != nil {

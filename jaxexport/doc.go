@@ -20,7 +20,7 @@
 // The artifact is a FlatBuffer whose schema is JAX's jax/_src/export/serialization.fbs. The
 // package reads it with the FlatBuffers Go runtime (github.com/google/flatbuffers/go), the
 // format's own library, through hand-written accessors for the fields it needs; the shardings
-// inside are xla.OpSharding protos, read with protowire like every XLA proto in xlamesh.
+// inside are xla.OpSharding protos, read by internal/xlaproto, like every XLA proto in xlamesh.
 // FlatBuffers' runtime trusts the bytes, so every offset and length is checked against the
 // buffer first: Read never panics, on truncated or hostile bytes it returns an *Error wrapping
 // ErrFormat (FuzzRead checks this).

@@ -133,7 +133,7 @@ func TestReadErrors(t *testing.T) {
 		{"kept not increasing", func(a *artifact) { a.kept = []uint16{1, 0} }, ErrFormat, "not increasing"},
 		{"sharding count", func(a *artifact) { a.inSh = a.inSh[:1] }, ErrFormat, "1 shardings for 2 avals"},
 		{"sharding for 4 devices", func(a *artifact) { a.nrShort = 4 }, ErrFormat, "in_shardings[0]: malformed jax.export artifact: mlir: invalid mhlo.sharding"},
-		{"bad proto", func(a *artifact) { a.inSh[0].proto = []byte{0x08} }, ErrFormat, "malformed OpSharding proto"},
+		{"bad proto", func(a *artifact) { a.inSh[0].proto = []byte{0x08} }, ErrFormat, "OpSharding: malformed XLA protobuf"},
 		{"unknown sharding type", func(a *artifact) { a.inSh[0].proto = []byte{0x08, 0x09} }, ErrFormat, "unknown sharding type 9"},
 		{"named sharding only", func(a *artifact) { a.inSh[0] = sharding{kind: 2} }, ErrVersion, "version 9 and later"},
 		{"sharding indices", func(a *artifact) { a.shardingIdxs = true }, ErrVersion, "in_shardings_idxs"},

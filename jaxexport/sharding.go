@@ -1,13 +1,11 @@
 package jaxexport
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
-	"google.golang.org/protobuf/encoding/protowire"
-
+	"github.com/xlamesh/xlamesh/internal/xlaproto"
 	"github.com/xlamesh/xlamesh/mlir"
 )
 
@@ -48,60 +46,35 @@ func decodeSharding(proto []byte, devices int) (Sharding, error) {
 	return Sharding{hlo: text}, nil
 }
 
-var errProto = errors.New("malformed OpSharding proto")
-
-// OpSharding.Type and the subgroup types of last_tile_dims.
-const (
-	opReplicated = 0
-	opMaximal    = 1
-	opTuple      = 2
-	opOther      = 3
-	opManual     = 4
-	opUnknown    = 5
-	opUnreduced  = 6
-)
-
-var subgroupNames = map[int64]string{opReplicated: "replicated", opManual: "manual", opUnreduced: "unreduced"}
-
-// opSharding holds the fields of xla.OpSharding that its text shows.
-type opSharding struct {
-	typ                  int64
-	tileDims, devices    []int64
-	tuple                [][]byte
-	replicateOnLast      bool
-	lastTileDims         []int64
-	iotaReshape, iotaPer []int64
-	shardGroup           bool
-	groupID, groupType   int64
-}
+var subgroupNames = map[int64]string{xlaproto.Replicated: "replicated", xlaproto.Manual: "manual", xlaproto.Unreduced: "unreduced"}
 
 // writeOpSharding writes the HloSharding text of the OpSharding message b, as
 // HloSharding::ToString prints it.
 func writeOpSharding(w *strings.Builder, b []byte, depth int) error {
-	s, err := parseOpSharding(b)
+	s, err := xlaproto.ParseOpSharding(b)
 	if err != nil {
 		return err
 	}
-	switch s.typ {
-	case opReplicated:
+	switch s.Type {
+	case xlaproto.Replicated:
 		w.WriteString("{replicated")
-	case opManual:
+	case xlaproto.Manual:
 		w.WriteString("{manual")
-	case opUnknown:
+	case xlaproto.Unknown:
 		w.WriteString("{unknown")
-	case opUnreduced:
+	case xlaproto.Unreduced:
 		w.WriteString("{unreduced")
-	case opMaximal:
-		if len(s.devices) != 1 {
-			return fmt.Errorf("%w: a maximal sharding with %d devices", errProto, len(s.devices))
+	case xlaproto.Maximal:
+		if len(s.Devices) != 1 {
+			return fmt.Errorf("%w: a maximal sharding with %d devices", xlaproto.ErrMalformed, len(s.Devices))
 		}
-		w.WriteString("{maximal device=" + strconv.FormatInt(s.devices[0], 10))
-	case opTuple:
+		w.WriteString("{maximal device=" + strconv.FormatInt(s.Devices[0], 10))
+	case xlaproto.Tuple:
 		if depth >= maxTupleDepth {
-			return fmt.Errorf("%w: tuple shardings nest deeper than %d", errProto, maxTupleDepth)
+			return fmt.Errorf("%w: tuple shardings nest deeper than %d", xlaproto.ErrMalformed, maxTupleDepth)
 		}
 		w.WriteByte('{')
-		for i, t := range s.tuple {
+		for i, t := range s.Tuple {
 			if i > 0 {
 				w.WriteString(", ")
 			}
@@ -111,19 +84,19 @@ func writeOpSharding(w *strings.Builder, b []byte, depth int) error {
 		}
 		w.WriteByte('}')
 		return nil
-	case opOther:
+	case xlaproto.Other:
 		w.WriteString("{devices=[")
-		writeInts(w, s.tileDims)
+		writeInts(w, s.TileDims)
 		w.WriteByte(']')
 		switch {
-		case len(s.iotaReshape) > 0 && len(s.devices) == 0:
+		case len(s.IotaReshape) > 0 && len(s.Devices) == 0:
 			w.WriteString("<=[")
-			writeInts(w, s.iotaReshape)
+			writeInts(w, s.IotaReshape)
 			w.WriteByte(']')
-			if len(s.iotaReshape) > 1 {
-				perm := s.iotaPer
+			if len(s.IotaReshape) > 1 {
+				perm := s.IotaTranspose
 				if len(perm) == 0 {
-					for i := range s.iotaReshape {
+					for i := range s.IotaReshape {
 						perm = append(perm, int64(i))
 					}
 				}
@@ -131,19 +104,19 @@ func writeOpSharding(w *strings.Builder, b []byte, depth int) error {
 				writeInts(w, perm)
 				w.WriteByte(')')
 			}
-		case len(s.devices) > 0:
-			writeInts(w, s.devices)
+		case len(s.Devices) > 0:
+			writeInts(w, s.Devices)
 		default:
-			return fmt.Errorf("%w: a tiled sharding without a tile assignment", errProto)
+			return fmt.Errorf("%w: a tiled sharding without a tile assignment", xlaproto.ErrMalformed)
 		}
-		if s.replicateOnLast {
+		if s.ReplicateOnLastTileDim {
 			w.WriteString(" last_tile_dim_replicate")
-		} else if len(s.lastTileDims) > 0 {
+		} else if len(s.LastTileDims) > 0 {
 			w.WriteString(" last_tile_dims={")
-			for i, t := range s.lastTileDims {
+			for i, t := range s.LastTileDims {
 				name, ok := subgroupNames[t]
 				if !ok {
-					return fmt.Errorf("%w: subgroup type %d in last_tile_dims", errProto, t)
+					return fmt.Errorf("%w: subgroup type %d in last_tile_dims", xlaproto.ErrMalformed, t)
 				}
 				if i > 0 {
 					w.WriteString(", ")
@@ -153,16 +126,16 @@ func writeOpSharding(w *strings.Builder, b []byte, depth int) error {
 			w.WriteByte('}')
 		}
 	default:
-		return fmt.Errorf("%w: unknown sharding type %d", errProto, s.typ)
+		return fmt.Errorf("%w: unknown sharding type %d", xlaproto.ErrMalformed, s.Type)
 	}
-	if s.shardGroup {
-		switch s.groupType {
+	if s.ShardGroup {
+		switch s.GroupType {
 		case 0:
-			w.WriteString(" shard_as " + strconv.FormatInt(s.groupID, 10))
+			w.WriteString(" shard_as " + strconv.FormatInt(s.GroupID, 10))
 		case 1:
-			w.WriteString(" shard_like " + strconv.FormatInt(s.groupID, 10))
+			w.WriteString(" shard_like " + strconv.FormatInt(s.GroupID, 10))
 		default:
-			return fmt.Errorf("%w: shard group type %d", errProto, s.groupType)
+			return fmt.Errorf("%w: shard group type %d", xlaproto.ErrMalformed, s.GroupType)
 		}
 	}
 	w.WriteByte('}')
@@ -176,95 +149,4 @@ func writeInts(w *strings.Builder, v []int64) {
 		}
 		w.WriteString(strconv.FormatInt(x, 10))
 	}
-}
-
-// parseOpSharding reads the fields of one OpSharding message with protowire; unknown fields and
-// metadata are skipped.
-func parseOpSharding(b []byte) (opSharding, error) {
-	var s opSharding
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return s, fmt.Errorf("%w: %v", errProto, protowire.ParseError(n))
-		}
-		b = b[n:]
-		var (
-			v    uint64
-			data []byte
-		)
-		switch typ {
-		case protowire.VarintType:
-			v, n = protowire.ConsumeVarint(b)
-		case protowire.BytesType:
-			data, n = protowire.ConsumeBytes(b)
-		default:
-			n = protowire.ConsumeFieldValue(num, typ, b)
-		}
-		if n < 0 {
-			return s, fmt.Errorf("%w: field %d: %v", errProto, num, protowire.ParseError(n))
-		}
-		b = b[n:]
-		var err error
-		switch num {
-		case 1:
-			s.typ, err = scalar(typ, v)
-		case 3:
-			s.tileDims, err = appendInts(s.tileDims, typ, v, data)
-		case 4:
-			s.devices, err = appendInts(s.devices, typ, v, data)
-		case 5:
-			if typ != protowire.BytesType {
-				return s, fmt.Errorf("%w: tuple_shardings of wire type %d", errProto, typ)
-			}
-			s.tuple = append(s.tuple, data)
-		case 6:
-			var x int64
-			x, err = scalar(typ, v)
-			s.replicateOnLast = x != 0
-		case 8:
-			s.lastTileDims, err = appendInts(s.lastTileDims, typ, v, data)
-		case 9:
-			s.iotaReshape, err = appendInts(s.iotaReshape, typ, v, data)
-		case 10:
-			s.iotaPer, err = appendInts(s.iotaPer, typ, v, data)
-		case 11:
-			var x int64
-			x, err = scalar(typ, v)
-			s.shardGroup = x != 0
-		case 12:
-			s.groupID, err = scalar(typ, v)
-		case 13:
-			s.groupType, err = scalar(typ, v)
-		}
-		if err != nil {
-			return s, fmt.Errorf("field %d: %w", num, err)
-		}
-	}
-	return s, nil
-}
-
-func scalar(typ protowire.Type, v uint64) (int64, error) {
-	if typ != protowire.VarintType {
-		return 0, fmt.Errorf("%w: wire type %d for a scalar", errProto, typ)
-	}
-	return int64(v), nil
-}
-
-// appendInts appends a repeated integer field, packed (bytes) or one element (varint).
-func appendInts(out []int64, typ protowire.Type, v uint64, data []byte) ([]int64, error) {
-	switch typ {
-	case protowire.VarintType:
-		return append(out, int64(v)), nil
-	case protowire.BytesType:
-		for len(data) > 0 {
-			x, n := protowire.ConsumeVarint(data)
-			if n < 0 {
-				return nil, fmt.Errorf("%w: %v", errProto, protowire.ParseError(n))
-			}
-			out = append(out, int64(x))
-			data = data[n:]
-		}
-		return out, nil
-	}
-	return nil, fmt.Errorf("%w: wire type %d for a repeated integer", errProto, typ)
 }

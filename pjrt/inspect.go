@@ -11,6 +11,7 @@ import (
 	"github.com/gomlx/gopjrt/dtypes"
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/xlamesh/xlamesh/internal/xlaproto"
 	"github.com/xlamesh/xlamesh/shapes"
 )
 
@@ -127,7 +128,7 @@ func (e *Executable) Collectives() ([]Collective, error) {
 func hloModule(code []byte, format string) ([]byte, error) {
 	switch format {
 	case "hlo_with_config":
-		return protoField(code, 1) // HloModuleProtoWithConfig.hlo_module
+		return xlaproto.Field(code, 1) // HloModuleProtoWithConfig.hlo_module
 	case "hlo":
 		return code, nil
 	}
@@ -160,8 +161,8 @@ func collectives(code []byte, format string, n int) ([]Collective, error) {
 		return nil, err
 	}
 	var out []Collective
-	err = walkProto(module, func(field, wire int, _ uint64, data []byte) error {
-		if field != 3 || protowire.Type(wire) != protowire.BytesType { // HloModuleProto.computations
+	err = xlaproto.Walk(module, func(field protowire.Number, wire protowire.Type, _ uint64, data []byte) error {
+		if field != 3 || wire != protowire.BytesType { // HloModuleProto.computations
 			return nil
 		}
 		comp, insts, err := parseComputation(data)
@@ -236,8 +237,8 @@ func bytesMoved(kind string, bytes int64, g int) int64 {
 func parseComputation(b []byte) (string, []hloInstruction, error) {
 	var name string
 	var insts []hloInstruction
-	err := walkProto(b, func(field, wire int, _ uint64, data []byte) error {
-		if protowire.Type(wire) != protowire.BytesType {
+	err := xlaproto.Walk(b, func(field protowire.Number, wire protowire.Type, _ uint64, data []byte) error {
+		if wire != protowire.BytesType {
 			return nil
 		}
 		switch field {
@@ -259,7 +260,7 @@ func parseComputation(b []byte) (string, []hloInstruction, error) {
 func parseInstruction(b []byte) (hloInstruction, error) {
 	var in hloInstruction
 	var iota []byte
-	err := walkProto(b, func(field, wire int, v uint64, data []byte) error {
+	err := xlaproto.Walk(b, func(field protowire.Number, wire protowire.Type, v uint64, data []byte) error {
 		var err error
 		var xs []int
 		switch field {
@@ -284,7 +285,7 @@ func parseInstruction(b []byte) (hloInstruction, error) {
 			in.groups = append(in.groups, xs)
 		case 52: // source_target_pairs
 			var p [2]int
-			err = walkProto(data, func(field, _ int, v uint64, _ []byte) error {
+			err = xlaproto.Walk(data, func(field protowire.Number, _ protowire.Type, v uint64, _ []byte) error {
 				if field == 1 || field == 2 {
 					p[field-1] = int(int64(v))
 				}
@@ -292,8 +293,8 @@ func parseInstruction(b []byte) (hloInstruction, error) {
 			})
 			in.pairs = append(in.pairs, p)
 		case 87: // collective_device_list
-			err = walkProto(data, func(field, wire int, _ uint64, data []byte) error {
-				if protowire.Type(wire) != protowire.BytesType {
+			err = xlaproto.Walk(data, func(field protowire.Number, wire protowire.Type, _ uint64, data []byte) error {
+				if wire != protowire.BytesType {
 					return nil
 				}
 				switch field {
@@ -307,7 +308,7 @@ func parseInstruction(b []byte) (hloInstruction, error) {
 				return nil
 			})
 		case 92: // newer XLA (the 0.115 CPU plugin) writes the iota form of the groups here
-			if protowire.Type(wire) == protowire.BytesType {
+			if wire == protowire.BytesType {
 				iota = data
 			}
 		}
@@ -327,7 +328,7 @@ func parseInstruction(b []byte) (hloInstruction, error) {
 // replicaGroup decodes a ReplicaGroup's replica_ids (1).
 func replicaGroup(b []byte) ([]int, error) {
 	ids := []int{}
-	err := walkProto(b, func(field, wire int, v uint64, data []byte) error {
+	err := xlaproto.Walk(b, func(field protowire.Number, wire protowire.Type, v uint64, data []byte) error {
 		if field != 1 {
 			return nil
 		}
@@ -343,9 +344,8 @@ func replicaGroup(b []byte) ([]int, error) {
 // and transposed by iota_transpose_perm (4).
 func iotaGroups(b []byte) ([][]int, error) {
 	var groups, per int
-	var reshape, perm []int
-	err := walkProto(b, func(field, wire int, v uint64, data []byte) error {
-		var xs []int
+	var reshape, perm []int64
+	err := xlaproto.Walk(b, func(field protowire.Number, wire protowire.Type, v uint64, data []byte) error {
 		var err error
 		switch field {
 		case 1:
@@ -353,11 +353,9 @@ func iotaGroups(b []byte) ([][]int, error) {
 		case 2:
 			per = int(v)
 		case 3:
-			xs, err = varints(wire, v, data)
-			reshape = append(reshape, xs...)
+			reshape, err = xlaproto.AppendInts(reshape, wire, v, data)
 		case 4:
-			xs, err = varints(wire, v, data)
-			perm = append(perm, xs...)
+			perm, err = xlaproto.AppendInts(perm, wire, v, data)
 		}
 		return err
 	})
@@ -365,12 +363,13 @@ func iotaGroups(b []byte) ([][]int, error) {
 		return nil, err
 	}
 	if len(reshape) == 0 {
-		reshape = []int{groups * per}
+		reshape = []int64{int64(groups) * int64(per)}
 	}
-	ids, err := iotaDevices(reshape, perm)
+	ids64, err := xlaproto.Iota(reshape, perm)
 	if err != nil {
 		return nil, err
 	}
+	ids := toInts(ids64)
 	if groups < 0 || per < 0 || groups*per != len(ids) {
 		return nil, fmt.Errorf("%w: iota replica groups: %d groups of %d from %d ids", errProto, groups, per, len(ids))
 	}
@@ -384,7 +383,7 @@ func iotaGroups(b []byte) ([][]int, error) {
 // parseShape decodes a ShapeProto: element_type (2), dimensions (3), tuple_shapes (4).
 func parseShape(b []byte) (hloShape, error) {
 	s := hloShape{dims: []int{}}
-	err := walkProto(b, func(field, wire int, v uint64, data []byte) error {
+	err := xlaproto.Walk(b, func(field protowire.Number, wire protowire.Type, v uint64, data []byte) error {
 		switch field {
 		case 2:
 			s.elem = int(v)

@@ -1,13 +1,13 @@
 package pjrt
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/gomlx/gopjrt/dtypes"
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/xlamesh/xlamesh/internal/xlaproto"
 	"github.com/xlamesh/xlamesh/shapes"
 )
 
@@ -123,23 +123,17 @@ func (e *Executable) InputShardings() ([]OpSharding, error) {
 	return s, nil
 }
 
-var errProto = errors.New("malformed optimized program")
+// errProto is wrapped by the errors of an optimized program that does not decode.
+var errProto = xlaproto.ErrMalformed
 
 // outputSharding finds spmd_output_sharding in a serialized HloModuleProto ("hlo") or
 // HloModuleProtoWithConfig ("hlo_with_config", whose field 1 is the module).
 func outputSharding(code []byte, format string) (OpSharding, error) {
-	module := code
-	switch format {
-	case "hlo_with_config":
-		var err error
-		if module, err = protoField(code, 1); err != nil {
-			return OpSharding{}, err
-		}
-	case "hlo":
-	default:
-		return OpSharding{}, fmt.Errorf("%w: unsupported format %q", errProto, format)
+	module, err := hloModule(code, format)
+	if err != nil {
+		return OpSharding{}, err
 	}
-	raw, err := protoField(module, 12) // HloModuleProto.spmd_output_sharding
+	raw, err := xlaproto.Field(module, 12) // HloModuleProto.spmd_output_sharding
 	if err != nil {
 		return OpSharding{}, err
 	}
@@ -152,20 +146,13 @@ func outputSharding(code []byte, format string) (OpSharding, error) {
 // parameterShardings reads HloModuleProto.spmd_parameters_shardings (field 14); with none, every
 // parameter of the entry computation (host_program_shape, field 4) is replicated.
 func parameterShardings(code []byte, format string) ([]OpSharding, error) {
-	module := code
-	switch format {
-	case "hlo_with_config":
-		var err error
-		if module, err = protoField(code, 1); err != nil {
-			return nil, err
-		}
-	case "hlo":
-	default:
-		return nil, fmt.Errorf("%w: unsupported format %q", errProto, format)
+	module, err := hloModule(code, format)
+	if err != nil {
+		return nil, err
 	}
 	var out []OpSharding
-	err := walkProto(module, func(field, wire int, _ uint64, data []byte) error {
-		if field != 14 || protowire.Type(wire) != protowire.BytesType {
+	err = xlaproto.Walk(module, func(field protowire.Number, typ protowire.Type, _ uint64, data []byte) error {
+		if field != 14 || typ != protowire.BytesType {
 			return nil
 		}
 		s, err := parseOpSharding(data)
@@ -186,159 +173,46 @@ func parameterShardings(code []byte, format string) ([]OpSharding, error) {
 	return out, nil
 }
 
-// protoField returns the bytes of the first length-delimited field number n, or nil.
-func protoField(b []byte, n int) ([]byte, error) {
-	var found []byte
-	err := walkProto(b, func(field, wire int, v uint64, data []byte) error {
-		if field == n && protowire.Type(wire) == protowire.BytesType && found == nil {
-			found = data
-		}
+// varints decodes a repeated integer field, as xlaproto.Walk gave it, into ints.
+func varints(typ protowire.Type, v uint64, data []byte) ([]int, error) {
+	xs, err := xlaproto.AppendInts(nil, typ, v, data)
+	return toInts(xs), err
+}
+
+func toInts(xs []int64) []int {
+	if xs == nil {
 		return nil
-	})
-	return found, err
-}
-
-// walkProto calls visit for each field of a protobuf message: varints in v, length-delimited
-// fields in data; fixed-width fields are skipped.
-func walkProto(b []byte, visit func(field, wire int, v uint64, data []byte) error) error {
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return fmt.Errorf("%w: %v", errProto, protowire.ParseError(n))
-		}
-		b = b[n:]
-		var v uint64
-		var data []byte
-		switch typ {
-		case protowire.VarintType:
-			v, n = protowire.ConsumeVarint(b)
-		case protowire.BytesType:
-			data, n = protowire.ConsumeBytes(b)
-		default:
-			n = protowire.ConsumeFieldValue(num, typ, b)
-		}
-		if n < 0 {
-			return fmt.Errorf("%w: field %d: %v", errProto, num, protowire.ParseError(n))
-		}
-		b = b[n:]
-		if typ != protowire.VarintType && typ != protowire.BytesType {
-			continue
-		}
-		if err := visit(int(num), int(typ), v, data); err != nil {
-			return err
-		}
 	}
-	return nil
-}
-
-// varints decodes a repeated integer field given packed (bytes) or one element (varint).
-func varints(wire int, v uint64, data []byte) ([]int, error) {
-	if protowire.Type(wire) == protowire.VarintType {
-		return []int{int(int64(v))}, nil
+	out := make([]int, len(xs))
+	for i, x := range xs {
+		out[i] = int(x)
 	}
-	var out []int
-	for len(data) > 0 {
-		x, n := protowire.ConsumeVarint(data)
-		if n < 0 {
-			return nil, fmt.Errorf("%w: %v", errProto, protowire.ParseError(n))
-		}
-		out = append(out, int(int64(x)))
-		data = data[n:]
-	}
-	return out, nil
+	return out
 }
 
 // parseOpSharding decodes an xla.OpSharding message; an iota tile assignment is expanded.
 func parseOpSharding(b []byte) (OpSharding, error) {
-	var s OpSharding
-	var devices, reshape, perm []int
-	err := walkProto(b, func(field, wire int, v uint64, data []byte) error {
-		var err error
-		var xs []int
-		switch field {
-		case 1:
-			s.Type = OpShardingType(v)
-		case 3:
-			xs, err = varints(wire, v, data)
-			s.TileDims = append(s.TileDims, xs...)
-		case 4:
-			xs, err = varints(wire, v, data)
-			devices = append(devices, xs...)
-		case 5:
-			var t OpSharding
-			t, err = parseOpSharding(data)
-			s.Tuple = append(s.Tuple, t)
-		case 6:
-			s.ReplicateOnLastTileDim = v != 0
-		case 8:
-			xs, err = varints(wire, v, data)
-			for _, x := range xs {
-				s.LastTileDims = append(s.LastTileDims, OpShardingType(x))
-			}
-		case 9:
-			xs, err = varints(wire, v, data)
-			reshape = append(reshape, xs...)
-		case 10:
-			xs, err = varints(wire, v, data)
-			perm = append(perm, xs...)
-		}
-		return err
-	})
+	m, err := xlaproto.ParseOpSharding(b)
 	if err != nil {
 		return OpSharding{}, err
 	}
-	if len(devices) == 0 && len(reshape) > 0 {
-		devices, err = iotaDevices(reshape, perm)
+	devices, err := m.Assignment()
+	if err != nil {
+		return OpSharding{}, err
+	}
+	s := OpSharding{Type: OpShardingType(m.Type), TileDims: toInts(m.TileDims), Partitions: toInts(devices),
+		ReplicateOnLastTileDim: m.ReplicateOnLastTileDim}
+	for _, t := range m.LastTileDims {
+		s.LastTileDims = append(s.LastTileDims, OpShardingType(t))
+	}
+	for _, raw := range m.Tuple {
+		t, err := parseOpSharding(raw)
 		if err != nil {
 			return OpSharding{}, err
 		}
+		s.Tuple = append(s.Tuple, t)
 	}
-	s.Partitions = devices
 	return s, nil
-}
-
-// iotaDevices expands XLA's iota tile assignment: iota(prod(reshape)) reshaped to reshape,
-// transposed by perm, flattened.
-func iotaDevices(reshape, perm []int) ([]int, error) {
-	if len(perm) == 0 {
-		perm = make([]int, len(reshape))
-		for i := range perm {
-			perm[i] = i
-		}
-	}
-	if len(perm) != len(reshape) {
-		return nil, fmt.Errorf("%w: iota reshape %v with transpose %v", errProto, reshape, perm)
-	}
-	n := 1
-	for _, d := range reshape {
-		n *= d
-	}
-	stride := make([]int, len(reshape))
-	acc := 1
-	for i := len(reshape) - 1; i >= 0; i-- {
-		stride[i] = acc
-		acc *= reshape[i]
-	}
-	out := make([]int, 0, n)
-	pos := make([]int, len(perm)) // position in the transposed array
-	for range n {
-		src := 0
-		for k, p := range perm {
-			if p < 0 || p >= len(reshape) {
-				return nil, fmt.Errorf("%w: iota transpose %v", errProto, perm)
-			}
-			src += pos[k] * stride[p]
-		}
-		out = append(out, src)
-		for k := len(pos) - 1; k >= 0; k-- {
-			pos[k]++
-			if pos[k] < reshape[perm[k]] {
-				break
-			}
-			pos[k] = 0
-		}
-	}
-	return out, nil
 }
 
 // parameterShapes reads the entry computation's parameter shapes (per partition, after SPMD
@@ -346,32 +220,27 @@ func iotaDevices(reshape, perm []int) ([]int, error) {
 // ProgramShapeProto.parameters (1), ShapeProto.element_type (2) and dimensions (3). A tuple or
 // an element type pjrt does not move gives InvalidDType, which no argument matches.
 func parameterShapes(code []byte, format string) ([]Shape, error) {
-	module := code
-	if format == "hlo_with_config" {
-		var err error
-		if module, err = protoField(module, 1); err != nil {
-			return nil, err
-		}
-	} else if format != "hlo" {
-		return nil, fmt.Errorf("%w: unsupported format %q", errProto, format)
+	module, err := hloModule(code, format)
+	if err != nil {
+		return nil, err
 	}
-	program, err := protoField(module, 4)
+	program, err := xlaproto.Field(module, 4)
 	if err != nil {
 		return nil, err
 	}
 	params := []Shape{}
-	err = walkProto(program, func(field, wire int, _ uint64, data []byte) error {
-		if field != 1 || protowire.Type(wire) != protowire.BytesType {
+	err = xlaproto.Walk(program, func(field protowire.Number, typ protowire.Type, _ uint64, data []byte) error {
+		if field != 1 || typ != protowire.BytesType {
 			return nil
 		}
 		var dt dtypes.DType
 		dims := []int{}
-		err := walkProto(data, func(field, wire int, v uint64, data []byte) error {
+		err := xlaproto.Walk(data, func(field protowire.Number, typ protowire.Type, v uint64, data []byte) error {
 			switch field {
 			case 2:
 				dt = fromPrimitiveType(int(v))
 			case 3:
-				ds, err := varints(wire, v, data)
+				ds, err := varints(typ, v, data)
 				dims = append(dims, ds...)
 				return err
 			}

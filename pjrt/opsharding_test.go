@@ -7,20 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestIotaDevices(t *testing.T) {
-	got, err := iotaDevices([]int{8}, nil)
-	require.NoError(t, err)
-	assert.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7}, got)
-	got, err = iotaDevices([]int{4, 2}, []int{1, 0}) // <=[4,2]T(1,0)
-	require.NoError(t, err)
-	assert.Equal(t, []int{0, 2, 4, 6, 1, 3, 5, 7}, got)
-	got, err = iotaDevices([]int{2, 2, 2}, []int{2, 0, 1})
-	require.NoError(t, err)
-	assert.Equal(t, []int{0, 2, 4, 6, 1, 3, 5, 7}, got)
-	_, err = iotaDevices([]int{2, 2}, []int{0})
-	assert.ErrorIs(t, err, errProto)
-}
-
 func TestParseOpSharding(t *testing.T) {
 	// The spmd_output_sharding XLA reported for (8x2 P(x,y), its 2x8 transpose) on mesh x=4, y=2:
 	// a tuple of {devices=[4,2]<=[8]} and {devices=[2,4]<=[4,2]T(1,0)}.
