@@ -74,11 +74,10 @@ func (p ReduceParams) Properties() string { return "dimensions = " + i64Array(p.
 // ReduceParams.
 func (f *Function) Reduce(x Value, r Reduction, dims ...int) Value {
 	const opName = "reduce"
-	vs, ok := f.check(opName, x)
+	a, ok := f.operand1(opName, x)
 	if !ok {
 		return Value{}
 	}
-	a := f.materialize(vs[0], vs[0].shape)
 	if r < Sum || r > Min {
 		f.failf(opName, -1, nil, ErrDType, "invalid reduction %v", r)
 		return Value{}

@@ -19,11 +19,10 @@ func (p BroadcastParams) Properties() string { return "broadcast_dimensions = " 
 // dimension broadcastDims[i] and must be 1 or equal to it (Params: BroadcastParams).
 func (f *Function) BroadcastInDim(x Value, dims []int, broadcastDims []int) Value {
 	const opName = "broadcast_in_dim"
-	vs, ok := f.check(opName, x)
+	a, ok := f.operand1(opName, x)
 	if !ok {
 		return Value{}
 	}
-	a := f.materialize(vs[0], vs[0].shape)
 	out := NewShape(a.shape.DType(), dims...)
 	if err := validShape(out); err != nil {
 		f.fail(opName, -1, nil, err)
@@ -72,11 +71,10 @@ func (f *Function) BroadcastTo(x Value, dims ...int) Value {
 // Reshape returns x with new dims holding the same number of elements.
 func (f *Function) Reshape(x Value, dims ...int) Value {
 	const opName = "reshape"
-	vs, ok := f.check(opName, x)
+	a, ok := f.operand1(opName, x)
 	if !ok {
 		return Value{}
 	}
-	a := f.materialize(vs[0], vs[0].shape)
 	out := NewShape(a.shape.DType(), dims...)
 	if err := validShape(out); err != nil {
 		f.fail(opName, -1, nil, err)

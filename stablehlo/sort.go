@@ -210,11 +210,10 @@ func (p ReverseParams) Properties() string { return "dimensions = " + i64Array(p
 // ErrShape.
 func (f *Function) Reverse(x Value, dims ...int) Value {
 	const opName = "reverse"
-	vs, ok := f.check(opName, x)
+	a, ok := f.operand1(opName, x)
 	if !ok {
 		return Value{}
 	}
-	a := f.materialize(vs[0], vs[0].shape)
 	seen := make([]bool, a.shape.Rank())
 	for _, d := range dims {
 		if d < 0 || d >= len(seen) || seen[d] {
