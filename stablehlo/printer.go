@@ -159,12 +159,7 @@ func (p *Printer) printOutlined(name string, g *Function) {
 	p.WriteString("func.func private ")
 	p.WriteString(mlir.Symbol(name))
 	p.WriteString("(")
-	for i, a := range g.args {
-		if i > 0 {
-			p.WriteString(", ")
-		}
-		p.defArg(a)
-	}
+	p.defArgs(g.args)
 	p.WriteString(") -> (")
 	p.types(g.results)
 	p.WriteString(") {\n")
@@ -183,6 +178,16 @@ func (p *Printer) attrDict(as []Attr) {
 		p.b.WriteString(a.Value)
 	}
 	p.b.WriteByte('}')
+}
+
+// defArgs prints block arguments with defArg, comma-separated.
+func (p *Printer) defArgs(args []*value) {
+	for i, a := range args {
+		if i > 0 {
+			p.WriteString(", ")
+		}
+		p.defArg(a)
+	}
 }
 
 // defArg names a block argument and prints it with its type.
@@ -416,12 +421,7 @@ func (f *Function) printRegion(p *Printer, term string) {
 	p.WriteString("{\n")
 	p.Indent()
 	p.WriteString("^bb0(")
-	for i, a := range f.args {
-		if i > 0 {
-			p.WriteString(", ")
-		}
-		p.defArg(a)
-	}
+	p.defArgs(f.args)
 	p.WriteString("):\n")
 	p.Push()
 	f.printOps(p)
