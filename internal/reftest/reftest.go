@@ -3,6 +3,12 @@
 // xlamesh package, so any package's tests may use it.
 package reftest
 
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
 // SmallFloats returns n small floats, -5 to 7 repeating: exact in every float type, with
 // negative, zero and positive values.
 func SmallFloats(n int) []float32 {
@@ -26,4 +32,31 @@ func MatMul(a, b []float32, m, k, n int) []float32 {
 		}
 	}
 	return out
+}
+
+// GoDeps returns every package pkg imports, directly or not, pkg included, as `go list -deps`
+// lists them; the layering tests (a leaf package, a builder without the sharding model) check
+// it. It needs the module and the go command, so Bazel does not run those tests.
+func GoDeps(t testing.TB, pkg string) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 2 {
+		t.Fatalf("go list -deps %s listed %q", pkg, deps)
+	}
+	return deps
+}
+
+// CheckLeaf fails t unless pkg is a leaf of the module: it imports no other package of
+// github.com/xlamesh/ and no cgo (GoDeps).
+func CheckLeaf(t testing.TB, pkg string) {
+	t.Helper()
+	for _, d := range GoDeps(t, pkg) {
+		if (strings.HasPrefix(d, "github.com/xlamesh/") && d != pkg) || d == "runtime/cgo" {
+			t.Errorf("%s depends on %s", pkg, d)
+		}
+	}
 }
