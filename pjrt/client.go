@@ -159,7 +159,7 @@ func Open(opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	cache, err := openCompileCache(cfg)
+	cache, err := openCompileCache(cfg, p)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ package pjrt
 import "C"
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"runtime"
 	"slices"
@@ -103,7 +104,7 @@ func (c *Client) Compile(mlir string, opts CompileOptions) (*Executable, error) 
 	if err := xmlir.Check(mlir, xmlir.Partitions(n)); err != nil { // what XLA would misread or not survive
 		return nil, fmt.Errorf("pjrt: compile: %w: %w", ErrCompile, err)
 	}
-	key := ""
+	var key [sha256.Size]byte
 	if c.cache != nil {
 		key = c.cache.key(c, mlir, options, devices)
 		if loaded := c.loadCached(key, options); loaded != nil {

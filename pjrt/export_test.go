@@ -20,3 +20,24 @@ func InFlight(c *Client) int { return c.inFlight() }
 func FloorLoop(e *Executable, args [][]*Buffer, n int, raw, chain bool) error {
 	return e.floorLoop(args, n, raw, chain)
 }
+
+// CacheEntryPath returns the file the compile cache of c keeps the program under, as Compile
+// would compile it with opts ("" without a cache).
+func CacheEntryPath(c *Client, mlir string, opts CompileOptions) (string, error) {
+	if c.cache == nil {
+		return "", nil
+	}
+	n := opts.NumPartitions
+	if n == 0 {
+		n = max(1, len(opts.DeviceAssignment))
+	}
+	devices, err := c.assign(n, opts.DeviceAssignment)
+	if err != nil {
+		return "", err
+	}
+	options := compileOptionsProto(deviceIDs(devices), opts.Partitioner)
+	return c.cache.path(c.cache.key(c, mlir, options, devices)), nil
+}
+
+// CacheEntryHeaderLen is the length of a compile cache entry's header.
+const CacheEntryHeaderLen = entryHeaderLen
