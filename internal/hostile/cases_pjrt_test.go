@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/gomlx/gopjrt/dtypes"
@@ -1033,5 +1034,127 @@ func openCases() []*hcase {
 				return exe.Close()
 			},
 		},
+	}
+}
+
+// compileCacheCases damage a persistent compile cache entry of x+y in every way that used to
+// reach XLA (a swapped entry ran the other program, a flipped bit gave wrong numbers or killed
+// the process, a FIFO hung, a device file was read forever), then compile x+y again through a
+// new client on that directory: the entry must be a miss (counted in CacheRejects when it was
+// refused) and the program's result exact.
+func compileCacheCases() []*hcase {
+	// open opens a one-device client of the given plugin ("" for the default) caching in dir.
+	open := func(h *H, dir, plugin string) *pjrt.Client {
+		opts := []pjrt.Option{pjrt.WithCPUDeviceCount(1), pjrt.WithCompileCache(dir)}
+		if plugin != "" {
+			opts = append(opts, pjrt.WithPlugin(plugin))
+		}
+		c, err := pjrt.Open(opts...)
+		h.Must(err)
+		h.Cleanup(func() { c.Close() })
+		return c
+	}
+	// compileEntry compiles text on c and returns the entry it wrote into dir (the one file
+	// there not in known) and the executable's serialization.
+	compileEntry := func(h *H, c *pjrt.Client, dir, text string, known ...string) (string, []byte) {
+		exe, err := c.Compile(text, pjrt.CompileOptions{})
+		h.Must(err)
+		defer exe.Close()
+		raw, err := exe.Serialize()
+		h.Must(err)
+		files, err := filepath.Glob(filepath.Join(dir, "*.xlaexec"))
+		h.Must(err)
+		for _, f := range files {
+			if !slices.Contains(known, f) {
+				return f, raw
+			}
+		}
+		h.Must(fmt.Errorf("compiling wrote no cache entry into %s", dir))
+		return "", nil
+	}
+	rewrite := func(h *H, path string, data []byte) {
+		h.Must(os.RemoveAll(path))
+		h.Must(os.WriteFile(path, data, 0o644))
+	}
+	type damage func(h *H, dir, text, entry string, raw []byte)
+	cacheCase := func(name string, cl class, rejects int64, d damage) *hcase {
+		return &hcase{name: "pjrt Compile: " + name, class: cl, entry: "pjrt Compile", group: "cache",
+			run: func(h *H) error {
+				dir := h.Dir()
+				text := addModule(1) + fmt.Sprintf("// %d\n", time.Now().UnixNano())
+				c := open(h, dir, "")
+				entry, raw := compileEntry(h, c, dir, text)
+				d(h, dir, text, entry, raw)
+				c2 := open(h, dir, "")
+				exe, err := c2.Compile(text, pjrt.CompileOptions{})
+				if err != nil {
+					return err
+				}
+				h.Cleanup(func() { exe.Close() })
+				if err := addWorks(h, c2, exe); err != nil {
+					return err
+				}
+				if st := c2.CompileStats(); st.Compiles != 1 || st.CacheHits != 0 || st.CacheRejects != rejects {
+					return wrongf("compile stats %+v, want 1 compile, no hit, %d rejected", st, rejects)
+				}
+				return nil
+			}}
+	}
+	special := func(make func(path string) error) damage {
+		return func(h *H, _, _, entry string, _ []byte) {
+			h.Must(os.Remove(entry))
+			h.Must(make(entry))
+		}
+	}
+	edit := func(f func(data []byte) []byte) damage {
+		return func(h *H, _, _, entry string, _ []byte) {
+			data, err := os.ReadFile(entry)
+			h.Must(err)
+			rewrite(h, entry, f(data))
+		}
+	}
+	return []*hcase{
+		cacheCase("compile cache entries of x+y and x*y swapped", classSilent, 1, func(h *H, dir, text, entry string, _ []byte) {
+			mul := strings.Replace(text, "stablehlo.add", "stablehlo.multiply", 1)
+			other, _ := compileEntry(h, open(h, dir, ""), dir, mul, entry)
+			h.Must(os.Rename(entry, entry+".swap"))
+			h.Must(os.Rename(other, entry))
+			h.Must(os.Rename(entry+".swap", other))
+		}),
+		cacheCase("a compile cache entry with one payload bit flipped", classPrograms, 1, edit(func(d []byte) []byte {
+			d[len(d)/2] ^= 0x10
+			return d
+		})),
+		cacheCase("a compile cache entry with its second half overwritten by 0xff", classPrograms, 1, edit(func(d []byte) []byte {
+			for i := len(d) / 2; i < len(d); i++ {
+				d[i] = 0xff
+			}
+			return d
+		})),
+		cacheCase("a compile cache entry with one header bit flipped", classSilent, 1, edit(func(d []byte) []byte {
+			d[20] ^= 1
+			return d
+		})),
+		cacheCase("a compile cache entry one byte short", classPrograms, 1, edit(func(d []byte) []byte { return d[:len(d)-1] })),
+		cacheCase("a compile cache entry of the old format (the serialized executable alone)", classSilent, 1,
+			func(h *H, _, _, entry string, raw []byte) { rewrite(h, entry, raw) }),
+		cacheCase("a FIFO as compile cache entry", classHangs, 1, special(func(p string) error { return syscall.Mkfifo(p, 0o644) })),
+		cacheCase("a link to /dev/null as compile cache entry", classHangs, 1, special(func(p string) error { return os.Symlink("/dev/null", p) })),
+		cacheCase("a link to /dev/zero as compile cache entry", classHangs, 1, special(func(p string) error { return os.Symlink("/dev/zero", p) })),
+		cacheCase("a directory as compile cache entry", classSilent, 1, special(func(p string) error { return os.Mkdir(p, 0o755) })),
+		cacheCase("a compile cache entry over the size cap (sparse)", classHangs, 1, special(func(p string) error {
+			f, err := os.Create(p)
+			if err != nil {
+				return err
+			}
+			return errors.Join(f.Truncate(pjrt.MaxCompileCacheEntry+1), f.Close())
+		})),
+		cacheCase("the other CPU plugin's compile cache entry in the default plugin's place", classSilent, 1,
+			func(h *H, dir, text, entry string, _ []byte) {
+				path, err := pjrt.MultiProcessCPUPlugin()
+				h.Must(err)
+				other, _ := compileEntry(h, open(h, dir, path), dir, text, entry)
+				h.Must(os.Rename(other, entry))
+			}),
 	}
 }

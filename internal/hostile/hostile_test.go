@@ -170,7 +170,7 @@ var (
 func allCases() []*hcase {
 	casesOnce.Do(func() {
 		for _, part := range [][]*hcase{meshCases(), shardyCases(), lowerCases(), wrapCases(), compileCases(),
-			executeCases(), transferCases(), openCases(), pluginCases(), installCases(), jitCases(),
+			executeCases(), transferCases(), openCases(), compileCacheCases(), pluginCases(), installCases(), jitCases(),
 			ownershipCases(), cliCases()} {
 			caseList = append(caseList, part...)
 		}
