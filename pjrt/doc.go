@@ -14,7 +14,8 @@
 // dtypes.DType. Beyond compiling and running it offers client create options of every PJRT type,
 // key-value-store callbacks for multi-process clients (KeyValueStore), device attributes and
 // memory statistics, executable serialisation (Executable.Serialize, Client.LoadExecutable) and a
-// persistent compile cache (WithCompileCache). Errors from the plugin are *Error values carrying
+// persistent compile cache (WithCompileCache) whose entries are verified (header, key, checksum,
+// regular file, size) before the plugin reads them. Errors from the plugin are *Error values carrying
 // PJRT's code and matching a sentinel (ErrCompile, ErrExecute, ...); see docs/plugins.md.
 //
 // Transfers run at the speed of a memory copy where device memory is host memory (the CPU
