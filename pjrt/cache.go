@@ -91,7 +91,8 @@ func openCompileCache(cfg openConfig, p *Plugin) (*compileCache, error) {
 	}
 	id, err := pluginIdentity(p)
 	if err != nil {
-		return nil, fmt.Errorf("pjrt: compile cache %s: %w", dir, err)
+		cfg.logger.Warn("pjrt: compile cache off: cannot identify the plugin", "dir", dir, "err", err)
+		return nil, nil
 	}
 	return &compileCache{dir: dir, plugin: id}, nil
 }
