@@ -5,6 +5,7 @@ package pjrt
 import "C"
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"unsafe"
+
+	"github.com/xlamesh/xlamesh/internal/closegate"
 )
 
 // DefaultCPUDeviceCount is the number of CPU devices Open asks the CPU plugin for.
@@ -109,8 +112,13 @@ type Client struct {
 	bufs    *bufferState             // live buffers (a list through prev and next), destroyed by Close
 	hooks   map[int]func()           // OnClose callbacks
 	hookSeq int
-	mu      sync.RWMutex // guards closed against use in flight
-	closed  bool
+	// gate counts the calls using the client (package internal/closegate): Close marks it closed without
+	// waiting on them, and the last call to leave starts the teardown, which waits for the
+	// executions in flight and then destroys everything (released is closed when it is done,
+	// closeErr its error).
+	gate     closegate.Gate
+	released chan struct{}
+	closeErr error
 }
 
 // Open loads a plugin and creates a client. With no options it opens the pinned CPU plugin with
@@ -221,7 +229,8 @@ func Open(opts ...Option) (*Client, error) {
 	a := p.api
 	c := &Client{plugin: p, api: a, c: client, byID: map[int]*Device{}, kv: kv, kvArg: kvArg,
 		cache: cache, logger: cfg.logger, inflight: C.xm_inflight_new(C.int(cfg.maxInFlight)),
-		exes: map[*Executable]struct{}{}, hooks: map[int]func(){}}
+		exes: map[*Executable]struct{}{}, hooks: map[int]func(){}, released: make(chan struct{})}
+	c.gate.Release = func() { go c.teardown() }
 	if c.inflight == nil {
 		_ = c.destroy()
 		return nil, fmt.Errorf("pjrt: open: %w: out of host memory", ErrCreateClient)
@@ -413,13 +422,34 @@ func (c *Client) String() string {
 	return fmt.Sprintf("Client(%s, %d devices)", c.platform, len(c.devices))
 }
 
-// Close destroys the client and everything it owns. It first runs the OnClose callbacks (a
-// jit.Function frees the executables it compiled for the client), then waits for calls and
-// executions in flight, closes every executable and buffer of the client still open (later Close
-// calls on them are no-ops), and destroys the client. It is idempotent.
+// Close is CloseContext bounded by CloseTimeout.
 func (c *Client) Close() error {
+	ctx, cancel := closeContext()
+	defer cancel()
+	return c.CloseContext(ctx)
+}
+
+// CloseContext destroys the client and everything it owns. It first runs the OnClose callbacks
+// (a jit.Function frees the executables it compiled for the client), then closes the client:
+// later calls fail with ErrClosed at once. When the calls and executions in flight have ended,
+// every executable and buffer of the client still open is closed (later Close calls on them are
+// no-ops) and the client is destroyed; CloseContext waits for that until ctx is done.
+//
+// PJRT cannot interrupt an execution, nor destroy a client one still runs on. When ctx ends
+// first (an execution that never ends, for one), CloseContext returns a *StillRunningError
+// (matching ErrStillRunning) that counts the calls and executions still running; the client,
+// its buffers and executables are then destroyed when the last of them ends, in the background
+// (a goroutine and its thread wait for that), and never if it never ends: the plugin client
+// stays alive for the rest of the process, deliberately, rather than be freed under a running
+// program. CloseContext never blocks other goroutines' calls on other clients. It is
+// idempotent: a later call waits again, and returns nil (or the destroy's error) once the
+// client is destroyed.
+func (c *Client) CloseContext(ctx context.Context) error {
 	if c == nil {
 		return nil
+	}
+	if ctx == nil {
+		return fmt.Errorf("pjrt: close: %w", errNilContext)
 	}
 	c.resMu.Lock()
 	hooks := make([]func(), 0, len(c.hooks))
@@ -436,13 +466,24 @@ func (c *Client) Close() error {
 	for _, h := range hooks {
 		h()
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return nil
+	c.gate.Close()
+	select {
+	case <-c.released:
+		return c.closeErr
+	case <-ctx.Done():
+		select {
+		case <-c.released:
+			return c.closeErr
+		default:
+		}
 	}
-	c.closed = true
-	// Let executions in flight finish before their buffers and executables go away.
+	return fmt.Errorf("pjrt: close: %w", &StillRunningError{What: c.String(), Calls: c.gate.Calls(), Executions: c.inFlight()})
+}
+
+// teardown destroys the client once its gate is closed and empty: it waits for the executions
+// in flight (on its own goroutine: the wait is a cgo call that only their end ends), then closes
+// what the client owns and destroys it.
+func (c *Client) teardown() {
 	C.xm_inflight_drain(c.inflight)
 	c.resMu.Lock()
 	exes := c.exes
@@ -460,9 +501,16 @@ func (c *Client) Close() error {
 		_ = st.destroy()
 	}
 	for e := range exes {
-		_ = e.Close()
+		// No Execute is inside e (each holds the client's gate too); other calls on it are
+		// short reads of the program, waited for here.
+		e.gate.Close()
+		e.gate.Wait(context.Background())
 	}
-	return c.destroy()
+	c.resMu.Lock()
+	err := c.destroy()
+	c.resMu.Unlock()
+	c.closeErr = err
+	close(c.released)
 }
 
 // OnClose registers f to run at the start of Close, before anything is destroyed (calls may
@@ -541,25 +589,23 @@ func (c *Client) use(op string) (func(), error) {
 	return c.exit, nil
 }
 
-// inFlight returns the number of executions in flight (a figure for tests).
+// inFlight returns the number of executions in flight (0 once the client is destroyed).
 func (c *Client) inFlight() int {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
+	c.resMu.Lock()
+	defer c.resMu.Unlock()
 	if c.inflight == nil {
-		return 0 // closed
+		return 0 // destroyed
 	}
 	return int(C.xm_inflight_count(c.inflight))
 }
 
 // enter is use without the function value, for hot paths: the caller calls exit when done.
 func (c *Client) enter(op string) error {
-	c.mu.RLock()
-	if c.closed {
-		c.mu.RUnlock()
+	if !c.gate.Enter() {
 		return fmt.Errorf("pjrt: %s: client %w", op, ErrClosed)
 	}
 	return nil
 }
 
 // exit ends what enter began.
-func (c *Client) exit() { c.mu.RUnlock() }
+func (c *Client) exit() { c.gate.Exit() }

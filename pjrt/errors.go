@@ -31,6 +31,10 @@ var (
 	ErrDevice = errors.New("invalid device")
 	// ErrHostData: host data does not match the declared dtype or dimensions.
 	ErrHostData = errors.New("invalid host data")
+	// ErrStillRunning: a close gave up waiting for calls or executions that have not ended (a
+	// program that never ends, for one); what they hold is released when they end. The error
+	// is a *StillRunningError, which counts them.
+	ErrStillRunning = errors.New("still running")
 )
 
 // Error is an error reported by the PJRT plugin itself: the operation, PJRT's error code and the

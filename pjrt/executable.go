@@ -13,17 +13,19 @@ package pjrt
 import "C"
 
 import (
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"runtime"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
 	"github.com/gomlx/gopjrt/dtypes"
 	xmlir "github.com/xlamesh/xlamesh/mlir"
 	"github.com/xlamesh/xlamesh/shapes"
+
+	"github.com/xlamesh/xlamesh/internal/closegate"
 )
 
 // Partitioner selects how XLA partitions an SPMD program: mlir.Partitioner, the type lower
@@ -57,8 +59,10 @@ type Executable struct {
 	c       *C.PJRT_LoadedExecutable
 	devices []*Device
 	info    executableInfo
-	mu      sync.RWMutex // held shared by Execute, exclusively by Close
-	closed  bool
+	// gate counts the calls using c; the last one to leave a closed executable destroys it
+	// (package internal/closegate), so that Close never waits on a call and a call never waits on Close.
+	gate     closegate.Gate
+	closeErr error // the destroy's error, read after gate.wait
 }
 
 // executableInfo is the output signature of a compiled executable, per device.
@@ -154,6 +158,7 @@ func (c *Client) compile(mlir string, options []byte) (*C.PJRT_LoadedExecutable,
 // newExecutable wraps a loaded executable and reads its output signature.
 func (c *Client) newExecutable(loaded *C.PJRT_LoadedExecutable, devices []*Device) (*Executable, error) {
 	e := &Executable{client: c, c: loaded, devices: devices}
+	e.gate.Release = e.destroy
 	liveExecutables.Add(1)
 	c.trackExecutable(e, true)
 	info, err := e.readInfo()
@@ -282,11 +287,10 @@ func (e *Executable) Serialize() ([]byte, error) {
 	if err := e.client.api.need(fnExecutableSerialize); err != nil {
 		return nil, err
 	}
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if e.closed {
+	if !e.gate.Enter() {
 		return nil, fmt.Errorf("pjrt: serialize: executable %w", ErrClosed)
 	}
+	defer e.gate.Exit()
 	var out []byte
 	err := e.withExecutable("serialize", func(a *api, x *C.PJRT_Executable) error {
 		s := C.PJRT_Executable_Serialize_Args{executable: x}
@@ -603,15 +607,16 @@ func (e *Executable) Execute(args [][]*Buffer, opts ...ExecuteOption) ([][]*Buff
 		}
 	}
 
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if e.closed {
-		return nil, fmt.Errorf("pjrt: execute: executable %w", ErrClosed)
-	}
+	// The client first: while an execution holds the executable it holds the client too, so
+	// that the executable's destroy, on the last call to leave it, runs before the client's.
 	if err := e.client.enter("execute"); err != nil {
 		return nil, err
 	}
 	defer e.client.exit()
+	if !e.gate.Enter() {
+		return nil, fmt.Errorf("pjrt: execute: executable %w", ErrClosed)
+	}
+	defer e.gate.Exit()
 	outs, err := e.execute(args, donated)
 	// A donated argument's memory belongs to the execution now (also when it failed after
 	// starting); its handle is destroyed here.
@@ -735,23 +740,49 @@ func (e *Executable) execute(args [][]*Buffer, donated []bool) ([][]*Buffer, err
 }
 
 // IsClosed reports whether Close was called.
-func (e *Executable) IsClosed() bool {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	return e.closed
+func (e *Executable) IsClosed() bool { return e.gate.IsClosed() }
+
+// String names the executable in messages, e.g. "Executable(fingerprint 3f2a..., 8 devices)".
+func (e *Executable) String() string {
+	fp := e.info.fingerprint
+	if fp == "" {
+		fp = "none"
+	}
+	return fmt.Sprintf("Executable(fingerprint %s, %d devices)", fp, len(e.devices))
 }
 
-// Close frees the executable. It waits for executions in flight, and is idempotent.
+// Close is CloseContext bounded by CloseTimeout.
 func (e *Executable) Close() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
-		return nil
+	ctx, cancel := closeContext()
+	defer cancel()
+	return e.CloseContext(ctx)
+}
+
+// CloseContext frees the executable. Later calls on it fail with ErrClosed at once, whether or
+// not the close is done. An Execute call that has not returned (a program the plugin runs on
+// the calling thread, or one waiting for a device, never ending for all PJRT can tell) keeps
+// the executable: CloseContext waits for it until ctx is done, and then returns a
+// *StillRunningError (matching ErrStillRunning) that counts such calls; the last of them to
+// return destroys the executable. Executions that Execute already returned from do not hold it
+// (the plugin keeps what they need). CloseContext never blocks other goroutines' calls. It is
+// idempotent: a later call waits again, and returns nil once the executable is destroyed.
+func (e *Executable) CloseContext(ctx context.Context) error {
+	if ctx == nil {
+		return fmt.Errorf("pjrt: close: %w", errNilContext)
 	}
-	e.closed = true
+	e.gate.Close()
+	if e.gate.Wait(ctx) {
+		return e.closeErr
+	}
+	return fmt.Errorf("pjrt: close: %w", &StillRunningError{What: e.String(), Calls: e.gate.Calls()})
+}
+
+// destroy frees the PJRT executable; the gate runs it once, when it is closed and no call is
+// inside.
+func (e *Executable) destroy() {
 	liveExecutables.Add(-1)
 	e.client.trackExecutable(e, false)
 	a := e.client.api
 	d := C.PJRT_LoadedExecutable_Destroy_Args{executable: e.c}
-	return a.toError("destroy executable", ErrClosed, C.xm_LoadedExecutable_Destroy(a.p, &d))
+	e.closeErr = a.toError("destroy executable", ErrClosed, C.xm_LoadedExecutable_Destroy(a.p, &d))
 }

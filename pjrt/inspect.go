@@ -108,11 +108,10 @@ var collectiveKinds = map[string]string{
 // listed once, however often they run. A plugin that cannot show its optimized program gives
 // an error wrapping ErrUnimplemented; a closed executable one wrapping ErrClosed.
 func (e *Executable) Collectives() ([]Collective, error) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if e.closed {
+	if !e.gate.Enter() {
 		return nil, fmt.Errorf("pjrt: collectives: executable %w", ErrClosed)
 	}
+	defer e.gate.Exit()
 	code, format, err := e.optimizedProgram()
 	if err != nil {
 		return nil, err
@@ -494,11 +493,10 @@ func (e *Executable) MemoryStats() (CompiledMemoryStats, error) {
 	if err := e.client.api.need(fnExecutableMemoryStats); err != nil {
 		return CompiledMemoryStats{}, err
 	}
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if e.closed {
+	if !e.gate.Enter() {
 		return CompiledMemoryStats{}, fmt.Errorf("pjrt: memory stats: executable %w", ErrClosed)
 	}
+	defer e.gate.Exit()
 	var m CompiledMemoryStats
 	err := e.withExecutable("memory stats", func(a *api, x *C.PJRT_Executable) error {
 		args := C.PJRT_Executable_GetCompiledMemoryStats_Args{executable: x}

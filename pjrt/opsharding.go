@@ -83,11 +83,10 @@ func (s OpSharding) String() string {
 // OutputShardings returns how XLA laid out each result, read from the optimized program
 // (HloModuleProto.spmd_output_sharding); a single result is returned as a one-element list.
 func (e *Executable) OutputShardings() ([]OpSharding, error) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if e.closed {
+	if !e.gate.Enter() {
 		return nil, fmt.Errorf("pjrt: output shardings: executable %w", ErrClosed)
 	}
+	defer e.gate.Exit()
 	code, format, err := e.optimizedProgram()
 	if err != nil {
 		return nil, err
@@ -107,11 +106,10 @@ func (e *Executable) OutputShardings() ([]OpSharding, error) {
 // the entry computation. A program compiled without partitioning reports every argument
 // replicated.
 func (e *Executable) InputShardings() ([]OpSharding, error) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if e.closed {
+	if !e.gate.Enter() {
 		return nil, fmt.Errorf("pjrt: input shardings: executable %w", ErrClosed)
 	}
+	defer e.gate.Exit()
 	code, format, err := e.optimizedProgram()
 	if err != nil {
 		return nil, err
