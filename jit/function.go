@@ -2,6 +2,7 @@ package jit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/gomlx/gopjrt/dtypes"
 
+	"github.com/xlamesh/xlamesh/internal/closegate"
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/pjrt"
@@ -35,8 +37,9 @@ type Function struct {
 	body Body
 	opt  options
 
-	mu        sync.RWMutex // held shared by calls in flight, exclusively by Close and Release
-	closed    bool
+	// gate counts the calls in flight (package internal/closegate): Close closes it without
+	// waiting on them, so that a call that never ends blocks neither Close nor other calls.
+	gate      closegate.Gate
 	lowerings cache[loweringSig, *lowering]
 	compiled  cache[compileKey, *compiled]
 	last      atomic.Pointer[callPlan] // the plan of the latest call that needed no resharding
@@ -161,7 +164,16 @@ type resultLayout struct {
 	shards   []Shard // Data nil; Index shared read-only by every result Array
 }
 
-func (c *compiled) release() { _ = c.exe.Close() }
+// release closes the executable without waiting: a call still executing it keeps it, and
+// pjrt destroys it when that call returns.
+func (c *compiled) release() { _ = c.exe.CloseContext(noWait) }
+
+// noWait is a context that is already done: a close given it waits for nothing.
+var noWait = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
 
 func (l *lowering) release() {}
 
@@ -494,19 +506,18 @@ func (f *Function) CallContext(ctx context.Context, c *pjrt.Client, args ...*Arr
 	if err := f.checkCall(ctx, c, args); err != nil {
 		return nil, err
 	}
-	f.mu.RLock()
+	if !f.gate.Enter() {
+		return nil, f.closedError()
+	}
 	var resharded []*Array // temporaries made by resharding, closed when the call ends
-	handedOff := false     // an execution in the background owns the lock and the temporaries
+	handedOff := false     // an execution in the background owns the call and the temporaries
 	defer func() {
 		// Also on a panic from the Body, which goes on up.
 		if !handedOff {
 			closeArrays(resharded)
-			f.mu.RUnlock()
+			f.gate.Exit()
 		}
 	}()
-	if f.closed {
-		return nil, f.closedError()
-	}
 	p, use := f.last.Load(), args
 	if p.matches(c, args) {
 		f.lowerings.hits.Add(1)
@@ -523,7 +534,7 @@ func (f *Function) CallContext(ctx context.Context, c *pjrt.Client, args ...*Arr
 	handedOff = true
 	temps := resharded // a copy, so that resharded itself stays on the stack
 	return inBackground(ctx, f.name, func() ([]*Array, error) {
-		defer f.mu.RUnlock()
+		defer f.gate.Exit()
 		defer closeArrays(temps)
 		return f.run(p, use)
 	}, closeArrays)
@@ -716,6 +727,9 @@ func (f *Function) run(p *callPlan, args []*Array) ([]*Array, error) {
 		}
 	}
 	outs, err := ce.exe.Execute(lists, ce.options...)
+	if err != nil && f.gate.IsClosed() && errors.Is(err, pjrt.ErrClosed) && ce.exe.IsClosed() {
+		err = f.closedError() // the Function was closed while this call was under way
+	}
 	for _, i := range f.opt.donate {
 		// pjrt closes donated buffers once the execution started, whether or not it ran; arguments
 		// it rejected before that keep theirs.
@@ -724,6 +738,9 @@ func (f *Function) run(p *callPlan, args []*Array) ([]*Array, error) {
 		}
 	}
 	if err != nil {
+		if errors.Is(err, ErrClosed) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("jit: %s: %w", f.name, err)
 	}
 	if len(outs) != nd {
@@ -772,53 +789,69 @@ func (f *Function) unlockArgs(args []*Array) {
 	}
 }
 
-// Close frees the function's executables and forgets its lowerings; later calls fail with an
-// error wrapping ErrClosed. It waits for calls in flight; a compilation still running in the
-// background frees its executable when it ends. Close is idempotent. Arrays returned by calls
-// are not affected.
+// Close is CloseContext bounded by pjrt.CloseTimeout.
 func (f *Function) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), pjrt.CloseTimeout)
+	defer cancel()
+	return f.CloseContext(ctx)
+}
+
+// CloseContext frees the function's executables and forgets its lowerings; later calls fail
+// with an error wrapping ErrClosed at once, and a call under way when it closed may fail so too.
+// It then waits, until ctx is done, for the calls in flight to end, and returns a
+// *pjrt.StillRunningError (matching pjrt.ErrStillRunning) naming the function and counting the
+// calls still running if they have not: an execution cannot be interrupted inside XLA, and one
+// that never ends holds its executable, which pjrt destroys when the execution's call returns.
+// Closing never blocks other calls, of this function or of others. A compilation still running
+// in the background frees its executable when it ends. CloseContext is idempotent: a later call
+// waits again. Arrays returned by calls are not affected.
+func (f *Function) CloseContext(ctx context.Context) error {
 	if f == nil {
 		return fmt.Errorf("jit: close: %w: nil *Function", ErrNil)
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed {
+	if ctx == nil {
+		return fmt.Errorf("jit: %s: close: %w", f.name, errNilContext)
+	}
+	if f.gate.Close() {
+		f.last.Store(nil)
+		f.unwatch(nil)
+		f.compiled.close()
+		f.lowerings.close()
+		f.reshardMu.Lock()
+		reshards := f.reshards
+		f.reshards = nil
+		f.reshardMu.Unlock()
+		for _, r := range reshards {
+			_ = r.CloseContext(noWait) // its calls run inside f's, waited for below
+		}
+	}
+	if f.gate.Wait(ctx) {
 		return nil
 	}
-	f.closed = true
-	f.last.Store(nil)
-	f.unwatch(nil)
-	f.compiled.close()
-	f.lowerings.close()
-	f.reshardMu.Lock()
-	defer f.reshardMu.Unlock()
-	for _, r := range f.reshards {
-		_ = r.Close()
-	}
-	f.reshards = nil
-	return nil
+	return fmt.Errorf("jit: close: %w", &pjrt.StillRunningError{What: fmt.Sprintf("function %q", f.name), Calls: f.gate.Calls()})
 }
 
 // Release frees the executables the function compiled for client c, and leaves the rest, and its
 // lowerings, in place. Closing c does it by itself (the Function registers with Client.OnClose).
-// It waits for calls in flight. A later call on c compiles again.
+// It does not wait for calls in flight: one still executing keeps its executable until it
+// returns, and one that was about to start on c may fail with an error wrapping pjrt.ErrClosed.
+// A later call on c compiles again.
 func (f *Function) Release(c *pjrt.Client) error {
 	if f == nil {
 		return fmt.Errorf("jit: release: %w: nil *Function", ErrNil)
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed {
+	if f.gate.IsClosed() {
 		return nil
 	}
 	if p := f.last.Load(); p != nil && p.client == c {
-		f.last.Store(nil)
+		f.last.CompareAndSwap(p, nil)
 	}
 	f.unwatch(c)
 	f.compiled.evict(func(k compileKey) bool { return k.client == c })
 	f.reshardMu.Lock()
-	defer f.reshardMu.Unlock()
-	for _, r := range f.reshards {
+	reshards := slices.Clone(f.reshards)
+	f.reshardMu.Unlock()
+	for _, r := range reshards {
 		_ = r.Release(c)
 	}
 	return nil
