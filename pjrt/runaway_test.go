@@ -1,0 +1,219 @@
+package pjrt_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/xlamesh/xlamesh/pjrt"
+	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
+)
+
+// countModule adds 1 to an i64[4] n times, in a stablehlo.while counting i up from 0 until it
+// equals n, on one device (where the CPU plugin runs the program on the calling thread, inside
+// Execute). With n = -1 the loop has 2^64-1 iterations: it never ends in the life of a test.
+const countModule = `module @jit_count attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%x: tensor<4xi64>, %n: tensor<i64>) -> tensor<4xi64> {
+    %zero = stablehlo.constant dense<0> : tensor<i64>
+    %0:3 = stablehlo.while(%i = %zero, %m = %n, %v = %x) : tensor<i64>, tensor<i64>, tensor<4xi64>
+     cond {
+      %c = stablehlo.compare NE, %i, %m : (tensor<i64>, tensor<i64>) -> tensor<i1>
+      stablehlo.return %c : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1> : tensor<i64>
+      %i1 = stablehlo.add %i, %one : tensor<i64>
+      %ones = stablehlo.constant dense<1> : tensor<4xi64>
+      %v1 = stablehlo.add %v, %ones : tensor<4xi64>
+      stablehlo.return %i1, %m, %v1 : tensor<i64>, tensor<i64>, tensor<4xi64>
+    }
+    return %0#2 : tensor<4xi64>
+  }
+}`
+
+// runCount executes countModule on x with n and returns the result on the host.
+func runCount(t *testing.T, c *pjrt.Client, exe *pjrt.Executable, x []int64, n int64) ([]int64, error) {
+	t.Helper()
+	dev := exe.Devices()[0]
+	xb, err := c.BufferFromHost(dev, x, []int{4})
+	require.NoError(t, err)
+	defer xb.Close()
+	nb, err := c.BufferFromHost(dev, []int64{n}, nil)
+	require.NoError(t, err)
+	defer nb.Close()
+	outs, err := exe.Execute([][]*pjrt.Buffer{{xb, nb}})
+	if err != nil {
+		return nil, err
+	}
+	defer outs[0][0].Close()
+	got, err := outs[0][0].ToHost()
+	if err != nil {
+		return nil, err
+	}
+	return got.([]int64), nil
+}
+
+// startRunaway starts countModule with n on a goroutine of its own and waits until the
+// execution is in flight; the channel gets the error of Execute or of the copy of its result.
+func startRunaway(t *testing.T, c *pjrt.Client, exe *pjrt.Executable, n int64) <-chan error {
+	t.Helper()
+	dev := exe.Devices()[0]
+	xb, err := c.BufferFromHost(dev, []int64{0, 1, 2, 3}, []int{4})
+	require.NoError(t, err)
+	nb, err := c.BufferFromHost(dev, []int64{n}, nil)
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() {
+		defer xb.Close()
+		defer nb.Close()
+		outs, err := exe.Execute([][]*pjrt.Buffer{{xb, nb}})
+		if err == nil {
+			_, err = outs[0][0].ToHost()
+			_ = outs[0][0].Close()
+		}
+		done <- err
+	}()
+	for deadline := time.Now().Add(30 * time.Second); pjrt.InFlight(c) == 0; time.Sleep(time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "the execution did not start")
+	}
+	return done
+}
+
+// closeWithin runs close with a context of timeout d and checks that it returns in time.
+func closeWithin(t *testing.T, d time.Duration, close func(context.Context) error) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	start := time.Now()
+	err := close(ctx)
+	assert.Less(t, time.Since(start), d+2*time.Second, "close returned late")
+	return err
+}
+
+// TestCloseAbandonedRunaway closes an executable and its client while an execution that never
+// ends runs: both CloseContexts return in time with a *StillRunningError, later calls on them
+// fail with ErrClosed at once, and other executables and clients keep working. The runaway
+// spins until the process ends, so the test runs in a child process of its own.
+func TestCloseAbandonedRunaway(t *testing.T) {
+	if os.Getenv("XLAMESH_RUNAWAY_CHILD") == "" {
+		runChild(t, "TestCloseAbandonedRunaway")
+		return
+	}
+	c, err := pjrttest.Open(8)
+	require.NoError(t, err)
+	exe, err := c.Compile(countModule, pjrt.CompileOptions{})
+	require.NoError(t, err)
+	got, err := runCount(t, c, exe, []int64{0, 1, 2, 3}, 3)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{3, 4, 5, 6}, got)
+	other, err := c.Compile(incModule, pjrt.CompileOptions{DeviceAssignment: []int{1}})
+	require.NoError(t, err)
+
+	runaway := startRunaway(t, c, exe, -1)
+	err = closeWithin(t, 300*time.Millisecond, exe.CloseContext)
+	var still *pjrt.StillRunningError
+	require.ErrorAs(t, err, &still)
+	assert.ErrorIs(t, err, pjrt.ErrStillRunning)
+	assert.Equal(t, pjrt.StillRunningError{What: exe.String(), Calls: 1}, *still)
+	assert.Equal(t, "pjrt: close: "+exe.String()+": 1 call in flight, 0 executions unfinished: still running (released when they end)", err.Error())
+	assert.True(t, exe.IsClosed())
+
+	start := time.Now()
+	_, err = runCount(t, c, exe, []int64{0, 1, 2, 3}, 3)
+	assert.ErrorIs(t, err, pjrt.ErrClosed, "a later call on the closed executable")
+	assert.EqualError(t, err, "pjrt: execute: executable already closed")
+	assert.Less(t, time.Since(start), time.Second)
+
+	// Another executable of the same client runs, on another device.
+	x, err := c.BufferFromHost(other.Devices()[0], []float32{1, 2, 3, 4}, []int{4})
+	require.NoError(t, err)
+	outs, err := other.Execute([][]*pjrt.Buffer{{x}})
+	require.NoError(t, err)
+	host, err := outs[0][0].ToHost()
+	require.NoError(t, err)
+	assert.Equal(t, []float32{2, 3, 4, 5}, host)
+	require.NoError(t, outs[0][0].Close())
+
+	err = closeWithin(t, 300*time.Millisecond, c.CloseContext)
+	require.ErrorAs(t, err, &still)
+	assert.Equal(t, pjrt.StillRunningError{What: "Client(cpu, 8 devices)", Calls: 1, Executions: 1}, *still)
+	start = time.Now()
+	_, err = c.Compile(incModule, pjrt.CompileOptions{})
+	assert.ErrorIs(t, err, pjrt.ErrClosed, "a later call on the closed client")
+	_, err = other.Execute([][]*pjrt.Buffer{{x}})
+	assert.ErrorIs(t, err, pjrt.ErrClosed)
+	assert.Less(t, time.Since(start), time.Second)
+	err = closeWithin(t, 100*time.Millisecond, c.CloseContext)
+	assert.ErrorIs(t, err, pjrt.ErrStillRunning, "a second Close waits again, and reports again")
+
+	// Another client is untouched.
+	c2 := pjrttest.Client(t)
+	exe2, err := c2.Compile(countModule, pjrt.CompileOptions{})
+	require.NoError(t, err)
+	defer exe2.Close()
+	got, err = runCount(t, c2, exe2, []int64{5, 6, 7, 8}, 10)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{15, 16, 17, 18}, got)
+	select {
+	case err := <-runaway:
+		t.Fatalf("the runaway returned: %v", err)
+	default:
+	}
+}
+
+// TestAbandonedRunawayReleased: an execution that outlives its closes (here one of a few
+// seconds) releases the executable and then the client when it ends: ownership passes to it.
+func TestAbandonedRunawayReleased(t *testing.T) {
+	c, err := pjrttest.Open(8)
+	require.NoError(t, err)
+	exe, err := c.Compile(countModule, pjrt.CompileOptions{})
+	require.NoError(t, err)
+	live, buffers := pjrt.LiveExecutables(), pjrt.LiveBuffers()
+	n := calibrate(t, c, exe, 2*time.Second)
+
+	runaway := startRunaway(t, c, exe, n)
+	var still *pjrt.StillRunningError
+	require.ErrorAs(t, closeWithin(t, 50*time.Millisecond, exe.CloseContext), &still)
+	assert.Equal(t, 1, still.Calls)
+	assert.Equal(t, live, pjrt.LiveExecutables(), "the running call still holds the executable")
+	require.ErrorAs(t, closeWithin(t, 50*time.Millisecond, c.CloseContext), &still)
+	assert.Equal(t, 1, still.Calls)
+
+	// The call ends with its result, or with ErrClosed once its client closed: it cannot copy
+	// the result to the host of a closed client.
+	err = <-runaway
+	assert.ErrorIs(t, err, pjrt.ErrClosed)
+	require.NoError(t, c.CloseContext(context.Background()), "the last call destroyed the client")
+	assert.Equal(t, live-1, pjrt.LiveExecutables(), "the executable was destroyed")
+	assert.Equal(t, buffers, pjrt.LiveBuffers(), "the client destroyed its buffers")
+}
+
+// calibrate returns a trip count for countModule that runs about d.
+func calibrate(t *testing.T, c *pjrt.Client, exe *pjrt.Executable, d time.Duration) int64 {
+	const probe = 1 << 22
+	start := time.Now()
+	got, err := runCount(t, c, exe, []int64{0, 0, 0, 0}, probe)
+	require.NoError(t, err)
+	require.Equal(t, []int64{probe, probe, probe, probe}, got)
+	per := time.Since(start) / probe
+	return int64(d / max(per, time.Nanosecond))
+}
+
+// runChild runs the test named name in a child process of the test binary, where what it
+// leaves running dies with the child, and fails if the child fails.
+func runChild(t *testing.T, name string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^"+name+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "XLAMESH_RUNAWAY_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	t.Logf("child:\n%s", out)
+	if err != nil {
+		t.Fatalf("the child failed: %v", err)
+	}
+}
