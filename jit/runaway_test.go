@@ -1,0 +1,182 @@
+package jit_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/xlamesh/xlamesh/jit"
+	"github.com/xlamesh/xlamesh/lower"
+	"github.com/xlamesh/xlamesh/mesh"
+	"github.com/xlamesh/xlamesh/pjrt"
+	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
+	"github.com/xlamesh/xlamesh/stablehlo"
+)
+
+// count adds 1 to args[0] args[1] times: a stablehlo.while counting i up from 0 until it equals
+// n. With n = -1 the loop has 2^64-1 iterations: it never ends in the life of a test.
+var count jit.Body = func(f *lower.Function, args []lower.Value) []lower.Value {
+	r := f.While([]lower.Value{f.Constant(int64(0)), args[1], args[0]},
+		func(g *stablehlo.Function, c []stablehlo.Value) stablehlo.Value { return g.Compare(c[0], c[1], stablehlo.NE) },
+		func(g *stablehlo.Function, c []stablehlo.Value) []stablehlo.Value {
+			return []stablehlo.Value{g.Add(c[0], g.Constant(int64(1))), c[1], g.Add(c[2], g.Constant(int64(1)))}
+		})
+	return r[2:]
+}
+
+// onOneDevice returns the arrays x = arange(16) as int64[8, 2] and n, replicated on a mesh of
+// device 0 alone, where the CPU plugin runs a program on the calling thread.
+func onOneDevice(t *testing.T, c *pjrt.Client, n int64) (x, nArr *jit.Array) {
+	t.Helper()
+	m, err := mesh.New(jit.Devices(c)[:1], []int{1}, "x")
+	require.NoError(t, err)
+	s := sharding(t, m, mesh.P())
+	x, err = jit.Put(c, arange[int64](16), []int{8, 2}, s)
+	require.NoError(t, err)
+	nArr, err = jit.Put(c, []int64{n}, []int{}, s)
+	require.NoError(t, err)
+	return x, nArr
+}
+
+// plus returns arange(16) + k.
+func plus(k int64) []int64 {
+	out := arange[int64](16)
+	for i := range out {
+		out[i] += k
+	}
+	return out
+}
+
+// within runs f with a context of timeout d and checks that it returns in time.
+func within(t *testing.T, d time.Duration, f func(context.Context) error) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	start := time.Now()
+	err := f(ctx)
+	assert.Less(t, time.Since(start), d+2*time.Second, "returned late")
+	return err
+}
+
+// TestCloseAbandonedRunaway calls a program that never ends with a short deadline, then closes
+// its Function and its client with deadlines: CallContext and both CloseContexts return in
+// time, the closes with a *pjrt.StillRunningError; later calls on the closed Function and
+// client fail with ErrClosed at once, and other functions keep working. The runaway spins until
+// the process ends, so the test runs in a child process of its own.
+func TestCloseAbandonedRunaway(t *testing.T) {
+	if os.Getenv("XLAMESH_RUNAWAY_CHILD") == "" {
+		runChild(t, "TestCloseAbandonedRunaway")
+		return
+	}
+	c, err := pjrttest.Open(8)
+	require.NoError(t, err)
+	x, n3 := onOneDevice(t, c, 3)
+	_, forever := onOneDevice(t, c, -1)
+	f := jit.New("count", count)
+	assert.Equal(t, plus(3), callToHost(t, f, c, x, n3), "the loop counts")
+
+	err = within(t, 500*time.Millisecond, func(ctx context.Context) error {
+		_, err := f.CallContext(ctx, c, x, forever)
+		return err
+	})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.EqualError(t, err, "jit: count: context deadline exceeded")
+
+	err = within(t, 300*time.Millisecond, f.CloseContext)
+	var still *pjrt.StillRunningError
+	require.ErrorAs(t, err, &still)
+	assert.ErrorIs(t, err, pjrt.ErrStillRunning)
+	assert.Equal(t, pjrt.StillRunningError{What: `function "count"`, Calls: 1}, *still)
+	assert.EqualError(t, err, `jit: close: function "count": 1 call in flight, 0 executions unfinished: still running (released when they end)`)
+
+	start := time.Now()
+	_, err = f.Call(c, x, n3)
+	assert.ErrorIs(t, err, jit.ErrClosed, "a later call on the closed function")
+	assert.EqualError(t, err, "jit: count: function already closed")
+	assert.Less(t, time.Since(start), time.Second)
+
+	// Another function runs on the same client, on all 8 devices.
+	m := mesh42(t, c)
+	y, err := jit.Put(c, arange[int64](16), []int{8, 2}, sharding(t, m, mesh.P("x", "y")))
+	require.NoError(t, err)
+	d := jit.New("double_beside_runaway", double)
+	defer d.Close()
+	assert.Equal(t, doubled[int64](16), callToHost(t, d, c, y))
+
+	err = within(t, 300*time.Millisecond, c.CloseContext)
+	require.ErrorAs(t, err, &still)
+	assert.Equal(t, pjrt.StillRunningError{What: "Client(cpu, 8 devices)", Calls: 1, Executions: 1}, *still)
+	start = time.Now()
+	_, err = d.Call(c, y)
+	assert.ErrorIs(t, err, pjrt.ErrClosed, "a later call on the closed client")
+	assert.Less(t, time.Since(start), time.Second)
+
+	// Other clients are untouched, for this function and a new one.
+	c2 := pjrttest.Client(t)
+	y2, err := jit.Put(c2, arange[int64](16), []int{8, 2}, sharding(t, mesh42(t, c2), mesh.P("x", "y")))
+	require.NoError(t, err)
+	defer y2.Close()
+	assert.Equal(t, doubled[int64](16), callToHost(t, d, c2, y2))
+	x2, n2 := onOneDevice(t, c2, 5)
+	defer x2.Close()
+	defer n2.Close()
+	g := jit.New("count_again", count)
+	defer g.Close()
+	assert.Equal(t, plus(5), callToHost(t, g, c2, x2, n2))
+}
+
+// TestAbandonedCallReleased: a call that outlives the deadline of its CallContext and the
+// closes of its Function and client (here a loop of about 1 s) releases the executable, and then
+// the client with its buffers, when it ends: ownership passes to it, and nothing leaks.
+func TestAbandonedCallReleased(t *testing.T) {
+	execs, bufs := pjrt.LiveExecutables(), pjrt.LiveBuffers()
+	c, err := pjrttest.Open(8)
+	require.NoError(t, err)
+	f := jit.New("count_released", count)
+	x, probe := onOneDevice(t, c, 1<<22)
+	_, zero := onOneDevice(t, c, 0)
+	assert.Equal(t, plus(0), callToHost(t, f, c, x, zero), "compiles")
+	start := time.Now()
+	assert.Equal(t, plus(1<<22), callToHost(t, f, c, x, probe))
+	per := time.Since(start) / (1 << 22)
+	_, long := onOneDevice(t, c, int64(time.Second/max(per, time.Nanosecond)))
+
+	err = within(t, 100*time.Millisecond, func(ctx context.Context) error {
+		_, err := f.CallContext(ctx, c, x, long)
+		return err
+	})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	var still *pjrt.StillRunningError
+	require.ErrorAs(t, within(t, 50*time.Millisecond, f.CloseContext), &still)
+	assert.Equal(t, 1, still.Calls)
+	assert.Equal(t, execs+1, pjrt.LiveExecutables(), "the running call holds its executable")
+	require.ErrorAs(t, within(t, 50*time.Millisecond, c.CloseContext), &still)
+	assert.Equal(t, 1, still.Calls)
+
+	require.NoError(t, c.CloseContext(context.Background()), "the end of the call destroys the client")
+	require.NoError(t, f.CloseContext(context.Background()))
+	jit.WaitBackground()
+	assert.Equal(t, execs, pjrt.LiveExecutables(), "executables leaked")
+	assert.Equal(t, bufs, pjrt.LiveBuffers(), "buffers leaked")
+	assert.NoError(t, x.Close(), "closing an array of the destroyed client does nothing")
+}
+
+// runChild runs the test named name in a child process of the test binary, where what it
+// leaves running dies with the child, and fails if the child fails.
+func runChild(t *testing.T, name string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^"+name+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "XLAMESH_RUNAWAY_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	t.Logf("child:\n%s", out)
+	if err != nil {
+		t.Fatalf("the child failed: %v", err)
+	}
+}
