@@ -22,7 +22,9 @@ import (
 // n. With n = -1 the loop has 2^64-1 iterations: it never ends in the life of a test.
 var count jit.Body = func(f *lower.Function, args []lower.Value) []lower.Value {
 	r := f.While([]lower.Value{f.Constant(int64(0)), args[1], args[0]},
-		func(g *stablehlo.Function, c []stablehlo.Value) stablehlo.Value { return g.Compare(c[0], c[1], stablehlo.NE) },
+		func(g *stablehlo.Function, c []stablehlo.Value) stablehlo.Value {
+			return g.Compare(c[0], c[1], stablehlo.NE)
+		},
 		func(g *stablehlo.Function, c []stablehlo.Value) []stablehlo.Value {
 			return []stablehlo.Value{g.Add(c[0], g.Constant(int64(1))), c[1], g.Add(c[2], g.Constant(int64(1)))}
 		})
