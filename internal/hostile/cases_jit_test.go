@@ -18,7 +18,9 @@ import (
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/mlir"
 	"github.com/xlamesh/xlamesh/pjrt"
+	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 	"github.com/xlamesh/xlamesh/shapes"
+	"github.com/xlamesh/xlamesh/stablehlo"
 )
 
 func mesh42(h *H, c *pjrt.Client) mesh.Mesh {
@@ -515,6 +517,76 @@ func (h *H) Client0115() *pjrt.Client {
 	h.Must(err)
 	h.clients[key] = c
 	return c
+}
+
+// runawayCases leave a program running until their child ends: they run in a group of their
+// own, where the spinning thread slows no other case.
+func runawayCases() []*hcase {
+	return []*hcase{{
+		name: "Function.CloseContext and Client.CloseContext: a while loop that never ends, abandoned by its call", class: classHangs,
+		entry: "jit Call", group: "runaway", leavesRunning: true,
+		want: is("pjrt.ErrStillRunning", pjrt.ErrStillRunning), as: as[*pjrt.StillRunningError]("*pjrt.StillRunningError"),
+		run: runawayThenClose,
+	}}
+}
+
+// spin is a stablehlo.while whose condition, i == i, always holds: it never ends.
+var spin jit.Body = func(f *lower.Function, a []lower.Value) []lower.Value {
+	r := f.While([]lower.Value{f.Constant(int32(0)), a[0]},
+		func(g *stablehlo.Function, c []stablehlo.Value) stablehlo.Value { return g.Equal(c[0], c[0]) },
+		func(g *stablehlo.Function, c []stablehlo.Value) []stablehlo.Value {
+			return []stablehlo.Value{g.Add(c[0], g.Constant(int32(1))), g.Add(c[1], g.Constant(float32(1)))}
+		})
+	return r[1:]
+}
+
+// runawayThenClose calls spin on one device (where the CPU plugin runs it inside the call),
+// lets its deadline pass, closes the Function and then the client with deadlines, and checks
+// that each returns in time, that later calls on them fail at once, and that other functions
+// and clients still work. It returns the client's close error.
+func runawayThenClose(h *H) error {
+	c, err := pjrttest.Open(8) // not h.Fresh: it cannot be closed at the end of the child
+	h.Must(err)
+	m, err := mesh.New(jit.Devices(c)[:1], []int{1}, "x")
+	h.Must(err)
+	x, err := jit.Put(c, arange(16), []int{8, 2}, sharding(h, m, mesh.P()))
+	h.Must(err)
+	f := jit.New("spin", spin)
+	timed := func(what string, d time.Duration, call func(ctx context.Context) error) error {
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		defer cancel()
+		start := time.Now()
+		err := call(ctx)
+		if took := time.Since(start); took > d+3*time.Second {
+			h.Failf("%s returned after %v, its deadline was %v", what, took, d)
+		}
+		return err
+	}
+	// The deadline leaves time for the compilation, so that the loop is running when it passes.
+	err = timed("CallContext", 5*time.Second, func(ctx context.Context) error { _, err := f.CallContext(ctx, c, x); return err })
+	if !errors.Is(err, context.DeadlineExceeded) {
+		h.Failf("CallContext: %v, want context.DeadlineExceeded", err)
+	}
+	err = timed("Function.CloseContext", time.Second, f.CloseContext)
+	if !errors.Is(err, pjrt.ErrStillRunning) {
+		h.Failf("Function.CloseContext: %v, want pjrt.ErrStillRunning", err)
+	}
+	if err := timed("a call on the closed Function", time.Second, func(ctx context.Context) error { _, err := f.CallContext(ctx, c, x); return err }); !errors.Is(err, jit.ErrClosed) {
+		h.Failf("a call on the closed Function: %v, want jit.ErrClosed", err)
+	}
+	other := jit.New("double_beside_spin", double)
+	defer other.Close()
+	if err := doubles(other, c, x42(h, c)); err != nil {
+		h.Failf("another Function on the same client: %v", err)
+	}
+	closeErr := timed("Client.CloseContext", time.Second, c.CloseContext)
+	if err := timed("a call on the closed client", time.Second, func(ctx context.Context) error { _, err := other.CallContext(ctx, c, x); return err }); !errors.Is(err, pjrt.ErrClosed) {
+		h.Failf("a call on the closed client: %v, want pjrt.ErrClosed", err)
+	}
+	if err := doubles(other, h.Client(), x42(h, h.Client())); err != nil {
+		h.Failf("another client: %v", err)
+	}
+	return closeErr
 }
 
 func ownershipCases() []*hcase {

@@ -18,6 +18,7 @@ import (
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/mlir"
 	"github.com/xlamesh/xlamesh/pjrt"
+	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 	"github.com/xlamesh/xlamesh/shapes"
 )
 
@@ -1157,4 +1158,76 @@ func compileCacheCases() []*hcase {
 				h.Must(os.Rename(other, entry))
 			}),
 	}
+}
+
+// spinModule is a stablehlo.while on one device whose condition, i == i, always holds.
+const spinModule = `module @jit_spin attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %zero = stablehlo.constant dense<0> : tensor<i32>
+    %0:2 = stablehlo.while(%i = %zero, %v = %x) : tensor<i32>, tensor<4xf32>
+     cond {
+      %c = stablehlo.compare EQ, %i, %i : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %c : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %i1 = stablehlo.add %i, %one : tensor<i32>
+      %ones = stablehlo.constant dense<1.0> : tensor<4xf32>
+      %v1 = stablehlo.add %v, %ones : tensor<4xf32>
+      stablehlo.return %i1, %v1 : tensor<i32>, tensor<4xf32>
+    }
+    return %0#1 : tensor<4xf32>
+  }
+}`
+
+// runawayExecuteCases leave an execution running until their child ends (group "runaway").
+func runawayExecuteCases() []*hcase {
+	return []*hcase{{
+		name: "Executable.CloseContext: an Execute of a while loop that never ends", class: classHangs,
+		entry: "pjrt Execute", group: "runaway", leavesRunning: true,
+		want: is("pjrt.ErrStillRunning", pjrt.ErrStillRunning), as: as[*pjrt.StillRunningError]("*pjrt.StillRunningError"),
+		run: func(h *H) error {
+			c, err := pjrttest.Open(8) // never closed: the execution holds it to the end of the child
+			h.Must(err)
+			exe, err := c.Compile(spinModule, pjrt.CompileOptions{})
+			h.Must(err)
+			x, err := c.BufferFromHost(exe.Devices()[0], []float32{1, 2, 3, 4}, []int{4})
+			h.Must(err)
+			go func() { _, _ = exe.Execute([][]*pjrt.Buffer{{x}}) }() // the CPU plugin runs it inside the call
+			time.Sleep(time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			start := time.Now()
+			closeErr := exe.CloseContext(ctx)
+			if took := time.Since(start); took > 4*time.Second {
+				h.Failf("Executable.CloseContext returned after %v, its deadline was 1s", took)
+			}
+			start = time.Now()
+			if _, err := exe.Execute([][]*pjrt.Buffer{{x}}); !errors.Is(err, pjrt.ErrClosed) {
+				h.Failf("Execute on the closed executable: %v, want pjrt.ErrClosed", err)
+			}
+			if took := time.Since(start); took > time.Second {
+				h.Failf("Execute on the closed executable returned after %v", took)
+			}
+			inc, err := c.Compile(`module @jit_inc attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %one = stablehlo.constant dense<1.0> : tensor<4xf32>
+    %0 = stablehlo.add %x, %one : tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}`, pjrt.CompileOptions{DeviceAssignment: []int{1}})
+			h.Must(err)
+			defer inc.Close()
+			y, err := c.BufferFromHost(inc.Devices()[0], []float32{1, 2, 3, 4}, []int{4})
+			h.Must(err)
+			defer y.Close()
+			outs, err := inc.Execute([][]*pjrt.Buffer{{y}})
+			h.Must(err)
+			got, err := outs[0][0].ToHost()
+			outs[0][0].Close()
+			if err != nil || !slices.Equal(got.([]float32), []float32{2, 3, 4, 5}) {
+				h.Failf("another executable of the client: %v, %v; want [2 3 4 5]", got, err)
+			}
+			return closeErr
+		},
+	}}
 }
