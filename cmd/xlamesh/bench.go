@@ -54,6 +54,8 @@ func bench(w, stderr io.Writer, args []string) error {
 	partitioner := fs.String("partitioner", "shardy", "a file's partitioner: shardy (sdy.sharding) or gspmd (mhlo.sharding)")
 	chain := fs.Int("chain", 1000, "chain: calls x = f(x) per chain, without waiting in between")
 	mib := fs.Int("mib", 256, "transfer: MiB of the f32 array put on and gathered from the devices")
+	timeout := fs.Duration("timeout", time.Minute, "sweep: the longest one call of the kernel may take; a call that takes longer "+
+		"(a loop that never ends) ends bench with an error naming the kernel, exit status 1 (0: no limit)")
 	var cf clientFlags
 	cf.register(fs)
 	if err := parseFlags(fs, args, stderr); err != nil {
@@ -63,6 +65,10 @@ func bench(w, stderr io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *timeout < 0 {
+		return usageError(fs, "-timeout must not be negative, got %v", *timeout)
+	}
+	perCall = callLimit{limit: *timeout, kernel: *kernelFlag, stderr: stderr}
 	p := &progress{}
 	if !*quiet {
 		p.w = stderr
@@ -499,11 +505,38 @@ func timeKernel(c *pjrt.Client, k *kernel, n int, cfg sweepConfig, host [][]floa
 	return row, nil
 }
 
+// perCall bounds each call of the sweep's kernel (-timeout); bench sets it.
+var perCall callLimit
+
+// callLimit is bench's -timeout: the longest one call of kernel may take.
+type callLimit struct {
+	limit  time.Duration // 0: none
+	kernel string
+	stderr io.Writer
+}
+
+// run runs call within the limit, watched by a timer rather than a goroutine of its own, so that
+// the timed calls pay nothing for it. A call that outlives the limit cannot be stopped (PJRT
+// cannot interrupt a program), and it holds its arguments, executable and client, which
+// unwinding would wait to free: the timer reports the kernel and exits with status 1 at once.
+func (l callLimit) run(call func() error) error {
+	if l.limit <= 0 {
+		return call()
+	}
+	t := time.AfterFunc(l.limit, func() {
+		fmt.Fprintf(l.stderr, "\nxlamesh: bench: kernel %s: a call timed out: it did not end within -timeout %v (a loop that never ends? raise -timeout, or 0 for no limit)\n",
+			l.kernel, l.limit)
+		os.Exit(1)
+	})
+	defer t.Stop()
+	return call()
+}
+
 // timeExecute runs exe on args once untimed, then iters times, each waited for, and returns
 // the median time of one call: the sweep ranks configurations whose times differ by less than
 // the noise of a busy machine, which moves a mean more than a median.
 func timeExecute(exe *pjrt.Executable, args [][]*pjrt.Buffer, iters int) (time.Duration, error) {
-	call := func() error {
+	once := func() error {
 		outs, err := exe.Execute(args)
 		if err != nil {
 			return err
@@ -519,6 +552,7 @@ func timeExecute(exe *pjrt.Executable, args [][]*pjrt.Buffer, iters int) (time.D
 		closeBuffers(outs)
 		return first
 	}
+	call := func() error { return perCall.run(once) }
 	if err := call(); err != nil {
 		return 0, err
 	}

@@ -42,6 +42,7 @@ var cliFiles = map[string]string{
 	"deep.mlir":   plainModule("", "%x: tensor<2xf32>, %t: "+strings.Repeat("tuple<", 10000)+"tensor<f32>"+strings.Repeat(">", 10000), plainBody),
 	"huge.mlir":   plainModule("", "%x: tensor<2xf32>, %t: tensor<4611686018427387904xf32>", plainBody),
 	"binary.mlir": "\x7fELF\x02\x01\x01\x00 not MLIR at all \xff\xfe\x00",
+	"spin.mlir":   spinModule, // a while loop that never ends
 }
 
 func cli(name string, cl class, exit int, stderr string, args ...string) *hcase {
@@ -83,6 +84,8 @@ func cliCases() []*hcase {
 		cli("bench -kernel a module with stablehlo.infeed", classHangs, 1, "unsupported op", "bench", "-what", "sweep", "-kernel", "{dir}/infeed.mlir", "-iters", "1", "-q"),
 		cli("bench -kernel a type 10,000 deep", classPrograms, 1, "nesting too deep", "bench", "-what", "sweep", "-kernel", "{dir}/deep.mlir", "-iters", "1", "-q"),
 		cli("bench -kernel a missing file", classPrograms, 2, "no such file", "bench", "-what", "sweep", "-kernel", "{dir}/missing.mlir", "-iters", "1", "-q"),
+		cli("bench -kernel a while loop that never ends, -timeout 2s", classHangs, 1, "a call timed out: it did not end within -timeout 2s",
+			"bench", "-what", "sweep", "-kernel", "{dir}/spin.mlir", "-iters", "1", "-q", "-timeout", "2s"),
 		cli("inspect -kernel a tensor whose bytes overflow int64", classPrograms, 1, "tensor too large", "inspect", "-kernel", "{dir}/huge.mlir", "-q"),
 		cli("inspect -kernel a binary file", classPrograms, 1, "malformed MLIR", "inspect", "-kernel", "{dir}/binary.mlir", "-q"),
 	}
