@@ -53,6 +53,14 @@
 // up after itself: a compilation lands in the Function's cache, results and transfers are freed.
 // Everything stays usable.
 //
+// A program that never ends (a while loop whose condition always holds) cannot be stopped
+// either. Closing never waits on it for good: Function.CloseContext and pjrt.Client.CloseContext
+// close at once (later calls fail with ErrClosed, or pjrt.ErrClosed, without waiting), wait for
+// the calls still running until their context is done, and then report them with a
+// *pjrt.StillRunningError (pjrt.ErrStillRunning); what those calls hold (their executable, the
+// client) is freed by the last of them to end, if it ever does. Close is CloseContext bounded by
+// pjrt.CloseTimeout. Other functions and clients keep working meanwhile.
+//
 // # Panics in a Body
 //
 // A Body is user code. When it panics with a runtime error (a nil dereference, an index out of

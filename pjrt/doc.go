@@ -39,5 +39,8 @@
 // user cache by `xlamesh install-plugin` (package pjrt/install; `make setup` in the repository)
 // and found there without configuration; see Open and FindCPUPlugin. XLA's C++ logging is kept at
 // warning level unless TF_CPP_MIN_LOG_LEVEL is set. Every value here is safe for concurrent use; resources holding device memory have
-// Close methods, with finalizers only as a safety net.
+// Close methods, with finalizers only as a safety net. Client and Executable also have
+// CloseContext: closing never blocks other calls, and an execution that never ends (PJRT cannot
+// interrupt one) is reported as a *StillRunningError rather than waited for forever; it frees
+// what it holds when it ends. Close is CloseContext bounded by CloseTimeout.
 package pjrt
