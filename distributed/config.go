@@ -3,6 +3,7 @@ package distributed
 import (
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -53,12 +54,23 @@ type Config struct {
 	// ShutdownTimeout bounds Shutdown: waiting for every process to reach it, and process 0
 	// waiting for the others to leave before its server stops.
 	ShutdownTimeout time.Duration
+	// CertFile, KeyFile and CAFile turn on mutual TLS, as jax.distributed.initialize's
+	// mtls_cert_file, mtls_key_file and mtls_ca_file do: this process's certificate (PEM) and its
+	// private key, and the CA (PEM) that signed every certificate of the job. Set all three or
+	// none. Process 0's embedded server then serves https only and refuses every client without
+	// a certificate signed by CAFile, and every process checks the server's certificate against
+	// CAFile too; the certificate must therefore be valid for both server and client
+	// authentication and name the coordinator's host (IP or DNS SAN). `xlamesh launch` makes a
+	// CA and certificates for each job. With Endpoints, the external cluster's client URLs must
+	// be https and trust the same CA.
+	CertFile, KeyFile, CAFile string
 	// Logger receives the job's own notes (a lost process, the server's address). Default
 	// slog.Default().
 	Logger *slog.Logger
 }
 
-// Environment variables read by FromEnv; `xlamesh launch` sets the first four for each process.
+// Environment variables read by FromEnv; `xlamesh launch` sets the first four for each process,
+// and the three mutual TLS files unless it runs with -tls=false.
 const (
 	EnvCoordinator      = "XLAMESH_COORDINATOR"       // host:port
 	EnvProcessID        = "XLAMESH_PROCESS_ID"        // integer
@@ -69,6 +81,9 @@ const (
 	EnvHeartbeatTimeout = "XLAMESH_HEARTBEAT_TIMEOUT" // Go duration
 	EnvBarrierTimeout   = "XLAMESH_BARRIER_TIMEOUT"   // Go duration
 	EnvShutdownTimeout  = "XLAMESH_SHUTDOWN_TIMEOUT"  // Go duration
+	EnvCertFile         = "XLAMESH_MTLS_CERT_FILE"    // path of this process's certificate (PEM)
+	EnvKeyFile          = "XLAMESH_MTLS_KEY_FILE"     // path of its private key (PEM)
+	EnvCAFile           = "XLAMESH_MTLS_CA_FILE"      // path of the job's CA certificate (PEM)
 )
 
 // FromEnv reads a Config from the environment variables above, as torchrun's workers read
@@ -78,6 +93,7 @@ func FromEnv() (Config, error) {
 	var c Config
 	c.JobID = os.Getenv(EnvJobID)
 	c.Coordinator = os.Getenv(EnvCoordinator)
+	c.CertFile, c.KeyFile, c.CAFile = os.Getenv(EnvCertFile), os.Getenv(EnvKeyFile), os.Getenv(EnvCAFile)
 	if v := os.Getenv(EnvEndpoints); v != "" {
 		for _, e := range strings.Split(v, ",") {
 			if e = strings.TrimSpace(e); e != "" {
@@ -131,6 +147,15 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("distributed: %w: no coordinator address (host:port) and no etcd endpoints (set %s or %s)",
 			ErrConfig, EnvCoordinator, EnvEndpoints)
 	}
+	if len(c.Endpoints) == 0 {
+		if err := checkCoordinator(c.Coordinator); err != nil {
+			return c, err
+		}
+	}
+	if set := c.CertFile != "" || c.KeyFile != "" || c.CAFile != ""; set && (c.CertFile == "" || c.KeyFile == "" || c.CAFile == "") {
+		return c, fmt.Errorf("distributed: %w: mutual TLS needs a certificate, a key and a CA file; got cert %q, key %q, CA %q (set %s, %s and %s)",
+			ErrConfig, c.CertFile, c.KeyFile, c.CAFile, EnvCertFile, EnvKeyFile, EnvCAFile)
+	}
 	for _, t := range []struct {
 		d   *time.Duration
 		def time.Duration
@@ -148,6 +173,23 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	return c, nil
 }
+
+// checkCoordinator refuses a coordinator address that is not host:port with a port from 1 to
+// 65535: port 0 would make process 0 listen on a port nobody else knows.
+func checkCoordinator(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("distributed: %w: coordinator address %q is not host:port: %v", ErrConfig, addr, err)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("distributed: %w: coordinator address %q: port %q is not 1 to 65535 (the other processes must know the port)",
+			ErrConfig, addr, port)
+	}
+	return nil
+}
+
+// tlsOn says whether the job uses mutual TLS.
+func (c Config) tlsOn() bool { return c.CertFile != "" }
 
 // leaseTTL is the heartbeat timeout in whole seconds, at least 1.
 func (c Config) leaseTTL() int64 {

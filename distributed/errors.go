@@ -25,6 +25,17 @@ var (
 	ErrProcessLost = errors.New("process lost")
 	// ErrClosed: the job was shut down or closed in this process.
 	ErrClosed = errors.New("job closed")
+	// ErrTooLarge: a key, or a value, is larger than the store takes (see MaxValueBytes); it is
+	// refused before anything is sent, and the job goes on.
+	ErrTooLarge = errors.New("too large for the store")
+	// ErrCorrupt: a value read from the store is not one this package wrote (a chunk of a large
+	// value is missing or altered, or the value was written without Put).
+	ErrCorrupt = errors.New("value corrupt")
+	// ErrTLS: the connection to the coordinator failed its mutual TLS check: this process has no
+	// certificate, or one the coordinator does not trust, or the coordinator's certificate is
+	// not signed by this process's CA, or only one side uses TLS. The message names the address;
+	// the underlying crypto/tls or crypto/x509 error is wrapped too.
+	ErrTLS = errors.New("mutual TLS refused")
 )
 
 // ProcessLostError says which process of which job was lost and how it was noticed. Every

@@ -3,6 +3,7 @@ package distributed
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
@@ -111,20 +113,39 @@ func Join(ctx context.Context, cfg Config) (*Job, error) {
 	j.ops, j.stopOps = context.WithCancelCause(j.ctx)
 	fail := func(err error) (*Job, error) {
 		j.teardown(false)
+		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+			// The caller's context ended first: that, not the store, is why Join gave up.
+			return nil, fmt.Errorf("distributed: job %q: process %d joining: %w", cfg.JobID, cfg.ProcessID, ctx.Err())
+		}
 		return nil, err
+	}
+	var tlsCfg *tls.Config
+	if cfg.tlsOn() {
+		if tlsCfg, err = cfg.clientTLS(); err != nil {
+			return fail(err)
+		}
 	}
 	endpoints := cfg.Endpoints
 	if len(endpoints) == 0 {
-		endpoints = []string{"http://" + cfg.Coordinator}
+		scheme := "http://"
+		if tlsCfg != nil {
+			scheme = "https://"
+		}
+		endpoints = []string{scheme + cfg.Coordinator}
 		if cfg.ProcessID == 0 {
 			if j.srv, err = startServer(initCtx, cfg); err != nil {
 				return fail(err)
 			}
-			cfg.Logger.Debug("distributed: coordinator serving", "job", cfg.JobID, "address", cfg.Coordinator)
+			cfg.Logger.Debug("distributed: coordinator serving", "job", cfg.JobID, "address", cfg.Coordinator, "mtls", tlsCfg != nil)
+		}
+		// Refuse a TLS mismatch with the coordinator at once, not after the init timeout.
+		if err := probeTLS(initCtx, cfg.JobID, cfg.Coordinator, tlsCfg); err != nil {
+			return fail(err)
 		}
 	}
 	j.cli, err = clientv3.New(clientv3.Config{
 		Endpoints:          endpoints,
+		TLS:                tlsCfg,
 		DialTimeout:        2 * time.Second,
 		Logger:             zap.NewNop(),
 		MaxCallSendMsgSize: maxValueBytes + 1<<20,
@@ -480,56 +501,90 @@ func (j *Job) bind(ctx context.Context) (context.Context, context.CancelFunc) {
 	return ctx, func() { stop(); cancel() }
 }
 
-// opError explains why an operation failed: the job's loss, the job being left, or err.
-func (j *Job) opError(err error) error {
+// state returns the job's loss, or ErrClosed once this process left, or nil.
+func (j *Job) state() error {
 	if lost := j.Err(); lost != nil {
 		return lost
 	}
 	if j.ctx.Err() != nil {
 		return fmt.Errorf("distributed: job %q: %w", j.cfg.JobID, ErrClosed)
 	}
-	if errors.Is(err, ErrCoordinator) && len(j.cfg.Endpoints) == 0 && j.cfg.ProcessID != 0 {
-		// The store is process 0's embedded server: its going away is process 0 lost, which the
-		// heartbeat monitor would report a little later anyway.
-		j.setLost(&ProcessLostError{JobID: j.cfg.JobID, Process: 0,
-			Reason: fmt.Sprintf("its coordinator at %s stopped answering (process 0 died, or the network failed): %v", j.cfg.Coordinator, err)})
-		if lost := j.Err(); lost != nil {
-			return lost
-		}
+	return nil
+}
+
+// opError classifies why an operation (what, e.g. `put "k"`) failed, and never ends the job:
+// the job's loss or ErrClosed; ctx, the caller's context, ending (an error wrapping ctx.Err());
+// a request the store refused as too large (ErrTooLarge); or else the store (ErrCoordinator).
+// Only the heartbeat decides that the coordinator is gone: a store that stopped answering
+// cancels every operation through bind within the heartbeat timeout, and state reports it.
+func (j *Job) opError(ctx context.Context, what string, err error) error {
+	if e := j.state(); e != nil {
+		return e
 	}
-	return err
+	if ctx.Err() != nil {
+		return fmt.Errorf("distributed: job %q: %s: %w", j.cfg.JobID, what, ctx.Err())
+	}
+	if errors.Is(err, rpctypes.ErrRequestTooLarge) || errors.Is(err, rpctypes.ErrGRPCRequestTooLarge) ||
+		status.Code(err) == codes.ResourceExhausted {
+		return fmt.Errorf("distributed: job %q: %s: %w: %v", j.cfg.JobID, what, ErrTooLarge, err)
+	}
+	return fmt.Errorf("distributed: job %q: %s: %w: %v", j.cfg.JobID, what, ErrCoordinator, err)
 }
 
-// Put stores value under key in the job's key-value store (etcd, below the run's prefix). It
-// fails with the job's loss, ErrClosed, or an error wrapping ErrCoordinator; it gives up after
-// the heartbeat timeout plus a margin when the store does not answer.
+// ownTimeout turns the end of a context made by Put, TryGet or Get themselves (not the
+// caller's) into the store not answering in time.
+func (j *Job) ownTimeout(what string, err error, d time.Duration) error {
+	if err == nil || !errors.Is(err, context.DeadlineExceeded) || j.state() != nil {
+		return err
+	}
+	return fmt.Errorf("distributed: job %q: %s: %w: the store at %s did not answer within %s", j.cfg.JobID, what, ErrCoordinator, j.where(), d)
+}
+
+// opTimeout bounds Put and TryGet, which take no context.
+func (j *Job) opTimeout() time.Duration { return j.cfg.HeartbeatTimeout + 5*time.Second }
+
+// Put stores value under key in the job's key-value store (etcd, below the run's prefix).
+// Values larger than etcd's request limit are stored in chunks of ChunkBytes, transparently;
+// a key over MaxKeyBytes or a value over MaxValueBytes is refused before anything is sent, with
+// an error wrapping ErrTooLarge. Otherwise it fails with the job's loss, ErrClosed, or an error
+// wrapping ErrCoordinator when the store does not answer within the heartbeat timeout plus a
+// margin. No failure of Put ends the job.
 func (j *Job) Put(key string, value []byte) error {
-	ctx, cancel := context.WithTimeout(context.Background(), j.cfg.HeartbeatTimeout+5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), j.opTimeout())
 	defer cancel()
-	return j.PutContext(ctx, key, value)
+	return j.ownTimeout(fmt.Sprintf("put %q", key), j.PutContext(ctx, key, value), j.opTimeout())
 }
 
-// PutContext is Put bounded by ctx.
+// PutContext is Put bounded by ctx; when ctx ends first the error wraps ctx.Err(), and the job
+// goes on.
 func (j *Job) PutContext(ctx context.Context, key string, value []byte) error {
-	if err := j.opError(nil); err != nil {
+	if err := j.state(); err != nil {
+		return err
+	}
+	if err := j.checkSize(key, len(value)); err != nil {
 		return err
 	}
 	bctx, cancel := j.bind(ctx)
 	defer cancel()
-	if err := j.retry(bctx, func(ctx context.Context) error {
-		_, err := j.cli.Put(ctx, j.prefix+kvDir+key, string(value))
-		return err
-	}); err != nil {
-		return j.opError(fmt.Errorf("distributed: job %q: put %q: %w: %v", j.cfg.JobID, key, ErrCoordinator, err))
+	if err := j.putValue(bctx, key, value); err != nil {
+		return j.opError(ctx, fmt.Sprintf("put %q", key), err)
 	}
 	return nil
 }
 
 // TryGet returns the value of key at once, or an error wrapping pjrt.ErrKeyNotFound.
 func (j *Job) TryGet(key string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), j.cfg.HeartbeatTimeout+5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), j.opTimeout())
 	defer cancel()
-	if err := j.opError(nil); err != nil {
+	v, err := j.tryGet(ctx, key)
+	return v, j.ownTimeout(fmt.Sprintf("get %q", key), err, j.opTimeout())
+}
+
+func (j *Job) tryGet(ctx context.Context, key string) ([]byte, error) {
+	if err := j.state(); err != nil {
+		return nil, err
+	}
+	if err := j.checkSize(key, 0); err != nil {
 		return nil, err
 	}
 	bctx, stop := j.bind(ctx)
@@ -540,12 +595,16 @@ func (j *Job) TryGet(key string) ([]byte, error) {
 		return err
 	})
 	if err != nil {
-		return nil, j.opError(fmt.Errorf("distributed: job %q: get %q: %w: %v", j.cfg.JobID, key, ErrCoordinator, err))
+		return nil, j.opError(ctx, fmt.Sprintf("get %q", key), err)
 	}
 	if len(resp.Kvs) == 0 {
 		return nil, fmt.Errorf("distributed: job %q: key %q: %w", j.cfg.JobID, key, pjrt.ErrKeyNotFound)
 	}
-	return resp.Kvs[0].Value, nil
+	v, err := j.decode(bctx, key, resp.Kvs[0].Value)
+	if err != nil {
+		return nil, j.opError(ctx, fmt.Sprintf("get %q", key), err)
+	}
+	return v, nil
 }
 
 // Get returns the value of key, waiting up to timeout for a process to put it (a get, then a
@@ -555,22 +614,26 @@ func (j *Job) Get(key string, timeout time.Duration) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	v, err := j.GetContext(ctx, key)
-	if errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(err, context.DeadlineExceeded) && j.state() == nil {
 		return nil, fmt.Errorf("distributed: job %q: key %q: %w after waiting %s", j.cfg.JobID, key, pjrt.ErrKeyNotFound, timeout)
 	}
 	return v, err
 }
 
-// GetContext is Get bounded by ctx; when ctx ends first the error wraps ctx.Err().
+// GetContext is Get bounded by ctx; when ctx ends first the error wraps ctx.Err(), and the job
+// goes on.
 func (j *Job) GetContext(ctx context.Context, key string) ([]byte, error) {
-	if err := j.opError(nil); err != nil {
+	if err := j.state(); err != nil {
+		return nil, err
+	}
+	if err := j.checkSize(key, 0); err != nil {
 		return nil, err
 	}
 	full := j.prefix + kvDir + key
-	var value []byte
+	var stored []byte
 	err := j.watch(ctx, full, false, func(k string, v []byte, deleted bool) bool {
 		if k == full && !deleted {
-			value = v
+			stored = v
 			return true
 		}
 		return false
@@ -578,7 +641,13 @@ func (j *Job) GetContext(ctx context.Context, key string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return value, nil
+	bctx, stop := j.bind(ctx)
+	defer stop()
+	v, err := j.decode(bctx, key, stored)
+	if err != nil {
+		return nil, j.opError(ctx, fmt.Sprintf("get %q", key), err)
+	}
+	return v, nil
 }
 
 // watch reads key (or every key under it, with prefix) and then follows its changes, calling
@@ -654,13 +723,7 @@ func (j *Job) retry(ctx context.Context, op func(context.Context) error) error {
 
 // ctxError explains a failed wait: the loss, the job left, the caller's context, or the store.
 func (j *Job) ctxError(ctx context.Context, err error) error {
-	if e := j.opError(nil); e != nil {
-		return e
-	}
-	if ctx.Err() != nil {
-		return fmt.Errorf("distributed: job %q: %w", j.cfg.JobID, ctx.Err())
-	}
-	return fmt.Errorf("distributed: job %q: %w: %v", j.cfg.JobID, ErrCoordinator, err)
+	return j.opError(ctx, "waiting", err)
 }
 
 // Barrier waits until every process of the job has called Barrier with the same name as often
@@ -677,7 +740,7 @@ func (j *Job) Barrier(ctx context.Context, name string) error {
 }
 
 func (j *Job) barrier(ctx context.Context, name string, gen int, timeout time.Duration) error {
-	if err := j.opError(nil); err != nil {
+	if err := j.state(); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -720,7 +783,7 @@ func (j *Job) barrier(ctx context.Context, name string, gen int, timeout time.Du
 	if gone != nil {
 		return gone
 	}
-	if err != nil && errors.Is(err, context.DeadlineExceeded) && j.opError(nil) == nil {
+	if err != nil && errors.Is(err, context.DeadlineExceeded) && j.state() == nil {
 		var missing []int
 		for p := range j.cfg.NumProcesses {
 			if !arrived[p] {

@@ -26,14 +26,12 @@ type server struct {
 	lock *os.File // held while the server runs, in a temporary dir only (nil otherwise)
 }
 
-// startServer starts a one-member etcd cluster whose client URL is http://<coordinator>. Its
-// peer URL is a free loopback port: a one-member cluster never talks to peers. It waits until
-// the server is ready, at most until ctx ends.
+// startServer starts a one-member etcd cluster whose client URL is http://<coordinator>, or
+// https://<coordinator> with mutual TLS. Its peer URL is a free port on loopback, never on the
+// coordinator's network (a one-member cluster never talks to peers, and a peer port answers
+// lease and membership requests), and takes the same certificates when TLS is on. It waits
+// until the server is ready, at most until ctx ends.
 func startServer(ctx context.Context, c Config) (*server, error) {
-	host, _, err := net.SplitHostPort(c.Coordinator)
-	if err != nil {
-		return nil, fmt.Errorf("distributed: %w: coordinator address %q: %v", ErrConfig, c.Coordinator, err)
-	}
 	// Fail with a clear message when the port is taken, before etcd logs its own.
 	if l, err := net.Listen("tcp", c.Coordinator); err != nil {
 		return nil, fmt.Errorf("distributed: job %q: %w: process 0 cannot serve the coordinator at %s: %v",
@@ -41,7 +39,7 @@ func startServer(ctx context.Context, c Config) (*server, error) {
 	} else {
 		l.Close()
 	}
-	peer, err := freePort(host)
+	peer, err := freePort("127.0.0.1")
 	if err != nil {
 		return nil, fmt.Errorf("distributed: job %q: %w: no free port for the embedded server's peer URL: %v", c.JobID, ErrCoordinator, err)
 	}
@@ -54,8 +52,13 @@ func startServer(ctx context.Context, c Config) (*server, error) {
 	cfg := embed.NewConfig()
 	cfg.Name = "xlamesh-" + c.JobID
 	cfg.Dir = s.dir
-	clientURL := url.URL{Scheme: "http", Host: c.Coordinator}
-	peerURL := url.URL{Scheme: "http", Host: peer}
+	scheme := "http"
+	if c.tlsOn() {
+		scheme = "https"
+		cfg.ClientTLSInfo, cfg.PeerTLSInfo = c.serverTLS(), c.serverTLS()
+	}
+	clientURL := url.URL{Scheme: scheme, Host: c.Coordinator}
+	peerURL := url.URL{Scheme: scheme, Host: peer}
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{clientURL}, []url.URL{clientURL}
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peerURL}, []url.URL{peerURL}
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
