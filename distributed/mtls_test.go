@@ -210,7 +210,10 @@ func TestTLSRefused(t *testing.T) {
 				name string
 				do   func(context.Context) error
 			}{
-				{"read", func(ctx context.Context) error { _, err := cli.Get(ctx, "/xlamesh/", clientv3.WithPrefix()); return err }},
+				{"read", func(ctx context.Context) error {
+					_, err := cli.Get(ctx, "/xlamesh/", clientv3.WithPrefix())
+					return err
+				}},
 				{"write", func(ctx context.Context) error { _, err := cli.Put(ctx, "/xlamesh/tlsrefused/evil", "x"); return err }},
 				{"join", func(ctx context.Context) error { _, err := cli.Grant(ctx, 10); return err }},
 			} {
