@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,6 +28,12 @@ import (
 // -grace to notice (the job reports the lost process to them) and are then stopped: SIGTERM, and
 // SIGKILL 5 s later. SIGINT and SIGTERM to launch are passed on. launch fails (xlamesh exits
 // 1) when any process did not exit 0, naming each and the first to fail.
+//
+// Mutual TLS is on unless -tls=false: launch makes a CA for the job and a certificate for each
+// process (distributed.NewCredentials: ECDSA P-256, valid for -tls-validity, naming the
+// coordinator's host) in a new private temporary directory, passes each process its files
+// through the XLAMESH_MTLS_* variables, and removes the directory when the job is over. Only
+// the job's processes can then reach its coordinator.
 func launch(w io.Writer, args []string) error {
 	fs := flag.NewFlagSet("launch", flag.ContinueOnError)
 	fs.SetOutput(w)
@@ -38,6 +45,8 @@ func launch(w io.Writer, args []string) error {
 	initTimeout := fs.Duration("init-timeout", 0, "the job's initialisation timeout (default: distributed's)")
 	grace := fs.Duration("grace", 20*time.Second, "after a process fails, how long the others may take to exit on their own")
 	timeout := fs.Duration("timeout", 0, "stop every process after this long (0: no limit)")
+	useTLS := fs.Bool("tls", true, "mutual TLS between the processes and the coordinator, with a CA and certificates made for this job")
+	validity := fs.Duration("tls-validity", 24*time.Hour, "how long the job's certificates are valid")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: xlamesh launch [-n N] [flags] -- program [args...]")
 		fs.PrintDefaults()
@@ -54,6 +63,8 @@ func launch(w io.Writer, args []string) error {
 		return usageError(fs, "no program to launch (xlamesh launch -n 4 -- go run ./examples/multiprocess)")
 	case *n < 1:
 		return usageError(fs, "-n %d: need at least one process", *n)
+	case *useTLS && *validity <= 0:
+		return usageError(fs, "-tls-validity %s: need a positive duration", *validity)
 	}
 	if *coordinator == "" {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -74,6 +85,21 @@ func launch(w io.Writer, args []string) error {
 	if *initTimeout > 0 {
 		env = append(env, distributed.EnvInitTimeout+"="+initTimeout.String())
 	}
+	var creds []distributed.Credentials
+	if *useTLS {
+		dir, err := os.MkdirTemp("", "xlamesh-launch-tls-") // mode 0700
+		if err != nil {
+			return fmt.Errorf("launch: a private directory for the job's certificates: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		host, _, err := net.SplitHostPort(*coordinator)
+		if err != nil {
+			return usageError(fs, "-coordinator %q: %v", *coordinator, err)
+		}
+		if creds, err = distributed.NewCredentials(dir, *n, uniq(host, "127.0.0.1", "localhost"), *validity); err != nil {
+			return fmt.Errorf("launch: %w", err)
+		}
+	}
 	ctx := context.Background()
 	if *timeout > 0 {
 		var cancel context.CancelFunc
@@ -81,9 +107,17 @@ func launch(w io.Writer, args []string) error {
 		defer cancel()
 	}
 	l := &launcher{out: w, grace: *grace, failed: make(chan struct{})}
-	fmt.Fprintf(w, "[launch] job %q: %d processes, coordinator %s: %s\n", *job, *n, *coordinator, strings.Join(cmdline, " "))
+	security := "mutual TLS off (-tls=false): anyone who reaches the coordinator can join"
+	if *useTLS {
+		security = "mutual TLS with a CA made for this job"
+	}
+	fmt.Fprintf(w, "[launch] job %q: %d processes, coordinator %s, %s: %s\n", *job, *n, *coordinator, security, strings.Join(cmdline, " "))
 	for i := range *n {
 		penv := append(cloneEnv(env), distributed.EnvProcessID+"="+strconv.Itoa(i))
+		if creds != nil {
+			penv = append(penv, distributed.EnvCertFile+"="+creds[i].CertFile, distributed.EnvKeyFile+"="+creds[i].KeyFile,
+				distributed.EnvCAFile+"="+creds[i].CAFile)
+		}
 		if *gpus > 0 {
 			ids := make([]string, *gpus)
 			for k := range ids {
@@ -101,6 +135,17 @@ func launch(w io.Writer, args []string) error {
 }
 
 func cloneEnv(s []string) []string { return append([]string(nil), s...) }
+
+// uniq returns the non-empty strings of s, each once, in order.
+func uniq(s ...string) []string {
+	var out []string
+	for _, v := range s {
+		if v != "" && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
 
 // launcher runs the processes of one job.
 type launcher struct {

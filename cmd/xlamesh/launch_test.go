@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -43,6 +44,22 @@ func launchChild(mode string) int {
 		return 2
 	}
 	fmt.Printf("joined as %d of %d\n", job.ProcessID(), job.NumProcesses())
+	if cfg.CertFile != "" {
+		for _, f := range []string{cfg.CertFile, cfg.KeyFile, cfg.CAFile, filepath.Dir(cfg.CertFile)} {
+			if info, err := os.Stat(f); err == nil {
+				fmt.Printf("mtls %s %v\n", filepath.Base(f), info.Mode().Perm())
+			}
+		}
+		if job.ProcessID() == job.NumProcesses()-1 {
+			// The same process without its certificate is refused by the coordinator.
+			plain := cfg
+			plain.CertFile, plain.KeyFile, plain.CAFile, plain.InitTimeout = "", "", "", 5*time.Second
+			_, err := distributed.Join(context.Background(), plain)
+			fmt.Printf("without a certificate: ErrTLS %v\n", errors.Is(err, distributed.ErrTLS))
+		}
+	} else {
+		fmt.Println("mtls off")
+	}
 	if err := job.Barrier(context.Background(), "ready"); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 3
@@ -101,6 +118,41 @@ func TestLaunch(t *testing.T) {
 	left, err := os.ReadDir(tmp)
 	require.NoError(t, err)
 	assert.Empty(t, left, "left in TMPDIR")
+}
+
+// TestLaunchTLS: `xlamesh launch -n 4` runs its job with mutual TLS by default: every process
+// gets its own certificate, key and the job's CA (files 0600 in a 0700 directory), the job
+// passes two barriers over TLS, a process without its certificate is refused with ErrTLS, and
+// the certificates are gone afterwards. -tls=false launches without.
+func TestLaunchTLS(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	t.Setenv(envLaunchChild, "ok")
+	var out bytes.Buffer
+	err := launch(&out, []string{"-n", "4", "-heartbeat-timeout", "5s", "-init-timeout", "60s", "-timeout", "2m",
+		"--", os.Args[0], "-test.run=^TestLaunchChild$"})
+	require.NoError(t, err, out.String())
+	s := out.String()
+	assert.Contains(t, s, "mutual TLS with a CA made for this job")
+	for i := range 4 {
+		assert.Contains(t, s, fmt.Sprintf("[%d] joined as %d of 4", i, i))
+		for _, f := range []string{fmt.Sprintf("process-%d.pem", i), fmt.Sprintf("process-%d-key.pem", i), "ca.pem"} {
+			assert.Contains(t, s, fmt.Sprintf("[%d] mtls %s -rw-------", i, f))
+		}
+		assert.Regexp(t, fmt.Sprintf(`\[%d\] mtls xlamesh-launch-tls-\d+ -rwx------`, i), s)
+	}
+	assert.Contains(t, s, "[3] without a certificate: ErrTLS true")
+	assert.Contains(t, s, "[launch] all 4 processes exited 0")
+	left, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	assert.Empty(t, left, "left in TMPDIR (the certificates, or etcd's data)")
+
+	out.Reset()
+	err = launch(&out, []string{"-n", "2", "-tls=false", "-timeout", "2m", "--", os.Args[0], "-test.run=^TestLaunchChild$"})
+	require.NoError(t, err, out.String())
+	assert.Contains(t, out.String(), "mutual TLS off (-tls=false)")
+	assert.Contains(t, out.String(), "[1] mtls off")
+	assert.Contains(t, out.String(), "[launch] all 2 processes exited 0")
 }
 
 func TestLaunchUsage(t *testing.T) {
