@@ -35,6 +35,7 @@ type Config struct {
 	// Coordinator is host:port of the coordinator. Without Endpoints, process 0 runs an embedded
 	// etcd server listening there (on exactly that host: give the address of the network the
 	// processes share, e.g. 127.0.0.1:7700 on one machine) and every process connects to it.
+	// The port must be given (1 to 65535): port 0 is refused with ErrConfig.
 	Coordinator string
 	// Endpoints are the client URLs of an existing etcd cluster (e.g. http://10.0.0.5:2379).
 	// When set, no process runs a server and Coordinator is not used.

@@ -24,6 +24,22 @@
 // from the get's revision until the key appears or the timeout ends. pjrt prefixes the plugin's
 // keys with "<platform>:", as JAX does.
 //
+// Values larger than ChunkBytes go in chunks (chunks/<id>/<i>, written before a checksummed
+// index under kv/), so Put takes values up to MaxValueBytes whatever etcd's request limit is;
+// larger ones, and keys over MaxKeyBytes, are refused before sending with ErrTooLarge.
+//
+// # Mutual TLS
+//
+// With Config.CertFile, KeyFile and CAFile (XLAMESH_MTLS_CERT_FILE, _KEY_FILE, _CA_FILE; JAX's
+// mtls_cert_file, mtls_key_file, mtls_ca_file), process 0's embedded etcd serves https only and
+// takes only clients whose certificate the job's CA signed (etcd's ClientCertAuth, on the
+// client and the loopback-only peer URL), and every process checks the server's certificate
+// against the same CA. Join checks the handshake before anything else, so a process without
+// valid credentials, or TLS on one side only, gets an error wrapping ErrTLS at once.
+// NewCredentials makes a CA and per-process certificates for a job; `xlamesh launch` uses it
+// and turns mutual TLS on for every local job. Without credentials anyone who reaches the
+// coordinator can read and write the store and join the job.
+//
 // # Failure
 //
 // Each process keeps an etcd lease of Config.HeartbeatTimeout alive and watches the others'.
@@ -31,7 +47,10 @@
 // records a *ProcessLostError naming it; every blocking call (Get, Barrier, Shutdown) returns it
 // at once, Err reports it and Lost is closed. A process that closes without Shutdown is lost the
 // same way, at once. When process 0 (the coordinator) dies, the others notice their heartbeats
-// go unanswered and name process 0. Nothing blocks without a bound: Join has InitTimeout,
+// go unanswered and name process 0. Only the heartbeat ends a job: a call that fails because the
+// caller's context ended (its error wraps ctx.Err()), because a key or value is too large
+// (ErrTooLarge) or because the store refused it (ErrCoordinator) fails alone. Nothing blocks
+// without a bound: Join has InitTimeout,
 // Barrier BarrierTimeout and its context, Shutdown ShutdownTimeout, Get its timeout.
 //
 // # Sketch

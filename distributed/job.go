@@ -90,9 +90,11 @@ const (
 // without Shutdown is lost, and every blocking call of every other process fails with a
 // *ProcessLostError naming it.
 //
-// Errors wrap ErrConfig (a bad cfg), ErrCoordinator (process 0 cannot serve the coordinator
-// address), ErrInitTimeout (not every process came; the message lists the missing ones),
-// ErrDuplicateProcess (a live process already has this id) or ErrProcessLost.
+// Errors wrap ErrConfig (a bad cfg, e.g. a coordinator address with port 0), ErrTLS (this
+// process and the coordinator do not pass each other's mutual TLS check), ErrCoordinator
+// (process 0 cannot serve the coordinator address), ErrInitTimeout (not every process came; the
+// message lists the missing ones), ErrDuplicateProcess (a live process already has this id),
+// ErrProcessLost, or ctx.Err() when ctx ends first.
 //
 // Restarting a job with the same JobID is safe: each run has its own random id (held by process
 // 0's lease), so nothing of an earlier run is read, even on a shared etcd cluster.
