@@ -125,6 +125,8 @@ func TestErrorLargeValue(t *testing.T) {
 	require.ErrorIs(t, err, distributed.ErrTooLarge)
 	_, err = jobs[1].TryGet(longKey)
 	require.ErrorIs(t, err, distributed.ErrTooLarge)
+	err = jobs[0].Barrier(context.Background(), longKey)
+	require.ErrorIs(t, err, distributed.ErrTooLarge)
 	assert.Less(t, time.Since(start), 2*time.Second, "refused before sending")
 	healthy(t, jobs, "after-large")
 }

@@ -141,8 +141,19 @@ func Join(ctx context.Context, cfg Config) (*Job, error) {
 			cfg.Logger.Debug("distributed: coordinator serving", "job", cfg.JobID, "address", cfg.Coordinator, "mtls", tlsCfg != nil)
 		}
 		// Refuse a TLS mismatch with the coordinator at once, not after the init timeout.
-		if err := probeTLS(initCtx, cfg.JobID, cfg.Coordinator, tlsCfg); err != nil {
+		if err := probeTLS(initCtx, cfg.JobID, cfg.Coordinator, tlsCfg, true); err != nil {
 			return fail(err)
+		}
+	} else {
+		// The same for an existing cluster's endpoints that listen now.
+		for _, e := range endpoints {
+			u, err := url.Parse(e)
+			if err != nil || u.Host == "" {
+				continue // the client reports it
+			}
+			if err := probeTLS(initCtx, cfg.JobID, u.Host, tlsCfg, false); err != nil {
+				return fail(err)
+			}
 		}
 	}
 	j.cli, err = clientv3.New(clientv3.Config{
@@ -744,6 +755,9 @@ func (j *Job) Barrier(ctx context.Context, name string) error {
 func (j *Job) barrier(ctx context.Context, name string, gen int, timeout time.Duration) error {
 	if err := j.state(); err != nil {
 		return err
+	}
+	if len(name) > MaxKeyBytes {
+		return fmt.Errorf("distributed: job %q: barrier %.40q...: %w: the name has %d bytes (at most %d)", j.cfg.JobID, name, ErrTooLarge, len(name), MaxKeyBytes)
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

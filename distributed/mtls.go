@@ -51,12 +51,16 @@ var http2Preface = []byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\
 // and sends the HTTP/2 preface: a server that refuses this process's certificate says so by an
 // alert. Without cfg it sends the preface in the clear: a TLS server closes the connection,
 // and a bare handshake then shows that it wants TLS. It waits for the server to listen until
-// ctx ends; anything else it cannot tell (a timeout, the server going away) is left to the
-// client, and it returns nil.
-func probeTLS(ctx context.Context, job, addr string, cfg *tls.Config) error {
+// ctx ends (with wait; without, a server that does not listen is left to the client); anything
+// else it cannot tell (a timeout, the server going away) is left to the client too, and it
+// returns nil.
+func probeTLS(ctx context.Context, job, addr string, cfg *tls.Config, wait bool) error {
 	for {
 		conn, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "tcp", addr)
 		if err != nil {
+			if !wait {
+				return nil
+			}
 			select {
 			case <-ctx.Done():
 				return nil

@@ -174,6 +174,11 @@ func TestTLSRefused(t *testing.T) {
 		{"certificate of another CA", other[1].Apply(cfg)},
 		{"another CA's certificate, the job's CA", distributed.Credentials{CertFile: other[1].CertFile, KeyFile: other[1].KeyFile, CAFile: creds[1].CAFile}.Apply(cfg)},
 		{"the job's certificate, another CA", distributed.Credentials{CertFile: creds[1].CertFile, KeyFile: creds[1].KeyFile, CAFile: other[1].CAFile}.Apply(cfg)},
+		{"as an etcd endpoint, no certificate", func() distributed.Config {
+			c := cfg
+			c.Endpoints = []string{"https://" + cfg.Coordinator}
+			return c
+		}()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tc.cfg

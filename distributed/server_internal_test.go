@@ -1,9 +1,12 @@
 package distributed
 
 import (
+	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -34,4 +37,32 @@ func TestSweepDataDirs(t *testing.T) {
 	entries, err := os.ReadDir(next)
 	require.NoError(t, err)
 	assert.Len(t, entries, 1, "only the lock file, renamed into place")
+}
+
+// TestServerTLSPeerLoopback: with mutual TLS the embedded server serves clients on https only,
+// with client certificates required, and its peer URL is https on loopback (never the
+// coordinator's network), with client certificates required too.
+func TestServerTLSPeerLoopback(t *testing.T) {
+	creds, err := NewCredentials(t.TempDir(), 1, []string{"127.0.0.1"}, time.Hour)
+	require.NoError(t, err)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	l.Close()
+	c, err := creds[0].Apply(Config{JobID: "peer", NumProcesses: 1, Coordinator: addr, DataDir: t.TempDir()}).withDefaults()
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s, err := startServer(ctx, c)
+	require.NoError(t, err)
+	defer s.stop()
+	cfg := s.etcd.Config()
+	require.Len(t, cfg.ListenClientUrls, 1)
+	assert.Equal(t, "https://"+addr, cfg.ListenClientUrls[0].String())
+	require.Len(t, cfg.ListenPeerUrls, 1)
+	assert.Equal(t, "https", cfg.ListenPeerUrls[0].Scheme)
+	assert.Equal(t, "127.0.0.1", cfg.ListenPeerUrls[0].Hostname())
+	assert.True(t, cfg.ClientTLSInfo.ClientCertAuth)
+	assert.True(t, cfg.PeerTLSInfo.ClientCertAuth)
+	assert.Equal(t, creds[0].CAFile, cfg.PeerTLSInfo.TrustedCAFile)
 }
