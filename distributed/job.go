@@ -537,6 +537,9 @@ func (j *Job) opError(ctx context.Context, what string, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("distributed: job %q: %s: %w", j.cfg.JobID, what, ctx.Err())
 	}
+	if errors.Is(err, ErrCorrupt) {
+		return err // already classified, by decode
+	}
 	if errors.Is(err, rpctypes.ErrNoSpace) || errors.Is(err, rpctypes.ErrGRPCNoSpace) {
 		// Also ResourceExhausted, but the store is full, not the request too large.
 		return fmt.Errorf("distributed: job %q: %s: %w: the store is full: %v", j.cfg.JobID, what, ErrCoordinator, err)
