@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -87,11 +88,14 @@ func launch(w io.Writer, args []string) error {
 	}
 	var creds []distributed.Credentials
 	if *useTLS {
-		dir, err := os.MkdirTemp("", "xlamesh-launch-tls-") // mode 0700
+		dir, lock, err := credentialsDir()
 		if err != nil {
 			return fmt.Errorf("launch: a private directory for the job's certificates: %w", err)
 		}
-		defer os.RemoveAll(dir)
+		defer func() {
+			_ = os.RemoveAll(dir)
+			lock.Close()
+		}()
 		host, _, err := net.SplitHostPort(*coordinator)
 		if err != nil {
 			return usageError(fs, "-coordinator %q: %v", *coordinator, err)
@@ -135,6 +139,48 @@ func launch(w io.Writer, args []string) error {
 }
 
 func cloneEnv(s []string) []string { return append([]string(nil), s...) }
+
+// Each launch keeps its job's certificates in a temporary directory named credentialsPrefix +
+// random, holding an exclusive flock on credentialsLock inside it while the job runs.
+const (
+	credentialsPrefix = "xlamesh-launch-tls-"
+	credentialsLock   = ".lock"
+)
+
+// credentialsDir makes a new private (0700) temporary directory for the job's certificates,
+// locked while this launch runs, after removing those a launch killed before it could clean up
+// left behind (their lock is free). The lock is held until lock is closed (or the process
+// ends); the caller removes the directory.
+func credentialsDir() (dir string, lock *os.File, err error) {
+	tmp := os.TempDir()
+	stale, _ := filepath.Glob(filepath.Join(tmp, credentialsPrefix+"*"))
+	for _, d := range stale {
+		if f, err := os.Open(filepath.Join(d, credentialsLock)); err == nil {
+			if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+				_ = os.RemoveAll(d)
+			}
+			f.Close()
+		}
+	}
+	if dir, err = os.MkdirTemp(tmp, credentialsPrefix); err != nil {
+		return "", nil, err
+	}
+	// Locked under a private name first, then renamed: a sweep never finds the lock file free.
+	f, err := os.CreateTemp(dir, ".lock-")
+	if err == nil {
+		if err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
+			err = os.Rename(f.Name(), filepath.Join(dir, credentialsLock))
+		}
+		if err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return "", nil, err
+	}
+	return dir, f, nil
+}
 
 // uniq returns the non-empty strings of s, each once, in order.
 func uniq(s ...string) []string {

@@ -147,6 +147,27 @@ func TestLaunchTLS(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, left, "left in TMPDIR (the certificates, or etcd's data)")
 
+	// A launch killed before it could remove its certificates: the next one removes them, and
+	// leaves a live launch's alone.
+	stale, staleLock, err := credentialsDir()
+	require.NoError(t, err)
+	staleLock.Close() // as a killed launch's lock is released
+	live, liveLock, err := credentialsDir()
+	require.NoError(t, err)
+	defer liveLock.Close()
+	next, nextLock, err := credentialsDir()
+	require.NoError(t, err)
+	nextLock.Close()
+	assert.NoDirExists(t, stale)
+	assert.DirExists(t, live)
+	assert.DirExists(t, next)
+	entries, err := os.ReadDir(next)
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	assert.Equal(t, ".lock", entries[0].Name())
+	require.NoError(t, os.RemoveAll(live))
+	require.NoError(t, os.RemoveAll(next))
+
 	out.Reset()
 	err = launch(&out, []string{"-n", "2", "-tls=false", "-timeout", "2m", "--", os.Args[0], "-test.run=^TestLaunchChild$"})
 	require.NoError(t, err, out.String())
