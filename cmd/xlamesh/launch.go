@@ -67,6 +67,11 @@ func launch(w io.Writer, args []string) error {
 	case *useTLS && *validity <= 0:
 		return usageError(fs, "-tls-validity %s: need a positive duration", *validity)
 	}
+	if *coordinator != "" {
+		if _, port, err := net.SplitHostPort(*coordinator); err != nil || port == "0" {
+			return usageError(fs, "-coordinator %q: need host:port with a port the processes can share (not 0)", *coordinator)
+		}
+	}
 	if *coordinator == "" {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {

@@ -184,4 +184,7 @@ func TestLaunchUsage(t *testing.T) {
 	assert.Contains(t, err.Error(), "no program to launch")
 	err = launch(&out, []string{"-n", "0", "--", "true"})
 	require.ErrorAs(t, err, &ue)
+	err = launch(&out, []string{"-coordinator", "127.0.0.1:0", "--", "true"})
+	require.ErrorAs(t, err, &ue)
+	assert.Contains(t, err.Error(), `-coordinator "127.0.0.1:0": need host:port`)
 }
