@@ -329,8 +329,8 @@ func (a *Array) ToHost() (any, error) {
 	if a == nil {
 		return nil, fmt.Errorf("jit: to host: %w: nil *Array", ErrNil)
 	}
-	if !pjrt.Supported(a.dtype) {
-		return nil, fmt.Errorf("jit: to host: %w: unsupported element type %v", pjrt.ErrHostData, a.dtype)
+	if _, err := hostSize("to host", a.dtype, a.shape); err != nil {
+		return nil, err
 	}
 	// Uncleared memory: toHostInto writes every byte, or the slice is dropped.
 	flat, out := hostmem.Flat(a.dtype, shapes.Make(a.dtype, a.shape...).Size())
@@ -340,17 +340,38 @@ func (a *Array) ToHost() (any, error) {
 	return flat, nil
 }
 
-// ToHostBytes is ToHost returning raw row-major bytes.
+// ToHostBytes is ToHost returning raw row-major bytes. Like ToHost, it returns an error wrapping
+// pjrt.ErrHostData, naming the element type, for an array of a type pjrt cannot read (complex,
+// float8, sub-byte integers), never fewer bytes than the array holds.
 func (a *Array) ToHostBytes() ([]byte, error) {
 	if a == nil {
 		return nil, fmt.Errorf("jit: to host: %w: nil *Array", ErrNil)
 	}
-	out := hostmem.Bytes(shapes.Make(a.dtype, a.shape...).Bytes()) // see ToHost
+	n, err := hostSize("to host bytes", a.dtype, a.shape)
+	if err != nil {
+		return nil, err
+	}
+	out := hostmem.Bytes(n) // see ToHost
 	if err := a.toHostInto(out); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
+
+// hostSize returns the bytes of the row-major host copy of an array of element type d and
+// dimensions dims, or an error wrapping pjrt.ErrHostData that names d when pjrt cannot read
+// arrays of that type (complex, the float8 family, sub-byte integers): reads go through it so that
+// none returns fewer bytes than the array holds without an error. op words the error.
+func hostSize(op string, d dtypes.DType, dims []int) (int, error) {
+	if !pjrt.Supported(d) {
+		return 0, fmt.Errorf("jit: %s: %w: arrays of element type %s (%v) cannot be read to the host yet",
+			op, pjrt.ErrHostData, shapes.AvalName(d), d)
+	}
+	return shapes.Make(d, dims...).Bytes(), nil
+}
+
+// aval returns the array's type as JAX writes it ("f32[8,2]").
+func (a *Array) aval() string { return shapes.Make(a.dtype, a.shape...).Aval() }
 
 // toHostInto copies the global array into out, its row-major bytes: every distinct shard
 // straight into its place (pjrt.HostCopy with the global array's byte strides), all at once.
@@ -360,7 +381,15 @@ func (a *Array) toHostInto(out []byte) error {
 	if a.closed {
 		return fmt.Errorf("jit: to host: %w", ErrClosed)
 	}
-	if len(out) == 0 {
+	// The one length check of every read: out holds the whole array, or nothing is read.
+	n, err := hostSize("to host", a.dtype, a.shape)
+	if err != nil {
+		return err
+	}
+	if len(out) != n {
+		return fmt.Errorf("jit: to host: %w: %s holds %d bytes, the destination has %d", pjrt.ErrHostData, a.aval(), n, len(out))
+	}
+	if n == 0 {
 		return nil // nothing to read (the blocks of an empty array all look alike)
 	}
 	var firsts []Shard // replica 0 of each distinct shard

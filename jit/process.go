@@ -135,7 +135,11 @@ func (a *Array) ProcessLocalData() (any, []int, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("jit: process-local data: %w", err)
 	}
-	out := make([]byte, shapes.Make(a.dtype, localShape...).Bytes())
+	n, err := hostSize("process-local data", a.dtype, localShape)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]byte, n)
 	// Read each local block once, from the first shard that holds it, straight into its place.
 	strides := byteStrides(localShape, a.dtype.Size())
 	var copies []pjrt.HostCopy

@@ -194,6 +194,10 @@ func jitCases() []*hcase {
 			_, err := a.ToHostContext(context.Background())
 			return err
 		}, nilErr...),
+		unreadable("complex64", "complex<f32>", "(1.0, 2.0)"),
+		unreadable("float8 e4m3fn", "f8E4M3FN", "1.0"),
+		unreadable("int4", "i4", "3"),
+		unreadable("uint2", "ui2", "1"),
 		jitCase("Function.Call: nil *Function", classPanics, "jit Call", func(h *H, c *pjrt.Client) error {
 			var f *jit.Function
 			_, err := f.Call(c, x42(h, c))
@@ -820,4 +824,38 @@ func ownershipCases() []*hcase {
 			return doubles(f, c, x)
 		}),
 	}
+}
+
+// unreadable reads back, with ToHostBytes, an array of an element type pjrt cannot read yet,
+// made by a real one-device program returning a constant of StableHLO element type elem: the
+// read must fail naming the type (it returned 0 bytes and no error before).
+func unreadable(name, elem, value string) *hcase {
+	return jitCase("Array.ToHostBytes: a "+name+" result", classSilent, "jit ToHost", func(h *H, c *pjrt.Client) error {
+		typ := fmt.Sprintf("tensor<4x%s>", elem)
+		text := fmt.Sprintf("module @m attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {\n"+
+			"  func.func public @main() -> %[1]s {\n    %%0 = stablehlo.constant dense<%[2]s> : %[1]s\n"+
+			"    return %%0 : %[1]s\n  }\n}\n", typ, value)
+		dev := c.AddressableDevices()[0]
+		exe, err := c.Compile(text, pjrt.CompileOptions{DeviceAssignment: []int{dev.ID()}})
+		h.Must(err)
+		defer exe.Close()
+		out, err := exe.Execute([][]*pjrt.Buffer{{}})
+		h.Must(err)
+		m, err := mesh.New(jit.Devices(c)[:1], []int{1}, "x")
+		h.Must(err)
+		a, err := jit.FromShards(c, []int{4}, sharding(h, m, mesh.P()), out[0])
+		if err != nil {
+			out[0][0].Close()
+			h.Must(err)
+		}
+		defer a.Close()
+		b, err := a.ToHostBytes()
+		if err == nil {
+			return wrongf("ToHostBytes of %s returned %d bytes and no error", a, len(b))
+		}
+		if !strings.Contains(err.Error(), a.DType().String()) {
+			h.Failf("the error does not name the element type %v: %v", a.DType(), err)
+		}
+		return err
+	}, "pjrt.ErrHostData", pjrt.ErrHostData)
 }
