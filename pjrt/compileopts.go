@@ -18,7 +18,9 @@ import (
 //	  use_shardy_partitioner (19) = partitioner == Shardy }
 //	CompileOptionsProto.compile_portable_executable (4) = false (the default, not written)
 //	CompileOptionsProto.env_option_overrides (7) = {jaxSemantics...}: OptionOverrideProto{bool_field (2)}
-func compileOptionsProto(assignment []int, p Partitioner) []byte {
+//
+// minor is the plugin's PJRT C API minor version: an override goes only to plugins that know it.
+func compileOptionsProto(assignment []int, p Partitioner, minor int) []byte {
 	var da []byte
 	da = protowire.AppendTag(da, 1, protowire.VarintType)
 	da = protowire.AppendVarint(da, 1)
@@ -50,6 +52,9 @@ func compileOptionsProto(assignment []int, p Partitioner) []byte {
 	out = protowire.AppendTag(out, 3, protowire.BytesType)
 	out = protowire.AppendBytes(out, eb)
 	for _, o := range jaxSemantics {
+		if minor < o.minMinor {
+			continue
+		}
 		var ov []byte
 		ov = protowire.AppendTag(ov, 2, protowire.VarintType)
 		ov = protowire.AppendVarint(ov, protowire.EncodeBool(o.value))
@@ -69,12 +74,22 @@ func compileOptionsProto(assignment []int, p Partitioner) []byte {
 // CompileOptionsProto.env_option_overrides, the way jax passes compiler options, so they
 // override single flags and leave the plugin's other debug options alone.
 //
+// An override has the oldest PJRT C API minor version whose XLA knows it: XLA refuses a
+// compile that names an option it does not know ("No such compile option").
+//
 // xla_cpu_enable_fast_min_max=false: max/min propagate NaN (IEEE maximum, as jnp.max and
 // lax.max do). The pinned xla-cpu-pjrt 0.0.1 plugin defaults it to true, so without this
 // max(NaN, 4) is 4 there while jaxlib's XLA gives NaN.
+//
+// xla_enable_hlo_sharding_v3=false (API 0.115 and newer, which default it to true): xlamesh's
+// programs carry Shardy's own sdy attributes, and with HloShardingV3 on, XLA's Shardy pass
+// turns it off for every such module anyway, after printing a shardy_xla_pass.cc warning to
+// stderr on each compile. Off from the start, the compile is the same and quiet.
 var jaxSemantics = []struct {
-	name  string
-	value bool
+	name     string
+	value    bool
+	minMinor int
 }{
-	{"xla_cpu_enable_fast_min_max", false},
+	{"xla_cpu_enable_fast_min_max", false, 0},
+	{"xla_enable_hlo_sharding_v3", false, 115},
 }

@@ -98,7 +98,7 @@ func (c *Client) Compile(mlir string, opts CompileOptions) (*Executable, error) 
 	if len(mlir) == 0 {
 		return nil, fmt.Errorf("pjrt: compile: %w: empty program", ErrCompile)
 	}
-	options := compileOptionsProto(assignment, opts.Partitioner)
+	options := compileOptionsProto(assignment, opts.Partitioner, c.api.minor)
 
 	done, err := c.use("compile")
 	if err != nil {
@@ -328,7 +328,7 @@ func (c *Client) LoadExecutable(serialized []byte, opts CompileOptions) (*Execut
 		if devices, err = c.assign(n, opts.DeviceAssignment); err != nil {
 			return nil, fmt.Errorf("pjrt: load executable: %w", err)
 		}
-		options = compileOptionsProto(deviceIDs(devices), opts.Partitioner)
+		options = compileOptionsProto(deviceIDs(devices), opts.Partitioner, c.api.minor)
 	} else if err := c.api.need(fnLoadedDevices); err != nil {
 		return nil, err
 	}
