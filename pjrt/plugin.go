@@ -17,6 +17,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/xlamesh/xlamesh/internal/regfile"
 	"github.com/xlamesh/xlamesh/pjrt/install"
 )
 
@@ -164,17 +165,18 @@ func probe(path string) (*api, error) {
 // object for this machine whose headers and loadable segments lie inside the file: dlopen of a
 // truncated library maps pages past the end of the file and dies with SIGBUS on first touch.
 func checkPluginFile(path string) error {
-	st, err := os.Stat(path)
+	file, fileSize, err := regfile.Open(path, -1) // no FIFO or device: it would block or never end
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("pjrt: plugin %s: %w; %s", path, ErrPluginNotFound, InstallHint)
 		}
+		if errors.Is(err, regfile.ErrNotRegular) {
+			return fmt.Errorf("pjrt: plugin %s: %w: %w", path, ErrNotPlugin, err)
+		}
 		return fmt.Errorf("pjrt: plugin %s: %w: %v", path, ErrNotPlugin, err)
 	}
-	if !st.Mode().IsRegular() {
-		return fmt.Errorf("pjrt: plugin %s: %w: not a regular file (%s)", path, ErrNotPlugin, st.Mode().Type())
-	}
-	f, err := elf.Open(path)
+	defer file.Close()
+	f, err := elf.NewFile(file)
 	if err != nil {
 		return fmt.Errorf("pjrt: plugin %s: %w: not a readable ELF file: %v", path, ErrNotPlugin, err)
 	}
@@ -185,7 +187,7 @@ func checkPluginFile(path string) error {
 	if want := nativeMachine(); want != elf.EM_NONE && f.Machine != want {
 		return fmt.Errorf("pjrt: plugin %s: %w: built for %v, this machine is %v", path, ErrNotPlugin, f.Machine, want)
 	}
-	size := uint64(st.Size())
+	size := uint64(fileSize)
 	for i, prog := range f.Progs {
 		if prog.Off > size || prog.Filesz > size-prog.Off {
 			return fmt.Errorf("pjrt: plugin %s: %w: truncated: segment %d (%v) needs bytes %d..%d, the file has %d",
