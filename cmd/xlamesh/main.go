@@ -4,9 +4,10 @@
 //	    open a PJRT client and list its devices with their attributes
 //	xlamesh visualize -mesh x=4,y=2 -spec x,y -shape 8,8 [-devices N]
 //	    print jax.debug.visualize_array_sharding's table for a sharding on the CPU devices
-//	xlamesh install-plugin [-plugin cpu|cpu-0.115|cuda12|cuda13|tpu[,...]] [-version V] [-dir D] [-check] [-path]
+//	xlamesh install-plugin [-plugin cpu|cpu-0.115|cuda12|cuda13|tpu[,...]] [-version V] [-dir D] [-check] [-path] [-index URL]
 //	    download a pinned PJRT plugin from PyPI into the user cache (no Python needed) and print
-//	    its path; pjrt.Open finds the CPU plugin there by default
+//	    its path; pjrt.Open finds the CPU plugin there by default. An installed plugin whose size
+//	    or sha256 is not the one installed is downloaded again (-check reports it)
 //	xlamesh bench [-kernel matmul|mlp|attention|FILE.mlir] [-n N] [-iters 20] [-format table|csv|json]
 //	              [-plot out.svg] [-what sweep,chain,transfer] [-chain 1000] [-mib 256] [-q] [-devices N]
 //	    time a kernel on every 2-D mesh shape of the devices with each of its shardings and rank
@@ -63,7 +64,7 @@ func main() {
 	case "visualize":
 		err = visualize(os.Stdout, args)
 	case "install-plugin":
-		err = installPlugin(os.Stdout, args)
+		err = installPlugin(os.Stdout, os.Stderr, args)
 	case "launch":
 		err = launch(os.Stdout, args)
 	case "bench":
@@ -246,7 +247,10 @@ func visualize(w io.Writer, args []string) error {
 	return nil
 }
 
-func installPlugin(w io.Writer, args []string) error {
+// installPlugin installs the plugins of -plugin (Install keeps an intact one and repairs a damaged
+// one). With -check it also reports a damaged plugin (install.Verify) before repairing it, checks
+// the result again, and loads each plugin to compare its PJRT C API version with the pin.
+func installPlugin(w, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("install-plugin", flag.ContinueOnError)
 	var names []string
 	for _, p := range install.Known {
@@ -256,7 +260,9 @@ func installPlugin(w io.Writer, args []string) error {
 	version := fs.String("version", "", "a PyPI version other than the pinned one (its sha256 is then the index's; one plugin only)")
 	dir := fs.String("dir", "", "cache directory (default $XLAMESH_CACHE_DIR, else the user cache directory + /xlamesh)")
 	pathOnly := fs.Bool("path", false, "print where the plugins are installed; install nothing")
-	check := fs.Bool("check", false, "load each installed plugin and check the PJRT C API version it reports against the pin")
+	check := fs.Bool("check", false, "report an installed plugin whose size or sha256 is not the one installed (then reinstall it), "+
+		"and load each plugin to check the PJRT C API version it reports against the pin")
+	index := fs.String("index", "", "the package index's JSON API root, e.g. a mirror (default https://pypi.org/pypi)")
 	quiet := fs.Bool("q", false, "no progress output")
 	if err := fs.Parse(args); err != nil {
 		return usageError(fs, "%v", err)
@@ -278,6 +284,7 @@ func installPlugin(w io.Writer, args []string) error {
 		}
 		if *version != list[0].Version {
 			list[0].Version, list[0].SHA256, list[0].API = *version, "", ""
+			list[0].SOSize, list[0].SOSHA256 = 0, ""
 		}
 	}
 	if *dir == "" {
@@ -291,13 +298,23 @@ func installPlugin(w io.Writer, args []string) error {
 			fmt.Fprintln(w, p.Path(*dir))
 			continue
 		}
-		opts := install.Options{}
+		opts := install.Options{Index: *index}
 		if !*quiet {
-			opts.Progress = os.Stderr
+			opts.Progress = stderr // Install says there why it reinstalls
+		}
+		if *check && *quiet {
+			if err := install.Verify(p, *dir); errors.Is(err, install.ErrDamaged) {
+				fmt.Fprintf(stderr, "%v; reinstalling\n", err)
+			}
 		}
 		path, err := install.Install(context.Background(), p, *dir, opts)
 		if err != nil {
 			return err
+		}
+		if *check {
+			if err := install.Verify(p, *dir); err != nil {
+				return fmt.Errorf("install-plugin: after installing: %w", err)
+			}
 		}
 		if *check && p.API != "" {
 			pl, err := pjrt.LoadPlugin(path)
@@ -309,7 +326,7 @@ func installPlugin(w io.Writer, args []string) error {
 			}
 		}
 		if !*quiet {
-			fmt.Fprintf(os.Stderr, "xlamesh: %s==%s (PJRT C API %s) installed\n", p.Package, p.Version, p.API)
+			fmt.Fprintf(stderr, "xlamesh: %s==%s (PJRT C API %s) installed\n", p.Package, p.Version, p.API)
 		}
 		fmt.Fprintln(w, path)
 	}

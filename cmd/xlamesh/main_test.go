@@ -1,10 +1,17 @@
 package main
 
 import (
+	"archive/zip"
 	"bytes"
+	"crypto/sha256"
 	"encoding/csv"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -118,4 +125,52 @@ func checkTransferOutput(t *testing.T, out string, mib int) {
 		hi := (times[i] + half).Seconds() / max(times[2]-half, time.Nanosecond).Seconds()
 		assert.True(t, ratios[i] >= lo-0.005 && ratios[i] <= hi+0.005, "%s: %g times copy, want %.2f..%.2f", name, ratios[i], lo, hi)
 	}
+}
+
+// TestInstallPluginCheckRepairs installs a plugin from a local index (-index), truncates it, and
+// checks that install-plugin -check -q reports the damage and reinstalls it, and that a second
+// run finds it intact and says nothing.
+func TestInstallPluginCheckRepairs(t *testing.T) {
+	const member = "xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so"
+	content := []byte("a pretend plugin, long enough to truncate")
+	var whl bytes.Buffer
+	z := zip.NewWriter(&whl)
+	f, err := z.Create(member)
+	require.NoError(t, err)
+	f.Write(content)
+	require.NoError(t, z.Close())
+	sum := sha256.Sum256(whl.Bytes())
+	arch := map[string]string{"amd64": "x86_64", "arm64": "aarch64"}[runtime.GOARCH]
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/pypi/xla-cpu-pjrt/json":
+			fmt.Fprintf(w, `{"releases": {"9.9": [{"filename": "xla_cpu_pjrt-9.9-py3-none-manylinux_2_27_%s.whl", "url": "/w.whl", "size": %d, "packagetype": "bdist_wheel", "digests": {"sha256": "%x"}}]}}`,
+				arch, whl.Len(), sum)
+		case "/w.whl":
+			w.Write(whl.Bytes())
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	args := []string{"-index", srv.URL + "/pypi", "-plugin", "cpu", "-version", "9.9", "-dir", dir, "-check", "-q"}
+	var out, errOut bytes.Buffer
+	require.NoError(t, installPlugin(&out, &errOut, args))
+	path := filepath.Join(dir, "plugins", "xla-cpu-pjrt-9.9", "xla_cpu_pjrt.so")
+	assert.Equal(t, path+"\n", out.String())
+	assert.Empty(t, errOut.String())
+
+	require.NoError(t, os.Truncate(path, 7))
+	out.Reset()
+	require.NoError(t, installPlugin(&out, &errOut, args))
+	assert.Equal(t, "install: xla-cpu-pjrt==9.9: installed plugin damaged: "+path+
+		fmt.Sprintf(" has 7 bytes, %d were installed (truncated or replaced); reinstalling\n", len(content)), errOut.String())
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, content, got)
+
+	errOut.Reset()
+	require.NoError(t, installPlugin(&out, &errOut, args))
+	assert.Empty(t, errOut.String())
 }

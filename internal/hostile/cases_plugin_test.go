@@ -16,8 +16,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/xlamesh/xlamesh/internal/regfile"
 	"github.com/xlamesh/xlamesh/pjrt"
 	"github.com/xlamesh/xlamesh/pjrt/install"
 )
@@ -100,6 +103,12 @@ func pluginCases() []*hcase {
 	}
 	return []*hcase{
 		loadCase("the real plugin's first 16 bytes", prefix(16), notPlugin...),
+		loadCase("a FIFO", func(h *H) string {
+			path := filepath.Join(h.Dir(), "fifo.so")
+			h.Must(syscall.Mkfifo(path, 0o644))
+			return path
+		}, append(notPlugin, "regfile.ErrNotRegular", regfile.ErrNotRegular)...),
+		loadCase("/dev/zero", func(*H) string { return "/dev/zero" }, append(notPlugin, "regfile.ErrNotRegular", regfile.ErrNotRegular)...),
 		loadCase("the real plugin's first 4 KiB", prefix(4096), notPlugin...),
 		loadCase("the real plugin's first 1 MiB", prefix(1<<20), notPlugin...),
 		loadCase("the real plugin's first half", func(h *H) string {
@@ -306,6 +315,62 @@ func installCases() []*hcase {
 				again, err := install.Install(context.Background(), p, dir, install.Options{Index: "http://127.0.0.1:1/unreachable"})
 				if err != nil || again != path {
 					return wrongf("the second Install went to the index: %q, %v", again, err)
+				}
+				return nil
+			},
+		},
+		{
+			name: "install.Install: a truncated installed plugin is reinstalled", class: classPlugins, entry: "pjrt/install", group: "install",
+			run: func(h *H) error {
+				dir := h.Dir()
+				p := plugin
+				p.SHA256 = sha(good)
+				url := index(h, release(thisWheel, sha(good)), good, 0)
+				path, err := install.Install(context.Background(), p, dir, install.Options{Index: url})
+				h.Must(err)
+				h.Must(os.Truncate(path, 4))
+				if err := install.Verify(p, dir); !errors.Is(err, install.ErrDamaged) {
+					return wrongf("Verify of a truncated plugin: %v", err)
+				}
+				if _, err := install.Install(context.Background(), p, dir, install.Options{Index: url}); err != nil {
+					return err
+				}
+				if data, err := os.ReadFile(path); err != nil || string(data) != "\x7fELF pretend plugin" {
+					return wrongf("after the second Install: %q, %v", data, err)
+				}
+				return nil
+			},
+		},
+		{
+			name: "install.Verify: a FIFO in place of the plugin file", class: classHangs, entry: "pjrt/install", group: "install",
+			want: is("install.ErrDamaged", install.ErrDamaged),
+			run: func(h *H) error {
+				dir := h.Dir()
+				p := plugin
+				p.SHA256 = sha(good)
+				path, err := install.Install(context.Background(), p, dir, install.Options{Index: index(h, release(thisWheel, sha(good)), good, 0)})
+				h.Must(err)
+				h.Must(os.Remove(path))
+				h.Must(syscall.Mkfifo(path, 0o644))
+				return install.Verify(p, dir)
+			},
+		},
+		{
+			name: "install.Install: a .download-*.whl an interrupted install left is removed", class: classOwnership, entry: "pjrt/install", group: "install",
+			run: func(h *H) error {
+				dir := h.Dir()
+				p := plugin
+				p.SHA256 = sha(good)
+				stale := filepath.Join(filepath.Dir(p.Path(dir)), ".download-1234.whl")
+				h.Must(os.MkdirAll(filepath.Dir(stale), 0o755))
+				h.Must(os.WriteFile(stale, []byte("half a wheel"), 0o644))
+				old := time.Now().Add(-install.StaleAfter - time.Minute)
+				h.Must(os.Chtimes(stale, old, old))
+				if _, err := install.Install(context.Background(), p, dir, install.Options{Index: index(h, release(thisWheel, sha(good)), good, 0)}); err != nil {
+					return err
+				}
+				if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+					return wrongf("%s is still there: %v", stale, err)
 				}
 				return nil
 			},

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	neturl "net/url"
 	"os"
@@ -16,8 +17,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/xlamesh/xlamesh/internal/regfile"
 )
 
 // EnvCacheDir names the environment variable that moves the cache (the same variable package
@@ -32,21 +36,29 @@ type Plugin struct {
 	SHA256  string // the wheel's sha256 for this machine's platform; "" trusts the index's
 	SOPath  string // the plugin's path inside the wheel
 	API     string // the PJRT C API version it reports, for the record (e.g. "0.81")
+	// SOSize and SOSHA256 pin the plugin file itself (0 and "": not pinned; the stamp written
+	// at install time records them then). Install and Verify check the installed file against
+	// them, so a truncated or altered plugin is found even where the stamp is intact.
+	SOSize   int64
+	SOSHA256 string
 }
 
 // Known are the plugins xlamesh is tested with, pinned (x86-64 Linux wheels). "cpu" is the one
 // pjrt.Open uses by default.
 var Known = []Plugin{
 	{"cpu", "xla-cpu-pjrt", "0.0.1", "55837b6b7b47daa717f2d9a5a03563ea0ceaa338d06a81a1e2d3f060d960decc",
-		"xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so", "0.81"},
+		"xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so", "0.81",
+		259284552, "88c3f28c5900f48ad4a82cab9e79bba9537809743395e341485f8794268820dc"},
 	{"cpu-0.115", "lammps-jax-pjrt-cpu", "0.11.2", "1319390d948b39f69f7dade496b7c385149d9ca6097a6b62114da113216d9ad1",
-		"lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so", "0.115"},
+		"lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so", "0.115",
+		201600336, "ad1309ac822b1b24d51b7f9947c7c9fa9ef5d67f390584cbc3d1fa2428fed9c2"},
 	{"cuda12", "jax-cuda12-pjrt", "0.12.0.1", "5ec28e06198d094031c37590b4ea753ae8cde4879ab4b60baf40f0dffb673286",
-		"jax_plugins/xla_cuda12/xla_cuda_plugin.so", "0.116"},
+		"jax_plugins/xla_cuda12/xla_cuda_plugin.so", "0.116",
+		486596368, "921aaa9c635255fb7b7a660d11c8f702c78a70e7f7d005d4f377c2dc5f0fede2"},
 	{"cuda13", "jax-cuda13-pjrt", "0.12.0.1", "5899bb6177eda86ea532afb9a26794f2bdd04966f6a01f9028266b16c2b6cf90",
-		"jax_plugins/xla_cuda13/xla_cuda_plugin.so", "0.116"},
+		"jax_plugins/xla_cuda13/xla_cuda_plugin.so", "0.116", 0, ""},
 	{"tpu", "libtpu", "0.0.52", "f5e2e596eaea9357fbb5a6755a7a9007c6ab75bfde4a55191b03eff402971140",
-		"libtpu/libtpu.so", "0.117"},
+		"libtpu/libtpu.so", "0.117", 0, ""},
 }
 
 // Lookup returns the known plugin with the given short name.
@@ -68,6 +80,8 @@ var (
 	ErrChecksum      = errors.New("sha256 mismatch")
 	ErrIndex         = errors.New("package index") // the index or its file host failed or lacks the release
 	ErrNotInWheel    = errors.New("plugin file not in the wheel")
+	ErrNotInstalled  = errors.New("plugin not installed")     // no plugin file or stamp, or a stamp of another wheel
+	ErrDamaged       = errors.New("installed plugin damaged") // the file's size or sha256 is not the one installed
 )
 
 // Dir returns the cache directory: $XLAMESH_CACHE_DIR, or os.UserCacheDir()/xlamesh.
@@ -94,18 +108,22 @@ type Options struct {
 	Client   *http.Client
 }
 
-// Install makes sure p is installed under dir and returns the plugin file's path. A file already
-// there with the wheel's sha256 stamp is kept; otherwise the wheel is downloaded, checked and
-// unpacked. Every write goes through a temporary file renamed into place.
+// Install makes sure p is installed under dir and returns the plugin file's path. A plugin file
+// whose size and sha256 are the ones its stamp recorded when it was installed (and the pins,
+// where p has them), from the wheel of the pinned sha256, is kept; otherwise (missing, truncated,
+// altered, an older stamp) the wheel is downloaded, checked and unpacked again, and
+// opts.Progress, if set, says why. Every write goes through a temporary file renamed into
+// place; temporary files an interrupted install left behind (older than StaleAfter) are removed
+// first.
 func Install(ctx context.Context, p Plugin, dir string, opts Options) (string, error) {
 	dest := p.Path(dir)
-	stamp := filepath.Join(filepath.Dir(dest), ".installed-sha256")
+	removeStale(filepath.Dir(dest), time.Now())
 	if p.SHA256 != "" {
-		if got, err := os.ReadFile(stamp); err == nil && strings.TrimSpace(string(got)) == p.SHA256 {
-			if _, err := os.Stat(dest); err == nil {
-				return dest, nil
-			}
+		err := verify(p, p.SHA256, dest)
+		if err == nil {
+			return dest, nil
 		}
+		reportReinstall(opts.Progress, err)
 	}
 	if opts.Index == "" {
 		opts.Index = "https://pypi.org/pypi"
@@ -124,23 +142,165 @@ func Install(ctx context.Context, p Plugin, dir string, opts Options) (string, e
 	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
 		return "", fmt.Errorf("install: %w", err)
 	}
-	if got, err := os.ReadFile(stamp); err == nil && strings.TrimSpace(string(got)) == w.sha256 {
-		if _, err := os.Stat(dest); err == nil {
+	if p.SHA256 == "" {
+		err := verify(p, w.sha256, dest)
+		if err == nil {
 			return dest, nil
 		}
+		reportReinstall(opts.Progress, err)
 	}
 	whl, err := download(ctx, w, filepath.Dir(dest), opts)
 	if err != nil {
 		return "", err
 	}
 	defer os.Remove(whl)
-	if err := unpack(whl, p.SOPath, dest); err != nil {
+	size, sum, err := unpack(whl, p, dest)
+	if err != nil {
 		return "", fmt.Errorf("install: %s==%s: %w", p.Package, p.Version, err)
 	}
-	if err := writeAtomic(stamp, []byte(w.sha256+"\n"), 0o644); err != nil {
+	if err := writeAtomic(stampPath(dest), stamp{wheel: w.sha256, size: size, sha256: sum}.bytes(), 0o644); err != nil {
 		return "", fmt.Errorf("install: %w", err)
 	}
 	return dest, nil
+}
+
+// Verify checks the plugin p installed under dir without the network: its stamp names the
+// wheel of p's pin (any wheel for an unpinned p) and the plugin file is a regular file with the
+// size and sha256 the stamp recorded when it was installed, and those of p's own pins where it
+// has them. It returns nil, or an error wrapping ErrNotInstalled (nothing there, or a stamp of
+// another wheel) or ErrDamaged (a truncated or altered file, or a stamp of an older xlamesh that
+// recorded no size and sha256) that says what differs; Install repairs both.
+func Verify(p Plugin, dir string) error { return verify(p, p.SHA256, p.Path(dir)) }
+
+// StaleAfter is how old a temporary file of an install (.download-*.whl, .unpack-*, .tmp-*)
+// must be for the next Install to remove it as left behind by an interrupted one. A download
+// that is under way writes to its file all along, so its modification time stays recent.
+const StaleAfter = 15 * time.Minute
+
+// tempPatterns are the names of Install's temporary files.
+var tempPatterns = []string{".download-*.whl", ".unpack-*", ".tmp-*"}
+
+// removeStale removes the temporary files in dir older than StaleAfter.
+func removeStale(dir string, now time.Time) {
+	for _, pattern := range tempPatterns {
+		names, _ := filepath.Glob(filepath.Join(dir, pattern))
+		for _, name := range names {
+			if st, err := os.Lstat(name); err == nil && now.Sub(st.ModTime()) > StaleAfter {
+				_ = os.Remove(name)
+			}
+		}
+	}
+}
+
+func reportReinstall(w io.Writer, err error) {
+	if w != nil && !errors.Is(err, ErrNotInstalled) {
+		fmt.Fprintf(w, "%v; reinstalling\n", err)
+	}
+}
+
+// stamp is what the file .installed-sha256 beside a plugin records: the sha256 of the wheel it
+// came from, and the size and sha256 of the plugin file as unpacked. Its text is
+//
+//	wheel <sha256>
+//	plugin <size> <sha256>
+//
+// Stamps of older versions hold the wheel's sha256 alone (size -1 here).
+type stamp struct {
+	wheel  string
+	size   int64
+	sha256 string
+}
+
+func (s stamp) bytes() []byte {
+	return fmt.Appendf(nil, "wheel %s\nplugin %d %s\n", s.wheel, s.size, s.sha256)
+}
+
+// maxStamp bounds the stamp file read: it is a few lines.
+const maxStamp = 4 << 10
+
+func stampPath(dest string) string { return filepath.Join(filepath.Dir(dest), ".installed-sha256") }
+
+// readStamp reads and parses the stamp beside the plugin file dest.
+func readStamp(dest string) (stamp, error) {
+	data, err := regfile.ReadFile(stampPath(dest), maxStamp)
+	if err != nil {
+		return stamp{}, err
+	}
+	f := strings.Fields(string(data))
+	switch {
+	case len(f) == 1 && isHexSHA256(f[0]):
+		return stamp{wheel: f[0], size: -1}, nil
+	case len(f) == 5 && f[0] == "wheel" && f[2] == "plugin" && isHexSHA256(f[1]) && isHexSHA256(f[4]):
+		size, err := strconv.ParseInt(f[3], 10, 64)
+		if err == nil && size >= 0 {
+			return stamp{wheel: f[1], size: size, sha256: f[4]}, nil
+		}
+	}
+	return stamp{}, fmt.Errorf("%s: not a stamp: %q", stampPath(dest), data)
+}
+
+func isHexSHA256(s string) bool {
+	b, err := hex.DecodeString(s)
+	return err == nil && len(b) == sha256.Size
+}
+
+// verify checks the plugin file dest against its stamp, which must name the wheel wheelSHA
+// ("": any), and against p's pins.
+func verify(p Plugin, wheelSHA, dest string) error {
+	name := p.Package + "==" + p.Version
+	st, err := readStamp(dest)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("install: %s: %w (no stamp in %s)", name, ErrNotInstalled, filepath.Dir(dest))
+	}
+	if err != nil {
+		return fmt.Errorf("install: %s: %w: %w", name, ErrDamaged, err)
+	}
+	if wheelSHA != "" && st.wheel != wheelSHA {
+		return fmt.Errorf("install: %s: %w: the stamp names the wheel %s, not %s", name, ErrNotInstalled, st.wheel, wheelSHA)
+	}
+	want := st
+	if p.SOSHA256 != "" {
+		if st.size >= 0 && (st.size != p.SOSize || st.sha256 != p.SOSHA256) {
+			return fmt.Errorf("install: %s: %w: the stamp records %s (%d bytes), the pin is %s (%d bytes)",
+				name, ErrDamaged, st.sha256, st.size, p.SOSHA256, p.SOSize)
+		}
+		want.size, want.sha256 = p.SOSize, p.SOSHA256
+	}
+	if want.size < 0 {
+		return fmt.Errorf("install: %s: %w: the stamp of an older install records no size and sha256 of %s",
+			name, ErrDamaged, dest)
+	}
+	size, sum, err := hashFile(dest)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("install: %s: %w: %s is missing", name, ErrNotInstalled, dest)
+	case err != nil:
+		return fmt.Errorf("install: %s: %w: %w", name, ErrDamaged, err)
+	case size != want.size:
+		return fmt.Errorf("install: %s: %w: %s has %d bytes, %d were installed (truncated or replaced)",
+			name, ErrDamaged, dest, size, want.size)
+	case sum != want.sha256:
+		return fmt.Errorf("install: %s: %w: %s has sha256 %s, %s was installed", name, ErrDamaged, dest, sum, want.sha256)
+	}
+	if st.size < 0 { // an older stamp, checked against the pins: record the file from now on
+		_ = writeAtomic(stampPath(dest), stamp{wheel: st.wheel, size: size, sha256: sum}.bytes(), 0o644)
+	}
+	return nil
+}
+
+// hashFile returns the size and sha256 of the regular file at path.
+func hashFile(path string) (int64, string, error) {
+	f, _, err := regfile.Open(path, -1)
+	if err != nil {
+		return 0, "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return 0, "", err
+	}
+	return n, hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // wheel is one file of a release, as the index lists it.
@@ -237,6 +397,13 @@ func download(ctx context.Context, w wheel, dir string, opts Options) (string, e
 	if err != nil {
 		return "", fmt.Errorf("install: %w", err)
 	}
+	ok := false
+	defer func() {
+		if !ok { // every way out but success removes the partial file
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
 	h := sha256.New()
 	var src io.Reader = resp.Body
 	if opts.Progress != nil {
@@ -247,39 +414,46 @@ func download(ctx context.Context, w wheel, dir string, opts Options) (string, e
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(f.Name())
 		return "", fmt.Errorf("install: downloading %s: %w", w.filename, err)
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != w.sha256 {
-		os.Remove(f.Name())
 		return "", fmt.Errorf("install: %s: %w: got %s, want %s", w.filename, ErrChecksum, got, w.sha256)
 	}
+	ok = true
 	return f.Name(), nil
 }
 
-// unpack copies member of the wheel (a zip file) to dest, atomically.
-func unpack(whl, member, dest string) error {
+// unpack copies p's plugin file out of the wheel (a zip file) to dest, atomically, and returns
+// its size and sha256; a file that differs from p's pins is refused (ErrChecksum) and never
+// lands at dest.
+func unpack(whl string, p Plugin, dest string) (size int64, sum string, err error) {
 	z, err := zip.OpenReader(whl)
 	if err != nil {
-		return err
+		return 0, "", err
 	}
 	defer z.Close()
 	for _, f := range z.File {
-		if f.Name != member {
+		if f.Name != p.SOPath {
 			continue
 		}
 		src, err := f.Open()
 		if err != nil {
-			return err
+			return 0, "", err
 		}
 		defer src.Close()
 		tmp, err := os.CreateTemp(filepath.Dir(dest), ".unpack-*")
 		if err != nil {
-			return err
+			return 0, "", err
 		}
-		_, err = io.Copy(tmp, src)
+		h := sha256.New()
+		size, err = io.Copy(io.MultiWriter(tmp, h), src)
 		if cerr := tmp.Close(); err == nil {
 			err = cerr
+		}
+		sum = hex.EncodeToString(h.Sum(nil))
+		if err == nil && p.SOSHA256 != "" && (size != p.SOSize || sum != p.SOSHA256) {
+			err = fmt.Errorf("%w: %s in the wheel has %d bytes and sha256 %s, the pin is %d bytes, %s",
+				ErrChecksum, p.SOPath, size, sum, p.SOSize, p.SOSHA256)
 		}
 		if err == nil {
 			err = os.Chmod(tmp.Name(), 0o755)
@@ -289,10 +463,11 @@ func unpack(whl, member, dest string) error {
 		}
 		if err != nil {
 			os.Remove(tmp.Name())
+			return 0, "", err
 		}
-		return err
+		return size, sum, nil
 	}
-	return fmt.Errorf("%w: %s", ErrNotInWheel, member)
+	return 0, "", fmt.Errorf("%w: %s", ErrNotInWheel, p.SOPath)
 }
 
 func writeAtomic(name string, data []byte, mode os.FileMode) error {
