@@ -53,7 +53,8 @@ func bench(w, stderr io.Writer, args []string) error {
 	quiet := fs.Bool("q", false, "print no progress on stderr")
 	partitioner := fs.String("partitioner", "shardy", "a file's partitioner: shardy (sdy.sharding) or gspmd (mhlo.sharding)")
 	chain := fs.Int("chain", 1000, "chain: calls x = f(x) per chain, without waiting in between")
-	mib := fs.Int("mib", 256, "transfer: MiB of the f32 array put on and gathered from the devices")
+	mib := fs.Int("mib", 256, fmt.Sprintf("transfer: MiB of the f32 array put on and gathered from the devices, 1 to %d "+
+		"and at most a %dth of MemAvailable", maxMiB, transferCopies))
 	timeout := fs.Duration("timeout", time.Minute, "sweep: the longest one call of the kernel may take; a call that takes longer "+
 		"(a loop that never ends) ends bench with an error naming the kernel, exit status 1 (0: no limit)")
 	var cf clientFlags
@@ -147,7 +148,7 @@ func benchFlags(fs *flag.FlagSet, kernelName, what string, n, iters, chain, mib 
 		o.figures[f] = true
 	}
 	if o.kernel = findKernel(kernelName); o.kernel == nil {
-		if _, err := os.Stat(kernelName); err != nil {
+		if err := checkKernelFile(kernelName); err != nil {
 			return o, usageError(fs, "-kernel %q is not one of %s, nor a readable StableHLO file: %v", kernelName, kernelNames(), err)
 		}
 		o.file = kernelName
@@ -161,8 +162,10 @@ func benchFlags(fs *flag.FlagSet, kernelName, what string, n, iters, chain, mib 
 		return o, usageError(fs, "-iters must be positive, got %d", iters)
 	case chain < 1:
 		return o, usageError(fs, "-chain must be positive, got %d", chain)
-	case mib < 1:
-		return o, usageError(fs, "-mib must be positive, got %d", mib)
+	case mib < 1 || mib > maxMiB:
+		return o, usageError(fs, "-mib must be between 1 and %d, got %d", maxMiB, mib)
+	case o.figures["transfer"] && transferMiBCheck(mib) != nil:
+		return o, usageError(fs, "%v", transferMiBCheck(mib))
 	case !slices.Contains(formats, format):
 		return o, usageError(fs, "-format %q: want table, csv or json", format)
 	case format == "csv" && len(o.figures) > 1:

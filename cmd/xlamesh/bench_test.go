@@ -252,7 +252,7 @@ func TestBenchUsageErrors(t *testing.T) {
 		{[]string{"-n", "100"}, "-n 100 is not a multiple of 8: the 8x1 and 1x8 meshes of 8 devices could not split it evenly (try -n 104)"},
 		{[]string{"-n", "30", "-devices", "4"}, "-n 30 is not a multiple of 4"},
 		{[]string{"-chain", "0", "-what", "chain"}, "-chain must be positive"},
-		{[]string{"-mib", "-1", "-what", "transfer"}, "-mib must be positive"},
+		{[]string{"-mib", "-1", "-what", "transfer"}, "-mib must be between 1 and 16384, got -1"},
 		{[]string{"-what", "sweep,memcpy"}, `unknown figure "memcpy" (have sweep, chain, transfer)`},
 		{[]string{"-what", "matmul", "-kernel", "mlp"}, "-what matmul is the sweep of -kernel matmul"},
 		{[]string{"-kernel", "conv"}, `-kernel "conv" is not one of matmul, mlp, attention, nor a readable StableHLO file`},

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"time"
 
@@ -42,7 +41,7 @@ func modulePartitions(text string) (int, error) {
 
 // compileFile compiles the StableHLO file at path as written.
 func compileFile(c *pjrt.Client, path string, part pjrt.Partitioner) (*pjrt.Executable, error) {
-	text, err := os.ReadFile(path)
+	text, err := readKernelFile(path)
 	if err != nil {
 		return nil, err
 	}

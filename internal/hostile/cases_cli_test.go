@@ -45,6 +45,9 @@ var cliFiles = map[string]string{
 	"spin.mlir":   spinModule, // a while loop that never ends
 }
 
+// cliFIFO is a FIFO in {dir} that nobody writes: reading it blocks forever.
+const cliFIFO = "fifo.mlir"
+
 func cli(name string, cl class, exit int, stderr string, args ...string) *hcase {
 	return &hcase{name: "xlamesh " + name, class: cl, entry: "cmd/xlamesh", cli: &cliCase{args: args, exit: exit, stderr: stderr}}
 }
@@ -88,6 +91,13 @@ func cliCases() []*hcase {
 			"bench", "-what", "sweep", "-kernel", "{dir}/spin.mlir", "-iters", "1", "-q", "-timeout", "2s"),
 		cli("inspect -kernel a tensor whose bytes overflow int64", classPrograms, 1, "tensor too large", "inspect", "-kernel", "{dir}/huge.mlir", "-q"),
 		cli("inspect -kernel a binary file", classPrograms, 1, "malformed MLIR", "inspect", "-kernel", "{dir}/binary.mlir", "-q"),
+		cli("bench -kernel a FIFO nobody writes", classHangs, 2, "not a regular file (a named pipe)", "bench", "-what", "sweep", "-kernel", "{dir}/"+cliFIFO, "-iters", "1", "-q"),
+		cli("bench -kernel /dev/zero", classHangs, 2, "not a regular file (a character device)", "bench", "-what", "sweep", "-kernel", "/dev/zero", "-iters", "1", "-q"),
+		cli("inspect -kernel a FIFO nobody writes", classHangs, 1, "not a regular file (a named pipe)", "inspect", "-kernel", "{dir}/"+cliFIFO, "-q"),
+		cli("inspect -kernel /dev/zero", classHangs, 1, "not a regular file (a character device)", "inspect", "-kernel", "/dev/zero", "-q"),
+		cli("bench -mib 2^40", classPanics, 2, "-mib must be between 1 and 16384, got 1099511627776", "bench", "-what", "transfer", "-mib", "1099511627776", "-q"),
+		cli("bench -mib MaxInt64", classPanics, 2, "-mib must be between 1 and 16384", "bench", "-what", "transfer", "-mib", "9223372036854775807", "-q"),
+		cli("bench -mib 16385", classSilent, 2, "-mib must be between 1 and 16384, got 16385", "bench", "-what", "transfer", "-mib", "16385", "-q"),
 	}
 }
 
@@ -110,6 +120,9 @@ func runCLI(t *testing.T, cases []*hcase, idx []int, fakes string) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, cliFIFO), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	cache, err := pjrttest.CacheDir()
 	if err != nil {

@@ -3,7 +3,7 @@
 // and where pjrt.Open looks by default.
 //
 // In xlamesh's data flow it comes before everything else: it puts a plugin file on disk, which
-// package pjrt then loads. It imports no other xlamesh package.
+// package pjrt then loads. It imports no other xlamesh package but internal/regfile.
 //
 // # Pins
 //
@@ -11,8 +11,10 @@
 // Install reads the wheel's URL and sha256 from the package index's JSON API
 // (https://pypi.org/pypi/NAME/json), refuses a wheel whose sha256 differs from the pin (or from
 // the index, for an unpinned version), downloads it with progress, verifies it, and unpacks the
-// plugin's .so into Dir()/plugins/NAME-VERSION/. Installing is idempotent: a file stamped with the
-// same sha256 is kept.
+// plugin's .so into Dir()/plugins/NAME-VERSION/. Installing is idempotent: a plugin file is kept
+// when its stamp names the pinned wheel and the file still has the size and sha256 recorded when
+// it was installed (and pinned in Known); a missing, truncated or altered one is downloaded again.
+// Verify makes the same check without the network.
 //
 // # Where
 //
