@@ -274,7 +274,10 @@ func pluginSearchDirs() []string {
 
 // FindCPUPlugin returns the path of the pinned CPU plugin: $XLAMESH_PJRT_PLUGIN if it is a path,
 // else where `xlamesh install-plugin` puts it (install.Dir: $XLAMESH_CACHE_DIR, or the user cache
-// directory + /xlamesh). The error matches ErrPluginNotFound and gives the command that installs it.
+// directory + /xlamesh), else, when XLAMESH_CACHE_DIR is unset and the process runs inside an
+// xlamesh checkout, where the checkout's `make setup` puts it (install.CheckoutCache: its .cache).
+// The error matches ErrPluginNotFound, lists the paths looked at and gives the command that
+// installs the plugin.
 func FindCPUPlugin() (string, error) {
 	if v := os.Getenv(EnvPlugin); v != "" && v != "cpu" {
 		abs, err := filepath.Abs(v)
@@ -286,19 +289,32 @@ func FindCPUPlugin() (string, error) {
 		}
 		return abs, nil
 	}
-	dir, err := install.Dir()
-	if err != nil {
-		return "", fmt.Errorf("pjrt: CPU plugin: %w: %v; %s", ErrPluginNotFound, err, InstallHint)
-	}
 	cpu, err := install.Lookup("cpu")
 	if err != nil {
 		return "", err
 	}
-	path := cpu.Path(dir)
-	if !fileExists(path) {
-		return "", fmt.Errorf("pjrt: CPU plugin: %w (looked for %s); %s", ErrPluginNotFound, path, InstallHint)
+	dir, dirErr := install.Dir()
+	var tried []string
+	if dirErr == nil {
+		path := cpu.Path(dir)
+		if fileExists(path) {
+			return path, nil
+		}
+		tried = append(tried, path)
 	}
-	return path, nil
+	if os.Getenv(EnvCacheDir) == "" {
+		if cache := install.CheckoutCache(); cache != "" {
+			path := cpu.Path(cache)
+			if fileExists(path) {
+				return path, nil
+			}
+			tried = append(tried, path)
+		}
+	}
+	if len(tried) == 0 {
+		return "", fmt.Errorf("pjrt: CPU plugin: %w: %v; %s", ErrPluginNotFound, dirErr, InstallHint)
+	}
+	return "", fmt.Errorf("pjrt: CPU plugin: %w (looked for %s); %s", ErrPluginNotFound, strings.Join(tried, ", "), InstallHint)
 }
 
 // fileExists reports whether path names a regular file (after following symlinks).

@@ -96,6 +96,46 @@ func Dir() (string, error) {
 	return filepath.Join(d, "xlamesh"), nil
 }
 
+// CheckoutCache returns the .cache directory of the xlamesh checkout the process runs in, where
+// the repository's `make setup` installs the plugins: the nearest directory at or above the
+// working directory whose go.mod declares module github.com/xlamesh/xlamesh, when it holds a
+// .cache directory; "" otherwise. pjrt.Open looks there after Dir, when XLAMESH_CACHE_DIR is
+// unset, so that `go test ./...` in a checkout finds what `make setup` installed.
+func CheckoutCache() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for {
+		if isXlameshModule(filepath.Join(dir, "go.mod")) {
+			cache := filepath.Join(dir, ".cache")
+			if st, err := os.Stat(cache); err == nil && st.IsDir() {
+				return cache
+			}
+			return ""
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// isXlameshModule reports whether the go.mod file at path declares xlamesh's module.
+func isXlameshModule(path string) bool {
+	data, err := regfile.ReadFile(path, 1<<20)
+	if err != nil {
+		return false
+	}
+	for line := range strings.Lines(string(data)) {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "module" {
+			return strings.Trim(f[1], `"`+"`") == "github.com/xlamesh/xlamesh"
+		}
+	}
+	return false
+}
+
 // Path returns where p is (or would be) installed under dir.
 func (p Plugin) Path(dir string) string {
 	return filepath.Join(dir, "plugins", p.Package+"-"+p.Version, path.Base(p.SOPath))

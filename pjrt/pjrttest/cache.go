@@ -2,8 +2,6 @@ package pjrttest
 
 import (
 	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/xlamesh/xlamesh/pjrt"
@@ -20,31 +18,16 @@ func CacheDir() (string, error) {
 }
 
 // useRepoCache points pjrt at the checkout's own cache (<repo>/.cache, where `make setup`
-// installs the plugins) when XLAMESH_CACHE_DIR is unset and the tests run inside an xlamesh
-// checkout, so `go test ./...` there works without setting anything. The library itself never
-// looks for a checkout: programs find plugins in the user cache.
+// installs the plugins; install.CheckoutCache) when XLAMESH_CACHE_DIR is unset and the tests run
+// inside an xlamesh checkout, so that the tests' installs and caches go there too. pjrt.Open's
+// own lookup finds the checkout's plugins without it (Examples rely on that).
 func useRepoCache() {
 	repoCacheOnce.Do(func() {
 		if os.Getenv(pjrt.EnvCacheDir) != "" {
 			return
 		}
-		dir, err := os.Getwd()
-		if err != nil {
-			return
-		}
-		for {
-			data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-			if err == nil && strings.HasPrefix(string(data), "module github.com/xlamesh/xlamesh\n") {
-				if st, err := os.Stat(filepath.Join(dir, ".cache")); err == nil && st.IsDir() {
-					_ = os.Setenv(pjrt.EnvCacheDir, filepath.Join(dir, ".cache"))
-				}
-				return
-			}
-			parent := filepath.Dir(dir)
-			if parent == dir {
-				return
-			}
-			dir = parent
+		if cache := install.CheckoutCache(); cache != "" {
+			_ = os.Setenv(pjrt.EnvCacheDir, cache)
 		}
 	})
 }
