@@ -81,6 +81,8 @@ func cliCases() []*hcase {
 		cli("devices -plugin a fake plugin with a tiny table", classPlugins, 1, "not a PJRT plugin", "devices", "-plugin", "{fake:TINY}"),
 		cli("devices -plugin a fake plugin of null functions", classPlugins, 1, "not implemented by the plugin", "devices", "-plugin", "{fake:NULL_FUNCTIONS}"),
 		cli("devices -plugin a StableHLO file", classPlugins, 1, "not a PJRT plugin", "devices", "-plugin", "{dir}/binary.mlir"),
+		cli("devices -plugin a FIFO nobody writes", classHangs, 1, "not a regular file (a named pipe)", "devices", "-plugin", "{dir}/"+cliFIFO),
+		cli("devices -plugin /dev/zero", classHangs, 1, "not a regular file (a character device)", "devices", "-plugin", "/dev/zero"),
 		cliOK("devices -devices 3", classSilent, []string{"CpuDevice(id=2)"}, "devices", "-devices", "3"),
 		cli("install-plugin -plugin nope", classPlugins, 2, "unknown plugin", "install-plugin", "-plugin", "nope", "-path"),
 		cli("bench -kernel a recursive module", classPrograms, 1, "recursive call", "bench", "-what", "sweep", "-kernel", "{dir}/recursive.mlir", "-iters", "1", "-q"),
