@@ -30,8 +30,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/xlamesh/xlamesh/jit"
 	"github.com/xlamesh/xlamesh/mesh"
@@ -293,6 +295,9 @@ func installPlugin(w, stderr io.Writer, args []string) error {
 			return err
 		}
 	}
+	// Ctrl-C or SIGTERM cancels a download, which then removes its partial file.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	for _, p := range list {
 		if *pathOnly {
 			fmt.Fprintln(w, p.Path(*dir))
@@ -307,7 +312,7 @@ func installPlugin(w, stderr io.Writer, args []string) error {
 				fmt.Fprintf(stderr, "%v; reinstalling\n", err)
 			}
 		}
-		path, err := install.Install(context.Background(), p, *dir, opts)
+		path, err := install.Install(ctx, p, *dir, opts)
 		if err != nil {
 			return err
 		}

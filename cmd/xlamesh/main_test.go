@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -173,4 +174,49 @@ func TestInstallPluginCheckRepairs(t *testing.T) {
 	errOut.Reset()
 	require.NoError(t, installPlugin(&out, &errOut, args))
 	assert.Empty(t, errOut.String())
+}
+
+// TestInstallPluginInterruptRemovesDownload interrupts install-plugin (SIGINT) while its
+// download streams: the command exits 1 and leaves no .download-*.whl behind.
+func TestInstallPluginInterruptRemovesDownload(t *testing.T) {
+	arch := map[string]string{"amd64": "x86_64", "arm64": "aarch64"}[runtime.GOARCH]
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/pypi/xla-cpu-pjrt/json":
+			fmt.Fprintf(w, `{"releases": {"9.9": [{"filename": "xla_cpu_pjrt-9.9-py3-none-manylinux_2_27_%s.whl", "url": "/w.whl", "size": 2097152, "packagetype": "bdist_wheel", "digests": {"sha256": "%064x"}}]}}`, arch, 0)
+		case "/w.whl":
+			w.Header().Set("Content-Length", "2097152")
+			w.Write(make([]byte, 1<<20))
+			w.(http.Flusher).Flush()
+			<-r.Context().Done() // the second half never comes
+		}
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "XLAMESH_TEST_MAIN="+strings.Join([]string{"install-plugin", "-index", srv.URL + "/pypi",
+		"-plugin", "cpu", "-version", "9.9", "-dir", dir, "-q"}, "\n"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	pattern := filepath.Join(dir, "plugins", "xla-cpu-pjrt-9.9", ".download-*.whl")
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if m, _ := filepath.Glob(pattern); len(m) > 0 {
+			if st, err := os.Stat(m[0]); err == nil && st.Size() > 0 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no download under way after 20s: %s", stderr.String())
+		}
+	}
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, stderr.String())
+	assert.Equal(t, 1, exit.ExitCode(), stderr.String())
+	assert.Contains(t, stderr.String(), "interrupt signal received")
+	left, _ := filepath.Glob(pattern)
+	assert.Empty(t, left, "the interrupted download's file stays")
 }
