@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -180,14 +179,13 @@ func WaitAll(bufs ...*Buffer) error {
 		return nil
 	}
 	// The buffer list, and one word past it for the index of a failed buffer.
-	list := make([]*C.PJRT_Buffer, 0, len(bufs)+1)
-	var held [8]*bufferState
-	locked := held[:0]
-	defer func() {
-		for _, st := range locked {
-			st.mu.RUnlock()
-		}
-	}()
+	var small [heldInline + 1]*C.PJRT_Buffer
+	list := small[:0]
+	if len(bufs) > heldInline {
+		list = make([]*C.PJRT_Buffer, 0, len(bufs)+1)
+	}
+	var held heldSet
+	defer held.release()
 	for _, b := range bufs {
 		if b == nil {
 			return fmt.Errorf("pjrt: wait: %w: nil buffer", ErrHostData)
@@ -195,9 +193,9 @@ func WaitAll(bufs ...*Buffer) error {
 		if b.st.api != bufs[0].st.api {
 			return fmt.Errorf("pjrt: wait: %w: buffers of two plugins", ErrDevice)
 		}
-		if !slices.Contains(locked, b.st) {
+		if !held.has(b.st) {
 			b.st.mu.RLock()
-			locked = append(locked, b.st)
+			held.add(b.st, false, len(bufs))
 		}
 		if b.st.closed {
 			return fmt.Errorf("pjrt: wait: buffer %w", ErrClosed)
@@ -432,18 +430,14 @@ func (c *Client) CopyToHostAll(copies []HostCopy) error {
 	}
 	defer done()
 	// Hold every buffer (once) for the whole copy.
-	var held []*bufferState
-	defer func() {
-		for _, st := range held {
-			st.mu.RUnlock()
-		}
-	}()
+	var held heldSet
+	defer held.release()
 	var todo []HostCopy // the copies with bytes to move
 	for _, hc := range copies {
 		st := hc.Buffer.st
-		if !slices.Contains(held, st) {
+		if !held.has(st) {
 			st.mu.RLock()
-			held = append(held, st)
+			held.add(st, false, len(copies))
 		}
 		if st.closed {
 			return fmt.Errorf("pjrt: copy to host: buffer %w", ErrClosed)

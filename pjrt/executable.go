@@ -574,7 +574,7 @@ func (e *Executable) Execute(args [][]*Buffer, opts ...ExecuteOption) ([][]*Buff
 		donated[a] = true
 	}
 	// Hold every argument for the call: shared, or exclusively when donated.
-	var held argLocks
+	var held heldSet
 	defer held.release()
 	for d, list := range args {
 		if len(list) != numArgs {
@@ -584,7 +584,7 @@ func (e *Executable) Execute(args [][]*Buffer, opts ...ExecuteOption) ([][]*Buff
 			if err := e.checkArgument(d, i, b); err != nil {
 				return nil, err
 			}
-			if held.holds(b.st) {
+			if held.has(b.st) {
 				if donated[i] {
 					return nil, fmt.Errorf("pjrt: execute: %w: donated argument %d on device %d is passed twice", ErrExecute, i, d)
 				}
@@ -596,10 +596,10 @@ func (e *Executable) Execute(args [][]*Buffer, opts ...ExecuteOption) ([][]*Buff
 				if !b.st.mu.TryLock() {
 					return nil, fmt.Errorf("pjrt: execute: %w: a donated argument is in use by another call", ErrExecute)
 				}
-				held.add(b.st, true)
+				held.add(b.st, true, len(args)*numArgs)
 			} else {
 				b.st.mu.RLock()
-				held.add(b.st, false)
+				held.add(b.st, false, len(args)*numArgs)
 			}
 			if b.st.closed {
 				return nil, fmt.Errorf("pjrt: execute: %w: an argument buffer is %w", ErrExecute, ErrClosed)
@@ -627,54 +627,6 @@ func (e *Executable) Execute(args [][]*Buffer, opts ...ExecuteOption) ([][]*Buff
 		}
 	}
 	return outs, err
-}
-
-// argLocks are the argument buffers an Execute holds, the first few in an inline array (no
-// slice points into the struct, so that it stays on the stack).
-type argLocks struct {
-	n      int
-	inline [8]heldArg
-	more   []heldArg
-}
-
-type heldArg struct {
-	st        *bufferState
-	exclusive bool
-}
-
-func (h *argLocks) at(i int) heldArg {
-	if i < len(h.inline) {
-		return h.inline[i]
-	}
-	return h.more[i-len(h.inline)]
-}
-
-func (h *argLocks) add(st *bufferState, exclusive bool) {
-	if h.n < len(h.inline) {
-		h.inline[h.n] = heldArg{st, exclusive}
-	} else {
-		h.more = append(h.more, heldArg{st, exclusive})
-	}
-	h.n++
-}
-
-func (h *argLocks) holds(st *bufferState) bool {
-	for i := range h.n {
-		if h.at(i).st == st {
-			return true
-		}
-	}
-	return false
-}
-
-func (h *argLocks) release() {
-	for i := range h.n {
-		if a := h.at(i); a.exclusive {
-			a.st.mu.Unlock()
-		} else {
-			a.st.mu.RUnlock()
-		}
-	}
 }
 
 // checkArgument checks argument i of device position d against the executable.

@@ -1,0 +1,76 @@
+package pjrt
+
+import (
+	"fmt"
+	"testing"
+)
+
+// TestHeldSet adds n distinct buffer states, each passed several times, and checks that each is
+// held (locked) once, in first-seen order, whatever the size hint, and that release unlocks all.
+func TestHeldSet(t *testing.T) {
+	for _, n := range []int{0, 1, 7, 8, 9, 17, 300, 3000} {
+		for _, hint := range []int{0, n, 3 * n} {
+			t.Run(fmt.Sprintf("n=%d/hint=%d", n, hint), func(t *testing.T) {
+				sts := make([]*bufferState, n)
+				for i := range sts {
+					sts[i] = new(bufferState)
+				}
+				var h heldSet
+				for pass := range 3 {
+					for i, st := range sts {
+						if got, want := h.has(st), pass > 0; got != want {
+							t.Fatalf("pass %d: has(state %d) = %v, want %v", pass, i, got, want)
+						}
+						if pass == 0 {
+							st.mu.RLock()
+							h.add(st, false, hint)
+						}
+					}
+				}
+				if h.has(new(bufferState)) {
+					t.Fatal("has reports a state never added")
+				}
+				if h.n != n {
+					t.Fatalf("%d held, want %d", h.n, n)
+				}
+				for i := range n {
+					if h.at(i).st != sts[i] {
+						t.Fatalf("held[%d] is not the %d-th state added", i, i)
+					}
+				}
+				h.release()
+				for i, st := range sts {
+					if !st.mu.TryLock() {
+						t.Fatalf("state %d still locked after release", i)
+					}
+					st.mu.Unlock()
+				}
+				if h.n != 0 || h.spill != nil {
+					t.Fatalf("after release: %d held, spill %v", h.n, h.spill)
+				}
+			})
+		}
+	}
+}
+
+// TestHeldSetExclusive checks that release undoes an exclusive hold with Unlock.
+func TestHeldSetExclusive(t *testing.T) {
+	sts := make([]*bufferState, 20)
+	var h heldSet
+	for i := range sts {
+		sts[i] = new(bufferState)
+		if i%3 == 0 {
+			sts[i].mu.Lock()
+			h.add(sts[i], true, len(sts))
+		} else {
+			sts[i].mu.RLock()
+			h.add(sts[i], false, len(sts))
+		}
+	}
+	h.release()
+	for i, st := range sts {
+		if !st.mu.TryLock() {
+			t.Fatalf("state %d still locked after release", i)
+		}
+	}
+}
