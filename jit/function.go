@@ -693,13 +693,15 @@ func (f *Function) run(p *callPlan, args []*Array) ([]*Array, error) {
 	nd := ce.devices
 	// Hold every argument open for the whole execution; donated ones exclusively.
 	locked := 0
-	defer func() { f.unlockArgs(args[:locked]) }()
+	var firstBuf [8]bool
+	first := firstUses(args, firstBuf[:0])
+	defer func() { f.unlockArgs(args[:locked], first) }()
 	for i, a := range args {
 		if f.donated(i) {
 			if !a.mu.TryLock() {
 				return nil, fmt.Errorf("jit: %s: %w: donated argument %d is in use", f.name, ErrArguments, i)
 			}
-		} else if slices.Index(args[:i], a) < 0 {
+		} else if first[i] {
 			a.mu.RLock()
 		}
 		locked = i + 1
@@ -778,15 +780,35 @@ func (f *Function) run(p *callPlan, args []*Array) ([]*Array, error) {
 // donated reports whether argument i is donated.
 func (f *Function) donated(i int) bool { return slices.Contains(f.opt.donate, i) }
 
-// unlockArgs releases the locks run took on args.
-func (f *Function) unlockArgs(args []*Array) {
+// unlockArgs releases the locks run took on args (first as firstUses gave it).
+func (f *Function) unlockArgs(args []*Array, first []bool) {
 	for i, a := range args {
 		if f.donated(i) {
 			a.mu.Unlock()
-		} else if slices.Index(args[:i], a) < 0 {
+		} else if first[i] {
 			a.mu.RUnlock()
 		}
 	}
+}
+
+// firstUses reports for each argument whether it is the array's first place in args (an array
+// passed twice is locked once), appended to buf. Linear in len(args): a map past a few
+// arguments, where comparing each with those before it would make a call quadratic.
+func firstUses(args []*Array, buf []bool) []bool {
+	first := buf[:0]
+	if len(args) <= 8 {
+		for i, a := range args {
+			first = append(first, slices.Index(args[:i], a) < 0)
+		}
+		return first
+	}
+	seen := make(map[*Array]struct{}, len(args))
+	for _, a := range args {
+		_, dup := seen[a]
+		seen[a] = struct{}{}
+		first = append(first, !dup)
+	}
+	return first
 }
 
 // Close is CloseContext bounded by pjrt.CloseTimeout.
