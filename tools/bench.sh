@@ -38,8 +38,8 @@ fi
 
 # Go benchmark selections: the 256 MiB transfers and their memory-copy anchor run a fixed number of
 # iterations (the same as JAX's), the rest for BENCHTIME.
-xfer_re='^Benchmark(Put256MiB|ToHost256MiB|Memcpy256MiB)$'
-jit_re='^Benchmark(Call|Call1Device|LoweringCacheHit|Chained1000x1Device|Chained1000x8Devices|Matmul2048x1|Matmul2048x2|Matmul2048x8)$'
+xfer_re='^Benchmark(Put256MiB|ToHost256MiB|ToHostFlat256MiB|Memcpy256MiB|MemcpyFresh256MiB)$'
+jit_re='^Benchmark(Call|Call1Device|CallArgs1|CallArgs8|CallArgs64|CallArgs256|LoweringCacheHit|Chained1000x1Device|Chained1000x8Devices|Matmul2048x1|Matmul2048x2|Matmul2048x8)$'
 mesh_re='^BenchmarkDevicesIndicesMap$'
 lower_re='^BenchmarkLower5000$'
 train_re='^BenchmarkTrainStep$'

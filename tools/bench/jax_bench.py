@@ -102,6 +102,26 @@ def bench_calls(out, min_time):
     out["Chained1000x8Devices"] = {"ns_per_op": per_op(chained(one8, jax.device_put(host, s8)), min_time)}
 
 
+def bench_call_args(out, min_time):
+    # CallArgs1 .. CallArgs256: call + wait of the sum of n 8x2 f32 arrays, each P('x') on a 1-D
+    # mesh of 8 devices (jit/bench_speed_test.go's benchCallArgs): the cost of a call per argument.
+    s8 = NamedSharding(mesh_1d(8), P("x"))
+    host = np.arange(16, dtype=np.float32).reshape(8, 2)
+    for n in (1, 8, 64, 256):
+        xs = [jax.device_put(host, s8) for _ in range(n)]
+
+        def total(*a):
+            y = a[0]
+            for x in a[1:]:
+                y = y + x
+            return y
+
+        f = jax.jit(total, out_shardings=s8)
+        out[f"CallArgs{n}"] = {"ns_per_op": per_op(lambda: f(*xs).block_until_ready(), min_time)}
+        for x in xs:
+            x.delete()
+
+
 def bench_matmul(out, min_time):
     # Matmul2048xN: A 2048x2048 f32 split by rows (P('x', None)) over a 1-D mesh of n devices,
     # B replicated, the result P('x', None); call + wait.
@@ -146,6 +166,16 @@ def bench_transfers(out, iters):
         return a
 
     out["ToHost256MiB"] = throughput(per_n(lambda a: np.asarray(a), iters, fresh, lambda a: a.delete()), nbytes)
+
+    # ToHostFlat256MiB: Go's Array.ToHost (a new []float32) beside ToHostBytes; on the JAX side the
+    # same np.asarray of a fresh array.
+    out["ToHostFlat256MiB"] = throughput(per_n(lambda a: np.asarray(a), iters, fresh, lambda a: a.delete()), nbytes)
+
+    # MemcpyFresh256MiB: the anchor for copies into fresh memory, numpy's copy of 256 MiB into a new
+    # array each time (the Go side: make + copy).
+    src = np.resize(np.arange(256, dtype=np.uint8), nbytes)
+    out["MemcpyFresh256MiB"] = throughput(per_n(lambda: np.array(src, copy=True), iters), nbytes)
+    del src
 
 
 class FakeDevice:
@@ -255,6 +285,7 @@ def bench_train(out, min_time):
 
 SECTIONS = {
     "calls": bench_calls,
+    "callargs": bench_call_args,
     "train": bench_train,
     "matmul": bench_matmul,
     "transfers": bench_transfers,

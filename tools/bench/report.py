@@ -18,6 +18,10 @@ import statistics
 NOTES = {
     "Call": "call + wait of a jitted x*2 on an 8x2 f32 array, P('x','y'), 4x2 mesh of 8 CPU devices (JAX: `f(x).block_until_ready()`)",
     "Call1Device": "the same on one device (JAX: `f(x).block_until_ready()` on one device)",
+    "CallArgs1": "call + wait of the sum of 1 8x2 f32 array, P('x') on a 1-D mesh of 8 devices (JAX: a jitted sum of that many arrays)",
+    "CallArgs8": "the same with 8 arguments (64 device buffers per call)",
+    "CallArgs64": "the same with 64 arguments (512 device buffers per call)",
+    "CallArgs256": "the same with 256 arguments (2,048 device buffers per call)",
     "Chained1000x1Device": "1,000 calls x = f(x) of x*1 on 8x2 f32, one device, without waiting, then one wait; per op = the 1,000 calls",
     "Chained1000x8Devices": "the same, 8x2 f32 P('x') on a 1-D mesh of 8 devices",
     "Matmul2048x1": "call + wait of a 2048x2048 f32 matmul on 1 device",
@@ -25,15 +29,17 @@ NOTES = {
     "Matmul2048x8": "the same on 8 devices",
     "LoweringCacheHit": "lowering a function already lowered for the same abstract mesh, types and specs (JAX: `jitted.lower(x)`)",
     "Put256MiB": "8192x8192 f32 host array to 8 devices, P('x','y'), waited for and freed (JAX: `jax.device_put(...).block_until_ready()`)",
-    "ToHost256MiB": "gather the same array to the host (JAX: `np.asarray` of a fresh array; making it not timed)",
+    "ToHost256MiB": "gather the same array to the host with `ToHostBytes`, into fresh memory (JAX: `np.asarray` of a fresh array; making it not timed)",
+    "ToHostFlat256MiB": "the same with `ToHost`, a new []float32 (JAX: `np.asarray` of a fresh array)",
     "Memcpy256MiB": "anchor: a copy of 256 MiB in host memory (Go: `copy`; JAX side: numpy `np.copyto`)",
+    "MemcpyFresh256MiB": "anchor: a copy of 256 MiB into fresh memory (Go: `make` + `copy`; JAX side: `np.array(src, copy=True)`)",
     "DevicesIndicesMap": "16x16x8 mesh of 2048 devices, rank-4 shape, P('x', None, ('z','y')) (JAX: `common_devices_indices_map` uncached; its LRU hit in the note)",
     "TrainStep": "one SGD step (value_and_grad + update) of the 2-layer MLP of examples/mlp, batch 256, 512-1024-256, on a 2x4 (data, model) mesh of 8 CPU devices, W1 P(None,'model'), W2 P('model',None), batch P('data'), old parameters donated; call + wait (xlamesh: gradients by package autodiff; JAX: `jax.value_and_grad` under `jax.jit`)",
     "Lower5000": "build and print a ~5,000-op elementwise module with constraints (JAX: `jax.jit(f).lower(aval).as_text()` of a fresh Python function each time, tracing included)",
 }
-ORDER = ["Call", "Call1Device", "Chained1000x1Device", "Chained1000x8Devices", "Matmul2048x1", "Matmul2048x2",
-         "Matmul2048x8", "LoweringCacheHit", "Put256MiB", "ToHost256MiB", "Memcpy256MiB", "DevicesIndicesMap", "Lower5000", "TrainStep"]
-BYTES = {n: 8192 * 8192 * 4 for n in ("Put256MiB", "ToHost256MiB", "Memcpy256MiB")}  # bytes moved per op
+ORDER = ["Call", "Call1Device", "CallArgs1", "CallArgs8", "CallArgs64", "CallArgs256", "Chained1000x1Device", "Chained1000x8Devices", "Matmul2048x1", "Matmul2048x2",
+         "Matmul2048x8", "LoweringCacheHit", "Put256MiB", "ToHost256MiB", "ToHostFlat256MiB", "Memcpy256MiB", "MemcpyFresh256MiB", "DevicesIndicesMap", "Lower5000", "TrainStep"]
+BYTES = {n: 8192 * 8192 * 4 for n in ("Put256MiB", "ToHost256MiB", "ToHostFlat256MiB", "Memcpy256MiB", "MemcpyFresh256MiB")}  # bytes moved per op
 
 # The goal table of the issue "Asynchronous dispatch and zero-copy transfers": a figure, how to
 # compute its ratio (Go benchmark over JAX benchmark, or over another Go benchmark), and the goal.
@@ -46,6 +52,21 @@ GOALS = [
     ("Put 256 MiB vs Go `copy` of 256 MiB", ("Put256MiB", "go", "Memcpy256MiB"), 1.5),
     ("ToHost 256 MiB vs `np.asarray` of a fresh array", ("ToHost256MiB", "jax", "ToHost256MiB"), 1.0),
     ("ToHost 256 MiB vs Go `copy`", ("ToHost256MiB", "go", "Memcpy256MiB"), 1.5),
+]
+
+# The goals of issue 22 ("Nothing kills, hangs or lies"), speed part: calls with many arguments,
+# the 8-device call against the plugin's bare C-loop floor, and copies to the host into fresh
+# memory.
+GOALS_22 = [
+    ("call + wait, 1 argument on 8 devices vs JAX", ("CallArgs1", "jax", "CallArgs1"), 1.0),
+    ("call + wait, 8 arguments on 8 devices vs JAX", ("CallArgs8", "jax", "CallArgs8"), 1.0),
+    ("call + wait, 64 arguments on 8 devices vs JAX", ("CallArgs64", "jax", "CallArgs64"), 1.0),
+    ("call + wait, 256 arguments on 8 devices vs JAX", ("CallArgs256", "jax", "CallArgs256"), 1.0),
+    ("pjrt execute + wait, 8 devices, vs the bare C-loop floor", ("Execute8Devices", "go", "FloorCall8Devices/bare"), 1.1),
+    ("jit call + wait, 8 devices, vs the bare C-loop floor", ("Call", "go", "FloorCall8Devices/bare"), 1.1),
+    ("`ToHostBytes` 256 MiB vs Go `make` + `copy`", ("ToHost256MiB", "go", "MemcpyFresh256MiB"), 1.25),
+    ("`ToHost` 256 MiB vs Go `make` + `copy`", ("ToHostFlat256MiB", "go", "MemcpyFresh256MiB"), 1.25),
+    ("`ToHost` 256 MiB vs `np.asarray` of a fresh array", ("ToHostFlat256MiB", "jax", "ToHostFlat256MiB"), 1.0),
 ]
 
 
@@ -118,10 +139,10 @@ def fmt_ratio(r):
     return "n/a" if r is None else f"{r:.2f}"
 
 
-def goal_table(run):
+def goal_table(run, goals=GOALS):
     print("| figure | ratio now | goal | met? |")
     print("|---|---|---|---|")
-    for label, (name, side, other), goal in GOALS:
+    for label, (name, side, other), goal in goals:
         r = run.ratio(name, side, other)
         if r is None:
             met = "no data"
@@ -130,6 +151,20 @@ def goal_table(run):
         else:
             met = f"no, {r / goal:.2f}x the goal"
         print(f"| {label} | {fmt_ratio(r)} | ≤ {goal} | {met} |")
+    print()
+
+
+def per_arg_table(run):
+    """What one more argument costs a call on 8 devices, on each side: the slope between the
+    CallArgs rows. Flat (about equal from 8 to 64 and from 64 to 256) means linear in arguments."""
+    print("| arguments | xlamesh per added argument | JAX per added argument |")
+    print("|---|---|---|")
+    for lo, hi in ((1, 8), (8, 64), (64, 256)):
+        cells = []
+        for side in ("go", "jax"):
+            a, b = run.med(side, f"CallArgs{lo}"), run.med(side, f"CallArgs{hi}")
+            cells.append("n/a" if a is None or b is None else fmt_ns((b - a) / (hi - lo)))
+        print(f"| {lo} to {hi} | {cells[0]} | {cells[1]} |")
     print()
 
 
@@ -247,13 +282,14 @@ def profile_section(dirname):
 
 def anchor_table(run):
     """Transfers as multiples of a plain memory copy of the same size, on each side."""
-    print("| transfer | xlamesh / Go `copy` | JAX / numpy `copyto` |")
-    print("|---|---|---|")
-    for name in ("Put256MiB", "ToHost256MiB"):
-        g = run.med("go", name), run.med("go", "Memcpy256MiB")
-        j = run.med("jax", name), run.med("jax", "Memcpy256MiB")
+    print("| transfer | anchor | xlamesh / Go anchor | JAX / numpy anchor |")
+    print("|---|---|---|---|")
+    for name, anchor in (("Put256MiB", "Memcpy256MiB"), ("ToHost256MiB", "Memcpy256MiB"),
+                         ("ToHost256MiB", "MemcpyFresh256MiB"), ("ToHostFlat256MiB", "MemcpyFresh256MiB")):
+        g = run.med("go", name), run.med("go", anchor)
+        j = run.med("jax", name), run.med("jax", anchor)
         fr = lambda p: "n/a" if None in p else f"{p[0] / p[1]:.2f}"
-        print(f"| {name} | {fr(g)} | {fr(j)} |")
+        print(f"| {name} | {anchor} | {fr(g)} | {fr(j)} |")
     print()
 
 
@@ -384,6 +420,12 @@ def main():
     print("| figure | ratio now | goal | met? |")
     print("|---|---|---|---|")
     print(f"| one sharded SGD training step of the MLP, xlamesh vs JAX, same shardings | {fmt_ratio(r)} | ≤ 1.05 | {met} |\n")
+    print("## Goals of issue 22, speed part, this run\n")
+    print("Calls with 1 to 256 arguments on 8 devices against JAX, the 8-device call against the plugin's bare")
+    print("C-loop floor (below), and copies to the host into fresh memory against a Go `make` + `copy`.\n")
+    goal_table(run, GOALS_22)
+    print("Cost of one more argument (8 device buffers), from the CallArgs rows, medians:\n")
+    per_arg_table(run)
     print("## All benchmarks\n")
     detail_table(run, a.rounds, a.rounds)
     print("## What limits the call rows: the plugin's own floor\n")
