@@ -2,8 +2,8 @@
 //
 // Plain C11 over the vendored PJRT C API header (include/xla/pjrt/c/pjrt_c_api.h, a marked
 // third-party file). Built by cgo from the Go package pjrt/ (pjrt/cc_amalgam.c includes the .c
-// file) and by Bazel as //cc:xlamesh_pjrt. No global state; nothing here allocates memory the
-// caller cannot free.
+// file) and by Bazel as //cc:xlamesh_pjrt. No global state but the staging pool (and the thread
+// that empties it when idle); nothing here allocates memory the caller cannot free.
 //
 // The binding speaks every plugin whose PJRT C API is 0.x with x >= XM_MIN_API_MINOR: argument
 // structs carry this header's (newer, larger) struct_size, which older plugins accept, and no
@@ -118,9 +118,11 @@ void xm_serialized_free(PJRT_Executable_Serialize_Args* args);
 // Staging memory: host memory, XM_STAGING_ALIGN-aligned, that a host-to-device transfer hands to
 // the plugin with PJRT_HostBufferSemantics_kImmutableZeroCopy. On the CPU platform the device
 // buffer then lives in it (no copy) until the buffer is destroyed; elsewhere the plugin copies
-// from it. Blocks of at least XM_STAGING_POOL_MIN bytes are rounded up to a size class and kept
-// in a pool when freed (up to a limit of idle bytes), so that the next transfer of the same size
-// finds its pages already faulted in; smaller ones go back to malloc. Thread-safe.
+// from it. Blocks of at least XM_STAGING_POOL_MIN bytes are rounded up to a size class, mapped
+// on their own (mmap) and kept in a pool when freed (up to a limit of idle bytes, and for at most
+// an idle time, after which a background thread unmaps them), so that the next transfer of the
+// same size soon after finds its pages already faulted in while memory nobody uses goes back to
+// the operating system; smaller ones go back to malloc. Thread-safe.
 #define XM_STAGING_ALIGN 64
 #define XM_STAGING_POOL_MIN (1 << 20)
 
@@ -139,6 +141,12 @@ void xm_staging_stats(int64_t* live_blocks, int64_t* live_bytes, int64_t* idle_b
 // XM_STAGING_IDLE_LIMIT) and frees idle blocks beyond it; 0 empties the pool and disables it.
 void xm_staging_set_idle_limit(int64_t bytes);
 #define XM_STAGING_IDLE_LIMIT ((int64_t)1 << 30)
+
+// xm_staging_set_idle_time sets how long a freed block stays in the pool, in nanoseconds
+// (default XM_STAGING_IDLE_NS); after that it is unmapped. 0 or less keeps idle blocks until
+// the idle limit drops them. Returns the previous idle time.
+int64_t xm_staging_set_idle_time(int64_t ns);
+#define XM_STAGING_IDLE_NS ((int64_t)2000000000)
 
 // xm_buffer_from_staging runs PJRT_Client_BufferFromHostBuffer on args (filled by the caller but
 // for data and host_buffer_semantics) with data = block and kImmutableZeroCopy, and registers a

@@ -7,6 +7,6 @@ package pjrt
 // directory's files, so this constant is what makes it rebuild after an edit under cc/.
 const ccSources = `
 cc/include/xla/pjrt/c/pjrt_c_api.h a38827698466b7ac81b2402ad144d027a8566714d94d649fba74a37be464ece4
-cc/xlamesh_pjrt.c 92207a0fa3d72bf061c8ae494f25e8a85d72b1e60ddbcf636b8beaf334658fa8
-cc/xlamesh_pjrt.h 5ba877fdc03e0df9be59aea15dc1dcc0cf0993620f850944f6e92aa553b2ae1e
+cc/xlamesh_pjrt.c 34be02db0e6ecf2fefeefaf65db06c436e2ed71cfe8196a0b373b9d4c5edea6b
+cc/xlamesh_pjrt.h c0e034f6d3a906f498d7e81bdef72bd6dcc3b401edb51f8077c14f7e0793856b
 `

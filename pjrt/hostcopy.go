@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/gomlx/gopjrt/dtypes"
@@ -24,7 +25,7 @@ import (
 type StagingStats struct {
 	LiveBlocks int64 // blocks in use by transfers and device buffers
 	LiveBytes  int64 // their bytes
-	IdleBytes  int64 // bytes of freed blocks kept for the next transfers of the same size
+	IdleBytes  int64 // bytes of freed blocks kept for the next transfers of the same size, for at most the staging idle time
 }
 
 // Staging returns the current StagingStats. A test that closed every buffer expects LiveBlocks 0.
@@ -39,7 +40,21 @@ func Staging() StagingStats {
 // SetStagingIdleLimit sets how many bytes of freed staging memory are kept for reuse (1 GiB by
 // default) and frees what is kept beyond it; 0 frees all and keeps none. Keeping them spares the
 // next transfer of the same size a page fault per 4 KiB, which costs as much as the copy itself.
+// Kept memory goes back to the operating system once idle for the staging idle time (see
+// SetStagingIdleTime).
 func SetStagingIdleLimit(bytes int64) { C.xm_staging_set_idle_limit(C.int64_t(bytes)) }
+
+// DefaultStagingIdleTime is how long freed staging memory is kept for reuse by default.
+const DefaultStagingIdleTime = 2 * time.Second
+
+// SetStagingIdleTime sets how long a freed staging block is kept for reuse
+// (DefaultStagingIdleTime unless set): a background thread returns blocks idle for longer to the
+// operating system, so that a program that put a large array once and closed it does not hold its
+// staging memory for the rest of its life (Staging().IdleBytes drops to 0). d <= 0 keeps idle
+// blocks until SetStagingIdleLimit drops them. It returns the previous idle time.
+func SetStagingIdleTime(d time.Duration) time.Duration {
+	return time.Duration(C.xm_staging_set_idle_time(C.int64_t(d)))
+}
 
 // stagingMin is the size from which a dense transfer to host-memory devices goes through staging
 // memory (one copy into pooled memory, then zero-copy) instead of the plugin's own copy into
