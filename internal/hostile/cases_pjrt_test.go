@@ -624,6 +624,72 @@ func executeCases() []*hcase {
 	}
 	none := []pjrt.ExecuteOption(nil)
 	return []*hcase{
+		{
+			name: "Executable.Execute: 1,024 arguments on 8 devices, each buffer at 8 places, results waited for 1,000 times", class: classHangs,
+			entry: "pjrt Execute", group: "execute",
+			run: func(h *H) error {
+				// Each buffer is locked once per call however often it is passed (a second read lock
+				// can deadlock behind a writer), in time linear in the 8,192 places.
+				const n, distinct = 1024, 128
+				c := h.Client()
+				var b strings.Builder
+				b.WriteString("module @sum attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {\n  func.func public @main(")
+				for i := range n {
+					if i > 0 {
+						b.WriteString(", ")
+					}
+					fmt.Fprintf(&b, "%%a%d: tensor<1xf32>", i)
+				}
+				b.WriteString(") -> tensor<1xf32> {\n")
+				last := "%a0"
+				for i := 1; i < n; i++ {
+					fmt.Fprintf(&b, "    %%s%d = stablehlo.add %s, %%a%d : tensor<1xf32>\n", i, last, i)
+					last = fmt.Sprintf("%%s%d", i)
+				}
+				fmt.Fprintf(&b, "    return %s : tensor<1xf32>\n  }\n}\n", last)
+				exe := compileOn(h, c, b.String(), 8)
+				args := make([][]*pjrt.Buffer, 8)
+				for d := range args {
+					own := make([]*pjrt.Buffer, distinct)
+					for i := range own {
+						own[i] = buffer(h, c, d, []float32{float32(i + d)}, 1)
+					}
+					for i := range n {
+						args[d] = append(args[d], own[i%distinct])
+					}
+				}
+				start := time.Now()
+				outs, err := exe.Execute(args)
+				if err != nil {
+					return err
+				}
+				var all []*pjrt.Buffer
+				for range 1000 {
+					for _, o := range outs {
+						all = append(all, o[0])
+					}
+				}
+				if err := pjrt.WaitAll(all...); err != nil {
+					return err
+				}
+				took := time.Since(start)
+				got, err := results(outs)
+				if err != nil {
+					return err
+				}
+				for d := range 8 {
+					// 8 times the sum of i + d over the 128 distinct buffers
+					want := float32(8 * (distinct*(distinct-1)/2 + distinct*d))
+					if v := got[d][0].([]float32); len(v) != 1 || v[0] != want {
+						return wrongf("device %d: got %v, want [%v]", d, v, want)
+					}
+				}
+				if took > 10*time.Second {
+					return wrongf("one call and its wait took %v", took)
+				}
+				return nil
+			},
+		},
 		executeCase("an int32 argument for a float32 parameter", classHangs, 1, func(h *H, c *pjrt.Client) ([][]*pjrt.Buffer, []pjrt.ExecuteOption) {
 			return [][]*pjrt.Buffer{{buffer(h, c, 0, []int32{1, 2, 3, 4}, 4), buffer(h, c, 0, f4, 4)}}, none
 		}, "pjrt.ErrExecute", pjrt.ErrExecute),
@@ -839,6 +905,26 @@ func transferCases() []*hcase {
 		}
 	}
 	return []*hcase{
+		tr("Client.BufferFromHost: a closed 64 MiB buffer's staging memory kept for good", classOwnership, func(h *H, c *pjrt.Client) error {
+			// The staging block of a closed buffer is kept for reuse only for the idle time (2 s
+			// by default), then given back to the operating system.
+			if c.Platform() != "cpu" {
+				return nil
+			}
+			b, err := c.BufferFromBytes(c.Devices()[0], dtypes.Uint8, []int{64 << 20}, make([]byte, 64<<20))
+			if err != nil {
+				return err
+			}
+			b.Close()
+			deadline := time.Now().Add(2*pjrt.DefaultStagingIdleTime + 5*time.Second)
+			for pjrt.Staging().IdleBytes != 0 {
+				if time.Now().After(deadline) {
+					return wrongf("staging memory still held: %+v", pjrt.Staging())
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			return nil
+		}),
 		tr("Client.BufferFromHost: 4 values for 2x3", classSilent, func(h *H, c *pjrt.Client) error {
 			return host(h, c, c.Devices()[0], []float32{1, 2, 3, 4}, 2, 3)
 		}, hostData...),
