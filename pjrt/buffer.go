@@ -235,8 +235,8 @@ type HostTransfer struct {
 // 64 KiB or more, is copied once, on all cores, into staging memory outside Go's heap that the
 // device buffer then uses as its own (PJRT's zero-copy host buffers): the transfer runs at the
 // speed of a memory copy, and the staging block is recycled for later transfers when the buffer
-// is closed (see Staging, SetStagingIdleLimit). Elsewhere the plugin copies from Data, strides
-// and all.
+// is closed, for at most the staging idle time (see Staging, SetStagingIdleLimit,
+// SetStagingIdleTime). Elsewhere the plugin copies from Data, strides and all.
 func (c *Client) BuffersFromHost(ts []HostTransfer) ([]*Buffer, error) {
 	for i, t := range ts {
 		if err := c.checkTransfer(t); err != nil {

@@ -21,7 +21,8 @@
 // Transfers run at the speed of a memory copy where device memory is host memory (the CPU
 // platform): BuffersFromHost gathers each block, on all cores, into staging memory outside Go's
 // heap that the device buffer then lives in (PJRT's zero-copy host buffers; the block is recycled
-// when the buffer is closed), and CopyToHostAll copies each buffer straight from device memory
+// when the buffer is closed, and given back to the operating system after SetStagingIdleTime,
+// 2 s, unused), and CopyToHostAll copies each buffer straight from device memory
 // into its place in the destination, strided where HostCopy.DstByteStrides says. Other platforms
 // and plugins lacking PJRT_Buffer_UnsafePointer take PJRT's own copies.
 //
