@@ -243,8 +243,10 @@ static void* reaper(void* unused) {
     for (int i = 1; i < pool.n; i++) {
       if (pool.since[i] < due) due = pool.since[i];
     }
-    // The condition variable waits on CLOCK_REALTIME: sleep the remaining monotonic time from now.
-    int64_t wait = due + pool.idle_ns - now;
+    // The condition variable waits on CLOCK_REALTIME: sleep the remaining monotonic time from now
+    // (at most an hour at a time, so that a huge idle time cannot overflow the deadline).
+    int64_t wait = pool.idle_ns - (now - due);
+    if (wait > (int64_t)3600 * 1000000000) wait = (int64_t)3600 * 1000000000;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     int64_t at = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + wait;

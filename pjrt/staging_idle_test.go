@@ -1,6 +1,7 @@
 package pjrt_test
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -87,6 +88,14 @@ func TestStagingIdleRelease(t *testing.T) {
 		took := waitIdleBytes(t, 0, 10*time.Second)
 		t.Logf("staging block returned %v after it was freed", took)
 		assert.GreaterOrEqual(t, time.Since(start), pjrt.DefaultStagingIdleTime-100*time.Millisecond)
+	})
+	t.Run("the longest idle time keeps blocks", func(t *testing.T) {
+		pjrt.SetStagingIdleTime(math.MaxInt64)
+		putAndClose(t, c)
+		time.Sleep(50 * time.Millisecond)
+		assert.Equal(t, int64(stagingBlock), pjrt.Staging().IdleBytes)
+		pjrt.SetStagingIdleTime(time.Millisecond)
+		waitIdleBytes(t, 0, 5*time.Second)
 	})
 	t.Run("no idle time keeps blocks", func(t *testing.T) {
 		pjrt.SetStagingIdleTime(0)
