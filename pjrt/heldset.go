@@ -106,19 +106,20 @@ func (h *heldSet) release() {
 	}
 }
 
-// reset sizes the index for n buffers: at most half full, so that probes stay short.
+// reset sizes the (empty) index for n buffers: at most half full, so that probes stay short. A
+// pooled table is reused when it is at most 4 times that size (release clears all of it).
 func (s *heldSpill) reset(n int) {
 	size, bits := 16, uint(4)
 	for size < 2*n {
 		size <<= 1
 		bits++
 	}
-	if len(s.slots) < size {
+	for len(s.slots) > size && len(s.slots) <= 4*size {
+		size <<= 1
+		bits++
+	}
+	if len(s.slots) != size {
 		s.slots = make([]*bufferState, size)
-	} else {
-		size = len(s.slots)
-		for bits = 0; 1<<bits < size; bits++ {
-		}
 	}
 	s.shift = 64 - bits
 }

@@ -74,3 +74,37 @@ func TestHeldSetExclusive(t *testing.T) {
 		}
 	}
 }
+
+// TestHeldSetPooledTable: a table pooled by a large set is reused by a set of a similar size
+// only, and every reuse starts empty.
+func TestHeldSetPooledTable(t *testing.T) {
+	for _, c := range []struct{ first, next, wantSlots int }{
+		{3000, 3000, 8192}, // the same size: reused
+		{3000, 1000, 8192}, // 8192 slots <= 4 x 2048: reused
+		{3000, 20, 64},     // 8192 slots > 4 x 64: a new table
+		{20, 3000, 8192},   // too small: a new table
+	} {
+		s := new(heldSpill)
+		s.reset(c.first)
+		s.put(new(bufferState))
+		clear(s.slots)
+		s.reset(c.next)
+		if len(s.slots) != c.wantSlots {
+			t.Errorf("reset(%d) after reset(%d): %d slots, want %d", c.next, c.first, len(s.slots), c.wantSlots)
+		}
+		if 1<<(64-s.shift) != len(s.slots) {
+			t.Errorf("reset(%d) after reset(%d): shift %d for %d slots", c.next, c.first, s.shift, len(s.slots))
+		}
+		for i := range c.next {
+			st := new(bufferState)
+			if s.find(st) {
+				t.Fatalf("a new state found in a reused table")
+			}
+			s.more = append(s.more, heldArg{st: st})
+			s.insert(st)
+			if !s.find(st) {
+				t.Fatalf("state %d not found after insert", i)
+			}
+		}
+	}
+}
