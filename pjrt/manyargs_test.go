@@ -3,6 +3,7 @@ package pjrt_test
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -136,3 +137,46 @@ func BenchmarkExecuteArgs1(b *testing.B)   { benchExecuteArgs(b, 1) }
 func BenchmarkExecuteArgs8(b *testing.B)   { benchExecuteArgs(b, 8) }
 func BenchmarkExecuteArgs64(b *testing.B)  { benchExecuteArgs(b, 64) }
 func BenchmarkExecuteArgs256(b *testing.B) { benchExecuteArgs(b, 256) }
+
+// TestConcurrentManyArguments runs the 300-argument program from 4 goroutines at once on the
+// same buffers (each call holds them shared through its own pooled index) and checks every sum.
+func TestConcurrentManyArguments(t *testing.T) {
+	const n, calls = 300, 10
+	exe, args := sumArgs(t, n)
+	var wg sync.WaitGroup
+	errs := make(chan error, 4*calls)
+	for range 4 {
+		wg.Go(func() {
+			for range calls {
+				outs, err := exe.Execute(args)
+				if err != nil {
+					errs <- err
+					return
+				}
+				flat := make([]*pjrt.Buffer, 0, 3*len(outs))
+				for range 3 {
+					for _, o := range outs {
+						flat = append(flat, o[0])
+					}
+				}
+				if err := pjrt.WaitAll(flat...); err != nil {
+					errs <- err
+				}
+				for d, o := range outs {
+					got, err := o[0].ToHost()
+					if err != nil {
+						errs <- err
+					} else if want := float32(n*(n-1)/2 + 10*d*n); got.([]float32)[0] != want {
+						errs <- fmt.Errorf("device %d: got %v, want %v", d, got, want)
+					}
+					o[0].Close()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
