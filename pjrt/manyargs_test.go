@@ -180,3 +180,32 @@ func TestConcurrentManyArguments(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// benchFloorArgs is the floor of benchExecuteArgs: the same executions of sumModule(n) from
+// floor.c's C loop, with the binding's xm_execute ("binding") and the bare PJRT execute ("bare").
+// ExecuteArgs<n> over FloorArgs<n>/bare is what the binding adds per call at n arguments.
+func benchFloorArgs(b *testing.B, n int) {
+	for _, raw := range []bool{false, true} {
+		name := "binding"
+		if raw {
+			name = "bare"
+		}
+		b.Run(name, func(b *testing.B) {
+			exe, args := sumArgs(b, n)
+			if err := pjrt.FloorLoop(exe, args, 1, raw, false); err != nil { // warm up
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if err := pjrt.FloorLoop(exe, args, 1, raw, false); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkFloorArgs1 .. 256: the floors of BenchmarkExecuteArgs1 .. 256.
+func BenchmarkFloorArgs1(b *testing.B)   { benchFloorArgs(b, 1) }
+func BenchmarkFloorArgs8(b *testing.B)   { benchFloorArgs(b, 8) }
+func BenchmarkFloorArgs64(b *testing.B)  { benchFloorArgs(b, 64) }
+func BenchmarkFloorArgs256(b *testing.B) { benchFloorArgs(b, 256) }

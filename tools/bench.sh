@@ -43,7 +43,7 @@ jit_re='^Benchmark(Call|Call1Device|CallArgs1|CallArgs8|CallArgs64|CallArgs256|L
 mesh_re='^BenchmarkDevicesIndicesMap$'
 lower_re='^BenchmarkLower5000$'
 train_re='^BenchmarkTrainStep$'
-pjrt_re='^Benchmark(Execute8Devices|FloorCall8Devices|FloorChained1000x1Device|FloorChained1000x8Devices)$'
+pjrt_re='^Benchmark(Execute8Devices|FloorCall8Devices|ExecuteArgs256|FloorArgs256|FloorChained1000x1Device|FloorChained1000x8Devices)$'
 
 mkdir -p "$out/bin"
 rm -f "$out/go.txt" "$out/jax.jsonl" "$out/load.txt"

@@ -205,6 +205,7 @@ def detail_table(run, rounds_go, rounds_jax):
 # (or None), pjrt's C-loop floor benchmark, JAX's benchmark, and the goal.
 FLOORS = [
     ("call + wait, 8 devices", "Call", "Execute8Devices", "FloorCall8Devices", 0.8),
+    ("call + wait, 256 arguments, 8 devices", "CallArgs256", "ExecuteArgs256", "FloorArgs256", 1.0),
     ("1,000 chained calls, 1 device", "Chained1000x1Device", None, "FloorChained1000x1Device", 1.0),
     ("1,000 chained calls, 8 devices", "Chained1000x8Devices", None, "FloorChained1000x8Devices", 0.8),
 ]
