@@ -263,15 +263,17 @@ static void start_reaper(void) {
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   pthread_attr_setstacksize(&attr, 64 << 10);
   pthread_t t;
-  // Without the thread, idle blocks stay until the idle limit or the next trim frees them.
+  // Without the thread, xm_staging_free still gives back expired blocks whenever it runs.
   pthread_create(&t, &attr, reaper, NULL);
   pthread_attr_destroy(&attr);
 }
 
 void* xm_staging_alloc(size_t size, size_t* cap) {
   void* p = NULL;
-  size_t small = size == 0 ? XM_STAGING_ALIGN : (size + XM_STAGING_ALIGN - 1) / XM_STAGING_ALIGN * XM_STAGING_ALIGN;
-  if (small < XM_STAGING_POOL_MIN) {
+  // The same rounded size decides malloc or pool here and in xm_staging_free: below
+  // XM_STAGING_POOL_MIN, malloc; from it on, a pooled class.
+  if (size <= XM_STAGING_POOL_MIN - XM_STAGING_ALIGN) {
+    size_t small = size == 0 ? XM_STAGING_ALIGN : (size + XM_STAGING_ALIGN - 1) / XM_STAGING_ALIGN * XM_STAGING_ALIGN;
     p = aligned_alloc(XM_STAGING_ALIGN, small);
     if (p == NULL) return NULL;
     *cap = small;
@@ -310,17 +312,22 @@ void xm_staging_free(void* block, size_t cap) {
     return;
   }
   pthread_once(&reaper_once, start_reaper);
+  void* drop[XM_POOL_SLOTS];
+  size_t dropcap[XM_POOL_SLOTS];
+  int64_t now = monotonic_ns();
   pthread_mutex_lock(&pool.mu);
+  int ndrop = pool.idle_ns > 0 ? pool_take_expired(now - pool.idle_ns + 1, drop, dropcap) : 0;
   if (pool.n < XM_POOL_SLOTS && pool.idle + (int64_t)cap <= pool.limit) {
     pool.block[pool.n] = block;
     pool.cap[pool.n] = cap;
-    pool.since[pool.n] = monotonic_ns();
+    pool.since[pool.n] = now;
     pool.n++;
     pool.idle += (int64_t)cap;
     block = NULL;
     pthread_cond_signal(&pool.cv);
   }
   pthread_mutex_unlock(&pool.mu);
+  unmap_all(drop, dropcap, ndrop);
   if (block != NULL) munmap(block, cap);
 }
 

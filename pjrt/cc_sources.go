@@ -7,6 +7,6 @@ package pjrt
 // directory's files, so this constant is what makes it rebuild after an edit under cc/.
 const ccSources = `
 cc/include/xla/pjrt/c/pjrt_c_api.h a38827698466b7ac81b2402ad144d027a8566714d94d649fba74a37be464ece4
-cc/xlamesh_pjrt.c 79805c3e1dc8b74fda680ec695cb627463a0969303f9d5bf8024fb3bf531db2f
+cc/xlamesh_pjrt.c c15c246e0cc5f1f307227352bc43dfbbc249b53ed14c693f7c560c084b121354
 cc/xlamesh_pjrt.h c0e034f6d3a906f498d7e81bdef72bd6dcc3b401edb51f8077c14f7e0793856b
 `
