@@ -50,14 +50,15 @@ lint:
 
 # Every test with the race detector on the default plugin, then the integration packages on the
 # second CPU plugin. tools/testreport prints per pass and package the counts and the PJRT client
-# opened, and fails on any failure or skip; its last line counts both passes.
+# opened, and fails on any failure or skip; its last line counts both passes. Tests named
+# *GPUOnly* are for XLAMESH_TEST_PLATFORM=gpu only and are not run on CPU (-skip GPUOnly).
 unit: generate
 	@second=$$($(INSTALL) -path -plugin cpu-0.115); \
 	( r=0; \
 	  echo "testreport-pass: 1/2 default plugin, all packages"; \
-	  env -u XLAMESH_PJRT_PLUGIN -u XLAMESH_TEST_PLATFORM $(GO) test -race -count=1 -json ./... || r=1; \
+	  env -u XLAMESH_PJRT_PLUGIN -u XLAMESH_TEST_PLATFORM $(GO) test -race -count=1 -json -skip GPUOnly ./... || r=1; \
 	  echo "testreport-pass: 2/2 lammps-jax-pjrt-cpu, integration packages"; \
-	  env -u XLAMESH_TEST_PLATFORM XLAMESH_PJRT_PLUGIN="$$second" $(GO) test -race -count=1 -json $(INTEGRATION) || r=1; \
+	  env -u XLAMESH_TEST_PLATFORM XLAMESH_PJRT_PLUGIN="$$second" $(GO) test -race -count=1 -json -skip GPUOnly $(INTEGRATION) || r=1; \
 	  exit $$r ) | $(GO) run ./tools/testreport
 
 # The integration packages on the CUDA plugin; fails when nvidia-smi shows no GPU.

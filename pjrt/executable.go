@@ -47,6 +47,7 @@ type CompileOptions struct {
 	NumPartitions int
 	// DeviceAssignment lists the global device ids of partitions 0..NumPartitions-1 (for a mesh:
 	// its device ids in mesh order). Nil means the client's first NumPartitions addressable devices.
+	// In a multi-process job (WithDistributed) it may name other processes' devices: see Compile.
 	DeviceAssignment []int
 	// Partitioner is Shardy (also the zero value) or GSPMD: the partitioner XLA runs. It must
 	// match the module's annotations (sdy.* for Shardy, mhlo.sharding for GSPMD).
@@ -57,7 +58,8 @@ type CompileOptions struct {
 type Executable struct {
 	client  *Client
 	c       *C.PJRT_LoadedExecutable
-	devices []*Device
+	devices []*Device // the addressable devices of the assignment, in its order
+	global  []int     // the global device assignment; nil when every device is addressable
 	info    executableInfo
 	// gate counts the calls using c; the last one to leave a closed executable destroys it
 	// (package internal/closegate), so that Close never waits on a call and a call never waits on Close.
@@ -82,6 +84,15 @@ func LiveExecutables() int64 { return liveExecutables.Load() }
 // Compile compiles StableHLO MLIR text (or bytecode) for the devices in opts.DeviceAssignment.
 // With a persistent compile cache (WithCompileCache) a program compiled before by the same
 // plugin for the same devices is loaded instead of compiled; see CompileStats.
+//
+// Multi-controller execution: in a job of several processes (WithDistributed) the assignment may
+// include devices of other processes, as JAX's is global. Every process compiles the same program
+// with the same global assignment; the executable runs on this process's devices of it
+// (Devices), and Execute takes and returns one list per addressable device. Whether the plugin
+// can is the plugin's to say: when it refuses, the error wraps ErrMultiController and the
+// plugin's *Error and names the devices that are not addressable (the CPU plugins refuse:
+// "Multiprocess computations aren't implemented on the CPU backend"). At least one device of the
+// assignment must be addressable (else ErrDevice). Such programs bypass the compile cache.
 func (c *Client) Compile(mlir string, opts CompileOptions) (*Executable, error) {
 	if opts.Partitioner != 0 && opts.Partitioner != Shardy && opts.Partitioner != GSPMD {
 		return nil, fmt.Errorf("pjrt: compile: %w: unknown partitioner %v", ErrCompile, opts.Partitioner)
@@ -90,11 +101,16 @@ func (c *Client) Compile(mlir string, opts CompileOptions) (*Executable, error) 
 	if n == 0 {
 		n = max(1, len(opts.DeviceAssignment))
 	}
-	devices, err := c.assign(n, opts.DeviceAssignment)
+	devices, err := c.assign(n, opts.DeviceAssignment, true)
 	if err != nil {
 		return nil, fmt.Errorf("pjrt: compile: %w", err)
 	}
 	assignment := deviceIDs(devices)
+	local, remote := splitAddressable(devices)
+	if len(local) == 0 {
+		return nil, fmt.Errorf("pjrt: compile: %w: no device of the device assignment %v is addressable from process %d",
+			ErrDevice, assignment, c.processIndex)
+	}
 	if len(mlir) == 0 {
 		return nil, fmt.Errorf("pjrt: compile: %w: empty program", ErrCompile)
 	}
@@ -109,7 +125,8 @@ func (c *Client) Compile(mlir string, opts CompileOptions) (*Executable, error) 
 		return nil, fmt.Errorf("pjrt: compile: %w: %w", ErrCompile, err)
 	}
 	var key [sha256.Size]byte
-	if c.cache != nil {
+	cached := c.cache != nil && len(remote) == 0
+	if cached {
 		key = c.cache.key(c, mlir, options, devices)
 		if loaded := c.loadCached(key, options); loaded != nil {
 			return c.newExecutable(loaded, devices)
@@ -117,13 +134,19 @@ func (c *Client) Compile(mlir string, opts CompileOptions) (*Executable, error) 
 	}
 	loaded, err := c.compile(mlir, options)
 	if err != nil {
+		if len(remote) > 0 {
+			return nil, c.multiControllerError(remote, err)
+		}
 		return nil, err
+	}
+	if len(remote) > 0 {
+		return c.newGlobalExecutable(loaded, local, assignment)
 	}
 	e, err := c.newExecutable(loaded, devices)
 	if err != nil {
 		return nil, err
 	}
-	if c.cache != nil {
+	if cached {
 		c.storeCached(key, e)
 	}
 	return e, nil
@@ -157,7 +180,13 @@ func (c *Client) compile(mlir string, options []byte) (*C.PJRT_LoadedExecutable,
 
 // newExecutable wraps a loaded executable and reads its output signature.
 func (c *Client) newExecutable(loaded *C.PJRT_LoadedExecutable, devices []*Device) (*Executable, error) {
-	e := &Executable{client: c, c: loaded, devices: devices}
+	return c.newGlobalExecutable(loaded, devices, nil)
+}
+
+// newGlobalExecutable wraps a loaded executable of the global device assignment global (nil:
+// the ids of devices) that runs on devices, the addressable ones.
+func (c *Client) newGlobalExecutable(loaded *C.PJRT_LoadedExecutable, devices []*Device, global []int) (*Executable, error) {
+	e := &Executable{client: c, c: loaded, devices: devices, global: global}
 	e.gate.Release = e.destroy
 	liveExecutables.Add(1)
 	c.trackExecutable(e, true)
@@ -196,6 +225,9 @@ func (e *Executable) withExecutable(op string, f func(a *api, x *C.PJRT_Executab
 
 func (e *Executable) readInfo() (executableInfo, error) {
 	info := executableInfo{numPartitions: len(e.devices)}
+	if e.global != nil {
+		info.numPartitions = len(e.global)
+	}
 	err := e.withExecutable("executable info", func(a *api, x *C.PJRT_Executable) error {
 		no := C.PJRT_Executable_NumOutputs_Args{executable: x}
 		if err := a.toError("executable outputs", ErrCompile, C.xm_Executable_NumOutputs(a.p, &no)); err != nil {
@@ -325,7 +357,7 @@ func (c *Client) LoadExecutable(serialized []byte, opts CompileOptions) (*Execut
 			n = len(opts.DeviceAssignment)
 		}
 		var err error
-		if devices, err = c.assign(n, opts.DeviceAssignment); err != nil {
+		if devices, err = c.assign(n, opts.DeviceAssignment, false); err != nil {
 			return nil, fmt.Errorf("pjrt: load executable: %w", err)
 		}
 		options = compileOptionsProto(deviceIDs(devices), opts.Partitioner, c.api.minor)
@@ -379,8 +411,9 @@ func (c *Client) LoadExecutable(serialized []byte, opts CompileOptions) (*Execut
 }
 
 // assign checks a device assignment of n partitions (nil: the first n addressable devices) and
-// returns its devices: each a device of the client, addressable, and listed once.
-func (c *Client) assign(n int, assignment []int) ([]*Device, error) {
+// returns its devices: each a device of the client, listed once, and addressable unless remote
+// allows devices of other processes.
+func (c *Client) assign(n int, assignment []int, remote bool) ([]*Device, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("%w: %d partitions", ErrDevice, n)
 	}
@@ -402,7 +435,7 @@ func (c *Client) assign(n int, assignment []int) ([]*Device, error) {
 		if j := slices.Index(assignment[:i], id); j >= 0 {
 			return nil, fmt.Errorf("%w: device %d appears at positions %d and %d of the device assignment", ErrDevice, id, j, i)
 		}
-		if !d.IsAddressable() {
+		if !remote && !d.IsAddressable() {
 			return nil, fmt.Errorf("%w: device %d is not addressable from process %d", ErrDevice, id, c.processIndex)
 		}
 		devices[i] = d
@@ -475,12 +508,17 @@ func (c *Client) deserialize(serialized, options []byte) (*C.PJRT_LoadedExecutab
 	return args.loaded_executable, nil
 }
 
-// Devices returns the executable's devices in device-assignment order: the order of Execute's
-// argument and result lists.
+// Devices returns the executable's addressable devices in device-assignment order: the order of
+// Execute's argument and result lists. For a program compiled over several processes' devices
+// (see Compile) these are this process's devices of the assignment only.
 func (e *Executable) Devices() []*Device { return slices.Clone(e.devices) }
 
-// DeviceAssignment returns the global ids of Devices.
+// DeviceAssignment returns the global device assignment: the ids of Devices, and for a program
+// compiled over several processes' devices, the other processes' devices in their places too.
 func (e *Executable) DeviceAssignment() []int {
+	if e.global != nil {
+		return slices.Clone(e.global)
+	}
 	ids := make([]int, len(e.devices))
 	for i, d := range e.devices {
 		ids[i] = d.ID()

@@ -31,7 +31,7 @@ func CacheEntryPath(c *Client, mlir string, opts CompileOptions) (string, error)
 	if n == 0 {
 		n = max(1, len(opts.DeviceAssignment))
 	}
-	devices, err := c.assign(n, opts.DeviceAssignment)
+	devices, err := c.assign(n, opts.DeviceAssignment, false)
 	if err != nil {
 		return "", err
 	}
