@@ -3,7 +3,8 @@
 # tools/setup/oracle-env.sh) about every case in tools/oracle/cases.py and the
 # op groups tools/oracle/ops_*.py and writes OUTDIR/<group>.json, then
 # OUTDIR/bytecode.json (bytecode.py); with GROUPs after OUTDIR, only those
-# ("programs", "vjp" and "bytecode" name those corpora). `make oracle` runs it with
+# ("programs", "vjp" and "bytecode" name those corpora; "multicontroller" runs
+# multicontroller.py, 2 JAX processes over gloo). `make oracle` runs it with
 # OUTDIR=testdata/oracle.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -22,14 +23,24 @@ export TF_CPP_MIN_LOG_LEVEL=${TF_CPP_MIN_LOG_LEVEL:-2}
 export PYTHONWARNINGS=ignore PYTHONDONTWRITEBYTECODE=1 PYTHONHASHSEED=0
 groups=()
 bytecode=yes
+multicontroller=yes
 if [[ $# -gt 0 ]]; then
   bytecode=no
+  multicontroller=no
   for g in "$@"; do
-    if [[ $g == bytecode ]]; then bytecode=yes; else groups+=("$g"); fi
+    case $g in
+    bytecode) bytecode=yes ;;
+    multicontroller) multicontroller=yes ;;
+    *) groups+=("$g") ;;
+    esac
   done
 fi
 if [[ $# -eq 0 || ${#groups[@]} -gt 0 ]]; then
   "$py" "$here/generate.py" "$out" "${groups[@]}"
+fi
+# One jitted call over a mesh of 2 JAX processes (OUTDIR/multicontroller.json).
+if [[ $multicontroller == yes ]]; then
+  "$py" "$here/multicontroller.py" "$out"
 fi
 # The jax.export artifacts package mlir/bytecode converts (OUTDIR/bytecode.json).
 if [[ $bytecode == yes ]]; then
