@@ -1317,3 +1317,85 @@ func runawayExecuteCases() []*hcase {
 		},
 	}}
 }
+
+// mcJob is one process of an in-memory 2-process job whose processes are goroutines of the child.
+type mcJob struct {
+	*pjrttest.MemoryStore
+	id int
+}
+
+func (j mcJob) ProcessID() int             { return j.id }
+func (j mcJob) NumProcesses() int          { return 2 }
+func (j mcJob) InitTimeout() time.Duration { return 20 * time.Second }
+
+// jobClients opens the clients of a 2-process job on the CPU plugin that takes a process id, 2
+// devices each, closed when the case ends.
+func jobClients(h *H) [2]*pjrt.Client {
+	path, err := pjrt.MultiProcessCPUPlugin()
+	h.Must(err)
+	store := &pjrttest.MemoryStore{}
+	var clients [2]*pjrt.Client
+	var errs [2]error
+	var wg sync.WaitGroup
+	for p := range 2 {
+		wg.Go(func() {
+			clients[p], errs[p] = pjrt.Open(pjrt.WithPlugin(path), pjrt.WithCPUDeviceCount(2),
+				pjrt.WithDistributed(mcJob{MemoryStore: store, id: p}))
+		})
+	}
+	wg.Wait()
+	for p := range 2 {
+		h.Must(errs[p])
+		h.Cleanup(func() { clients[p].Close() })
+	}
+	return clients
+}
+
+// multiControllerCases compile programs whose device assignment spans the processes of a job
+// (multi-controller execution) on a CPU plugin that cannot run them: typed errors naming the
+// devices of the other process, before the plugin or from it, never a crash.
+func multiControllerCases() []*hcase {
+	return []*hcase{
+		{
+			name: "Client.Compile: a device assignment over both processes of a CPU job", class: classPrograms,
+			entry: "pjrt Compile", group: "multicontroller",
+			want: is("pjrt.ErrMultiController", pjrt.ErrMultiController), as: as[*pjrt.NotAddressableError]("*pjrt.NotAddressableError"),
+			run: func(h *H) error {
+				c := jobClients(h)
+				var first error
+				for p := range 2 {
+					_, err := c[p].Compile(addModule(4), pjrt.CompileOptions{DeviceAssignment: ids(c[p], 4)})
+					var na *pjrt.NotAddressableError
+					if errors.As(err, &na) && !slices.Equal(na.Devices, ids(c[p], 4)[2-2*p:4-2*p]) {
+						h.Failf("process %d: not addressable %v, want the other process's devices", p, na.Devices)
+					}
+					if p == 0 {
+						first = err
+					}
+				}
+				return first
+			},
+		},
+		{
+			name: "Client.Compile: a device assignment of the other process's devices only", class: classSilent,
+			entry: "pjrt Compile", group: "multicontroller",
+			want: is("pjrt.ErrDevice", pjrt.ErrDevice),
+			run: func(h *H) error {
+				c := jobClients(h)
+				_, err := c[0].Compile(addModule(2), pjrt.CompileOptions{DeviceAssignment: ids(c[0], 4)[2:]})
+				return err
+			},
+		},
+		{
+			name: "Client.Compile: a device assignment over both processes, interleaved, with a device twice", class: classSilent,
+			entry: "pjrt Compile", group: "multicontroller",
+			want: is("pjrt.ErrDevice", pjrt.ErrDevice),
+			run: func(h *H) error {
+				c := jobClients(h)
+				all := ids(c[0], 4)
+				_, err := c[0].Compile(addModule(4), pjrt.CompileOptions{DeviceAssignment: []int{all[0], all[2], all[2], all[1]}})
+				return err
+			},
+		},
+	}
+}

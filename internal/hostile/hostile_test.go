@@ -174,7 +174,7 @@ func allCases() []*hcase {
 	casesOnce.Do(func() {
 		for _, part := range [][]*hcase{meshCases(), shardyCases(), lowerCases(), wrapCases(), compileCases(),
 			executeCases(), transferCases(), openCases(), compileCacheCases(), pluginCases(), installCases(), jitCases(),
-			ownershipCases(), runawayCases(), runawayExecuteCases(), cliCases()} {
+			ownershipCases(), runawayCases(), runawayExecuteCases(), multiControllerCases(), cliCases()} {
 			caseList = append(caseList, part...)
 		}
 	})
