@@ -34,7 +34,9 @@
 // A client can be one process's part of a multi-process job (WithDistributed, given a
 // Distributed such as package distributed's Job): the plugin gets the job's store and its
 // node_id/num_nodes (or process_id), and Devices lists the job's devices, AddressableDevices
-// this process's; see docs/multihost.md.
+// this process's; see docs/multihost.md. Compile takes a device assignment over several
+// processes' devices (multi-controller execution): the executable runs on this process's part,
+// or the plugin refuses with an error wrapping ErrMultiController, as the CPU plugins do.
 //
 // The default plugin is XLA's CPU plugin from the pinned xla-cpu-pjrt wheel, installed into the
 // user cache by `xlamesh install-plugin` (package pjrt/install; `make setup` in the repository)
