@@ -39,7 +39,12 @@
 // the global array from this process's part of the data (jax.make_array_from_process_local_data),
 // Array.ProcessLocalData reads that part back, AddressableShards lists what this process holds,
 // ToHost of an array with shards elsewhere fails with ErrNotAddressable, and ProcessAllgather
-// brings an array to every process through the job's key-value store. See docs/multihost.md.
+// brings an array to every process through the job's key-value store. A Function called with
+// such global arrays compiles over the mesh's devices in every process and runs each process's
+// part; its results are global arrays (their global sharding, this process's shards), so
+// FromProcessLocalData, Call, ProcessAllgather is the round trip (Example_multiController). It
+// needs a plugin that runs a program over several processes' devices: the CPU plugins refuse
+// the call with an error wrapping pjrt.ErrMultiController. See docs/multihost.md.
 //
 // # Contexts
 //

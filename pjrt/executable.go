@@ -338,7 +338,7 @@ func (e *Executable) Serialize() ([]byte, error) {
 
 // LoadExecutable turns the bytes of Executable.Serialize back into an executable. With a
 // DeviceAssignment in opts it runs on those devices, which are checked as Compile checks them
-// and must number as many as the program's partitions (else ErrDevice); without one it runs on
+// (but must all be addressable: no multi-controller loads) and must number as many as the program's partitions (else ErrDevice); without one it runs on
 // the devices it was compiled for. The bytes must come from the same plugin version; anything
 // else gives an *Error matching ErrCompile, never a crash. A plugin without
 // PJRT_Executable_DeserializeAndLoad gives an error wrapping ErrUnimplemented.
