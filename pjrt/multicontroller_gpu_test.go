@@ -25,7 +25,8 @@ const globalSum2 = `module @m attributes {mhlo.num_partitions = 2 : i32} {
 // plugin's mock options as JAX's multi-node GPU tests set them (jax_mock_gpu_topology "1x2x1":
 // enable_mock_nccl, num_nodes 2, mock_gpu_topology): the client lists both nodes' GPUs and
 // addresses one, and a program over both compiles with the global device assignment and runs on
-// the addressable one.
+// the addressable one. The plugin keeps its key-value exchange in memory under the mock, so no
+// job is needed.
 //
 // GPU only: the CPU passes (make unit) exclude it by its name with -skip GPUOnly; run it with
 // XLAMESH_TEST_PLATFORM=gpu (make test-gpu, the GPU bundle).
@@ -42,7 +43,8 @@ func TestGPUOnlyMockTwoNodeCompile(t *testing.T) {
 		pjrt.WithCreateOption("enable_mock_nccl", true),
 		pjrt.WithCreateOption("num_nodes", int64(2)),
 		pjrt.WithCreateOption("node_id", int64(0)),
-		pjrt.WithCreateOption("mock_gpu_topology", "1x2x1"))
+		pjrt.WithCreateOption("mock_gpu_topology", "1x2x1"),
+		pjrt.WithCreateOption("visible_devices", []int64{0})) // one GPU stands in, however many the host has
 	require.NoError(t, err)
 	defer c.Close()
 	all, local := c.Devices(), c.AddressableDevices()
