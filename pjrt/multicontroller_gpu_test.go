@@ -25,8 +25,8 @@ const globalSum2 = `module @m attributes {mhlo.num_partitions = 2 : i32} {
 // plugin's mock options as JAX's multi-node GPU tests set them (jax_mock_gpu_topology "1x2x1":
 // enable_mock_nccl, num_nodes 2, mock_gpu_topology): the client lists both nodes' GPUs and
 // addresses one, and a program over both compiles with the global device assignment and runs on
-// the addressable one. The plugin keeps its key-value exchange in memory under the mock, so no
-// job is needed.
+// the addressable one. No job is joined: JAX's mock GPU client is made without a distributed
+// client too (unverified here: no GPU).
 //
 // GPU only: the CPU passes (make unit) exclude it by its name with -skip GPUOnly; run it with
 // XLAMESH_TEST_PLATFORM=gpu (make test-gpu, the GPU bundle).
