@@ -117,11 +117,13 @@ func TestMultiControllerCall(t *testing.T) {
 		}
 
 		for r, res := range want.Results {
-			spec := mesh.P()
-			if len(res.Spec) > 0 {
-				spec = mesh.P("proc")
+			s, err := mesh.NewNamedSharding(m, mesh.P(res.Spec...)) // JAX's spec: axis names and nulls
+			if err != nil {
+				return err
 			}
-			s := mesh.MustNamedSharding(m, spec)
+			if declared := []mesh.PartitionSpec{mesh.P("proc"), mesh.P(), mesh.P()}[r]; s.Spec().String() != declared.String() {
+				return fmt.Errorf("result %d: JAX's sharding %v, the Function declares %v", r, s.Spec(), declared)
+			}
 			// This process's part of the global result, as its shards would hold it.
 			a, err := jit.FromCallback(pr.client, res.Shape, x.DType(), s, func(idx mesh.Index) (any, error) {
 				return sliceOf(values[r], res.Shape, idx), nil
