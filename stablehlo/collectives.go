@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/gomlx/gopjrt/dtypes"
 )
@@ -28,21 +29,65 @@ func (f *Function) groupOperand(opName string, x Value, groups [][]int) (*value,
 		return nil, 0, false
 	}
 	k := len(groups[0])
-	var seen []int
+	seen := newIDSet(len(groups) * k)
+	defer seen.done()
 	for i, g := range groups {
 		if len(g) != k {
 			f.failf(opName, 0, a, ErrReplicaGroups, "replica group %d has %d ids, group 0 has %d", i, len(g), k)
 			return nil, 0, false
 		}
 		for _, id := range g {
-			if id < 0 || slices.Contains(seen, id) {
+			if !seen.add(id) {
 				f.failf(opName, 0, a, ErrReplicaGroups, "replica group %d: id %d is negative or repeated", i, id)
 				return nil, 0, false
 			}
-			seen = append(seen, id)
 		}
 	}
 	return a, k, true
+}
+
+// idSet is a set of non-negative partition ids that answers add in constant time, so that
+// checking the groups of a collective over N partitions costs O(N), not O(N²) (issue 31). Ids
+// below 4n live in a bit set, larger ones (hostile or sparse input) in a map.
+type idSet struct {
+	bits   []uint64
+	large  map[int]struct{}
+	probes int // lookups made, for the growth tests (TestScale*)
+}
+
+// idProbes counts the idSet lookups of every check, added once per check; the growth tests
+// read it to tell a linear check from a quadratic one without timing anything.
+var idProbes atomic.Int64
+
+// done records the set's lookups in idProbes.
+func (s *idSet) done() { idProbes.Add(int64(s.probes)) }
+
+func newIDSet(n int) idSet {
+	return idSet{bits: make([]uint64, (4*n+63)/64)}
+}
+
+// add inserts id and reports whether it was new and non-negative.
+func (s *idSet) add(id int) bool {
+	s.probes++
+	if id < 0 {
+		return false
+	}
+	if w := id / 64; w < len(s.bits) {
+		bit := uint64(1) << (id % 64)
+		if s.bits[w]&bit != 0 {
+			return false
+		}
+		s.bits[w] |= bit
+		return true
+	}
+	if _, ok := s.large[id]; ok {
+		return false
+	}
+	if s.large == nil {
+		s.large = map[int]struct{}{}
+	}
+	s.large[id] = struct{}{}
+	return true
 }
 
 // checkReduction checks that r is a reduction a collective can apply to a's element type.
@@ -273,13 +318,14 @@ func (f *Function) CollectivePermute(x Value, pairs [][2]int) Value {
 		f.failf(opName, 0, a, ErrReplicaGroups, "empty permutation")
 		return Value{}
 	}
-	var src, dst []int
+	src, dst := newIDSet(len(pairs)), newIDSet(len(pairs))
+	defer src.done()
+	defer dst.done()
 	for _, q := range pairs {
-		if q[0] < 0 || q[1] < 0 || slices.Contains(src, q[0]) || slices.Contains(dst, q[1]) {
+		if !src.add(q[0]) || !dst.add(q[1]) {
 			f.failf(opName, 0, a, ErrReplicaGroups, "source/target pair %v is negative or repeats a source or target", q)
 			return Value{}
 		}
-		src, dst = append(src, q[0]), append(dst, q[1])
 	}
 	p := CollectivePermuteParams{Pairs: slices.Clone(pairs), Channel: f.m.nextChannel()}
 	return f.emit("stablehlo.collective_permute", []*value{a}, a.shape, p)
