@@ -194,30 +194,79 @@ func (s NamedSharding) replicaIDs(used []bool) []int {
 // Shards returns every device's shard of an array of the given global shape,
 // in mesh order. Errors are those of DevicesIndicesMap.
 func (s NamedSharding) Shards(shape []int) ([]Shard, error) {
-	idx, err := s.DevicesIndicesMap(shape)
-	if err != nil {
-		return nil, err
-	}
-	rids, _ := s.ReplicaIDsFor(shape)
-	out := make([]Shard, len(idx))
-	for p := range idx {
-		out[p] = Shard{Device: s.mesh.devices[p], Index: idx[p], ReplicaID: rids[p]}
-	}
-	return out, nil
+	return s.shards(shape, -1)
 }
 
 // AddressableShards returns the shards held by devices of the given process,
 // in mesh order (JAX's addressable_devices_indices_map). Errors are those of
 // DevicesIndicesMap.
 func (s NamedSharding) AddressableShards(shape []int, process int) ([]Shard, error) {
-	all, err := s.Shards(shape)
-	if err != nil {
+	return s.shards(shape, process)
+}
+
+// shards returns the shards of the devices of process (every device for -1) in one walk over
+// the mesh positions that computes each index and replica id once (ReplicaIDsFor's rule), with
+// one backing array for all the indices.
+func (s NamedSharding) shards(shape []int, process int) ([]Shard, error) {
+	if _, err := s.Mesh(); err != nil {
 		return nil, err
 	}
-	out := all[:0:0]
-	for _, sh := range all {
-		if sh.Device.ProcessIndex() == process {
-			out = append(out, sh)
+	if err := s.CheckShape(shape); err != nil {
+		return nil, err
+	}
+	devices := s.mesh.devices
+	n, rank := len(devices), len(shape)
+	if process >= 0 {
+		n = 0
+		for _, d := range devices {
+			if d.ProcessIndex() == process {
+				n++
+			}
+		}
+	}
+	// Axes splitting a zero-size dimension do not tell shards apart (ReplicaIDsFor).
+	used := slices.Clone(s.used)
+	for d, axes := range s.dimAxes {
+		if shape[d] == 0 {
+			for _, a := range axes {
+				used[a] = false
+			}
+		}
+	}
+	backing := make([]Range, n*rank)
+	out := make([]Shard, 0, n)
+	sizes := s.abs.sizes
+	coords := make([]int, len(sizes))
+	for p, dev := range devices {
+		if process < 0 || dev.ProcessIndex() == process {
+			k := len(out)
+			idx := Index(backing[k*rank : (k+1)*rank : (k+1)*rank])
+			for d := range rank {
+				if d >= len(s.tile) || s.tile[d] == 1 {
+					idx[d] = Range{0, shape[d]}
+					continue
+				}
+				b := 0
+				for _, a := range s.dimAxes[d] {
+					b = b*sizes[a] + coords[a]
+				}
+				w := shape[d] / s.tile[d]
+				idx[d] = Range{b * w, (b + 1) * w}
+			}
+			r := 0
+			for a, u := range used {
+				if !u {
+					r = r*sizes[a] + coords[a]
+				}
+			}
+			out = append(out, Shard{Device: devices[p], Index: idx, ReplicaID: r})
+		}
+		for a := len(coords) - 1; a >= 0; a-- {
+			coords[a]++
+			if coords[a] < sizes[a] {
+				break
+			}
+			coords[a] = 0
 		}
 	}
 	return out, nil

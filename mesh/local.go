@@ -18,21 +18,13 @@ func (m Mesh) LocalDevices(process int) []Device {
 }
 
 // ProcessIndices returns the distinct process indices of the mesh's
-// devices, sorted.
-func (m Mesh) ProcessIndices() []int {
-	var out []int
-	for _, d := range m.devices {
-		if p := d.ProcessIndex(); !slices.Contains(out, p) {
-			out = append(out, p)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
+// devices, sorted. They are found once, when the mesh is made; each call
+// costs a copy of them.
+func (m Mesh) ProcessIndices() []int { return slices.Clone(m.procs) }
 
 // IsMultiProcess reports whether the mesh's devices span more than one
 // process (JAX's Mesh.is_multi_process, seen from any one of them).
-func (m Mesh) IsMultiProcess() bool { return len(m.ProcessIndices()) > 1 }
+func (m Mesh) IsMultiProcess() bool { return len(m.procs) > 1 }
 
 // LocalMesh returns the smallest sub-cube of m holding every device of the
 // given process, with m's axis names and types (JAX's Mesh.local_mesh). It

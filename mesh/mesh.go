@@ -1,6 +1,9 @@
 package mesh
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"strconv"
@@ -39,6 +42,7 @@ type Mesh struct {
 	abs     Abstract
 	devices []Device
 	ids     []int
+	procs   []int // distinct process indices, sorted
 	key     string
 }
 
@@ -91,30 +95,70 @@ func withDevices(abs Abstract, devices []Device) (Mesh, error) {
 			ErrDeviceCount, len(devices), pyIntTuple(abs.sizes))
 	}
 	ids := make([]int, len(devices))
-	seen := make(map[int]int, len(devices))
+	var procs []int
 	for i, d := range devices {
 		if d == nil {
 			return Mesh{}, fmt.Errorf("mesh: %w: device at position %d is nil", ErrInvalidMesh, i)
 		}
-		id := d.ID()
+		ids[i] = d.ID()
+		// Devices of one process are usually adjacent: procs gets one entry per run.
+		if p := d.ProcessIndex(); len(procs) == 0 || procs[len(procs)-1] != p {
+			procs = append(procs, p)
+		}
+	}
+	if err := checkDistinctIDs(ids); err != nil {
+		return Mesh{}, err
+	}
+	slices.Sort(procs)
+	m := Mesh{abs: abs, devices: slices.Clone(devices), ids: ids, procs: slices.Clip(slices.Compact(procs))}
+	m.key = abs.key + "|" + idsDigest(ids)
+	return m, nil
+}
+
+// checkDistinctIDs returns an error wrapping ErrDuplicateDevice naming the first repeated id
+// and its two positions, in O(N log N): a sorted copy finds whether one repeats, and only then
+// a second pass finds where.
+func checkDistinctIDs(ids []int) error {
+	sorted := slices.Clone(ids)
+	slices.Sort(sorted)
+	dup := false
+	for i := 1; i < len(sorted); i++ {
+		if sorted[i] == sorted[i-1] {
+			dup = true
+			break
+		}
+	}
+	if !dup {
+		return nil
+	}
+	seen := make(map[int]int, len(ids))
+	for i, id := range ids {
 		if j, ok := seen[id]; ok {
-			return Mesh{}, fmt.Errorf("mesh: %w: device %d is at positions %d and %d", ErrDuplicateDevice, id, j, i)
+			return fmt.Errorf("mesh: %w: device %d is at positions %d and %d", ErrDuplicateDevice, id, j, i)
 		}
 		seen[id] = i
-		ids[i] = id
 	}
-	m := Mesh{abs: abs, devices: slices.Clone(devices), ids: ids}
-	var b strings.Builder
-	b.WriteString(abs.key)
-	b.WriteByte('|')
-	for i, id := range ids {
-		if i > 0 {
-			b.WriteByte(',')
+	return nil
+}
+
+// idsDigest returns a fixed-size canonical digest of the device ids in order: the first 128
+// bits of their SHA-256, in hex. A mesh's key holds it instead of the ids themselves, so that
+// keys of meshes and of shardings over them cost the same at 8 and at 65,536 devices (issue
+// 31); two different id lists have the same digest with probability 2^-128.
+func idsDigest(ids []int) string {
+	h := sha256.New()
+	var buf [512]byte
+	b := buf[:0]
+	for _, id := range ids {
+		b = binary.LittleEndian.AppendUint64(b, uint64(id))
+		if len(b) == len(buf) {
+			h.Write(b)
+			b = buf[:0]
 		}
-		b.WriteString(strconv.Itoa(id))
 	}
-	m.key = b.String()
-	return m, nil
+	h.Write(b)
+	var sum [sha256.Size]byte
+	return "ids:" + strconv.Itoa(len(ids)) + ":" + hex.EncodeToString(h.Sum(sum[:0])[:16])
 }
 
 // WithAxisTypes returns a copy of m with new axis types, one per axis, or an
@@ -194,8 +238,9 @@ func (m Mesh) Coords(id int) ([]int, bool) {
 // device ids in the same order.
 func (m Mesh) Equal(o Mesh) bool { return m.key == o.key }
 
-// Key returns a canonical string of names, sizes, types and device ids:
-// equal meshes have equal keys. Use it as a map key.
+// Key returns a canonical string of names, sizes, types and device ids (the
+// ids as a fixed-size digest, so the key's length does not grow with the
+// mesh): equal meshes have equal keys. Use it as a map key.
 func (m Mesh) Key() string { return m.key }
 
 // String returns JAX 0.8.1's str of a Mesh, every axis type included:

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // This file is the bookkeeping of a mesh spread over several processes: which part of a global
@@ -74,14 +75,21 @@ func (s NamedSharding) ProcessIndexAndCount(dim, rank, process int) (index, coun
 				"(process %d holds %d blocks, process %d holds %d)", ErrNonUniform, s, dim, process, len(mine), q, len(perProcess[q]))
 		}
 	}
-	// The distinct sets of blocks, each as its sorted ranges.
+	// The distinct sets of blocks, each as its sorted ranges, found through a map from each
+	// set's text so that P processes cost O(P), not O(P²) set comparisons (issue 31).
 	var unique [][]Range
+	seen := make(map[string]bool, len(perProcess))
+	probes := 0
 	for _, q := range sortedKeys(perProcess) {
 		set := sortedRanges(perProcess[q])
-		if !slices.ContainsFunc(unique, func(u []Range) bool { return slices.Equal(u, set) }) {
+		k := rangesKey(set)
+		probes++
+		if !seen[k] {
+			seen[k] = true
 			unique = append(unique, set)
 		}
 	}
+	scaleProbes.Add(int64(probes))
 	total := 0
 	for _, u := range unique {
 		total += len(u)
@@ -189,17 +197,17 @@ func (s NamedSharding) ProcessLocalShards(globalShape, localShape []int, process
 				ErrProcessData, d, localShape[d], n, pyIntTuple(globalShape))
 		}
 	}
+	// Each dimension's distinct block starts, sorted; a block's place is its start's rank.
 	starts := make([][]int, len(globalShape))
-	for _, sh := range shards {
-		for d, r := range sh.Index {
-			if !slices.Contains(starts[d], r.Start) {
-				starts[d] = append(starts[d], r.Start)
-			}
-		}
-	}
 	for d := range starts {
-		slices.Sort(starts[d])
+		all := make([]int, len(shards))
+		for i, sh := range shards {
+			all[i] = sh.Index[d].Start
+		}
+		slices.Sort(all)
+		starts[d] = slices.Compact(all)
 	}
+	scaleProbes.Add(int64(len(shards) * len(starts)))
 	out := make([]LocalShard, len(shards))
 	for i, sh := range shards {
 		local := make(Index, len(sh.Index))
@@ -208,7 +216,8 @@ func (s NamedSharding) ProcessLocalShards(globalShape, localShape []int, process
 				local[d] = r
 				continue
 			}
-			k := slices.Index(starts[d], r.Start) * shardShape[d]
+			j, _ := slices.BinarySearch(starts[d], r.Start)
+			k := j * shardShape[d]
 			local[d] = Range{k, k + shardShape[d]}
 		}
 		out[i] = LocalShard{Shard: sh, Local: local}
@@ -231,6 +240,23 @@ func (s NamedSharding) processShards(globalShape []int, process int) ([]Shard, [
 		return nil, nil, fmt.Errorf("mesh: %w: process %d holds no shard of %s", ErrNoDevices, process, s)
 	}
 	return shards, shardShape, nil
+}
+
+// scaleProbes counts the set lookups of the deduplications whose growth the TestScale tests
+// check (one Add per call, not per lookup), so that they tell linear work from quadratic
+// without timing anything.
+var scaleProbes atomic.Int64
+
+// rangesKey is the text of a sorted set of ranges, a map key for the set.
+func rangesKey(set []Range) string {
+	b := make([]byte, 0, len(set)*8)
+	for _, r := range set {
+		b = strconv.AppendInt(b, int64(r.Start), 10)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, int64(r.Stop), 10)
+		b = append(b, ',')
+	}
+	return string(b)
 }
 
 func sortedKeys[V any](m map[int]V) []int {
