@@ -14,8 +14,9 @@ import (
 // VisualizeConfig sets the sizing of Visualize's table, as the keyword
 // arguments of jax.debug.visualize_sharding do. Zero fields take the
 // defaults: Scale 1, MinWidth 9, MaxWidth 80. Scale may be at most
-// maxVisualScale (100) and the widths at most maxVisualWidth (10,000), so
-// a table stays at most about a thousand lines and ten thousand columns.
+// maxVisualScale (100) and the widths at most maxVisualWidth (10,000). Every
+// line is at most MaxWidth columns (wider ones are cropped, as JAX crops
+// them); a 2-D table has two lines or more per chunk row, as in JAX.
 type VisualizeConfig struct {
 	Scale    float64 // scales the base height (10 lines) of a 2-D table
 	MinWidth int     // minimum width of a chunk, in columns
@@ -30,8 +31,15 @@ type VisualizeConfig struct {
 // dimension or a nil w, ErrNoDevices for an abstract sharding, or CheckShape's error.
 // A table wider than MaxWidth columns is shrunk as rich shrinks it: labels
 // wrap between words, a line that still does not fit is cut to end in "…",
-// and a label vanishes when the padding leaves it no room. The output ends
-// with the table's last line.
+// and a label vanishes when the padding leaves it no room.
+//
+// A table that is still wider than MaxWidth (more chunks across than fit,
+// e.g. a 1-D array over 512 devices) is cropped: every line is cut after
+// MaxWidth columns, as JAX's rich console of width max_width crops it, so
+// the right-hand border and chunks are missing and the output says nothing
+// more about it, as JAX's says nothing. Down the page nothing is cropped: a
+// 2-D table of R chunk rows has at least 2R+1 lines (2,049 for 1,024 rows),
+// as in JAX. The output ends with the table's last line.
 func Visualize(w io.Writer, s NamedSharding, shape []int) error {
 	return VisualizeConfig{}.Fprint(w, s, shape)
 }
@@ -140,17 +148,17 @@ func (c VisualizeConfig) Fprint(w io.Writer, s NamedSharding, shape []int) error
 	}
 	colW := columnWidths(cells, c.MaxWidth-(cols+1))
 
-	bw := bufio.NewWriter(w)
+	bw := &cropWriter{w: bufio.NewWriter(w), width: c.MaxWidth}
 	border := func(l, mid, r string) {
-		bw.WriteString(l)
+		bw.writeString(l)
 		for j, cw := range colW {
 			if j > 0 {
-				bw.WriteString(mid)
+				bw.writeString(mid)
 			}
-			bw.WriteString(strings.Repeat("─", cw))
+			bw.writeString(strings.Repeat("─", cw))
 		}
-		bw.WriteString(r)
-		bw.WriteByte('\n')
+		bw.writeString(r)
+		bw.writeByte('\n')
 	}
 	border("┌", "┬", "┐")
 	for i, row := range cells {
@@ -164,22 +172,72 @@ func (c VisualizeConfig) Fprint(w io.Writer, s NamedSharding, shape []int) error
 			height = max(height, len(lines[j]))
 		}
 		for line := range height {
-			bw.WriteString("│")
+			bw.writeString("│")
 			for j := range row {
 				if j > 0 {
-					bw.WriteString("│")
+					bw.writeString("│")
 				}
 				if line < len(lines[j]) {
-					bw.WriteString(lines[j][line])
+					bw.writeString(lines[j][line])
 				} else {
-					bw.WriteString(strings.Repeat(" ", colW[j]))
+					bw.writeString(strings.Repeat(" ", colW[j]))
 				}
 			}
-			bw.WriteString("│\n")
+			bw.writeString("│\n")
 		}
 	}
 	border("└", "┴", "┘")
-	return bw.Flush()
+	return bw.w.Flush()
+}
+
+// cropWriter writes lines cut after width runes, as rich's console crops what it prints to its
+// width; the newline of a cut line is kept.
+type cropWriter struct {
+	w     *bufio.Writer
+	width int
+	col   int // runes written on the current line
+}
+
+// writeString writes s, dropping the runes of each line past width.
+func (c *cropWriter) writeString(s string) {
+	for s != "" {
+		if c.col >= c.width {
+			nl := strings.IndexByte(s, '\n')
+			if nl < 0 {
+				return
+			}
+			c.writeByte('\n')
+			s = s[nl+1:]
+			continue
+		}
+		// Runes up to the newline or the width, whichever comes first.
+		i, n := 0, c.col
+		for i < len(s) && s[i] != '\n' && n < c.width {
+			_, size := utf8.DecodeRuneInString(s[i:])
+			i += size
+			n++
+		}
+		c.w.WriteString(s[:i])
+		c.col = n
+		s = s[i:]
+		if s != "" && s[0] == '\n' {
+			c.writeByte('\n')
+			s = s[1:]
+		}
+	}
+}
+
+// writeByte writes an ASCII byte: a newline starts a new line.
+func (c *cropWriter) writeByte(b byte) {
+	if b == '\n' {
+		c.w.WriteByte(b)
+		c.col = 0
+		return
+	}
+	if c.col < c.width {
+		c.w.WriteByte(b)
+		c.col++
+	}
 }
 
 // cell is one chunk's box: its label and the padding around it (top, right,

@@ -2,6 +2,7 @@ package mesh
 
 import (
 	"errors"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -115,5 +116,52 @@ func TestCutLines(t *testing.T) {
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("cutLines(%q, %d) = %q, want %q", tc.text, tc.width, got, tc.want)
 		}
+	}
+}
+
+// TestVisualizePodScale: JAX 0.8.1's output at 512 and 8,192 devices (issue 31), made with
+// XLA_FLAGS=--xla_force_host_platform_device_count=N and jax.debug.visualize_sharding(shape,
+// NamedSharding(mesh, spec), use_color=False). A 1-D array over N devices is a table of N
+// columns of width 0, which rich's console crops to its 80 columns: 3 lines of 80. A (1024, 8)
+// array over a (1024, 8) mesh is 2,049 lines of 73 columns, uncropped
+// (testdata/visualize_8192_1024x8.txt).
+func TestVisualizePodScale(t *testing.T) {
+	line := func(l, mid string) string { return l + strings.Repeat(mid, 79) + "\n" }
+	cropped := line("┌", "┬") + line("│", "│") + line("└", "┴")
+	golden, err := os.ReadFile("testdata/visualize_8192_1024x8.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		sizes []int
+		names []string
+		spec  PartitionSpec
+		shape []int
+		want  string
+	}{
+		{"1d 512", []int{512}, []string{"x"}, P("x"), []int{512}, cropped},
+		{"1d 8192", []int{8192}, []string{"x"}, P("x"), []int{8192}, cropped},
+		{"2d 1024x8", []int{1024, 8}, []string{"x", "y"}, P("x", "y"), []int{1024, 8}, string(golden)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			n := 1
+			for _, k := range tc.sizes {
+				n *= k
+			}
+			m, err := New(SimDevices(n), tc.sizes, tc.names...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b strings.Builder
+			if err := Visualize(&b, MustNamedSharding(m, tc.spec), tc.shape); err != nil {
+				t.Fatal(err)
+			}
+			if got := b.String(); got != tc.want {
+				gl, wl := strings.Split(got, "\n"), strings.Split(tc.want, "\n")
+				t.Fatalf("got %d lines (first %q), want %d (first %q)", len(gl), gl[0], len(wl), wl[0])
+			}
+		})
 	}
 }
