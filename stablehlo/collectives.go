@@ -296,11 +296,24 @@ type CollectivePermuteParams struct {
 
 // Properties returns the channel handle and source_target_pairs.
 func (p CollectivePermuteParams) Properties() string {
-	rows := make([][]int, len(p.Pairs))
+	// DenseI64 of the pairs as rows, without a slice per pair.
+	b := make([]byte, 0, 64+16*len(p.Pairs))
+	b = append(b, channelProp(p.Channel)...)
+	b = append(b, ", source_target_pairs = dense<["...)
 	for i, q := range p.Pairs {
-		rows[i] = []int{q[0], q[1]}
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = appendIntList(b, q[:])
 	}
-	return channelProp(p.Channel) + ", source_target_pairs = " + DenseI64(rows)
+	b = append(b, "]> : tensor<"...)
+	b = strconv.AppendInt(b, int64(len(p.Pairs)), 10)
+	if len(p.Pairs) > 0 {
+		b = append(b, "x2xi64>"...)
+	} else {
+		b = append(b, "x0xi64>"...)
+	}
+	return string(b)
 }
 
 // CollectivePermute sends x from partition source to partition target for each (source,

@@ -470,38 +470,46 @@ func i64Array(xs []int) string {
 // IntList returns xs as MLIR prints a list of integers, "[1, 2]" ("[]" for none), for
 // attribute text such as an Attr's Value.
 func IntList(xs []int) string {
-	var b strings.Builder
-	b.WriteByte('[')
+	return string(appendIntList(make([]byte, 0, 2+4*len(xs)), xs))
+}
+
+// appendIntList appends IntList(xs) to b without a string per number, so that printing the
+// replica groups of N devices allocates O(1) times, not O(N) (issue 31).
+func appendIntList(b []byte, xs []int) []byte {
+	b = append(b, '[')
 	for i, x := range xs {
 		if i > 0 {
-			b.WriteString(", ")
+			b = append(b, ", "...)
 		}
-		b.WriteString(strconv.Itoa(x))
+		b = strconv.AppendInt(b, int64(x), 10)
 	}
-	b.WriteByte(']')
-	return b.String()
+	return append(b, ']')
 }
 
 // DenseI64 returns rows as a rank-2 i64 tensor attribute with its type, the form of
 // replica_groups and source_target_pairs: "dense<[[0, 1], [2, 3]]> : tensor<2x2xi64>". The
 // rows should have equal lengths; no rows print as a 0x0 tensor.
 func DenseI64(rows [][]int) string {
-	var b strings.Builder
-	b.WriteString("dense<[")
+	n := 0
+	for _, r := range rows {
+		n += 4 + 4*len(r)
+	}
+	b := make([]byte, 0, n+32)
+	b = append(b, "dense<["...)
 	for i, r := range rows {
 		if i > 0 {
-			b.WriteString(", ")
+			b = append(b, ", "...)
 		}
-		b.WriteString(IntList(r))
+		b = appendIntList(b, r)
 	}
-	b.WriteString("]> : tensor<")
-	b.WriteString(strconv.Itoa(len(rows)))
-	b.WriteByte('x')
+	b = append(b, "]> : tensor<"...)
+	b = strconv.AppendInt(b, int64(len(rows)), 10)
+	b = append(b, 'x')
 	if len(rows) > 0 {
-		b.WriteString(strconv.Itoa(len(rows[0])))
+		b = strconv.AppendInt(b, int64(len(rows[0])), 10)
 	} else {
-		b.WriteByte('0')
+		b = append(b, '0')
 	}
-	b.WriteString("xi64>")
-	return b.String()
+	b = append(b, "xi64>"...)
+	return string(b)
 }
