@@ -156,19 +156,20 @@ func (f *Function) CollectivePermute(x Value, perm [][2]int, axes ...string) Val
 		return Value{}
 	}
 	k := len(groups[0])
-	var src, dst []int
+	// Positions are below k: a table per side finds a repeat in O(1), not a scan (issue 31).
+	src, dst := make([]bool, k), make([]bool, k)
 	for _, p := range perm {
 		if p[0] < 0 || p[0] >= k || p[1] < 0 || p[1] >= k {
 			f.Failf(opName, 0, a, ErrShape, "permutation pair %v out of range for %d devices along %q", p, k, axes)
 			return Value{}
 		}
-		if slices.Contains(src, p[0]) || slices.Contains(dst, p[1]) {
+		if src[p[0]] || dst[p[1]] {
 			f.Failf(opName, 0, a, ErrShape, "permutation pair %v repeats a source or target", p)
 			return Value{}
 		}
-		src, dst = append(src, p[0]), append(dst, p[1])
+		src[p[0]], dst[p[1]] = true, true
 	}
-	var pairs [][2]int
+	pairs := make([][2]int, 0, len(groups)*len(perm))
 	for _, g := range groups {
 		for _, p := range perm {
 			pairs = append(pairs, [2]int{g[p[0]], g[p[1]]})

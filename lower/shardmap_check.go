@@ -221,8 +221,9 @@ func (c *vmaChecker) apply(r Value, u uint64, op *stablehlo.Op) uint64 {
 		return u | c.groupAxes(p.Groups)
 	case stablehlo.CollectivePermuteParams:
 		var m uint64
+		sizes := c.abs.AxisSizes()
 		for _, q := range p.Pairs {
-			m |= c.differ(q[0], q[1])
+			m |= differ(sizes, q[0], q[1])
 		}
 		return u | m
 	}
@@ -233,18 +234,18 @@ func (c *vmaChecker) apply(r Value, u uint64, op *stablehlo.Op) uint64 {
 // differ.
 func (c *vmaChecker) groupAxes(groups [][]int) uint64 {
 	var m uint64
+	sizes := c.abs.AxisSizes() // once, not once per id: AxisSizes copies
 	for _, g := range groups {
 		for _, id := range g[1:] {
-			m |= c.differ(g[0], id)
+			m |= differ(sizes, g[0], id)
 		}
 	}
 	return m
 }
 
-// differ returns the mesh axes along which the coordinates of partitions a and b differ
-// (partition ids are row-major mesh positions).
-func (c *vmaChecker) differ(a, b int) uint64 {
-	sizes := c.abs.AxisSizes()
+// differ returns the axes of a mesh of the given sizes along which the coordinates of
+// partitions a and b differ (partition ids are row-major mesh positions).
+func differ(sizes []int, a, b int) uint64 {
 	var m uint64
 	for k := len(sizes) - 1; k >= 0; k-- {
 		if a%sizes[k] != b%sizes[k] {
