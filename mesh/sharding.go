@@ -37,7 +37,7 @@ func NewNamedSharding(m Mesh, spec PartitionSpec) (NamedSharding, error) {
 	}
 	s.mesh = m
 	s.devices = true
-	s.key = m.key + "|" + spec.String()
+	s.key = shardingKey("", m.key, spec)
 	return s, nil
 }
 
@@ -58,7 +58,7 @@ func NewAbstractSharding(a Abstract, spec PartitionSpec) (NamedSharding, error) 
 	if err != nil {
 		return NamedSharding{}, err
 	}
-	s.key = "abstract|" + a.key + "|" + spec.String()
+	s.key = shardingKey("abstract|", a.key, spec)
 	return s, nil
 }
 
@@ -70,7 +70,8 @@ func newSharding(a Abstract, spec PartitionSpec) (NamedSharding, error) {
 		return NamedSharding{}, fmt.Errorf("mesh: %w: NamedSharding needs a non-empty mesh, got %s with spec %s", ErrInvalidMesh, a.body(), spec)
 	}
 	// 1. Duplicate axes, across dims or inside a tuple.
-	used := spec.UsedAxes()
+	var buf [8]string
+	used := spec.appendAxes(buf[:0])
 	var dups []string
 	for i, n := range used {
 		if slices.Contains(used[:i], n) && !slices.Contains(dups, n) {
@@ -85,20 +86,27 @@ func newSharding(a Abstract, spec PartitionSpec) (NamedSharding, error) {
 	s := NamedSharding{abs: a, spec: spec, used: make([]bool, a.NumAxes())}
 	s.dimAxes = make([][]int, spec.Len())
 	s.tile = make([]int, spec.Len())
+	positions := make([]int, len(used)) // one backing array for every dim's axis positions
 	hasUnconstrained := false
+	k := 0
 	for d, dim := range spec.dims {
 		s.tile[d] = 1
 		if dim.IsUnconstrained() {
 			hasUnconstrained = true
 		}
-		for _, n := range dim.Axes() {
+		start := k
+		for n := range dim.axisNames() {
 			i := a.AxisIndex(n)
 			if i < 0 {
 				return NamedSharding{}, &UnknownAxisError{Spec: spec, Dim: d, Axis: n, MeshAxes: a.AxisNames()}
 			}
-			s.dimAxes[d] = append(s.dimAxes[d], i)
+			positions[k] = i
+			k++
 			s.tile[d] *= a.sizes[i]
 			s.used[i] = true
+		}
+		if k > start {
+			s.dimAxes[d] = positions[start:k:k]
 		}
 	}
 	// 3. Unconstrained needs an Auto axis.
@@ -107,6 +115,26 @@ func newSharding(a Abstract, spec PartitionSpec) (NamedSharding, error) {
 			ErrUnconstrained, spec, a.types, pyStrTuple(a.names))
 	}
 	return s, nil
+}
+
+// shardingKey returns prefix + meshKey + "|" + a canonical text of spec's entries: each a kind
+// byte and its axis names, NUL-separated as Dim keeps them, ended by \x01. Equal specs (and only
+// they) give equal text; it is built in one allocation, with no String of the spec.
+func shardingKey(prefix, meshKey string, spec PartitionSpec) string {
+	n := len(prefix) + len(meshKey) + 1
+	for _, d := range spec.dims {
+		n += 2 + len(d.axes)
+	}
+	b := make([]byte, 0, n)
+	b = append(b, prefix...)
+	b = append(b, meshKey...)
+	b = append(b, '|')
+	for _, d := range spec.dims {
+		b = append(b, '0'+byte(d.kind))
+		b = append(b, d.axes...)
+		b = append(b, 1)
+	}
+	return string(b)
 }
 
 func (s NamedSharding) valid() error {

@@ -2,6 +2,7 @@ package mesh
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 )
@@ -58,6 +59,28 @@ func (d Dim) Axes() []string {
 		return nil
 	}
 	return strings.Split(d.axes, "\x00")
+}
+
+// axisNames yields the mesh axes of the dimension, major first, as Axes
+// returns them but without allocating.
+func (d Dim) axisNames() iter.Seq[string] {
+	return func(yield func(string) bool) {
+		if d.kind != dimSharded {
+			return
+		}
+		rest := d.axes
+		for {
+			i := strings.IndexByte(rest, 0)
+			if i < 0 {
+				yield(rest)
+				return
+			}
+			if !yield(rest[:i]) {
+				return
+			}
+			rest = rest[i+1:]
+		}
+	}
 }
 
 // IsReplicated reports whether d is None.
@@ -190,6 +213,17 @@ func (s PartitionSpec) UsedAxes() []string {
 	var out []string
 	for _, d := range s.dims {
 		out = append(out, d.Axes()...)
+	}
+	return out
+}
+
+// appendAxes appends the mesh axes named by the spec, in entry order, to out
+// (UsedAxes without its allocations when out has room).
+func (s PartitionSpec) appendAxes(out []string) []string {
+	for _, d := range s.dims {
+		for n := range d.axisNames() {
+			out = append(out, n)
+		}
 	}
 	return out
 }
