@@ -194,33 +194,36 @@ func (s NamedSharding) replicaIDs(used []bool) []int {
 // Shards returns every device's shard of an array of the given global shape,
 // in mesh order. Errors are those of DevicesIndicesMap.
 func (s NamedSharding) Shards(shape []int) ([]Shard, error) {
-	return s.shards(shape, -1)
+	return s.shards(shape, 0, true)
 }
 
 // AddressableShards returns the shards held by devices of the given process,
 // in mesh order (JAX's addressable_devices_indices_map). Errors are those of
 // DevicesIndicesMap.
 func (s NamedSharding) AddressableShards(shape []int, process int) ([]Shard, error) {
-	return s.shards(shape, process)
+	return s.shards(shape, process, false)
 }
 
-// shards returns the shards of the devices of process (every device for -1) in one walk over
+// shards returns the shards of the devices of process (of every device when all) in one walk over
 // the mesh positions that computes each index and replica id once (ReplicaIDsFor's rule), with
 // one backing array for all the indices.
-func (s NamedSharding) shards(shape []int, process int) ([]Shard, error) {
+func (s NamedSharding) shards(shape []int, process int, all bool) ([]Shard, error) {
 	if _, err := s.Mesh(); err != nil {
 		return nil, err
 	}
 	if err := s.CheckShape(shape); err != nil {
 		return nil, err
 	}
-	devices := s.mesh.devices
+	devices, procAt := s.mesh.devices, s.mesh.procAt
 	n, rank := len(devices), len(shape)
-	if process >= 0 {
+	slot := int32(-1) // the process's index in the mesh's procs (procAt), unless all
+	if !all {
 		n = 0
-		for _, d := range devices {
-			if d.ProcessIndex() == process {
-				n++
+		if slot = s.mesh.processSlot(process); slot >= 0 {
+			for _, at := range procAt {
+				if at == slot {
+					n++
+				}
 			}
 		}
 	}
@@ -237,8 +240,8 @@ func (s NamedSharding) shards(shape []int, process int) ([]Shard, error) {
 	out := make([]Shard, 0, n)
 	sizes := s.abs.sizes
 	coords := make([]int, len(sizes))
-	for p, dev := range devices {
-		if process < 0 || dev.ProcessIndex() == process {
+	for p := range devices {
+		if all || procAt[p] == slot {
 			k := len(out)
 			idx := Index(backing[k*rank : (k+1)*rank : (k+1)*rank])
 			for d := range rank {

@@ -9,9 +9,10 @@ import (
 // (JAX's Mesh.local_devices for that process).
 func (m Mesh) LocalDevices(process int) []Device {
 	var out []Device
-	for _, d := range m.devices {
-		if d.ProcessIndex() == process {
-			out = append(out, d)
+	slot := m.processSlot(process)
+	for p, at := range m.procAt {
+		if at == slot {
+			out = append(out, m.devices[p])
 		}
 	}
 	return out

@@ -42,7 +42,8 @@ type Mesh struct {
 	abs     Abstract
 	devices []Device
 	ids     []int
-	procs   []int // distinct process indices, sorted
+	procs   []int   // distinct process indices, sorted
+	procAt  []int32 // per position: the index of its device's process in procs
 	key     string
 }
 
@@ -95,14 +96,16 @@ func withDevices(abs Abstract, devices []Device) (Mesh, error) {
 			ErrDeviceCount, len(devices), pyIntTuple(abs.sizes))
 	}
 	ids := make([]int, len(devices))
+	pidx := make([]int, len(devices)) // each device's process index, for procAt
 	var procs []int
 	for i, d := range devices {
 		if d == nil {
 			return Mesh{}, fmt.Errorf("mesh: %w: device at position %d is nil", ErrInvalidMesh, i)
 		}
 		ids[i] = d.ID()
+		pidx[i] = d.ProcessIndex()
 		// Devices of one process are usually adjacent: procs gets one entry per run.
-		if p := d.ProcessIndex(); len(procs) == 0 || procs[len(procs)-1] != p {
+		if p := pidx[i]; len(procs) == 0 || procs[len(procs)-1] != p {
 			procs = append(procs, p)
 		}
 	}
@@ -110,9 +113,29 @@ func withDevices(abs Abstract, devices []Device) (Mesh, error) {
 		return Mesh{}, err
 	}
 	slices.Sort(procs)
-	m := Mesh{abs: abs, devices: slices.Clone(devices), ids: ids, procs: slices.Clip(slices.Compact(procs))}
+	procs = slices.Clip(slices.Compact(procs))
+	procAt := make([]int32, len(devices))
+	last, at := 0, int32(0)
+	for i, p := range pidx {
+		if i == 0 || p != last {
+			j, _ := slices.BinarySearch(procs, p)
+			last, at = p, int32(j)
+		}
+		procAt[i] = at
+	}
+	m := Mesh{abs: abs, devices: slices.Clone(devices), ids: ids, procs: procs, procAt: procAt}
 	m.key = abs.key + "|" + idsDigest(ids)
 	return m, nil
+}
+
+// processSlot returns the index of process in m.procs, or -1 when no device of the mesh
+// belongs to it.
+func (m Mesh) processSlot(process int) int32 {
+	j, ok := slices.BinarySearch(m.procs, process)
+	if !ok {
+		return -1
+	}
+	return int32(j)
 }
 
 // checkDistinctIDs returns an error wrapping ErrDuplicateDevice naming the first repeated id

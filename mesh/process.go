@@ -49,58 +49,94 @@ func (s NamedSharding) ProcessIndexAndCount(dim, rank, process int) (index, coun
 	if len(local) == m.Size() || s.IsFullyReplicated() {
 		return 0, 1, nil
 	}
-	// The universal shape (devices, devices, ...) is divisible by every tiling of the mesh.
+	// Over the universal shape (devices, devices, ...), which every tiling of the mesh divides,
+	// the blocks of dim all have the same size, so a block is its number along dim: its
+	// row-major rank along the axes that split dim (0 for a replicated dim). Sorting the
+	// (process, block) pairs of all positions gives each process's distinct blocks in order, in
+	// O(N log N) and a few allocations (issue 31).
 	universal := make([]int, rank)
 	for i := range universal {
 		universal[i] = m.Size()
 	}
-	idx, err := s.DevicesIndicesMap(universal)
-	if err != nil {
+	if err := s.CheckShape(universal); err != nil {
 		return 0, 0, err
 	}
-	perProcess := map[int]map[Range]bool{}
-	all := map[Range]bool{}
-	for pos, d := range m.devices {
-		p := d.ProcessIndex()
-		if perProcess[p] == nil {
-			perProcess[p] = map[Range]bool{}
-		}
-		perProcess[p][idx[pos][dim]] = true
-		all[idx[pos][dim]] = true
+	var axes []int
+	if dim < len(s.dimAxes) {
+		axes = s.dimAxes[dim]
 	}
-	mine := perProcess[process]
-	for _, q := range sortedKeys(perProcess) {
-		if len(perProcess[q]) != len(mine) {
+	sizes := m.abs.sizes
+	pairs := make([][2]int, m.Size()) // (process slot, block)
+	coords := make([]int, len(sizes))
+	for p := range pairs {
+		blk := 0
+		for _, a := range axes {
+			blk = blk*sizes[a] + coords[a]
+		}
+		pairs[p] = [2]int{int(m.procAt[p]), blk}
+		for a := len(coords) - 1; a >= 0; a-- {
+			coords[a]++
+			if coords[a] < sizes[a] {
+				break
+			}
+			coords[a] = 0
+		}
+	}
+	slices.SortFunc(pairs, func(x, y [2]int) int { return cmp.Or(cmp.Compare(x[0], y[0]), cmp.Compare(x[1], y[1])) })
+	pairs = slices.Compact(pairs)
+	// runs[q] is the sorted distinct blocks of process slot q; every slot has a device.
+	runs := make([][][2]int, len(m.procs))
+	for i := 0; i < len(pairs); {
+		j := i
+		for j < len(pairs) && pairs[j][0] == pairs[i][0] {
+			j++
+		}
+		runs[pairs[i][0]] = pairs[i:j]
+		i = j
+	}
+	mine := runs[m.processSlot(process)]
+	for q, run := range runs {
+		if len(run) != len(mine) {
 			return 0, 0, fmt.Errorf("mesh: %w: tensor_sharding=%s is non-uniform on dim=%d as some processes have different number of slices "+
-				"(process %d holds %d blocks, process %d holds %d)", ErrNonUniform, s, dim, process, len(mine), q, len(perProcess[q]))
+				"(process %d holds %d blocks, process %d holds %d)", ErrNonUniform, s, dim, process, len(mine), m.procs[q], len(run))
 		}
 	}
-	// The distinct sets of blocks, each as its sorted ranges, found through a map from each
-	// set's text so that P processes cost O(P), not O(P²) set comparisons (issue 31).
-	var unique [][]Range
-	seen := make(map[string]bool, len(perProcess))
-	probes := 0
-	for _, q := range sortedKeys(perProcess) {
-		set := sortedRanges(perProcess[q])
-		k := rangesKey(set)
-		probes++
-		if !seen[k] {
-			seen[k] = true
-			unique = append(unique, set)
+	// The distinct sets of blocks, found through a map from each set's text so that P
+	// processes cost O(P) lookups, not O(P²) set comparisons; blocks seen at all, in a table.
+	seen := make(map[string]bool, len(runs))
+	seenBlock := make([]bool, m.Size())
+	firsts := make([]int, 0, len(runs)) // each distinct set's first block
+	total, all := 0, 0
+	key := make([]byte, 0, 8*len(mine))
+	for _, run := range runs {
+		key = key[:0]
+		for _, pb := range run {
+			key = strconv.AppendInt(key, int64(pb[1]), 10)
+			key = append(key, ',')
+			if !seenBlock[pb[1]] {
+				seenBlock[pb[1]] = true
+				all++
+			}
+		}
+		if !seen[string(key)] {
+			seen[string(key)] = true
+			total += len(run)
+			firsts = append(firsts, run[0][1])
 		}
 	}
-	scaleProbes.Add(int64(probes))
-	total := 0
-	for _, u := range unique {
-		total += len(u)
-	}
-	if total != len(all) {
+	scaleProbes.Add(int64(len(runs)))
+	if total != all {
 		return 0, 0, fmt.Errorf("mesh: %w: tensor_sharding=%s is non-uniform on dim=%d (the processes' blocks overlap without being equal)",
 			ErrNonUniform, s, dim)
 	}
-	slices.SortFunc(unique, func(a, b []Range) int { return cmp.Compare(a[0].Start, b[0].Start) })
-	want := sortedRanges(mine)
-	return slices.IndexFunc(unique, func(u []Range) bool { return slices.Equal(u, want) }), len(unique), nil
+	// The sets are disjoint: they are numbered by their first block.
+	index = 0
+	for _, f := range firsts {
+		if f < mine[0][1] {
+			index++
+		}
+	}
+	return index, len(firsts), nil
 }
 
 // LocalToGlobalShape returns the global shape of an array whose process-local part has the
@@ -246,36 +282,6 @@ func (s NamedSharding) processShards(globalShape []int, process int) ([]Shard, [
 // check (one Add per call, not per lookup), so that they tell linear work from quadratic
 // without timing anything.
 var scaleProbes atomic.Int64
-
-// rangesKey is the text of a sorted set of ranges, a map key for the set.
-func rangesKey(set []Range) string {
-	b := make([]byte, 0, len(set)*8)
-	for _, r := range set {
-		b = strconv.AppendInt(b, int64(r.Start), 10)
-		b = append(b, ':')
-		b = strconv.AppendInt(b, int64(r.Stop), 10)
-		b = append(b, ',')
-	}
-	return string(b)
-}
-
-func sortedKeys[V any](m map[int]V) []int {
-	keys := make([]int, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-func sortedRanges(set map[Range]bool) []Range {
-	out := make([]Range, 0, len(set))
-	for r := range set {
-		out = append(out, r)
-	}
-	slices.SortFunc(out, func(a, b Range) int { return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.Stop, b.Stop)) })
-	return out
-}
 
 // pyShapeWithNone formats a shape with -1 as None, the way Python prints such a tuple.
 func pyShapeWithNone(shape []int) string {

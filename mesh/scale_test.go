@@ -167,7 +167,9 @@ func TestScaleKeys(t *testing.T) {
 		t.Errorf("sharding keys are %d bytes at %d devices and %d at %d; want 3 more (the digits of 1024 and 8192 over 64 and 512)",
 			keyLen[scaleSmall], scaleSmall, keyLen[scaleLarge], scaleLarge)
 	}
-	checkGrowth(t, "bytes allocated by NewNamedSharding", alloc[scaleSmall], alloc[scaleLarge], 1.1)
+	// Constant but for the digits in the key and the allocator's size classes; a copy of the
+	// mesh's ids would grow 16×.
+	checkGrowth(t, "bytes allocated by NewNamedSharding", alloc[scaleSmall], alloc[scaleLarge], 1.5)
 }
 
 // TestScaleShards: Shards allocates its result once (one Shard per device and one backing
