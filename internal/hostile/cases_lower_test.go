@@ -10,6 +10,7 @@ import (
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/mlir"
+	"github.com/xlamesh/xlamesh/stablehlo"
 )
 
 // builds returns the error of building a module whose @main returns body's values.
@@ -186,6 +187,37 @@ func lowerCases() []*hcase {
 			run: func(*H) error {
 				_, err := lower.ParseDType("f99")
 				return err
+			},
+		},
+		// Pod scale (issue 31): replica-group checks that must neither scan nor size a table
+		// by the largest id.
+		{
+			name: "lower builder: replica group with id 2^62 twice", class: classPanics, entry: "lower builder",
+			want: is("stablehlo.ErrReplicaGroups", stablehlo.ErrReplicaGroups),
+			run: func(*H) error {
+				return builds(func(f *lower.Function) []lower.Value {
+					return []lower.Value{f.Function.AllReduce(arg(f, 4), lower.Sum, [][]int{{1 << 62, 0}, {1, 1 << 62}})}
+				})
+			},
+		},
+		{
+			name: "lower builder: collective_permute over 65,536 partitions", class: classHangs, entry: "lower builder",
+			run: func(*H) error {
+				pairs := make([][2]int, 65536)
+				for i := range pairs {
+					pairs[i] = [2]int{i, (i + 1) % 65536}
+				}
+				m := lower.NewModule("ring")
+				f := m.Main()
+				f.Return(f.Function.CollectivePermute(f.Arg(lower.NewShape(f32, 4)), pairs))
+				p, err := m.Build()
+				if err != nil {
+					return err
+				}
+				if !strings.Contains(p.Text(), "[65535, 0]]> : tensor<65536x2xi64>") {
+					return wrongf("the source_target_pairs of 65,536 partitions are not in the module")
+				}
+				return nil
 			},
 		},
 	}

@@ -308,6 +308,60 @@ func meshCases() []*hcase {
 				return nil
 			},
 		},
+		// Pod scale (issue 31): sizes where a quadratic path or an unbounded line shows.
+		{
+			name: "mesh.Visualize: a 1-D array over 65,536 devices", class: classSilent, entry: "mesh.Visualize",
+			run: func(*H) error {
+				m := mesh.MustNew(mesh.SimDevices(65536), []int{65536}, "x")
+				var b strings.Builder
+				if err := mesh.Visualize(&b, mesh.MustNamedSharding(m, mesh.P("x")), []int{65536}); err != nil {
+					return err
+				}
+				// JAX's rich console crops each line to its 80 columns.
+				want := "┌" + strings.Repeat("┬", 79) + "\n" + strings.Repeat("│", 80) + "\n" + "└" + strings.Repeat("┴", 79) + "\n"
+				if got := b.String(); got != want {
+					return wrongf("got %d bytes in %d lines, want JAX's 3 lines of 80 columns", len(got), strings.Count(got, "\n"))
+				}
+				return nil
+			},
+		},
+		{
+			name: "mesh shardings and specs: ProcessIndexAndCount, 65,536 devices in 8,192 processes", class: classHangs,
+			entry: "mesh shardings and specs",
+			run: func(*H) error {
+				devices := make([]mesh.Device, 65536)
+				for i := range devices {
+					devices[i] = mesh.SimDevice{Id: i, Process: i / 8}
+				}
+				s := mesh.MustNamedSharding(mesh.MustNew(devices, []int{8192, 8}, "x", "y"), mesh.P("x"))
+				idx, count, err := s.ProcessIndexAndCount(0, 2, 4321)
+				if err != nil {
+					return err
+				}
+				if idx != 4321 || count != 8192 {
+					return wrongf("got (%d, %d), want (4321, 8192)", idx, count)
+				}
+				return nil
+			},
+		},
+		{
+			name: "mesh.New: 65,536 devices in 65,536 processes, ProcessIndices", class: classHangs, entry: "mesh.New",
+			run: func(*H) error {
+				devices := make([]mesh.Device, 65536)
+				for i := range devices {
+					devices[i] = mesh.SimDevice{Id: i, Process: 65535 - i}
+				}
+				m, err := mesh.New(devices, []int{256, 256}, "x", "y")
+				if err != nil {
+					return err
+				}
+				got := m.ProcessIndices()
+				if len(got) != 65536 || got[0] != 0 || got[65535] != 65535 || !m.IsMultiProcess() {
+					return wrongf("got %d process indices, want 0..65535", len(got))
+				}
+				return nil
+			},
+		},
 	}
 }
 
