@@ -96,32 +96,43 @@ func withDevices(abs Abstract, devices []Device) (Mesh, error) {
 			ErrDeviceCount, len(devices), pyIntTuple(abs.sizes))
 	}
 	ids := make([]int, len(devices))
-	pidx := make([]int, len(devices)) // each device's process index, for procAt
-	var procs []int
+	// Devices of one process are usually adjacent: a run is a stretch of positions with one
+	// process, and procs starts as one entry per run.
+	var procs, runStarts []int
+	lo, hi := 0, 0
 	for i, d := range devices {
 		if d == nil {
 			return Mesh{}, fmt.Errorf("mesh: %w: device at position %d is nil", ErrInvalidMesh, i)
 		}
-		ids[i] = d.ID()
-		pidx[i] = d.ProcessIndex()
-		// Devices of one process are usually adjacent: procs gets one entry per run.
-		if p := pidx[i]; len(procs) == 0 || procs[len(procs)-1] != p {
+		id := d.ID()
+		ids[i] = id
+		if i == 0 || id < lo {
+			lo = id
+		}
+		if i == 0 || id > hi {
+			hi = id
+		}
+		if p := d.ProcessIndex(); len(procs) == 0 || procs[len(procs)-1] != p {
 			procs = append(procs, p)
+			runStarts = append(runStarts, i)
 		}
 	}
-	if err := checkDistinctIDs(ids); err != nil {
+	if err := checkDistinctIDs(ids, lo, hi); err != nil {
 		return Mesh{}, err
 	}
+	procAt := make([]int32, len(devices))
+	runProcs := slices.Clone(procs)
 	slices.Sort(procs)
 	procs = slices.Clip(slices.Compact(procs))
-	procAt := make([]int32, len(devices))
-	last, at := 0, int32(0)
-	for i, p := range pidx {
-		if i == 0 || p != last {
-			j, _ := slices.BinarySearch(procs, p)
-			last, at = p, int32(j)
+	for r, start := range runStarts {
+		end := len(devices)
+		if r+1 < len(runStarts) {
+			end = runStarts[r+1]
 		}
-		procAt[i] = at
+		j, _ := slices.BinarySearch(procs, runProcs[r])
+		for i := start; i < end; i++ {
+			procAt[i] = int32(j)
+		}
 	}
 	m := Mesh{abs: abs, devices: slices.Clone(devices), ids: ids, procs: procs, procAt: procAt}
 	m.key = abs.key + "|" + idsDigest(ids)
@@ -139,16 +150,29 @@ func (m Mesh) processSlot(process int) int32 {
 }
 
 // checkDistinctIDs returns an error wrapping ErrDuplicateDevice naming the first repeated id
-// and its two positions, in O(N log N): a sorted copy finds whether one repeats, and only then
-// a second pass finds where.
-func checkDistinctIDs(ids []int) error {
-	sorted := slices.Clone(ids)
-	slices.Sort(sorted)
+// and its two positions. ids lie in [lo, hi]; when that range is at most 4 times their number
+// (the usual 0..N-1) a bit set finds a repeat in O(N), else a sorted copy in O(N log N); only
+// then does a second pass find where.
+func checkDistinctIDs(ids []int, lo, hi int) error {
 	dup := false
-	for i := 1; i < len(sorted); i++ {
-		if sorted[i] == sorted[i-1] {
-			dup = true
-			break
+	if span := uint64(hi) - uint64(lo); span < 4*uint64(len(ids)) {
+		bits := make([]uint64, span/64+1)
+		for _, id := range ids {
+			k := uint64(id) - uint64(lo)
+			if bits[k/64]&(1<<(k%64)) != 0 {
+				dup = true
+				break
+			}
+			bits[k/64] |= 1 << (k % 64)
+		}
+	} else {
+		sorted := slices.Clone(ids)
+		slices.Sort(sorted)
+		for i := 1; i < len(sorted); i++ {
+			if sorted[i] == sorted[i-1] {
+				dup = true
+				break
+			}
 		}
 	}
 	if !dup {
