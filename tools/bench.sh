@@ -99,6 +99,7 @@ if command -v perf >/dev/null && perf record -q -o /dev/null -- true >/dev/null 
 else
 	echo "bench: perf cannot record here; the report says so" >&2
 fi
+bash tools/bench/scale.sh "$out" "$rounds" # the scale table (issue 31): its own rounds, into $out/scale.md
 raw=$(realpath "$out")
 raw=${raw#"$root"/} # relative to the checkout when it lies inside
 elapsed=$(($(date +%s) - start))
@@ -107,6 +108,7 @@ elapsed=$(($(date +%s) - start))
 	--plugin "$out/devices.txt" --load-before "$load_before" --load-after "$load_after" \
 	--load-rounds "$out/load.txt" --nproc "$nproc" --rounds "$rounds" --benchtime "$benchtime" \
 	--iters "$xfer" --elapsed "$elapsed" --raw "$raw" --profiles "$out" >"$out/benchmarks.md"
+cat "$out/scale.md" >>"$out/benchmarks.md"
 cat "$out/benchmarks.md"
 if [[ -n $doc ]]; then
 	cp "$out/benchmarks.md" "$doc"
