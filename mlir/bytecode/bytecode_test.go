@@ -152,6 +152,9 @@ func module(edit func(p *parts)) []byte {
 	ir.varint(0).raw(0x50).varint(1).varint(0).flagged(1, true).section(secIR, modRegion)
 	var out enc
 	out.raw([]byte(magic)...).varint(6).raw('t', 0)
+	if p.strSection != nil {
+		lens, strs = p.strSection, nil
+	}
 	out.section(secString, append(lens, strs...))
 	out.section(secDialect, dialects)
 	out.section(secAttrType, data)
@@ -167,6 +170,8 @@ type parts struct {
 	types     [][]byte
 	funcProps enc
 	body      func(*enc)
+	// strSection, when set, replaces the whole string section.
+	strSection enc
 }
 
 const handModule = `module @m {

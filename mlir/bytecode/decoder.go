@@ -32,7 +32,10 @@ func (d *decoder) sub(n uint64, sec string) *decoder {
 }
 
 func (d *decoder) empty() bool { return d.err != nil || d.pos >= d.end }
-func (d *decoder) left() int   { return d.end - d.pos }
+
+// left returns the bytes left, never less than zero (a position past the end has none
+// left; the difference must never reach an unsigned comparison as a huge number).
+func (d *decoder) left() int { return max(d.end-d.pos, 0) }
 
 // fail records the first error, as ErrBytecode at the current offset.
 func (d *decoder) fail(format string, args ...any) {
@@ -50,7 +53,7 @@ func (d *decoder) need(n uint64) bool {
 	if d.err != nil {
 		return false
 	}
-	if n > uint64(d.left()) {
+	if d.pos > d.end || n > uint64(d.left()) {
 		d.fail("%d bytes needed, %d left", n, d.left())
 		return false
 	}

@@ -191,7 +191,11 @@ func (f *file) readStrings(d *decoder) error {
 		if d.err != nil {
 			break
 		}
-		if size == 0 || size > uint64(dataEnd-d.pos) {
+		// The lengths and the data share the section: the data left for this string is
+		// what lies between the end of the lengths read so far and the start of the
+		// strings read so far. Once the lengths run into the data there is none (the
+		// difference is negative and must not be converted to unsigned).
+		if avail := dataEnd - d.pos; size == 0 || avail <= 0 || size > uint64(avail) {
 			d.fail("string %d has size %d, more than the section holds", i, size)
 			break
 		}
