@@ -78,8 +78,8 @@ func FromText(name, text string, opts ...Option) (*Function, error) {
 
 // FromBytecode is FromText for a module given as MLIR bytecode (a StableHLO portable artifact,
 // as jaxexport's Exported.Module): it reads the module with package mlir/bytecode (an error wraps
-// ErrExternal and bytecode's error). As written, the bytecode itself is compiled; re-sharded,
-// its text.
+// ErrExternal and bytecode's error). As written or re-sharded, what is compiled is the module's
+// text, checked by mlir.Check (pjrt.Client.Compile reads bytecode as text before compiling).
 func FromBytecode(name string, code []byte, opts ...Option) (*Function, error) {
 	if !bytecode.IsBytecode(code) {
 		return nil, fmt.Errorf("jit: %s: %w: not MLIR bytecode (no \"ML\\xefR\" magic)", name, ErrExternal)
@@ -100,7 +100,9 @@ func FromBytecode(name string, code []byte, opts ...Option) (*Function, error) {
 // jaxexport.Read), named after it. It takes every argument of the exported function, also those
 // the module dropped (module_kept_var_idx), checked against the artifact's avals; results are
 // the artifact's. As exported (no InSpecs, OutSpecs) the artifact's module is compiled as it is,
-// for its NrDevices devices; with InSpecs or OutSpecs it is re-sharded like FromText's, from the
+// for its NrDevices devices (pjrt.Client.Compile reads it as text with mlir/bytecode, checks that
+// text with mlir.Check and compiles it: a module the reader cannot read, or that Check refuses,
+// fails the call with an error wrapping pjrt.ErrCompile and the reader's or Check's sentinel); with InSpecs or OutSpecs it is re-sharded like FromText's, from the
 // module's text (mlir/bytecode.ToText; a module it cannot read fails the call with ErrExternal). A
 // module for more than one platform, or for a platform other than the client's (unless its
 // platform check was disabled at export), is refused with ErrExternal. Donation is not part of

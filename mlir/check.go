@@ -55,13 +55,14 @@ func Partitions(n int) Option { return func(c *config) { c.partitions = n } }
 //   - ErrUnsupportedOp: infeed, outfeed, send and recv (stablehlo or mhlo), and custom calls to
 //     Python host callbacks (xla_python_cpu_callback, xla_ffi_python_cpu_callback, ...): the
 //     CPU runtime compiles them and execution never returns.
+//   - ErrBytecode: MLIR bytecode. Check reads text only; read bytecode as text with
+//     mlir/bytecode.ToText and check that text (pjrt.Client.Compile does).
 //
 // Check reads tokens, not a full MLIR grammar: text it accepts may still fail to parse in
-// MLIR, which then returns an ordinary compile error. MLIR bytecode is not read; Check
-// returns nil for it.
+// MLIR, which then returns an ordinary compile error.
 func Check(text string, opts ...Option) error {
 	if strings.HasPrefix(text, bytecodeMagic) {
-		return nil
+		return errorAt(text, 0, ErrBytecode, "", "Check reads MLIR text; read bytecode as text with mlir/bytecode.ToText and check that")
 	}
 	var cfg config
 	for _, o := range opts {

@@ -48,7 +48,6 @@ func TestCheckAccepts(t *testing.T) {
 		"largest tensor":       module("", "%arg0: tensor<8x2xf32>, %big: tensor<2305843009213693951xf32>, %dyn: tensor<?x4xf32>, %enc: tensor<8xf32, #enc>, %c: tensor<4xcomplex<f64>>", goodBody),
 		"regions at the limit": nestedRegions(MaxRegionDepth - 2), // module and @main are two
 		"types at the limit":   module("", "%arg0: tensor<8x2xf32>, %t: "+strings.Repeat("tuple<", MaxTypeDepth-1)+"tensor<f32>"+strings.Repeat(">", MaxTypeDepth-1), goodBody),
-		"bytecode":             "ML\xefR\x00anything",
 		"empty":                "",
 		"file metadata":        module("", arg, goodBody) + "{-#\n  dialect_resources: {\n    builtin: {\n      r: \"0x0400\"\n    }\n  }\n#-}\n",
 		"generic func.func": `"builtin.module"() ({
@@ -160,6 +159,7 @@ func TestCheckRejects(t *testing.T) {
 			ErrUnsupportedOp, 3, 32, `custom_call "xla_python_cpu_callback"`, "host callbacks"},
 		{"ffi callback, generic", module("", arg, "    %0 = \"stablehlo.custom_call\"(%arg0) <{api_version = 4 : i32, call_target_name = \"xla_ffi_python_cpu_callback\"}> : (tensor<8x2xf32>) -> tensor<8x2xf32>\n"+goodBody),
 			ErrUnsupportedOp, 3, 85, `custom_call "xla_ffi_python_cpu_callback"`, "host callbacks"},
+		{"bytecode", "ML\xefR\x00anything", ErrBytecode, 1, 1, "", "read bytecode as text with mlir/bytecode.ToText"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -30,6 +30,9 @@ var (
 	// ErrUnsupportedOp: an op the runtime cannot serve (infeed, outfeed, send, recv, host
 	// callbacks): XLA compiles it and execution never returns.
 	ErrUnsupportedOp = errors.New("unsupported op")
+	// ErrBytecode: MLIR bytecode where text is read: Check never passes a program it has
+	// not read (mlir/bytecode.ToText reads bytecode as text).
+	ErrBytecode = errors.New("MLIR bytecode, not text")
 )
 
 // Error is a problem in MLIR text: its kind (one of the sentinels), where it is, and the

@@ -23,6 +23,7 @@ import (
 
 	"github.com/gomlx/gopjrt/dtypes"
 	xmlir "github.com/xlamesh/xlamesh/mlir"
+	"github.com/xlamesh/xlamesh/mlir/bytecode"
 	"github.com/xlamesh/xlamesh/shapes"
 
 	"github.com/xlamesh/xlamesh/internal/closegate"
@@ -93,6 +94,13 @@ func LiveExecutables() int64 { return liveExecutables.Load() }
 // plugin's *Error and names the devices that are not addressable (the CPU plugins refuse:
 // "Multiprocess computations aren't implemented on the CPU backend"). At least one device of the
 // assignment must be addressable (else ErrDevice). Such programs bypass the compile cache.
+//
+// The plugin only ever sees a program mlir.Check has read: text is checked as it is; bytecode
+// (a StableHLO portable artifact, such as a jax.export module) is read to text with
+// mlir/bytecode.ToText, that text is checked, and that text, not the bytecode, is compiled.
+// Bytecode the reader cannot read is refused with an error wrapping ErrCompile and
+// bytecode.ErrBytecode or bytecode.ErrUnsupported; a program Check refuses, with an error
+// wrapping ErrCompile and Check's sentinel.
 func (c *Client) Compile(mlir string, opts CompileOptions) (*Executable, error) {
 	if opts.Partitioner != 0 && opts.Partitioner != Shardy && opts.Partitioner != GSPMD {
 		return nil, fmt.Errorf("pjrt: compile: %w: unknown partitioner %v", ErrCompile, opts.Partitioner)
@@ -121,8 +129,9 @@ func (c *Client) Compile(mlir string, opts CompileOptions) (*Executable, error) 
 		return nil, err
 	}
 	defer done()
-	if err := xmlir.Check(mlir, xmlir.Partitions(n)); err != nil { // what XLA would misread or not survive
-		return nil, fmt.Errorf("pjrt: compile: %w: %w", ErrCompile, err)
+	mlir, err = checkedProgram(mlir, n)
+	if err != nil {
+		return nil, err
 	}
 	var key [sha256.Size]byte
 	cached := c.cache != nil && len(remote) == 0
@@ -150,6 +159,23 @@ func (c *Client) Compile(mlir string, opts CompileOptions) (*Executable, error) 
 		c.storeCached(key, e)
 	}
 	return e, nil
+}
+
+// checkedProgram returns the text to compile for a program given as text or bytecode, for n
+// partitions: the text itself, or the bytecode read as text; either way checked by mlir.Check
+// for what XLA would misread or not survive.
+func checkedProgram(program string, n int) (string, error) {
+	if bytecode.IsBytecode(unsafe.Slice(unsafe.StringData(program), len(program))) {
+		text, err := bytecode.ToText([]byte(program))
+		if err != nil {
+			return "", fmt.Errorf("pjrt: compile: %w: reading the MLIR bytecode as text: %w", ErrCompile, err)
+		}
+		program = text
+	}
+	if err := xmlir.Check(program, xmlir.Partitions(n)); err != nil {
+		return "", fmt.Errorf("pjrt: compile: %w: %w", ErrCompile, err)
+	}
+	return program, nil
 }
 
 // compile runs PJRT_Client_Compile.
