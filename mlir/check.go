@@ -54,7 +54,13 @@ func Partitions(n int) Option { return func(c *config) { c.partitions = n } }
 //     argument of @main (XLA's SPMD partitioner aborts on it).
 //   - ErrUnsupportedOp: infeed, outfeed, send and recv (stablehlo or mhlo), and custom calls to
 //     Python host callbacks (xla_python_cpu_callback, xla_ffi_python_cpu_callback, ...): the
-//     CPU runtime compiles them and execution never returns.
+//     CPU runtime compiles them and execution never returns. A custom call to a target XLA
+//     interprets itself (mhlo.topk and the other CHLO ops, Sharding, SPMDFullToShardShape,
+//     SPMDShardToFullShape, xla.sdy.*, annotate_device_placement, MoveToHost, MoveToDevice)
+//     whose operand or result count, or whose attributes, are not of the kinds XLA reads
+//     (mhlo.topk's mhlo.attributes k an integer, largest a bool, ...), or an mhlo., chlo.,
+//     xla.sdy. or SPMD target Check does not know; XLA casts such attributes unchecked and
+//     dies. The error names the target and the attribute.
 //   - ErrBytecode: MLIR bytecode. Check reads text only; read bytecode as text with
 //     mlir/bytecode.ToText and check that text (pjrt.Client.Compile does).
 //
@@ -280,6 +286,8 @@ func (c *checker) ident(t Token) error {
 	switch {
 	case unsupportedOps[t.Text]:
 		return c.fail(t.Off, ErrUnsupportedOp, t.Text, "the runtime cannot serve it: execution would never return")
+	case (t.Text == "stablehlo.custom_call" || t.Text == "mhlo.custom_call") && c.lx.peek(0).Kind == AtIdent:
+		return c.checkCustomCall(t.Off)
 	case t.Text == "func.func":
 		// The next symbol at this depth names the function (pretty form).
 		c.awaitName, c.pendingFunc, c.pendingMain, c.pendingDepth = true, "", false, len(c.stack)
@@ -350,6 +358,9 @@ func (c *checker) str(t Token) error {
 			return c.nameError(t, err)
 		}
 		return nil
+	}
+	if (t.Text == `"stablehlo.custom_call"` || t.Text == `"mhlo.custom_call"`) && c.lx.peek(0).Is(Punct, "(") {
+		return c.checkCustomCall(t.Off)
 	}
 	// A generic op: "stablehlo.infeed"(...).
 	if len(t.Text) > 2 && unsupportedOps[t.Text[1:len(t.Text)-1]] && c.lx.peek(0).Is(Punct, "(") {
