@@ -13,6 +13,7 @@ import (
 
 	"github.com/gomlx/gopjrt/dtypes"
 
+	"github.com/xlamesh/xlamesh/jaxexport"
 	"github.com/xlamesh/xlamesh/jit"
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
@@ -153,7 +154,7 @@ func jitCases() []*hcase {
 		}, want...)
 	}
 	userErr := errors.New("hostile: no data for this shard")
-	return []*hcase{
+	return append([]*hcase{
 		jitCase(`jit.New("my-fn"): a name MLIR must quote`, classNames, "jit Call", func(h *H, c *pjrt.Client) error {
 			f := jit.New("my-fn", double)
 			defer f.Close()
@@ -428,7 +429,7 @@ func jitCases() []*hcase {
 			return err
 		}, "mesh.ErrIndivisible", mesh.ErrIndivisible),
 		jitCase("jit.ValueAndGrad: a shard_map with all_gather in GSPMD mode", classPrograms, "jit Call", gatherGrad),
-	}
+	}, exportedCases()...)
 }
 
 // gatherGrad differentiates, in GSPMD mode, internal/oracletest's smap_all_gather program:
@@ -858,4 +859,27 @@ func unreadable(name, elem, value string) *hcase {
 		}
 		return err
 	}, "pjrt.ErrHostData", pjrt.ErrHostData)
+}
+
+// exportedCases runs each hostile artifact of bytecodeArtifacts through jit.FromExported and a
+// call, as exported, with an argument of the artifact's float32[8] replicated on the 4x2 mesh:
+// the call fails with the checker's error before XLA sees the module.
+func exportedCases() []*hcase {
+	var cases []*hcase
+	for _, bc := range bytecodeClasses {
+		cases = append(cases, jitCase("jit.FromExported: a module in bytecode: "+bc.artifact, bc.cl, "jit Call", func(h *H, c *pjrt.Client) error {
+			e, err := jaxexport.Read(bytecodeArtifacts(h)[bc.artifact])
+			h.Must(err)
+			f, err := jit.FromExported(e)
+			h.Must(err)
+			defer f.Close()
+			x := put(h, c, arange(8), []int{8}, sharding(h, mesh42(h, c), mesh.P()))
+			out, err := f.Call(c, x)
+			for _, o := range out {
+				o.Close()
+			}
+			return err
+		}, "pjrt.ErrCompile", pjrt.ErrCompile, bc.sentinel, bc.err))
+	}
+	return cases
 }

@@ -2,6 +2,8 @@ package hostile
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -14,9 +16,11 @@ import (
 
 	"github.com/gomlx/gopjrt/dtypes"
 
+	"github.com/xlamesh/xlamesh/jaxexport"
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/mlir"
+	"github.com/xlamesh/xlamesh/mlir/bytecode"
 	"github.com/xlamesh/xlamesh/pjrt"
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 	"github.com/xlamesh/xlamesh/shapes"
@@ -271,7 +275,12 @@ func compileCases() []*hcase {
 		plugin("an add of two element types", classPrograms, module1("", arg8x2+", %y: tensor<8x2xi32>", "    %0 = stablehlo.add %arg0, %y : (tensor<8x2xf32>, tensor<8x2xi32>) -> tensor<8x2xf32>\n    return %0 : tensor<8x2xf32>\n")),
 		plugin("a module without @main", classPrograms, "module {\n  func.func public @other() {\n    return\n  }\n}\n"),
 		checked("random bytes", classPrograms, "\x13\x37\xfe\xed\x00\x01\x02\x03garbage\xff\xff{{{", "mlir.ErrSyntax", mlir.ErrSyntax),
-		plugin("the MLIR bytecode magic followed by junk", classPrograms, "ML\xefR\x00\x01\x02\x03\x04\x05 junk that is no bytecode"),
+		func() *hcase {
+			c := compileCase("the MLIR bytecode magic followed by junk", classPrograms, "ML\xefR\x00\x01\x02\x03\x04\x05 junk that is no bytecode",
+				pjrt.CompileOptions{}, "bytecode.ErrUnsupported", bytecode.ErrUnsupported)
+			c.as = as[*bytecode.Error]("*bytecode.Error")
+			return c
+		}(),
 		compileCase("an empty program", classPrograms, "", pjrt.CompileOptions{}),
 		compileCase("an unknown partitioner", classSilent, addModule(1), pjrt.CompileOptions{Partitioner: 9}),
 		{
@@ -495,6 +504,8 @@ func compileCases() []*hcase {
 			},
 		},
 	}
+	cases = append(cases, customCallCases()...)
+	cases = append(cases, bytecodeCompileCases()...)
 	return append(cases, loadExecutableCases()...)
 }
 
@@ -1398,4 +1409,91 @@ func multiControllerCases() []*hcase {
 			},
 		},
 	}
+}
+
+// customCallCases: custom calls to targets XLA interprets itself, with attributes or operands
+// of a kind XLA does not check before using them (each killed the process: a segfault for
+// mhlo.topk's k, an abort in sharding_remover.cc for the operand counts).
+func customCallCases() []*hcase {
+	topk := func(k string) string {
+		return strings.Replace(module8("", "%arg0: tensor<8xf32>", "    %0:2 = stablehlo.custom_call @mhlo.topk(%arg0) {mhlo.attributes = {k = "+k+
+			", largest = true}} : (tensor<8xf32>) -> (tensor<2xf32>, tensor<2xi32>)\n    return %0#0 : tensor<2xf32>\n"), "-> tensor<8x2xf32>", "-> tensor<2xf32>", 1)
+	}
+	twoOperands := func(target string) string {
+		return module8("", arg8x2, "    %0 = stablehlo.custom_call @"+target+"(%arg0, %arg0) {mhlo.sharding = \"{replicated}\"} : (tensor<8x2xf32>, tensor<8x2xf32>) -> tensor<8x2xf32>\n    return %0 : tensor<8x2xf32>\n")
+	}
+	unsupported := func(name, text string) *hcase {
+		return checked(name, classPrograms, text, "mlir.ErrUnsupportedOp", mlir.ErrUnsupportedOp)
+	}
+	return []*hcase{
+		unsupported("custom_call @mhlo.topk with k a string", topk(`"2"`)),
+		unsupported("custom_call @mhlo.topk with k a float", topk("2.0 : f32")),
+		unsupported("custom_call @mhlo.topk with largest a string", strings.Replace(topk("2"), "largest = true", `largest = "yes"`, 1)),
+		unsupported("custom_call @mhlo.topk in the generic form with k a string", strings.Replace(strings.Replace(topk(`"2"`),
+			"stablehlo.custom_call @mhlo.topk(%arg0)", `"stablehlo.custom_call"(%arg0) <{call_target_name = "mhlo.topk"}>`, 1), "-> tensor<8x2xf32>", "", 1)),
+		unsupported("custom_call @Sharding with two operands", twoOperands("Sharding")),
+		unsupported("custom_call @SPMDFullToShardShape with two operands", twoOperands("SPMDFullToShardShape")),
+		unsupported("custom_call @SPMDShardToFullShape with two operands", twoOperands("SPMDShardToFullShape")),
+		unsupported("custom_call @xla.sdy.FuncResultSharding with two operands", twoOperands("xla.sdy.FuncResultSharding")),
+		unsupported("custom_call @annotate_device_placement without a placement", module8("", arg8x2,
+			"    %0 = stablehlo.custom_call @annotate_device_placement(%arg0) {has_side_effect = true} : (tensor<8x2xf32>) -> tensor<8x2xf32>\n    return %0 : tensor<8x2xf32>\n")),
+		unsupported("custom_call to an mhlo target XLA has no rule for", module8("", arg8x2,
+			"    %0 = stablehlo.custom_call @mhlo.frobnicate(%arg0) : (tensor<8x2xf32>) -> tensor<8x2xf32>\n    return %0 : tensor<8x2xf32>\n")),
+	}
+}
+
+// bytecodeArtifacts returns the hostile jax.export artifacts of testdata/bytecode_artifacts.json
+// (written by gen_bytecode_artifacts.py): the oracle's "misc" artifact with its module replaced
+// by the bytecode of a module the text path refuses.
+func bytecodeArtifacts(h *H) map[string][]byte {
+	raw, err := os.ReadFile(filepath.Join("testdata", "bytecode_artifacts.json"))
+	h.Must(err)
+	var f struct{ Artifacts map[string]string }
+	h.Must(json.Unmarshal(raw, &f))
+	out := map[string][]byte{}
+	for name, s := range f.Artifacts {
+		b, err := base64.StdEncoding.DecodeString(s)
+		h.Must(err)
+		out[name] = b
+	}
+	return out
+}
+
+// bytecodeClasses are the module classes of bytecodeArtifacts and the mlir sentinel each must
+// be refused with.
+var bytecodeClasses = []struct {
+	artifact, sentinel string
+	err                error
+	cl                 class
+}{
+	{"self-recursive function", "mlir.ErrRecursion", mlir.ErrRecursion, classPrograms},
+	{"tensor size overflow", "mlir.ErrTensorSize", mlir.ErrTensorSize, classPrograms},
+	{"sdy axis name with an escape", "mlir.ErrName", mlir.ErrName, classNames},
+	{"sdy axis name with non-ASCII bytes", "mlir.ErrName", mlir.ErrName, classNames},
+	{"infeed", "mlir.ErrUnsupportedOp", mlir.ErrUnsupportedOp, classHangs},
+	{"topk with a string k", "mlir.ErrUnsupportedOp", mlir.ErrUnsupportedOp, classPrograms},
+	{"Sharding with two operands", "mlir.ErrUnsupportedOp", mlir.ErrUnsupportedOp, classPrograms},
+}
+
+// bytecodeCompileCases compiles the module of each hostile artifact as jit.FromExported does
+// (its bytecode, for the artifact's 8 devices): the bytecode is read as text and checked
+// before XLA sees it.
+func bytecodeCompileCases() []*hcase {
+	var cases []*hcase
+	for _, bc := range bytecodeClasses {
+		cases = append(cases, &hcase{
+			name: "Client.Compile: a jax.export module in bytecode: " + bc.artifact, class: bc.cl, entry: "pjrt Compile", group: "compile",
+			want: is("pjrt.ErrCompile", pjrt.ErrCompile, bc.sentinel, bc.err), as: as[*mlir.Error]("*mlir.Error"),
+			run: func(h *H) error {
+				e, err := jaxexport.Read(bytecodeArtifacts(h)[bc.artifact])
+				h.Must(err)
+				exe, err := h.Client().Compile(string(e.Module()), pjrt.CompileOptions{DeviceAssignment: ids(h.Client(), e.NrDevices())})
+				if err == nil {
+					exe.Close()
+				}
+				return err
+			},
+		})
+	}
+	return cases
 }
