@@ -185,6 +185,9 @@ func TestMain(m *testing.M) {
 	if list := os.Getenv(envChild); list != "" {
 		os.Exit(runChild(list))
 	}
+	if spec := os.Getenv(envMutants); spec != "" {
+		os.Exit(runMutantChild(spec))
+	}
 	flag.Parse()
 	os.Exit(m.Run())
 }
