@@ -60,7 +60,9 @@ func Partitions(n int) Option { return func(c *config) { c.partitions = n } }
 //     whose operand or result count, or whose attributes, are not of the kinds XLA reads
 //     (mhlo.topk's mhlo.attributes k an integer, largest a bool, ...), or an mhlo., chlo.,
 //     xla.sdy. or SPMD target Check does not know; XLA casts such attributes unchecked and
-//     dies. The error names the target and the attribute.
+//     dies. Likewise a stablehlo.composite XLA recomposes into a CHLO op (chlo.top_k,
+//     chlo.erf, ... at version 1) whose composite_attributes are not that op's. The error
+//     names the target and the attribute.
 //   - ErrBytecode: MLIR bytecode. Check reads text only; read bytecode as text with
 //     mlir/bytecode.ToText and check that text (pjrt.Client.Compile does).
 //
@@ -288,6 +290,8 @@ func (c *checker) ident(t Token) error {
 		return c.fail(t.Off, ErrUnsupportedOp, t.Text, "the runtime cannot serve it: execution would never return")
 	case (t.Text == "stablehlo.custom_call" || t.Text == "mhlo.custom_call") && c.lx.peek(0).Kind == AtIdent:
 		return c.checkCustomCall(t.Off)
+	case t.Text == "stablehlo.composite" && c.lx.peek(0).Kind == String:
+		return c.checkComposite(t.Off)
 	case t.Text == "func.func":
 		// The next symbol at this depth names the function (pretty form).
 		c.awaitName, c.pendingFunc, c.pendingMain, c.pendingDepth = true, "", false, len(c.stack)
@@ -361,6 +365,9 @@ func (c *checker) str(t Token) error {
 	}
 	if (t.Text == `"stablehlo.custom_call"` || t.Text == `"mhlo.custom_call"`) && c.lx.peek(0).Is(Punct, "(") {
 		return c.checkCustomCall(t.Off)
+	}
+	if t.Text == `"stablehlo.composite"` && c.lx.peek(0).Is(Punct, "(") {
+		return c.checkComposite(t.Off)
 	}
 	// A generic op: "stablehlo.infeed"(...).
 	if len(t.Text) > 2 && unsupportedOps[t.Text[1:len(t.Text)-1]] && c.lx.peek(0).Is(Punct, "(") {

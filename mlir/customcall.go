@@ -147,7 +147,24 @@ func readCustomCall(src string, off int) (op ccOp, bad *errUnreadable) {
 	name := next()
 	t := next()
 	op.targetOff = -1
-	if name.Kind == Ident {
+	composite := strings.HasSuffix(strings.Trim(name.Text, `"`), ".composite")
+	switch {
+	case name.Kind == Ident && composite:
+		// stablehlo.composite "name" %a, %b {attributes} : type
+		if t.Kind != String {
+			return fail(t, "expected the composite's name, found %q", t.Text)
+		}
+		v, err := Unquote(t.Text)
+		if err != nil {
+			return fail(t, "unreadable composite name %s", t.Text)
+		}
+		op.target, op.targetOff = v, t.Off
+		for t = next(); t.Kind == PercentIdent || t.Kind == HashIdent || t.Is(Punct, ","); t = next() {
+			if t.Kind == PercentIdent {
+				op.operands++
+			}
+		}
+	case name.Kind == Ident:
 		if t.Kind != AtIdent {
 			return fail(t, "expected the target (@name), found %q", t.Text)
 		}
@@ -158,16 +175,21 @@ func readCustomCall(src string, off int) (op ccOp, bad *errUnreadable) {
 		op.target, op.targetOff = target, t.Off
 		t = next()
 	}
-	if !t.Is(Punct, "(") {
-		return fail(t, "expected '(' before the operands, found %q", t.Text)
-	}
-	n, t := list(next, s, ")")
-	if t.Kind == EOF {
-		return fail(t, "operands never closed")
-	}
-	op.operands = n
-	for {
+	if name.Kind != Ident || !composite {
+		if !t.Is(Punct, "(") {
+			return fail(t, "expected '(' before the operands, found %q", t.Text)
+		}
+		n, end := list(next, s, ")")
+		if end.Kind == EOF {
+			return fail(end, "operands never closed")
+		}
+		op.operands = n
 		t = next()
+	}
+	for first := true; ; first = false {
+		if !first {
+			t = next()
+		}
 		switch {
 		case t.Is(Punct, ":"):
 		case t.Is(Punct, "<"):
@@ -212,7 +234,7 @@ func readCustomCall(src string, off int) (op ccOp, bad *errUnreadable) {
 	}
 	if op.target == "" {
 		for _, a := range op.attrs {
-			if a.name == "call_target_name" && len(a.val) == 1 && a.val[0].Kind == String {
+			if (a.name == "call_target_name" || composite && a.name == "name") && len(a.val) == 1 && a.val[0].Kind == String {
 				v, err := Unquote(a.val[0].Text)
 				if err != nil {
 					return fail(a.val[0], "unreadable call_target_name")
@@ -511,4 +533,75 @@ func (c *checker) placement(op ccOp, at int, what string) error {
 		}
 	}
 	return c.fail(at, ErrUnsupportedOp, what, "mhlo.frontend_attributes._xla_buffer_placement is missing")
+}
+
+// compositeRules are the composites XLA recomposes into CHLO ops at version 1 (stablehlo_ext's
+// chlo_recompose_ops): their composite_attributes become the op's attributes, unchecked, so
+// chlo.top_k's k must be an integer (a string or a float segfaults the pinned CPU plugin) and
+// the unary ops take none. Other composites are inlined from their decomposition.
+var compositeRules = func() map[string]ccRule {
+	unary := ccRule{operands: 1, results: 1, inner: "composite_attributes", innerAttrs: map[string]attrKind{}}
+	m := map[string]ccRule{"chlo.top_k": {operands: 1, results: 2, required: []string{"composite_attributes"}, inner: "composite_attributes",
+		innerAttrs: map[string]attrKind{"k": kindNonNeg, "largest": kindBool}, innerRequired: []string{"k"}}}
+	for _, n := range []string{"acos", "acosh", "asin", "asinh", "atanh", "cosh", "sinh", "erf"} {
+		m["chlo."+n] = unary
+	}
+	return m
+}()
+
+// checkComposite checks the stablehlo.composite op whose name starts at off: a composite XLA
+// recomposes into a CHLO op must have the operands, results and attributes that op takes.
+func (c *checker) checkComposite(off int) error {
+	op, bad := readCustomCall(c.src, off)
+	if bad != nil {
+		return c.fail(bad.off, ErrUnsupportedOp, "composite", "cannot read its operands, attributes and type: %s", bad.msg)
+	}
+	rule, ok := compositeRules[op.target]
+	if !ok {
+		return nil
+	}
+	version := int64(0) // StableHLO's default
+	for _, a := range op.attrs {
+		if a.name == "version" {
+			if !kindOf(a.val, kindInt) {
+				return c.fail(a.off, ErrUnsupportedOp, "composite "+Quote(op.target), "attribute version must be an integer")
+			}
+			version, _ = strconv.ParseInt(a.val[0].Text, 0, 64)
+			if a.val[0].Is(Punct, "-") {
+				version = -1
+			}
+		}
+	}
+	if version != 1 {
+		return nil // not recomposed: XLA inlines the decomposition
+	}
+	what := "composite " + Quote(op.target)
+	at := op.targetOff
+	if at < 0 {
+		at = off
+	}
+	if op.operands != rule.operands {
+		return c.fail(at, ErrUnsupportedOp, what, "%d operands; XLA needs exactly %d", op.operands, rule.operands)
+	}
+	if op.results != rule.results {
+		return c.fail(at, ErrUnsupportedOp, what, "%d results; XLA needs exactly %d", op.results, rule.results)
+	}
+	seen := map[string]bool{}
+	for _, a := range op.attrs {
+		seen[a.name] = true
+		if a.name == rule.inner {
+			if !kindOf(a.val, kindDict) {
+				return c.fail(a.off, ErrUnsupportedOp, what, "attribute %s must be a dictionary", a.name)
+			}
+			if err := c.innerAttrs(op, rule, a, what); err != nil {
+				return err
+			}
+		}
+	}
+	for _, r := range rule.required {
+		if !seen[r] {
+			return c.fail(at, ErrUnsupportedOp, what, "attribute %s is missing", r)
+		}
+	}
+	return nil
 }

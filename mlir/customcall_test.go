@@ -100,3 +100,39 @@ func TestCustomCallRefused(t *testing.T) {
 		})
 	}
 }
+
+func compositeModule(name, attrs, version string) string {
+	return ccModule("tensor<4x2xf32>", "    %0:2 = stablehlo.composite \""+name+"\" %arg0 {composite_attributes = "+attrs+
+		", decomposition = @impl, version = "+version+"} : (tensor<4x8xf32>) -> (tensor<4x2xf32>, tensor<4x2xi32>)\n    return %0#0 : tensor<4x2xf32>\n")
+}
+
+// TestComposite: a composite XLA recomposes into a CHLO op (chlo.top_k at version 1) must
+// carry that op's attributes; k a string or a float segfaulted the pinned CPU plugin.
+func TestComposite(t *testing.T) {
+	for name, text := range map[string]string{
+		"top_k":                         compositeModule("chlo.top_k", "{k = 2 : i64, largest = true}", "1 : i32"),
+		"top_k version 2":               compositeModule("chlo.top_k", `{k = "2"}`, "2 : i32"), // not recomposed: decomposed
+		"a composite of its own":        compositeModule("my.op", `{k = "2", anything = [1, 2]}`, "1 : i32"),
+		"generic top_k":                 ccModule("tensor<4x2xf32>", "    %0:2 = \"stablehlo.composite\"(%arg0) <{composite_attributes = {k = 2 : i64}, decomposition = @impl, name = \"chlo.top_k\", version = 1 : i32}> : (tensor<4x8xf32>) -> (tensor<4x2xf32>, tensor<4x2xi32>)\n    return %0#0 : tensor<4x2xf32>\n"),
+		"two operands, a result number": ccModule("tensor<4x8xf32>", "    %0 = stablehlo.composite \"my.add\" %arg0, %1#0 {decomposition = @impl} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>\n    return %0 : tensor<4x8xf32>\n"),
+	} {
+		if err := Check(text); err != nil {
+			t.Errorf("%s: %v\n%s", name, err, text)
+		}
+	}
+	for _, c := range []struct{ name, text, what, msg string }{
+		{"k a string", compositeModule("chlo.top_k", `{k = "2", largest = true}`, "1 : i32"), `composite "chlo.top_k"`, "composite_attributes.k must be a non-negative integer"},
+		{"k a float", compositeModule("chlo.top_k", `{k = 2.0 : f32}`, "1 : i32"), `composite "chlo.top_k"`, "composite_attributes.k must be"},
+		{"no k", compositeModule("chlo.top_k", `{}`, "1 : i32"), `composite "chlo.top_k"`, "composite_attributes.k is missing"},
+		{"generic k a string", ccModule("tensor<4x2xf32>", "    %0:2 = \"stablehlo.composite\"(%arg0) <{composite_attributes = {k = \"2\"}, decomposition = @impl, name = \"chlo.top_k\", version = 1 : i32}> : (tensor<4x8xf32>) -> (tensor<4x2xf32>, tensor<4x2xi32>)\n    return %0#0 : tensor<4x2xf32>\n"),
+			`composite "chlo.top_k"`, "composite_attributes.k must be"},
+		{"erf with an attribute", ccModule("tensor<4x8xf32>", "    %0 = stablehlo.composite \"chlo.erf\" %arg0 {composite_attributes = {x = 1}, decomposition = @impl, version = 1 : i32} : (tensor<4x8xf32>) -> tensor<4x8xf32>\n    return %0 : tensor<4x8xf32>\n"),
+			`composite "chlo.erf"`, "composite_attributes.x: an attribute XLA does not expect"},
+	} {
+		err := Check(c.text)
+		var e *Error
+		if !errors.As(err, &e) || !errors.Is(err, ErrUnsupportedOp) || e.What != c.what || !strings.Contains(e.Msg, c.msg) {
+			t.Errorf("%s: got %v, want %s: ...%s", c.name, err, c.what, c.msg)
+		}
+	}
+}
