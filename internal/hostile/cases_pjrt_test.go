@@ -1437,6 +1437,10 @@ func customCallCases() []*hcase {
 		unsupported("custom_call @xla.sdy.FuncResultSharding with two operands", twoOperands("xla.sdy.FuncResultSharding")),
 		unsupported("custom_call @annotate_device_placement without a placement", module8("", arg8x2,
 			"    %0 = stablehlo.custom_call @annotate_device_placement(%arg0) {has_side_effect = true} : (tensor<8x2xf32>) -> tensor<8x2xf32>\n    return %0 : tensor<8x2xf32>\n")),
+		unsupported("composite chlo.top_k with k a string", strings.Replace(module8(
+			"  func.func private @impl(%x: tensor<8xf32>) -> (tensor<2xf32>, tensor<2xi32>) {\n    %0 = stablehlo.slice %x [0:2] : (tensor<8xf32>) -> tensor<2xf32>\n    %1 = stablehlo.constant dense<0> : tensor<2xi32>\n    return %0, %1 : tensor<2xf32>, tensor<2xi32>\n  }\n",
+			"%arg0: tensor<8xf32>", "    %0:2 = stablehlo.composite \"chlo.top_k\" %arg0 {composite_attributes = {k = \"2\", largest = true}, decomposition = @impl, version = 1 : i32} : (tensor<8xf32>) -> (tensor<2xf32>, tensor<2xi32>)\n    return %0#0 : tensor<2xf32>\n"),
+			"-> tensor<8x2xf32>", "-> tensor<2xf32>", 1)),
 		unsupported("custom_call to an mhlo target XLA has no rule for", module8("", arg8x2,
 			"    %0 = stablehlo.custom_call @mhlo.frobnicate(%arg0) : (tensor<8x2xf32>) -> tensor<8x2xf32>\n    return %0 : tensor<8x2xf32>\n")),
 	}
