@@ -17,7 +17,7 @@ import (
 // external is the program of a Function made by FromText, FromBytecode or FromExported.
 type external struct {
 	text        string              // the module as MLIR text; "" when only its bytecode is known
-	code        []byte              // bytecode compiled as it is when the module is not re-sharded
+	code        []byte              // bytecode given to Compile (which reads it as text) when the module is not re-sharded
 	exp         *jaxexport.Exported // the artifact, for FromExported
 	args, outs  []lower.Shape       // what callers pass and get (every exported argument)
 	kept        []int               // module argument i is caller argument kept[i]

@@ -6,7 +6,9 @@
 // shardy reads its string literals and finds sdy.mesh ops with it; package stablehlo prints
 // symbol names with Symbol and checks them with CheckName; package lower reads modules
 // written elsewhere (Wrap) with the Scanner and Check; package pjrt runs Check on every program in Client.Compile, with the
-// number of devices it compiles for, before the compile cache or the plugin sees it:
+// number of devices it compiles for, before the compile cache or the plugin sees it (a
+// program in MLIR bytecode is first read as text by mlir/bytecode, and that text is checked
+// and compiled; Check itself refuses bytecode with ErrBytecode):
 //
 //	mlir ← shardy ← lower ← jit
 //	mlir ← stablehlo ← lower
@@ -33,8 +35,9 @@
 // Check(text, Partitions(n)) returns nil or the first problem, as an *Error with a line and
 // column, the offending symbol, axis, op, type or attribute, and one of the sentinels:
 // ErrSyntax, ErrNesting (MaxNesting, MaxRegionDepth, MaxTypeDepth), ErrName (CheckName),
-// ErrRecursion, ErrTensorSize, ErrPartitions, ErrSharding (CheckSharding) and
-// ErrUnsupportedOp. Each rule stops a module that, on the pinned XLA CPU plugin, killed the
+// ErrRecursion, ErrTensorSize, ErrPartitions, ErrSharding (CheckSharding),
+// ErrUnsupportedOp (also custom calls and composites that XLA interprets itself, held to the
+// operands and attribute kinds XLA reads) and ErrBytecode. Each rule stops a module that, on the pinned XLA CPU plugin, killed the
 // process inside the compiler, compiled and then never returned from execution, or compiled
 // something other than what was written (a sharding XLA silently dropped, a module for 8
 // partitions run on 1 device).
