@@ -20,7 +20,9 @@ func TestArtifactsPassCheck(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var f struct{ Programs []struct{ Name, Exported string } }
+		var f struct {
+			Programs []struct{ Name, Exported string }
+		}
 		if err := json.Unmarshal(raw, &f); err != nil {
 			t.Fatal(err)
 		}
