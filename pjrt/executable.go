@@ -170,6 +170,9 @@ func checkedProgram(program string, n int) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("pjrt: compile: %w: reading the MLIR bytecode as text: %w", ErrCompile, err)
 		}
+		if text == "" {
+			return "", fmt.Errorf("pjrt: compile: %w: the MLIR bytecode reads as an empty program", ErrCompile)
+		}
 		program = text
 	}
 	if err := xmlir.Check(program, xmlir.Partitions(n)); err != nil {

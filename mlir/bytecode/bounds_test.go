@@ -86,3 +86,27 @@ func TestDecoderPastEnd(t *testing.T) {
 		t.Fatalf("count = %d, %v", n, d.err)
 	}
 }
+
+// TestTopLevelOps is the regression test of readIR's count of top-level ops: a mutated
+// artifact whose count was 0 read as an empty module, ToText returned "" and no error, and
+// pjrt.Client.Compile then indexed the empty program (a panic). No top-level op, and bytes
+// after the top-level ops, are errors.
+func TestTopLevelOps(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(p *parts)
+		msg  string
+	}{
+		{"no top-level op", func(p *parts) { p.noTopOp = true }, "no top-level op"},
+		{"no top-level op, then bytes", func(p *parts) { p.noTopOp, p.irTrailing = true, []byte{0x50, 0x01} }, "no top-level op"},
+		{"bytes after the module", func(p *parts) { p.irTrailing = []byte{0x01, 0x01} }, "2 bytes after the top-level ops"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			text, err := ToText(module(c.edit))
+			var e *Error
+			if !errors.As(err, &e) || !errors.Is(err, ErrBytecode) || e.Section != "ir" || !strings.Contains(err.Error(), c.msg) {
+				t.Fatalf("ToText = %q, %v; want an ErrBytecode in the ir section with %q", text, err, c.msg)
+			}
+		})
+	}
+}

@@ -148,8 +148,13 @@ func module(edit func(p *parts)) []byte {
 	modRegion.varint(1).varint(0).flagged(1, false) // one block, no values, one op
 	modRegion.varint(1).raw(0x50).varint(1).varint(1).flagged(1, true).section(secIR, fn)
 	var ir enc
-	ir.flagged(1, false)
-	ir.varint(0).raw(0x50).varint(1).varint(0).flagged(1, true).section(secIR, modRegion)
+	if p.noTopOp {
+		ir.flagged(0, false)
+	} else {
+		ir.flagged(1, false)
+		ir.varint(0).raw(0x50).varint(1).varint(0).flagged(1, true).section(secIR, modRegion)
+	}
+	ir = append(ir, p.irTrailing...)
 	var out enc
 	out.raw([]byte(magic)...).varint(6).raw('t', 0)
 	if p.strSection != nil {
@@ -172,6 +177,9 @@ type parts struct {
 	body      func(*enc)
 	// strSection, when set, replaces the whole string section.
 	strSection enc
+	// noTopOp leaves the IR section without its top-level op; irTrailing is appended to it.
+	noTopOp    bool
+	irTrailing []byte
 }
 
 const handModule = `module @m {

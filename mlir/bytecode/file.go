@@ -458,8 +458,14 @@ func (f *file) readIR(d *decoder) (*op, error) {
 	r.next = append(r.next, 0)
 	r.limit = append(r.limit, 0)
 	r.declared = append(r.declared, 0)
+	if d.err == nil && n == 0 {
+		d.fail("no top-level op")
+	}
 	for i := uint64(0); i < n && d.err == nil; i++ {
 		b.ops = append(b.ops, r.op(d, nil))
+	}
+	if d.err == nil && !d.empty() {
+		d.fail("%d bytes after the top-level ops", d.left())
 	}
 	top.regions = []*region{{blocks: []*block{b}}}
 	if d.err != nil {
