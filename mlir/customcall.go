@@ -25,19 +25,21 @@ import (
 type attrKind uint8
 
 const (
-	kindInt     attrKind = iota + 1 // an integer literal, optionally typed: 4, -1, 4 : i64
-	kindNonNeg                      // an integer literal >= 0
-	kindBool                        // true or false
-	kindString                      // a string literal
-	kindDict                        // a dictionary {...}
-	kindStrDict                     // a dictionary whose values are all string literals
-	kindEmpty                       // the empty dictionary {}
-	kindConfig                      // backend_config: a string or a dictionary
+	kindInt         attrKind = iota + 1 // an integer literal, optionally typed: 4, -1, 4 : i64
+	kindNonNeg                          // an integer literal >= 0
+	kindBool                            // true or false
+	kindString                          // a string literal
+	kindDict                            // a dictionary {...}
+	kindStrDict                         // a dictionary whose values are all string literals
+	kindEmpty                           // the empty dictionary {}
+	kindConfig                          // backend_config: a string or a dictionary
+	kindEmptyConfig                     // backend_config "" or {}
+	kindEmptyList                       // []
 )
 
 var attrKindNames = [...]string{kindInt: "an integer", kindNonNeg: "a non-negative integer", kindBool: "true or false",
 	kindString: "a string", kindDict: "a dictionary", kindStrDict: "a dictionary of strings", kindEmpty: "the empty dictionary {}",
-	kindConfig: "a string or a dictionary"}
+	kindConfig: "a string or a dictionary", kindEmptyConfig: `"" or {}`, kindEmptyList: "[]"}
 
 // ccRule is what XLA needs of one custom-call target.
 type ccRule struct {
@@ -52,7 +54,12 @@ type ccRule struct {
 	inner         string
 	innerAttrs    map[string]attrKind
 	innerRequired []string
-	refuse        string // non-empty: the target is refused, for this reason
+	// only, when set, lists every attribute the op may have: XLA's CHLO recomposition leaves
+	// a custom call with any other (api_version, has_side_effect, a misspelt name) as it is,
+	// and an mhlo.erf custom call that reaches the SPMD partitioner unrecomposed segfaults the
+	// pinned CPU plugin (measured on 8 partitions).
+	only   map[string]bool
+	refuse string // non-empty: the target is refused, for this reason
 }
 
 // Attribute kinds common to every rule: the op's own attributes that XLA reads.
@@ -62,10 +69,18 @@ var commonAttrs = map[string]attrKind{
 	"mhlo.attributes": kindDict,
 }
 
+// recomposable are the attributes XLA's CHLO recomposition accepts on a custom call
+// (stablehlo_ext's chlo_recompose_ops: backend_config empty, no called computations).
+var recomposable = map[string]bool{"call_target_name": true, "backend_config": true, "called_computations": true,
+	"mhlo.attributes": true, "mhlo.version": true}
+
 var (
-	chloUnary = ccRule{operands: 1, results: 1, inner: "mhlo.attributes", innerAttrs: map[string]attrKind{}}
-	topK      = ccRule{operands: 1, results: 2, required: []string{"mhlo.attributes"}, inner: "mhlo.attributes",
-		innerAttrs: map[string]attrKind{"k": kindNonNeg, "largest": kindBool}, innerRequired: []string{"k"}}
+	chloUnary = ccRule{operands: 1, results: 1, required: []string{"mhlo.attributes"}, inner: "mhlo.attributes",
+		innerAttrs: map[string]attrKind{}, only: recomposable,
+		attrs: map[string]attrKind{"backend_config": kindEmptyConfig, "called_computations": kindEmptyList}}
+	topK = ccRule{operands: 1, results: 2, required: []string{"mhlo.attributes"}, inner: "mhlo.attributes",
+		innerAttrs: map[string]attrKind{"k": kindNonNeg, "largest": kindBool}, innerRequired: []string{"k"}, only: recomposable,
+		attrs: map[string]attrKind{"backend_config": kindEmptyConfig, "called_computations": kindEmptyList}}
 	shardingLike = ccRule{operands: 1, results: 1}
 	placement    = ccRule{operands: 1, results: 1, required: []string{"mhlo.frontend_attributes"}}
 )
@@ -369,6 +384,10 @@ func kindOf(v []Token, k attrKind) bool {
 		return true
 	case kindConfig:
 		return kindOf(v, kindString) || kindOf(v, kindDict)
+	case kindEmptyConfig:
+		return len(v) == 1 && v[0].Is(String, `""`) || kindOf(v, kindEmpty)
+	case kindEmptyList:
+		return len(v) == 2 && v[0].Is(Punct, "[") && v[1].Is(Punct, "]")
 	}
 	return false
 }
@@ -414,6 +433,9 @@ func (c *checker) checkCustomCall(off int) error {
 	seen := map[string]bool{}
 	for _, a := range op.attrs {
 		seen[a.name] = true
+		if rule.only != nil && !rule.only[a.name] {
+			return c.fail(a.off, ErrUnsupportedOp, what, "attribute %s: XLA would not rebuild the CHLO op from a custom call with it", Quote(a.name))
+		}
 		k, ok := rule.attrs[a.name]
 		if !ok {
 			k, ok = commonAttrs[a.name]

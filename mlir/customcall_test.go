@@ -32,7 +32,6 @@ func TestCustomCallAccepted(t *testing.T) {
 		"topk":                   topkModule("{mhlo.attributes = {k = 2 : i64, largest = true}, mhlo.version = 1 : i64}"),
 		"topk untyped k":         topkModule("{mhlo.attributes = {k = 2}}"),
 		"erf as JAX exports it":  unaryModule("mhlo.erf", "{mhlo.attributes = {}, mhlo.version = 1 : i64}"),
-		"sinh without attrs":     unaryModule("mhlo.sinh", ""),
 		"Sharding":               unaryModule("Sharding", `{mhlo.sharding = "{replicated}"}`),
 		"full to shard":          unaryModule("SPMDFullToShardShape", `{backend_config = "", mhlo.sharding = "{manual}"}`),
 		"func result sharding":   unaryModule("xla.sdy.FuncResultSharding", `{has_side_effect = true, mhlo.frontend_attributes = {xla.sdy.sharding = "#sdy.sharding_per_value<[<@mesh, [{}, {}]>]>"}}`),
@@ -83,6 +82,11 @@ func TestCustomCallRefused(t *testing.T) {
 		{"unknown xla.sdy target", unaryModule("xla.sdy.Frob", ""), `custom_call "xla.sdy.Frob"`, "xla.sdy family"},
 		{"ragged dot", unaryModule("chlo.ragged_dot", ""), `custom_call "chlo.ragged_dot"`, "ragged dot"},
 		{"generic topk k a string", ccModule("tensor<4x2xf32>", "    %0:2 = \"stablehlo.custom_call\"(%arg0) <{call_target_name = \"mhlo.topk\"}> {mhlo.attributes = {k = \"2\"}} : (tensor<4x8xf32>) -> (tensor<4x2xf32>, tensor<4x2xi32>)\n    return %0#0 : tensor<4x2xf32>\n"), `custom_call "mhlo.topk"`, "mhlo.attributes.k must be"},
+		{"erf without mhlo.attributes", unaryModule("mhlo.erf", "{mhlo.version = 1 : i64}"), `custom_call "mhlo.erf"`, "attribute mhlo.attributes is missing"},
+		{"erf with a misspelt attribute (segfault on 8 partitions)", unaryModule("mhlo.erf", "{mhlo.attbibutes = {}, mhlo.attributes = {}, mhlo.version = 1 : i64}"), `custom_call "mhlo.erf"`, `attribute "mhlo.attbibutes": XLA would not rebuild`},
+		{"sinh with a name of bytes", unaryModule("mhlo.sinh", `{mhlo.attributes = {}, "mhlo.versio\FE" = 1 : i64}`), `custom_call "mhlo.sinh"`, `attribute "mhlo.versio\FE"`},
+		{"cosh with has_side_effect", unaryModule("mhlo.cosh", `{has_side_effect = true, mhlo.attributes = {}}`), `custom_call "mhlo.cosh"`, `attribute "has_side_effect"`},
+		{"topk with a backend config", topkModule(`{backend_config = "x", mhlo.attributes = {k = 2}}`), `custom_call "mhlo.topk"`, `attribute backend_config must be "" or {}`},
 		{"unreadable custom call", ccModule("tensor<4x8xf32>", "    %0 = stablehlo.custom_call @foo(%arg0) [1] : (tensor<4x8xf32>) -> tensor<4x8xf32>\n    return %0 : tensor<4x8xf32>\n"), "custom_call", "cannot read its operands, attributes and type"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -1441,6 +1441,8 @@ func customCallCases() []*hcase {
 			"  func.func private @impl(%x: tensor<8xf32>) -> (tensor<2xf32>, tensor<2xi32>) {\n    %0 = stablehlo.slice %x [0:2] : (tensor<8xf32>) -> tensor<2xf32>\n    %1 = stablehlo.constant dense<0> : tensor<2xi32>\n    return %0, %1 : tensor<2xf32>, tensor<2xi32>\n  }\n",
 			"%arg0: tensor<8xf32>", "    %0:2 = stablehlo.composite \"chlo.top_k\" %arg0 {composite_attributes = {k = \"2\", largest = true}, decomposition = @impl, version = 1 : i32} : (tensor<8xf32>) -> (tensor<2xf32>, tensor<2xi32>)\n    return %0#0 : tensor<2xf32>\n"),
 			"-> tensor<8x2xf32>", "-> tensor<2xf32>", 1)),
+		unsupported("custom_call @mhlo.erf with a misspelt mhlo.attributes on 8 partitions", module8(`  sdy.mesh @mesh = <["x"=8]>`+"\n", arg8x2,
+			"    %0 = \"stablehlo.custom_call\"(%arg0) <{call_target_name = \"mhlo.erf\"}> {mhlo.attbibutes = {}, mhlo.version = 1 : i64} : (tensor<8x2xf32>) -> tensor<8x2xf32>\n    return %0 : tensor<8x2xf32>\n")),
 		unsupported("custom_call to an mhlo target XLA has no rule for", module8("", arg8x2,
 			"    %0 = stablehlo.custom_call @mhlo.frobnicate(%arg0) : (tensor<8x2xf32>) -> tensor<8x2xf32>\n    return %0 : tensor<8x2xf32>\n")),
 	}
