@@ -82,7 +82,13 @@ var (
 		innerAttrs: map[string]attrKind{"k": kindNonNeg, "largest": kindBool}, innerRequired: []string{"k"}, only: recomposable,
 		attrs: map[string]attrKind{"backend_config": kindEmptyConfig, "called_computations": kindEmptyList}}
 	shardingLike = ccRule{operands: 1, results: 1}
-	placement    = ccRule{operands: 1, results: 1, required: []string{"mhlo.frontend_attributes"}}
+	// SPMDFullToShardShape makes a manual value: a sharding that is not manual aborts XLA
+	// (custom_call_handler.cc: "hlo->sharding().IsManual()").
+	fullToShard = ccRule{operands: 1, results: 1, required: []string{"mhlo.sharding"}}
+	// xla.sdy.FuncResultSharding: XLA parses its xla.sdy.sharding frontend attribute unchecked
+	// (a missing one, or one that is not a #sdy.sharding_per_value of one sharding, segfaults).
+	funcResult = ccRule{operands: 1, results: 1, required: []string{"mhlo.frontend_attributes"}}
+	placement  = ccRule{operands: 1, results: 1, required: []string{"mhlo.frontend_attributes"}}
 )
 
 // customCallRules maps the targets XLA interprets itself to what it needs of them.
@@ -95,11 +101,11 @@ var customCallRules = map[string]ccRule{
 	"mhlo.sinh": chloUnary, "chlo.sinh": chloUnary,
 	"chlo.ragged_dot": {refuse: "a ragged dot as a custom call (XLA's deprecated form; JAX writes a composite)"},
 
-	"Sharding": shardingLike, "SPMDFullToShardShape": shardingLike, "SPMDShardToFullShape": shardingLike,
-	"xla.sdy.FuncResultSharding":  shardingLike,
+	"Sharding": shardingLike, "SPMDFullToShardShape": fullToShard, "SPMDShardToFullShape": shardingLike,
+	"xla.sdy.FuncResultSharding":  funcResult,
 	"xla.sdy.ShardingGroup":       {operands: 1, results: 0},
-	"xla.sdy.GlobalToLocalShape":  {operands: -1, results: -1},
-	"xla.sdy.LocalToGlobalShape":  {operands: -1, results: -1},
+	"xla.sdy.GlobalToLocalShape":  {refuse: "Shardy's round-trip shard_map call (XLA aborts on one not in the exact round-trip form: shard_map_import.cc); write sdy.manual_computation"},
+	"xla.sdy.LocalToGlobalShape":  {refuse: "Shardy's round-trip shard_map call (XLA aborts on one not in the exact round-trip form: shard_map_import.cc); write sdy.manual_computation"},
 	"annotate_device_placement":   placement,
 	"MoveToHost":                  shardingLike,
 	"MoveToDevice":                shardingLike,
@@ -454,8 +460,19 @@ func (c *checker) checkCustomCall(off int) error {
 			return c.fail(at, ErrUnsupportedOp, what, "attribute %s is missing", r)
 		}
 	}
-	if op.target == "annotate_device_placement" {
+	switch op.target {
+	case "annotate_device_placement":
 		return c.placement(op, at, what)
+	case "SPMDFullToShardShape":
+		for _, a := range op.attrs {
+			if a.name == "mhlo.sharding" {
+				if v, err := Unquote(a.val[0].Text); err != nil || !strings.Contains(v, "manual") {
+					return c.fail(a.off, ErrUnsupportedOp, what, "mhlo.sharding %s is not manual; XLA needs a manual sharding here", a.val[0].Text)
+				}
+			}
+		}
+	case "xla.sdy.FuncResultSharding":
+		return c.funcResultSharding(op, at, what)
 	}
 	return nil
 }
@@ -626,4 +643,52 @@ func (c *checker) checkComposite(off int) error {
 		}
 	}
 	return nil
+}
+
+// funcResultSharding checks xla.sdy.FuncResultSharding's xla.sdy.sharding frontend attribute:
+// a string holding #sdy.sharding_per_value<[...]> of exactly one sharding.
+func (c *checker) funcResultSharding(op ccOp, at int, what string) error {
+	for _, a := range op.attrs {
+		if a.name != "mhlo.frontend_attributes" {
+			continue
+		}
+		v := a.val
+		for i := 1; i+2 < len(v); i++ {
+			if (v[i].Text == "xla.sdy.sharding" || v[i].Text == `"xla.sdy.sharding"`) && v[i+1].Is(Punct, "=") {
+				s, err := Unquote(v[i+2].Text)
+				if err != nil || !oneShardingPerValue(s) {
+					return c.fail(v[i+2].Off, ErrUnsupportedOp, what, "xla.sdy.sharding %s is not a #sdy.sharding_per_value<[...]> of one sharding", v[i+2].Text)
+				}
+				return nil
+			}
+		}
+	}
+	return c.fail(at, ErrUnsupportedOp, what, "mhlo.frontend_attributes.xla.sdy.sharding is missing")
+}
+
+// oneShardingPerValue reports whether s scans as #sdy.sharding_per_value<[<...>]>: a list of
+// exactly one sharding.
+func oneShardingPerValue(s string) bool {
+	sc := NewScanner(s)
+	for _, want := range []string{"#sdy.sharding_per_value", "<", "[", "<"} {
+		if sc.Next().Text != want {
+			return false
+		}
+	}
+	depth := sc.Depth() // inside the sharding's '<'
+	for {
+		t := sc.Next()
+		if t.Kind == EOF {
+			return false
+		}
+		if sc.Depth() < depth { // the sharding's '>'
+			break
+		}
+	}
+	for _, want := range []string{"]", ">"} {
+		if !sc.Next().Is(Punct, want) {
+			return false
+		}
+	}
+	return sc.Next().Kind == EOF && sc.Err() == nil
 }
