@@ -1443,6 +1443,12 @@ func customCallCases() []*hcase {
 			"-> tensor<8x2xf32>", "-> tensor<2xf32>", 1)),
 		unsupported("custom_call @mhlo.erf with a misspelt mhlo.attributes on 8 partitions", module8(`  sdy.mesh @mesh = <["x"=8]>`+"\n", arg8x2,
 			"    %0 = \"stablehlo.custom_call\"(%arg0) <{call_target_name = \"mhlo.erf\"}> {mhlo.attbibutes = {}, mhlo.version = 1 : i64} : (tensor<8x2xf32>) -> tensor<8x2xf32>\n    return %0 : tensor<8x2xf32>\n")),
+		unsupported("custom_call @SPMDFullToShardShape with a replicated sharding on 8 partitions", module8(`  sdy.mesh @mesh = <["x"=8]>`+"\n", arg8x2,
+			"    %0 = stablehlo.custom_call @SPMDFullToShardShape(%arg0) {mhlo.sharding = \"{replicated}\"} : (tensor<8x2xf32>) -> tensor<8x2xf32>\n    return %0 : tensor<8x2xf32>\n")),
+		unsupported("custom_call @xla.sdy.FuncResultSharding with a junk sharding on 8 partitions", module8(`  sdy.mesh @mesh = <["x"=8]>`+"\n", arg8x2,
+			"    %0 = stablehlo.custom_call @xla.sdy.FuncResultSharding(%arg0) {mhlo.frontend_attributes = {xla.sdy.sharding = \"junk<\"}} : (tensor<8x2xf32>) -> tensor<8x2xf32>\n    return %0 : tensor<8x2xf32>\n")),
+		unsupported("custom_call @xla.sdy.GlobalToLocalShape outside a round-trip module on 8 partitions", module8(`  sdy.mesh @mesh = <["x"=8]>`+"\n", arg8x2,
+			"    %0 = stablehlo.custom_call @xla.sdy.GlobalToLocalShape(%arg0) : (tensor<8x2xf32>) -> tensor<8x2xf32>\n    return %0 : tensor<8x2xf32>\n")),
 		unsupported("custom_call to an mhlo target XLA has no rule for", module8("", arg8x2,
 			"    %0 = stablehlo.custom_call @mhlo.frobnicate(%arg0) : (tensor<8x2xf32>) -> tensor<8x2xf32>\n    return %0 : tensor<8x2xf32>\n")),
 	}
