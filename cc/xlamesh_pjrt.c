@@ -600,39 +600,69 @@ static void inflight_release(xm_inflight* fl) {
   pthread_mutex_unlock(&fl->mu);
 }
 
-// countdown gives an execution's slot back when its last device event fires.
-typedef struct {
-  const PJRT_Api* api;
-  xm_inflight* fl;
-  atomic_int remaining;
-} countdown;
+struct xm_unfinished {
+  atomic_int refs;  // the owner's reference (until dropped) + the executions counted
+};
 
-static void countdown_done(countdown* c) {
-  if (atomic_fetch_sub(&c->remaining, 1) == 1) {
-    inflight_release(c->fl);
-    free(c);
-  }
+xm_unfinished* xm_unfinished_new(void) {
+  xm_unfinished* un = malloc(sizeof *un);
+  if (un != NULL) atomic_init(&un->refs, 1);
+  return un;
 }
+
+int xm_unfinished_count(xm_unfinished* un) { return atomic_load(&un->refs) - 1; }
+
+static void unfinished_unref(xm_unfinished* un) {
+  if (un != NULL && atomic_fetch_sub(&un->refs, 1) == 1) free(un);
+}
+
+void xm_unfinished_drop(xm_unfinished* un) { unfinished_unref(un); }
+
+// execution_end gives back what an execution holds while it runs: its in-flight slot and its
+// count in its executable's counter.
+static void execution_end(xm_inflight* fl, xm_unfinished* un) {
+  unfinished_unref(un);
+  inflight_release(fl);
+}
+
+// countdown ends an execution when its last device event fires. It is one block: the header,
+// then one countdown_arg per device, so that an execution costs one malloc.
+typedef struct countdown countdown;
 
 typedef struct {
   countdown* c;
   PJRT_Event* event;
 } countdown_arg;
 
+struct countdown {
+  const PJRT_Api* api;
+  xm_inflight* fl;
+  xm_unfinished* un;
+  atomic_int remaining;
+  countdown_arg args[];
+};
+
+static void countdown_done(countdown* c) {
+  if (atomic_fetch_sub(&c->remaining, 1) == 1) {
+    execution_end(c->fl, c->un);
+    free(c);
+  }
+}
+
 static void countdown_fired(PJRT_Error* err, void* user_arg) {
   countdown_arg* a = (countdown_arg*)user_arg;
   countdown* c = a->c;
   destroy_error(c->api, err);  // the results' buffers carry the error
   destroy_event(c->api, a->event);
-  free(a);
   countdown_done(c);
 }
 
 #define XM_STACK_DEVICES 64
 
-PJRT_Error* xm_execute(const PJRT_Api* api, xm_inflight* fl, PJRT_LoadedExecutable* exe,
-                       PJRT_Buffer* const* args, size_t nd, size_t na, const int64_t* keep,
-                       size_t nkeep, PJRT_Buffer** outs, size_t no, int* started) {
+PJRT_Error* xm_execute(const PJRT_Api* api, xm_inflight* fl, xm_unfinished* un,
+                       PJRT_LoadedExecutable* exe, PJRT_Buffer* const* args, size_t nd, size_t na,
+                       const int64_t* keep, size_t nkeep, PJRT_Buffer** outs, size_t no,
+                       int* started) {
   *started = 0;
   PJRT_Buffer* const* arg_rows_stack[XM_STACK_DEVICES];
   PJRT_Buffer** out_rows_stack[XM_STACK_DEVICES];
@@ -676,16 +706,27 @@ PJRT_Error* xm_execute(const PJRT_Api* api, xm_inflight* fl, PJRT_LoadedExecutab
     free(heap);
     return err;
   }
+  // The countdown is allocated before the execution starts: past that point nothing may fail.
+  countdown* c = NULL;
+  if (no > 0 && XM_HAS(api, Event_OnReady)) {
+    c = malloc(sizeof *c + nd * sizeof c->args[0]);
+    if (c == NULL) {
+      free(heap);
+      return NULL;  // *started stays 0: out of memory
+    }
+  }
   ex.device_complete_events = events;
   inflight_acquire(fl);
+  if (un != NULL) atomic_fetch_add(&un->refs, 1);
   PJRT_Error* err = xm_LoadedExecutable_Execute(api, &ex);
   if (err != NULL) {
-    inflight_release(fl);
+    execution_end(fl, un);
+    free(c);
     free(heap);
     return err;
   }
   *started = 1;
-  if (no == 0 || !XM_HAS(api, Event_OnReady)) {
+  if (c == NULL) {
     // Wait here: for the error of a program without results, or for lack of callbacks.
     PJRT_Error* first = NULL;
     for (size_t d = 0; d < nd; d++) {
@@ -696,48 +737,29 @@ PJRT_Error* xm_execute(const PJRT_Api* api, xm_inflight* fl, PJRT_LoadedExecutab
         destroy_error(api, e);
       }
     }
-    inflight_release(fl);
+    execution_end(fl, un);
     free(heap);
     return no == 0 ? first : (destroy_error(api, first), NULL);
   }
-  countdown* c = malloc(sizeof *c);
-  if (c == NULL) {  // wait instead
-    for (size_t d = 0; d < nd; d++) destroy_error(api, await_event(api, events[d]));
-    inflight_release(fl);
-    free(heap);
-    return NULL;
-  }
   c->api = api;
   c->fl = fl;
+  c->un = un;
   atomic_init(&c->remaining, (int)nd + 1);  // +1 until every callback is registered
   for (size_t d = 0; d < nd; d++) {
     PJRT_Event* ev = events[d];
-    int ready = ev == NULL;
-    if (!ready && XM_HAS(api, Event_IsReady)) {
-      PJRT_Event_IsReady_Args r = {0};
-      r.event = ev;
-      PJRT_Error* e = xm_Event_IsReady(api, &r);
-      ready = e == NULL && r.is_ready;
-      destroy_error(api, e);
-    }
-    if (ready) {
-      destroy_event(api, ev);
+    if (ev == NULL) {
       countdown_done(c);
       continue;
     }
-    countdown_arg* a = malloc(sizeof *a);
-    PJRT_Error* e = NULL;
-    if (a != NULL) {
-      a->c = c;
-      a->event = ev;
-      PJRT_Event_OnReady_Args on = {0};
-      on.event = ev;
-      on.callback = countdown_fired;
-      on.user_arg = a;
-      e = xm_Event_OnReady(api, &on);
-      if (e == NULL) continue;  // countdown_fired owns a and the event
-      free(a);
-    }
+    countdown_arg* a = &c->args[d];
+    a->c = c;
+    a->event = ev;
+    PJRT_Event_OnReady_Args on = {0};
+    on.event = ev;
+    on.callback = countdown_fired;
+    on.user_arg = a;
+    PJRT_Error* e = xm_Event_OnReady(api, &on);
+    if (e == NULL) continue;  // countdown_fired owns the event; it may have run already
     destroy_error(api, e);
     destroy_error(api, await_event(api, ev));
     countdown_done(c);

@@ -187,8 +187,24 @@ void xm_inflight_drain(xm_inflight* fl);
 int xm_inflight_count(xm_inflight* fl);
 void xm_inflight_free(xm_inflight* fl);
 
+// xm_unfinished counts one executable's executions that have started and not finished on every
+// device. It is reference-counted: its owner holds one reference and each such execution one, so
+// that an execution may outlive the executable it ran and still count down.
+typedef struct xm_unfinished xm_unfinished;
+
+// xm_unfinished_new returns a counter at 0 holding the owner's reference (NULL when out of memory).
+xm_unfinished* xm_unfinished_new(void);
+
+// xm_unfinished_count returns the executions counted now; the caller holds the owner's reference.
+int xm_unfinished_count(xm_unfinished* un);
+
+// xm_unfinished_drop drops the owner's reference; the counter is freed when the last execution
+// it counts has finished.
+void xm_unfinished_drop(xm_unfinished* un);
+
 // xm_execute runs an executable on nd devices in one call: it takes an in-flight slot (waiting
-// while fl's limit is reached), calls PJRT_LoadedExecutable_Execute with args[d*na + i] as
+// while fl's limit is reached), counts the execution in un (which may be NULL) until it has
+// finished on every device, calls PJRT_LoadedExecutable_Execute with args[d*na + i] as
 // argument i of device d and the na - nkeep arguments not listed in keep donated, and stores
 // result i of device d in outs[d*no + i]. The slot is given back when every device's completion
 // event has fired, by a C callback (PJRT_Event_OnReady) or at once for events already ready, so
@@ -197,9 +213,10 @@ void xm_inflight_free(xm_inflight* fl);
 // *started is 1 when the execution started (0 with no error: out of memory). With fl NULL the
 // execution requests no completion events and is not counted (pjrt's benchmark floor, "bare"):
 // nothing then reports the asynchronous error of a program without results.
-PJRT_Error* xm_execute(const PJRT_Api* api, xm_inflight* fl, PJRT_LoadedExecutable* exe,
-                       PJRT_Buffer* const* args, size_t nd, size_t na, const int64_t* keep,
-                       size_t nkeep, PJRT_Buffer** outs, size_t no, int* started);
+PJRT_Error* xm_execute(const PJRT_Api* api, xm_inflight* fl, xm_unfinished* un,
+                       PJRT_LoadedExecutable* exe, PJRT_Buffer* const* args, size_t nd, size_t na,
+                       const int64_t* keep, size_t nkeep, PJRT_Buffer** outs, size_t no,
+                       int* started);
 
 // xm_buffer_destroy is PJRT_Buffer_Destroy taking its argument by value (no argument struct
 // for cgo to move to the heap).

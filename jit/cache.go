@@ -203,29 +203,37 @@ func (c *cache[S, V]) evict(drop func(S) bool) {
 	}
 }
 
-// close drops every entry and makes later gets fail.
-func (c *cache[S, V]) close() {
+// close drops every entry and makes later gets fail. It returns the values it released (those
+// still computing release theirs when they finish, and are not listed).
+func (c *cache[S, V]) close() []V {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true
+	var released []V
 	for _, list := range c.entries {
 		for _, e := range list {
-			c.drop(e)
+			if c.drop(e) {
+				released = append(released, e.val)
+			}
 		}
 	}
 	c.entries = nil
+	return released
 }
 
 // drop releases e's value if it has one, or marks it for release when it arrives; c.mu is held.
-func (c *cache[S, V]) drop(e *cacheEntry[S, V]) {
+// It reports whether it released a value.
+func (c *cache[S, V]) drop(e *cacheEntry[S, V]) bool {
 	select {
 	case <-e.done:
 		if e.err == nil && !e.abandoned {
 			e.val.release()
+			return true
 		}
 	default:
 		e.dropped = true
 	}
+	return false
 }
 
 // seed keys the hashes of this process's cache signatures.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gomlx/gopjrt/dtypes"
 
@@ -51,6 +52,9 @@ type Function struct {
 	hooks  map[*pjrt.Client]func() // unregisters the Client.OnClose callback that Releases it
 
 	ext *external // the module of FromText, FromBytecode, FromExported; nil for New
+
+	closedMu   sync.Mutex
+	closedExes []*pjrt.Executable // the executables Close released, whose executions it counts
 }
 
 type options struct {
@@ -820,10 +824,12 @@ func (f *Function) Close() error {
 
 // CloseContext frees the function's executables and forgets its lowerings; later calls fail
 // with an error wrapping ErrClosed at once, and a call under way when it closed may fail so too.
-// It then waits, until ctx is done, for the calls in flight to end, and returns a
-// *pjrt.StillRunningError (matching pjrt.ErrStillRunning) naming the function and counting the
-// calls still running if they have not: an execution cannot be interrupted inside XLA, and one
-// that never ends holds its executable, which pjrt destroys when the execution's call returns.
+// It then waits, until ctx is done, for the calls in flight and the executions of the released
+// executables to end (a program on several devices runs on after its call returned), and
+// returns a *pjrt.StillRunningError (matching pjrt.ErrStillRunning) naming the function and
+// counting the calls and executions still running if they have not: an execution cannot be
+// interrupted inside XLA, and one that never ends holds its executable, which pjrt destroys when
+// the execution's call returns.
 // Closing never blocks other calls, of this function or of others. A compilation still running
 // in the background frees its executable when it ends. CloseContext is idempotent: a later call
 // waits again. Arrays returned by calls are not affected.
@@ -837,7 +843,12 @@ func (f *Function) CloseContext(ctx context.Context) error {
 	if f.gate.Close() {
 		f.last.Store(nil)
 		f.unwatch(nil)
-		f.compiled.close()
+		released := f.compiled.close()
+		f.closedMu.Lock()
+		for _, c := range released {
+			f.closedExes = append(f.closedExes, c.exe)
+		}
+		f.closedMu.Unlock()
 		f.lowerings.close()
 		f.reshardMu.Lock()
 		reshards := f.reshards
@@ -847,10 +858,41 @@ func (f *Function) CloseContext(ctx context.Context) error {
 			_ = r.CloseContext(noWait) // its calls run inside f's, waited for below
 		}
 	}
-	if f.gate.Wait(ctx) {
+	if f.gate.Wait(ctx) && f.waitExecutions(ctx) {
 		return nil
 	}
-	return fmt.Errorf("jit: close: %w", &pjrt.StillRunningError{What: fmt.Sprintf("function %q", f.name), Calls: f.gate.Calls()})
+	return fmt.Errorf("jit: close: %w", &pjrt.StillRunningError{
+		What: fmt.Sprintf("function %q", f.name), Calls: f.gate.Calls(), Executions: f.unfinished()})
+}
+
+// unfinished counts the executions of the executables Close released that have not finished on
+// every device.
+func (f *Function) unfinished() int {
+	f.closedMu.Lock()
+	defer f.closedMu.Unlock()
+	n := 0
+	for _, e := range f.closedExes {
+		n += e.Unfinished()
+	}
+	return n
+}
+
+// waitExecutions waits, until ctx is done, for the executions of the executables Close released
+// to finish (a program on several devices runs on after its call returned), polling with a
+// growing pause: they end in the plugin, which does not call into Go. It reports whether they did.
+func (f *Function) waitExecutions(ctx context.Context) bool {
+	pause := 50 * time.Microsecond
+	for f.unfinished() > 0 {
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return f.unfinished() == 0
+		case <-t.C:
+		}
+		pause = min(2*pause, 20*time.Millisecond)
+	}
+	return true
 }
 
 // Release frees the executables the function compiled for client c, and leaves the rest, and its

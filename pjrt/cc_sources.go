@@ -7,6 +7,6 @@ package pjrt
 // directory's files, so this constant is what makes it rebuild after an edit under cc/.
 const ccSources = `
 cc/include/xla/pjrt/c/pjrt_c_api.h a38827698466b7ac81b2402ad144d027a8566714d94d649fba74a37be464ece4
-cc/xlamesh_pjrt.c c15c246e0cc5f1f307227352bc43dfbbc249b53ed14c693f7c560c084b121354
-cc/xlamesh_pjrt.h c0e034f6d3a906f498d7e81bdef72bd6dcc3b401edb51f8077c14f7e0793856b
+cc/xlamesh_pjrt.c 209ac52686dff0b59e5084a0db37a25f9cfb38f89c6c9ad94a21806e7cac82c7
+cc/xlamesh_pjrt.h 827b0a8b54582a231fedf07cf2dccaf275cc93090b946d9135acb4d3e9075650
 `

@@ -19,6 +19,7 @@ import (
 	"runtime"
 	"slices"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/gomlx/gopjrt/dtypes"
@@ -66,6 +67,10 @@ type Executable struct {
 	// (package internal/closegate), so that Close never waits on a call and a call never waits on Close.
 	gate     closegate.Gate
 	closeErr error // the destroy's error, read after gate.wait
+	// unfinished counts the executions started and not finished on every device (C side,
+	// counted down by their completion callbacks); freed by a cleanup once e is unreachable and
+	// the last of them has finished.
+	unfinished *C.xm_unfinished
 }
 
 // executableInfo is the output signature of a compiled executable, per device.
@@ -215,7 +220,14 @@ func (c *Client) newExecutable(loaded *C.PJRT_LoadedExecutable, devices []*Devic
 // newGlobalExecutable wraps a loaded executable of the global device assignment global (nil:
 // the ids of devices) that runs on devices, the addressable ones.
 func (c *Client) newGlobalExecutable(loaded *C.PJRT_LoadedExecutable, devices []*Device, global []int) (*Executable, error) {
-	e := &Executable{client: c, c: loaded, devices: devices, global: global}
+	un := C.xm_unfinished_new()
+	if un == nil {
+		d := C.PJRT_LoadedExecutable_Destroy_Args{executable: loaded}
+		_ = c.api.toError("destroy executable", nil, C.xm_LoadedExecutable_Destroy(c.api.p, &d))
+		return nil, fmt.Errorf("pjrt: compile: %w: out of host memory", ErrCompile)
+	}
+	e := &Executable{client: c, c: loaded, devices: devices, global: global, unfinished: un}
+	runtime.AddCleanup(e, func(un *C.xm_unfinished) { C.xm_unfinished_drop(un) }, un)
 	e.gate.Release = e.destroy
 	liveExecutables.Add(1)
 	c.trackExecutable(e, true)
@@ -736,7 +748,7 @@ func (e *Executable) execute(args [][]*Buffer, donated []bool) ([][]*Buffer, err
 			argCells[d*na+i] = unsafe.Pointer(b.st.c)
 		}
 	}
-	err := a.toError("execute", ErrExecute, C.xm_execute(a.p, c.inflight, e.c,
+	err := a.toError("execute", ErrExecute, C.xm_execute(a.p, c.inflight, e.unfinished, e.c,
 		(**C.PJRT_Buffer)(unsafe.Pointer(&cells[0])), C.size_t(nd), C.size_t(na), &keep[0], C.size_t(numKeep),
 		(**C.PJRT_Buffer)(unsafe.Pointer(&cells[nd*na])), C.size_t(no), started))
 	if *started == 0 {
@@ -780,20 +792,44 @@ func (e *Executable) Close() error {
 // CloseContext frees the executable. Later calls on it fail with ErrClosed at once, whether or
 // not the close is done. An Execute call that has not returned (a program the plugin runs on
 // the calling thread, or one waiting for a device, never ending for all PJRT can tell) keeps
-// the executable: CloseContext waits for it until ctx is done, and then returns a
-// *StillRunningError (matching ErrStillRunning) that counts such calls; the last of them to
-// return destroys the executable. Executions that Execute already returned from do not hold it
-// (the plugin keeps what they need). CloseContext never blocks other goroutines' calls. It is
-// idempotent: a later call waits again, and returns nil once the executable is destroyed.
+// the executable: the last such call to return destroys it. Executions that Execute already
+// returned from (a program on several devices runs on after Execute returns) do not hold it:
+// the plugin keeps what they need. CloseContext waits, until ctx is done, for both the calls and
+// the executions to end, and then returns a *StillRunningError (matching ErrStillRunning) that
+// counts the calls and the executions still running. CloseContext never blocks other
+// goroutines' calls. It is idempotent: a later call waits again, and returns nil (or the
+// destroy's error) once the executable is destroyed and its executions have ended.
 func (e *Executable) CloseContext(ctx context.Context) error {
 	if ctx == nil {
 		return fmt.Errorf("pjrt: close: %w", errNilContext)
 	}
 	e.gate.Close()
-	if e.gate.Wait(ctx) {
+	if e.gate.Wait(ctx) && waitZero(ctx, e.Unfinished) {
 		return e.closeErr
 	}
-	return fmt.Errorf("pjrt: close: %w", &StillRunningError{What: e.String(), Calls: e.gate.Calls()})
+	return fmt.Errorf("pjrt: close: %w", &StillRunningError{What: e.String(), Calls: e.gate.Calls(), Executions: e.Unfinished()})
+}
+
+// Unfinished returns the number of the executable's executions that have started and not
+// finished on every device (those of Execute calls that have not returned included), also after
+// Close.
+func (e *Executable) Unfinished() int { return int(C.xm_unfinished_count(e.unfinished)) }
+
+// waitZero polls n, with a growing pause of at most 20 ms, until it returns 0 (true) or ctx is
+// done (false). Executions end in C callbacks, which do not call into Go to wake a waiter.
+func waitZero(ctx context.Context, n func() int) bool {
+	pause := 50 * time.Microsecond
+	for n() > 0 {
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return n() == 0
+		case <-t.C:
+		}
+		pause = min(2*pause, 20*time.Millisecond)
+	}
+	return true
 }
 
 // destroy frees the PJRT executable; the gate runs it once, when it is closed and no call is

@@ -14,7 +14,7 @@ static PJRT_Error* floor_execute(const PJRT_Api* api, xm_inflight* fl, PJRT_Load
                                  PJRT_Buffer* const* args, size_t nd, size_t na, PJRT_Buffer** outs,
                                  size_t no, int raw) {
   int started = 0;
-  return xm_execute(api, raw ? NULL : fl, exe, args, nd, na, NULL, 0, outs, no, &started);
+  return xm_execute(api, raw ? NULL : fl, NULL, exe, args, nd, na, NULL, 0, outs, no, &started);
 }
 
 // destroy_all destroys n buffers and returns the first error.

@@ -118,8 +118,8 @@ func TestCloseAbandonedRunaway(t *testing.T) {
 	var still *pjrt.StillRunningError
 	require.ErrorAs(t, err, &still)
 	assert.ErrorIs(t, err, pjrt.ErrStillRunning)
-	assert.Equal(t, pjrt.StillRunningError{What: exe.String(), Calls: 1}, *still)
-	assert.Equal(t, "pjrt: close: "+exe.String()+": 1 call in flight, 0 executions unfinished: still running (released when they end)", err.Error())
+	assert.Equal(t, pjrt.StillRunningError{What: exe.String(), Calls: 1, Executions: 1}, *still)
+	assert.Equal(t, "pjrt: close: "+exe.String()+": 1 call in flight, 1 execution unfinished: still running (released when they end)", err.Error())
 	assert.True(t, exe.IsClosed())
 
 	start := time.Now()
@@ -215,5 +215,69 @@ func runChild(t *testing.T, name string) {
 	t.Logf("child:\n%s", out)
 	if err != nil {
 		t.Fatalf("the child failed: %v", err)
+	}
+}
+
+// spin8Module is a stablehlo.while whose condition, i == i, always holds, on 8 devices: the
+// CPU plugin runs it on threads of its own, so Execute returns and the execution runs on.
+const spin8Module = `module @jit_spin8 attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %zero = stablehlo.constant dense<0> : tensor<i32>
+    %0:2 = stablehlo.while(%i = %zero, %v = %x) : tensor<i32>, tensor<4xf32>
+     cond {
+      %c = stablehlo.compare EQ, %i, %i : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %c : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %i1 = stablehlo.add %i, %one : tensor<i32>
+      %ones = stablehlo.constant dense<1.0> : tensor<4xf32>
+      %v1 = stablehlo.add %v, %ones : tensor<4xf32>
+      stablehlo.return %i1, %v1 : tensor<i32>, tensor<4xf32>
+    }
+    return %0#1 : tensor<4xf32>
+  }
+}`
+
+// TestCloseAbandonedRunaway8Devices: an execution on 8 devices that never ends runs on after
+// Execute returned. The executable's CloseContext waits for it until its deadline and reports it
+// (0 calls, 1 execution); closing an argument and a result of it returns at once. The runaway
+// spins until the process ends, so the test runs in a child process of its own.
+func TestCloseAbandonedRunaway8Devices(t *testing.T) {
+	if os.Getenv("XLAMESH_RUNAWAY_CHILD") == "" {
+		runChild(t, "TestCloseAbandonedRunaway8Devices")
+		return
+	}
+	c, err := pjrttest.Open(8)
+	require.NoError(t, err)
+	exe, err := c.Compile(spin8Module, pjrt.CompileOptions{NumPartitions: 8})
+	require.NoError(t, err)
+	args := make([][]*pjrt.Buffer, 8)
+	for d, dev := range exe.Devices() {
+		b, err := c.BufferFromHost(dev, []float32{1, 2, 3, 4}, []int{4})
+		require.NoError(t, err)
+		args[d] = []*pjrt.Buffer{b}
+	}
+	start := time.Now()
+	outs, err := exe.Execute(args)
+	require.NoError(t, err)
+	assert.Less(t, time.Since(start), 5*time.Second, "Execute returned")
+	assert.Equal(t, 1, exe.Unfinished())
+	assert.Equal(t, 1, pjrt.InFlight(c))
+
+	err = closeWithin(t, 300*time.Millisecond, exe.CloseContext)
+	var still *pjrt.StillRunningError
+	require.ErrorAs(t, err, &still)
+	assert.Equal(t, pjrt.StillRunningError{What: exe.String(), Calls: 0, Executions: 1}, *still)
+	assert.Equal(t, "pjrt: close: "+exe.String()+": 0 calls in flight, 1 execution unfinished: still running (released when they end)", err.Error())
+	assert.Equal(t, 1, exe.Unfinished(), "a later Unfinished still counts it")
+	err = closeWithin(t, 100*time.Millisecond, exe.CloseContext)
+	assert.ErrorIs(t, err, pjrt.ErrStillRunning, "a second Close waits again, and reports again")
+
+	// Closing an argument and a result of the running execution returns at once.
+	for _, b := range []*pjrt.Buffer{args[0][0], outs[3][0]} {
+		start = time.Now()
+		require.NoError(t, b.Close())
+		assert.Less(t, time.Since(start), time.Second, "closing %s", b)
+		assert.True(t, b.IsClosed())
 	}
 }

@@ -17,7 +17,7 @@ const CloseTimeout = 10 * time.Second
 type StillRunningError struct {
 	What       string // what was closed, e.g. "Client(cpu, 8 devices)"
 	Calls      int    // calls into it that have not returned
-	Executions int    // executions started and not finished on every device (a Client's; those of Calls included)
+	Executions int    // executions started and not finished on every device (those of Calls included)
 }
 
 // Error says what is still running, e.g. "Client(cpu, 8 devices): 1 call in flight, 0
