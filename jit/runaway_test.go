@@ -93,8 +93,8 @@ func TestCloseAbandonedRunaway(t *testing.T) {
 	var still *pjrt.StillRunningError
 	require.ErrorAs(t, err, &still)
 	assert.ErrorIs(t, err, pjrt.ErrStillRunning)
-	assert.Equal(t, pjrt.StillRunningError{What: `function "count"`, Calls: 1}, *still)
-	assert.EqualError(t, err, `jit: close: function "count": 1 call in flight, 0 executions unfinished: still running (released when they end)`)
+	assert.Equal(t, pjrt.StillRunningError{What: `function "count"`, Calls: 1, Executions: 1}, *still)
+	assert.EqualError(t, err, `jit: close: function "count": 1 call in flight, 1 execution unfinished: still running (released when they end)`)
 
 	start := time.Now()
 	_, err = f.Call(c, x, n3)
@@ -130,6 +130,48 @@ func TestCloseAbandonedRunaway(t *testing.T) {
 	g := jit.New("count_again", count)
 	defer g.Close()
 	assert.Equal(t, plus(5), callToHost(t, g, c2, x2, n2))
+}
+
+// TestCloseAbandonedRunaway8Devices calls a program that never ends on 8 devices: the call
+// returns and the execution runs on. Function.CloseContext waits for it until its deadline and
+// reports it (0 calls, 1 execution), a second close reports it again, and closing the call's
+// argument and result arrays returns at once. The runaway spins until the process ends, so the
+// test runs in a child process of its own.
+func TestCloseAbandonedRunaway8Devices(t *testing.T) {
+	if os.Getenv("XLAMESH_RUNAWAY_CHILD") == "" {
+		runChild(t, "TestCloseAbandonedRunaway8Devices")
+		return
+	}
+	c, err := pjrttest.Open(8)
+	require.NoError(t, err)
+	m := mesh42(t, c)
+	x, err := jit.Put(c, arange[int64](16), []int{8, 2}, sharding(t, m, mesh.P("x", "y")))
+	require.NoError(t, err)
+	forever, err := jit.Put(c, []int64{-1}, []int{}, sharding(t, m, mesh.P()))
+	require.NoError(t, err)
+	f := jit.New("count8", count)
+
+	var outs []*jit.Array
+	err = within(t, 5*time.Second, func(ctx context.Context) error {
+		outs, err = f.CallContext(ctx, c, x, forever)
+		return err
+	})
+	require.NoError(t, err, "the call returns; the execution runs on")
+
+	err = within(t, 300*time.Millisecond, f.CloseContext)
+	var still *pjrt.StillRunningError
+	require.ErrorAs(t, err, &still)
+	assert.Equal(t, pjrt.StillRunningError{What: `function "count8"`, Calls: 0, Executions: 1}, *still)
+	assert.EqualError(t, err, `jit: close: function "count8": 0 calls in flight, 1 execution unfinished: still running (released when they end)`)
+	err = within(t, 100*time.Millisecond, f.CloseContext)
+	require.ErrorAs(t, err, &still, "a second close waits again, and reports again")
+	assert.Equal(t, 1, still.Executions)
+
+	for _, a := range []*jit.Array{x, forever, outs[0]} {
+		start := time.Now()
+		require.NoError(t, a.Close())
+		assert.Less(t, time.Since(start), time.Second, "closing an array of the running call")
+	}
 }
 
 // TestAbandonedCallReleased: a call that outlives the deadline of its CallContext and the
