@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync"
 
 	"github.com/gomlx/gopjrt/dtypes"
 
+	"github.com/xlamesh/xlamesh/internal/closegate"
 	"github.com/xlamesh/xlamesh/internal/hostmem"
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/pjrt"
@@ -24,8 +24,12 @@ type Array struct {
 	sharding mesh.NamedSharding
 	shards   []Shard // addressable devices, mesh order
 
-	mu     sync.RWMutex // held shared while buffers are in use, exclusively to close
-	closed bool
+	// users counts the operations using the buffers (reads, waits, calls; a call it is donated
+	// to exclusively). Close marks the array closed without waiting for them; whoever sees it
+	// closed and unused first closes the buffers (package internal/closegate), so that closing
+	// an argument of a call that never ends, or an array an abandoned copy waits for, never
+	// blocks.
+	users closegate.Users
 }
 
 // Shard is one addressable device's part of an Array, like jax.Shard.
@@ -376,11 +380,10 @@ func (a *Array) aval() string { return shapes.Make(a.dtype, a.shape...).Aval() }
 // toHostInto copies the global array into out, its row-major bytes: every distinct shard
 // straight into its place (pjrt.HostCopy with the global array's byte strides), all at once.
 func (a *Array) toHostInto(out []byte) error {
-	a.mu.RLock()
-	defer a.mu.RUnlock()
-	if a.closed {
+	if !a.enter() {
 		return fmt.Errorf("jit: to host: %w", ErrClosed)
 	}
+	defer a.exit()
 	// The one length check of every read: out holds the whole array, or nothing is read.
 	n, err := hostSize("to host", a.dtype, a.shape)
 	if err != nil {
@@ -418,11 +421,10 @@ func (a *Array) Wait() error {
 	if a == nil {
 		return fmt.Errorf("jit: wait: %w: nil *Array", ErrNil)
 	}
-	a.mu.RLock()
-	defer a.mu.RUnlock()
-	if a.closed {
+	if !a.enter() {
 		return fmt.Errorf("jit: wait: %w", ErrClosed)
 	}
+	defer a.exit()
 	var local [8]*pjrt.Buffer
 	bufs := local[:0]
 	for _, s := range a.shards {
@@ -434,17 +436,33 @@ func (a *Array) Wait() error {
 	return nil
 }
 
-// Close frees the array's device buffers. It is idempotent.
+// Close frees the array's device buffers. It is idempotent. It never waits: an array that a call
+// or copy still uses (an argument of a program that never ends, an array an abandoned
+// ToHostContext waits for) is marked closed at once, and its buffers are freed when the last of
+// them ends.
 func (a *Array) Close() error {
 	if a == nil {
 		return fmt.Errorf("jit: close: %w: nil *Array", ErrNil)
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.closed {
-		return nil
+	if a.users.Close() {
+		return a.closeShards()
 	}
-	a.closed = true
+	return nil
+}
+
+// enter admits a use of the array's buffers; false when it is closed or donated to a call
+// under way.
+func (a *Array) enter() bool { return a.users.Enter() }
+
+// exit ends a use, closing the buffers of a closed array whose last user this was.
+func (a *Array) exit() {
+	if a.users.Exit() {
+		_ = a.closeShards()
+	}
+}
+
+// closeShards closes the shards' buffers; the caller is the array's last user.
+func (a *Array) closeShards() error {
 	var first error
 	for _, s := range a.shards {
 		if err := s.Data.Close(); err != nil && first == nil {
@@ -460,9 +478,7 @@ func (a *Array) IsClosed() bool {
 	if a == nil {
 		return true
 	}
-	a.mu.RLock()
-	defer a.mu.RUnlock()
-	return a.closed
+	return a.users.IsClosed()
 }
 
 // PutContext is Put with a context: when ctx is done before the copy ends, it returns an error

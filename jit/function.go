@@ -702,16 +702,16 @@ func (f *Function) run(p *callPlan, args []*Array) ([]*Array, error) {
 	defer func() { f.unlockArgs(args[:locked], first) }()
 	for i, a := range args {
 		if f.donated(i) {
-			if !a.mu.TryLock() {
+			if !a.users.EnterExclusive() {
+				if a.users.IsClosed() {
+					return nil, fmt.Errorf("jit: %s: argument %d: array %w", f.name, i, ErrClosed)
+				}
 				return nil, fmt.Errorf("jit: %s: %w: donated argument %d is in use", f.name, ErrArguments, i)
 			}
-		} else if first[i] {
-			a.mu.RLock()
-		}
-		locked = i + 1
-		if a.closed {
+		} else if first[i] && !a.enter() {
 			return nil, fmt.Errorf("jit: %s: argument %d: array %w", f.name, i, ErrClosed)
 		}
+		locked = i + 1
 		if len(a.shards) != nd {
 			return nil, fmt.Errorf("jit: %s: %w: argument %d has %d shards for %d devices", f.name, ErrNotAddressable, i, len(a.shards), nd)
 		}
@@ -740,7 +740,7 @@ func (f *Function) run(p *callPlan, args []*Array) ([]*Array, error) {
 		// pjrt closes donated buffers once the execution started, whether or not it ran; arguments
 		// it rejected before that keep theirs.
 		if i < len(args) && args[i].shards[0].Data.IsClosed() {
-			args[i].closed = true
+			args[i].users.Close() // the exclusive hold ends in unlockArgs, which frees the rest
 		}
 	}
 	if err != nil {
@@ -788,9 +788,11 @@ func (f *Function) donated(i int) bool { return slices.Contains(f.opt.donate, i)
 func (f *Function) unlockArgs(args []*Array, first []bool) {
 	for i, a := range args {
 		if f.donated(i) {
-			a.mu.Unlock()
+			if a.users.ExitExclusive() {
+				_ = a.closeShards()
+			}
 		} else if first[i] {
-			a.mu.RUnlock()
+			a.exit()
 		}
 	}
 }

@@ -117,11 +117,10 @@ func (a *Array) ProcessLocalData() (any, []int, error) {
 	if a == nil {
 		return nil, nil, fmt.Errorf("jit: process-local data: %w: nil *Array", ErrNil)
 	}
-	a.mu.RLock()
-	defer a.mu.RUnlock()
-	if a.closed {
+	if !a.enter() {
 		return nil, nil, fmt.Errorf("jit: process-local data: %w", ErrClosed)
 	}
+	defer a.exit()
 	if len(a.shards) == 0 {
 		return nil, nil, fmt.Errorf("jit: process-local data: %w: this process holds no shard of %s", ErrNotAddressable, a)
 	}
@@ -245,9 +244,7 @@ func gatherGlobal(ctx context.Context, d pjrt.Distributed, a *Array, prefix stri
 			blocks = append(blocks, sh)
 		}
 	}
-	a.mu.RLock()
-	if a.closed {
-		a.mu.RUnlock()
+	if !a.enter() {
 		return nil, nil, fmt.Errorf("jit: %s: %w", op, ErrClosed)
 	}
 	var mine []pjrt.HostCopy
@@ -263,7 +260,7 @@ func gatherGlobal(ctx context.Context, d pjrt.Distributed, a *Array, prefix stri
 	if len(mine) > 0 {
 		err = mine[0].Buffer.Device().Client().CopyToHostAll(mine)
 	}
-	a.mu.RUnlock()
+	a.exit()
 	if err != nil {
 		return nil, nil, fmt.Errorf("jit: %s: %w", op, err)
 	}

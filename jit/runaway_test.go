@@ -167,11 +167,56 @@ func TestCloseAbandonedRunaway8Devices(t *testing.T) {
 	require.ErrorAs(t, err, &still, "a second close waits again, and reports again")
 	assert.Equal(t, 1, still.Executions)
 
+	// A copy of the result waits for the execution; abandoned at its deadline, it waits on.
+	err = within(t, 200*time.Millisecond, func(ctx context.Context) error {
+		_, err := outs[0].ToHostContext(ctx)
+		return err
+	})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+
 	for _, a := range []*jit.Array{x, forever, outs[0]} {
 		start := time.Now()
 		require.NoError(t, a.Close())
 		assert.Less(t, time.Since(start), time.Second, "closing an array of the running call")
+		assert.True(t, a.IsClosed())
 	}
+	_, err = outs[0].ToHost()
+	assert.ErrorIs(t, err, jit.ErrClosed)
+}
+
+// TestCloseArgumentsOfRunaway1Device: on one device the CPU plugin runs a program inside the
+// call, which holds its arguments. Closing them (after the call's deadline) returns at once,
+// and a later call on them fails with ErrClosed at once; the buffers stay allocated, for the
+// running call, which frees them when it ends (never, here). The runaway spins until the
+// process ends, so the test runs in a child process of its own.
+func TestCloseArgumentsOfRunaway1Device(t *testing.T) {
+	if os.Getenv("XLAMESH_RUNAWAY_CHILD") == "" {
+		runChild(t, "TestCloseArgumentsOfRunaway1Device")
+		return
+	}
+	c, err := pjrttest.Open(8)
+	require.NoError(t, err)
+	x, forever := onOneDevice(t, c, -1)
+	f := jit.New("count1", count)
+	live := pjrt.LiveBuffers()
+	err = within(t, 500*time.Millisecond, func(ctx context.Context) error {
+		_, err := f.CallContext(ctx, c, x, forever)
+		return err
+	})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+
+	for _, a := range []*jit.Array{x, forever} {
+		start := time.Now()
+		require.NoError(t, a.Close())
+		assert.Less(t, time.Since(start), time.Second, "closing an argument of the running call")
+		assert.True(t, a.IsClosed())
+	}
+	assert.Equal(t, live, pjrt.LiveBuffers(), "the running call still holds both buffers")
+	start := time.Now()
+	_, err = f.Call(c, x, forever)
+	assert.ErrorIs(t, err, jit.ErrClosed)
+	assert.EqualError(t, err, "jit: count1: argument 0: array already closed")
+	assert.Less(t, time.Since(start), time.Second)
 }
 
 // TestAbandonedCallReleased: a call that outlives the deadline of its CallContext and the

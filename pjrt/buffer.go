@@ -13,12 +13,12 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
 	"github.com/gomlx/gopjrt/dtypes"
 
+	"github.com/xlamesh/xlamesh/internal/closegate"
 	"github.com/xlamesh/xlamesh/internal/hostmem"
 	"github.com/xlamesh/xlamesh/shapes"
 )
@@ -33,13 +33,16 @@ type Buffer struct {
 
 // bufferState is what the finalizer needs; it must not point back to the Buffer.
 type bufferState struct {
-	// mu is held shared while the device memory is read (copies, executions) and exclusively
-	// while it is destroyed or donated.
-	mu     sync.RWMutex
+	// users counts the operations using the device memory (copies, waits, executions: shared; an
+	// execution it is donated to: exclusive). Close marks the buffer closed without waiting for
+	// them, and whoever sees it closed and unused first frees it (the rule of closegate), so that
+	// closing an argument of a program that never ends, or a buffer an abandoned copy waits for,
+	// never blocks.
+	users  closegate.Users
+	freed  atomic.Bool // the PJRT buffer is destroyed (or was donated)
 	client *Client
 	api    *api
 	c      *C.PJRT_Buffer
-	closed bool
 
 	prev, next *bufferState // in the client's list of live buffers, under client.resMu
 }
@@ -55,28 +58,63 @@ func newBuffer(dev *Device, shape Shape, c *C.PJRT_Buffer) *Buffer {
 	b := &Buffer{dev: dev, shape: shape, st: st}
 	liveBuffers.Add(1)
 	dev.client.trackBuffer(st)
-	runtime.AddCleanup(b, func(st *bufferState) { _ = st.destroy() }, st)
+	runtime.AddCleanup(b, func(st *bufferState) { _ = st.close() }, st)
 	return b
 }
 
-func (st *bufferState) destroy() error {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.closed {
+// close marks the buffer closed and destroys it now if nothing uses it (returning the destroy's
+// error); otherwise the last user destroys it.
+func (st *bufferState) close() error {
+	if st.users.Close() {
+		return st.free()
+	}
+	return nil
+}
+
+// free destroys the PJRT buffer, once; the caller is its last user, or holds it exclusively.
+func (st *bufferState) free() error {
+	if !st.markDonated() {
 		return nil
 	}
-	st.markDonated()
 	return st.api.toError("destroy buffer", ErrClosed, C.xm_buffer_destroy(st.api.p, st.c))
 }
 
-// markDonated records that the buffer's memory is gone (destroyed, or handed to an execution);
-// the caller holds st.mu exclusively.
-func (st *bufferState) markDonated() {
-	if !st.closed {
-		st.closed = true
-		liveBuffers.Add(-1)
-		st.client.untrackBuffer(st)
+// markDonated records that the buffer's memory is gone (destroyed, or handed to an execution),
+// and reports whether this call did (the caller then destroys the handle).
+func (st *bufferState) markDonated() bool {
+	if !st.freed.CompareAndSwap(false, true) {
+		return false
 	}
+	liveBuffers.Add(-1)
+	st.client.untrackBuffer(st)
+	return true
+}
+
+// enter admits a shared use of the memory; false when the buffer is closed or donated to a
+// running call.
+func (st *bufferState) enter() bool { return st.users.Enter() }
+
+// exit ends a shared use, destroying a closed buffer whose last user this was.
+func (st *bufferState) exit() {
+	if st.users.Exit() {
+		_ = st.free()
+	}
+}
+
+// exitExclusive ends an exclusive use, destroying the buffer if it was closed meanwhile.
+func (st *bufferState) exitExclusive() {
+	if st.users.ExitExclusive() {
+		_ = st.free()
+	}
+}
+
+// closedError is the error of an operation that could not enter st: closed, or donated to a
+// call still under way.
+func (st *bufferState) closedError() error {
+	if st.users.IsClosed() {
+		return ErrClosed
+	}
+	return errDonating
 }
 
 // BufferFromHost copies a flat Go slice ([]float32, []int64, []bool, ...; row-major) with the
@@ -151,15 +189,14 @@ func (b *Buffer) CopyToHost(dst []byte) error {
 	return b.dev.client.CopyToHostAll([]HostCopy{{Buffer: b, Dst: dst}})
 }
 
-// Close frees the device memory. It is idempotent; a closed buffer cannot be used again.
-func (b *Buffer) Close() error { return b.st.destroy() }
+// Close frees the device memory. It is idempotent; a closed buffer cannot be used again. It
+// never waits: a buffer that an operation still uses (an argument of an execution that has not
+// ended, a copy or Wait waiting for it) is freed by the last of them, when it ends, and Close
+// then returns nil at once.
+func (b *Buffer) Close() error { return b.st.close() }
 
 // IsClosed reports whether Close was called (or the buffer was donated to an execution).
-func (b *Buffer) IsClosed() bool {
-	b.st.mu.RLock()
-	defer b.st.mu.RUnlock()
-	return b.st.closed
-}
+func (b *Buffer) IsClosed() bool { return b.st.users.IsClosed() }
 
 // Wait blocks until the buffer's data is ready (the execution or transfer that produces it has
 // finished) and returns that work's error: an *Error matching ErrExecute when the execution
@@ -194,11 +231,10 @@ func WaitAll(bufs ...*Buffer) error {
 			return fmt.Errorf("pjrt: wait: %w: buffers of two plugins", ErrDevice)
 		}
 		if !held.has(b.st) {
-			b.st.mu.RLock()
+			if !b.st.enter() {
+				return fmt.Errorf("pjrt: wait: buffer %w", b.st.closedError())
+			}
 			held.add(b.st, false, len(bufs))
-		}
-		if b.st.closed {
-			return fmt.Errorf("pjrt: wait: buffer %w", ErrClosed)
 		}
 		list = append(list, b.st.c)
 	}
@@ -436,11 +472,10 @@ func (c *Client) CopyToHostAll(copies []HostCopy) error {
 	for _, hc := range copies {
 		st := hc.Buffer.st
 		if !held.has(st) {
-			st.mu.RLock()
+			if !st.enter() {
+				return fmt.Errorf("pjrt: copy to host: buffer %w", st.closedError())
+			}
 			held.add(st, false, len(copies))
-		}
-		if st.closed {
-			return fmt.Errorf("pjrt: copy to host: buffer %w", ErrClosed)
 		}
 		if hc.Buffer.shape.Bytes() > 0 {
 			todo = append(todo, hc)

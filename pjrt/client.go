@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/xlamesh/xlamesh/internal/closegate"
@@ -498,7 +499,14 @@ func (c *Client) teardown() {
 	c.bufs = nil
 	c.resMu.Unlock()
 	for _, st := range bufs {
-		_ = st.destroy()
+		// No call is inside the client and no execution runs; a Wait (which needs no client
+		// call) may still be leaving a buffer: its exit frees it, before the client goes.
+		if !st.users.Close() {
+			for !st.freed.Load() {
+				time.Sleep(100 * time.Microsecond)
+			}
+		}
+		_ = st.free()
 	}
 	for e := range exes {
 		// No Execute is inside e (each holds the client's gate too); other calls on it are

@@ -37,6 +37,10 @@ var (
 	ErrStillRunning = errors.New("still running")
 )
 
+// errDonating is the error of an operation on a buffer that a call under way consumes (it was
+// donated to it): as good as closed.
+var errDonating = fmt.Errorf("%w: donated to a call under way", ErrClosed)
+
 // Error is an error reported by the PJRT plugin itself: the operation, PJRT's error code and the
 // plugin's message. Match it with errors.As; it also matches the sentinel given as Kind.
 type Error struct {

@@ -672,16 +672,18 @@ func (e *Executable) Execute(args [][]*Buffer, opts ...ExecuteOption) ([][]*Buff
 			if donated[i] {
 				// A donated buffer must not be in use elsewhere; waiting for it could deadlock two
 				// calls that donate each other's arguments, so fail instead.
-				if !b.st.mu.TryLock() {
+				if !b.st.users.EnterExclusive() {
+					if b.st.users.IsClosed() {
+						return nil, fmt.Errorf("pjrt: execute: %w: an argument buffer is %w", ErrExecute, ErrClosed)
+					}
 					return nil, fmt.Errorf("pjrt: execute: %w: a donated argument is in use by another call", ErrExecute)
 				}
 				held.add(b.st, true, len(args)*numArgs)
 			} else {
-				b.st.mu.RLock()
+				if !b.st.enter() {
+					return nil, fmt.Errorf("pjrt: execute: %w: an argument buffer is %w", ErrExecute, b.st.closedError())
+				}
 				held.add(b.st, false, len(args)*numArgs)
-			}
-			if b.st.closed {
-				return nil, fmt.Errorf("pjrt: execute: %w: an argument buffer is %w", ErrExecute, ErrClosed)
 			}
 		}
 	}
@@ -700,9 +702,11 @@ func (e *Executable) Execute(args [][]*Buffer, opts ...ExecuteOption) ([][]*Buff
 	// A donated argument's memory belongs to the execution now (also when it failed after
 	// starting); its handle is destroyed here.
 	for i := range held.n {
-		if a := held.at(i); a.exclusive && !a.st.closed {
-			a.st.markDonated()
-			_ = a.st.api.toError("destroy donated buffer", nil, C.xm_buffer_destroy(a.st.api.p, a.st.c))
+		if a := held.at(i); a.exclusive {
+			a.st.users.Close()
+			if a.st.markDonated() {
+				_ = a.st.api.toError("destroy donated buffer", nil, C.xm_buffer_destroy(a.st.api.p, a.st.c))
+			}
 		}
 	}
 	return outs, err

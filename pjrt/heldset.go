@@ -84,14 +84,14 @@ func (h *heldSet) add(st *bufferState, exclusive bool, hint int) {
 	h.n++
 }
 
-// release unlocks every buffer held and gives the spill back to the pool. The set is empty
+// release ends the use of every buffer held and gives the spill back to the pool. The set is empty
 // afterwards.
 func (h *heldSet) release() {
 	for i := range h.n {
 		if a := h.at(i); a.exclusive {
-			a.st.mu.Unlock()
+			a.st.exitExclusive()
 		} else {
-			a.st.mu.RUnlock()
+			a.st.exit()
 		}
 	}
 	h.n = 0

@@ -6,7 +6,7 @@ import (
 )
 
 // TestHeldSet adds n distinct buffer states, each passed several times, and checks that each is
-// held (locked) once, in first-seen order, whatever the size hint, and that release unlocks all.
+// held once, in first-seen order, whatever the size hint, and that release lets go of all.
 func TestHeldSet(t *testing.T) {
 	for _, n := range []int{0, 1, 7, 8, 9, 17, 300, 3000} {
 		for _, hint := range []int{0, n, 3 * n} {
@@ -22,7 +22,7 @@ func TestHeldSet(t *testing.T) {
 							t.Fatalf("pass %d: has(state %d) = %v, want %v", pass, i, got, want)
 						}
 						if pass == 0 {
-							st.mu.RLock()
+							st.users.Enter()
 							h.add(st, false, hint)
 						}
 					}
@@ -40,10 +40,9 @@ func TestHeldSet(t *testing.T) {
 				}
 				h.release()
 				for i, st := range sts {
-					if !st.mu.TryLock() {
-						t.Fatalf("state %d still locked after release", i)
+					if st.users.InUse() != 0 {
+						t.Fatalf("state %d still in use after release", i)
 					}
-					st.mu.Unlock()
 				}
 				if h.n != 0 || h.spill != nil {
 					t.Fatalf("after release: %d held, spill %v", h.n, h.spill)
@@ -53,24 +52,24 @@ func TestHeldSet(t *testing.T) {
 	}
 }
 
-// TestHeldSetExclusive checks that release undoes an exclusive hold with Unlock.
+// TestHeldSetExclusive checks that release undoes exclusive holds as well as shared ones.
 func TestHeldSetExclusive(t *testing.T) {
 	sts := make([]*bufferState, 20)
 	var h heldSet
 	for i := range sts {
 		sts[i] = new(bufferState)
 		if i%3 == 0 {
-			sts[i].mu.Lock()
+			sts[i].users.EnterExclusive()
 			h.add(sts[i], true, len(sts))
 		} else {
-			sts[i].mu.RLock()
+			sts[i].users.Enter()
 			h.add(sts[i], false, len(sts))
 		}
 	}
 	h.release()
 	for i, st := range sts {
-		if !st.mu.TryLock() {
-			t.Fatalf("state %d still locked after release", i)
+		if st.users.InUse() != 0 || !st.users.EnterExclusive() {
+			t.Fatalf("state %d still in use after release", i)
 		}
 	}
 }

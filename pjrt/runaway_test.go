@@ -281,3 +281,87 @@ func TestCloseAbandonedRunaway8Devices(t *testing.T) {
 		assert.True(t, b.IsClosed())
 	}
 }
+
+// TestCloseArgumentOfRunaway: on one device the CPU plugin runs a program inside Execute, which
+// holds its arguments. Closing one returns at once; the buffer stays allocated for the call,
+// and later operations on it fail with ErrClosed at once. The runaway spins until the process
+// ends, so the test runs in a child process of its own.
+func TestCloseArgumentOfRunaway(t *testing.T) {
+	if os.Getenv("XLAMESH_RUNAWAY_CHILD") == "" {
+		runChild(t, "TestCloseArgumentOfRunaway")
+		return
+	}
+	c, err := pjrttest.Open(8)
+	require.NoError(t, err)
+	exe, err := c.Compile(countModule, pjrt.CompileOptions{})
+	require.NoError(t, err)
+	dev := exe.Devices()[0]
+	xb, err := c.BufferFromHost(dev, []int64{0, 1, 2, 3}, []int{4})
+	require.NoError(t, err)
+	nb, err := c.BufferFromHost(dev, []int64{-1}, nil)
+	require.NoError(t, err)
+	live := pjrt.LiveBuffers()
+	go func() { _, _ = exe.Execute([][]*pjrt.Buffer{{xb, nb}}) }()
+	for deadline := time.Now().Add(30 * time.Second); exe.Unfinished() == 0; time.Sleep(time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "the execution did not start")
+	}
+	for _, b := range []*pjrt.Buffer{xb, nb} {
+		start := time.Now()
+		require.NoError(t, b.Close())
+		assert.Less(t, time.Since(start), time.Second, "closing an argument of the running call")
+		assert.True(t, b.IsClosed())
+	}
+	assert.Equal(t, live, pjrt.LiveBuffers(), "the running call still holds both buffers")
+	start := time.Now()
+	_, err = xb.ToHost()
+	assert.ErrorIs(t, err, pjrt.ErrClosed)
+	assert.EqualError(t, err, "pjrt: copy to host: buffer already closed")
+	_, err = exe.Execute([][]*pjrt.Buffer{{xb, nb}})
+	assert.ErrorIs(t, err, pjrt.ErrClosed)
+	assert.Less(t, time.Since(start), time.Second)
+}
+
+// TestClosedArgumentFreedByLastUser: an argument closed while a call of about a second uses it
+// is freed when the call returns, not before, and the call's result is right.
+func TestClosedArgumentFreedByLastUser(t *testing.T) {
+	c := pjrttest.Client(t)
+	exe, err := c.Compile(countModule, pjrt.CompileOptions{})
+	require.NoError(t, err)
+	defer exe.Close()
+	n := calibrate(t, c, exe, time.Second)
+	dev := exe.Devices()[0]
+	xb, err := c.BufferFromHost(dev, []int64{0, 1, 2, 3}, []int{4})
+	require.NoError(t, err)
+	nb, err := c.BufferFromHost(dev, []int64{n}, nil)
+	require.NoError(t, err)
+	defer nb.Close()
+	live := pjrt.LiveBuffers()
+	type result struct {
+		got []int64
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		outs, err := exe.Execute([][]*pjrt.Buffer{{xb, nb}})
+		if err != nil {
+			done <- result{nil, err}
+			return
+		}
+		got, err := outs[0][0].ToHost()
+		assert.NoError(t, outs[0][0].Close())
+		if err != nil {
+			done <- result{nil, err}
+			return
+		}
+		done <- result{got.([]int64), nil}
+	}()
+	for deadline := time.Now().Add(30 * time.Second); exe.Unfinished() == 0; time.Sleep(time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "the execution did not start")
+	}
+	require.NoError(t, xb.Close())
+	assert.Equal(t, live, pjrt.LiveBuffers(), "the call holds the closed argument")
+	r := <-done
+	require.NoError(t, r.err)
+	assert.Equal(t, []int64{n, n + 1, n + 2, n + 3}, r.got)
+	assert.Equal(t, live-1, pjrt.LiveBuffers(), "the call freed the argument when it returned")
+}

@@ -78,3 +78,86 @@ func TestWaitGivesUp(t *testing.T) {
 		t.Fatal("Wait after the release returns true, even past its deadline")
 	}
 }
+
+// TestUsers walks the ownership rule of Users: Close frees at once when unused, else the last
+// user does, exactly once; an exclusive user shuts out shared ones and the reverse.
+func TestUsers(t *testing.T) {
+	var u Users
+	if !u.Enter() || !u.Enter() {
+		t.Fatal("Enter on an open Users failed")
+	}
+	if u.EnterExclusive() {
+		t.Fatal("EnterExclusive succeeded while shared users are inside")
+	}
+	if u.Close() {
+		t.Fatal("Close said to free while 2 users are inside")
+	}
+	if !u.IsClosed() || u.InUse() != 2 {
+		t.Fatalf("after Close: closed %v, in use %d; want true, 2", u.IsClosed(), u.InUse())
+	}
+	if u.Enter() {
+		t.Fatal("Enter succeeded on a closed Users")
+	}
+	if u.Close() {
+		t.Fatal("a second Close said to free")
+	}
+	if u.Exit() {
+		t.Fatal("the first of 2 Exits said to free")
+	}
+	if !u.Exit() {
+		t.Fatal("the last Exit of a closed Users did not say to free")
+	}
+
+	var x Users
+	if !x.EnterExclusive() {
+		t.Fatal("EnterExclusive on an open, unused Users failed")
+	}
+	if x.Enter() || x.EnterExclusive() {
+		t.Fatal("a second user entered beside an exclusive one")
+	}
+	if x.InUse() != 1 {
+		t.Fatalf("in use %d, want 1", x.InUse())
+	}
+	if x.ExitExclusive() {
+		t.Fatal("ExitExclusive of an open Users said to free")
+	}
+	if !x.Enter() {
+		t.Fatal("Enter after ExitExclusive failed")
+	}
+	x.Exit()
+	if !x.EnterExclusive() || x.Close() || !x.ExitExclusive() {
+		t.Fatal("Close under an exclusive user: the exclusive user must free")
+	}
+
+	var z Users
+	if !z.Close() {
+		t.Fatal("Close of an unused Users did not say to free")
+	}
+}
+
+// TestUsersConcurrent: however Enters, Exits and a Close interleave, exactly one party frees.
+func TestUsersConcurrent(t *testing.T) {
+	for range 200 {
+		var u Users
+		var frees atomic.Int32
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 50 {
+					if u.Enter() && u.Exit() {
+						frees.Add(1)
+					}
+				}
+			}()
+		}
+		if u.Close() {
+			frees.Add(1)
+		}
+		wg.Wait()
+		if frees.Load() != 1 {
+			t.Fatalf("%d frees, want 1", frees.Load())
+		}
+	}
+}
