@@ -1326,6 +1326,65 @@ func runawayExecuteCases() []*hcase {
 			}
 			return closeErr
 		},
+	}, {
+		name: "Executable.CloseContext: an 8-device Execute of a while loop that never ends", class: classHangs,
+		entry: "pjrt Execute", group: "runaway", leavesRunning: true,
+		want: is("pjrt.ErrStillRunning", pjrt.ErrStillRunning), as: as[*pjrt.StillRunningError]("*pjrt.StillRunningError"),
+		run: func(h *H) error {
+			c, err := pjrttest.Open(8) // never closed: the execution holds it to the end of the child
+			h.Must(err)
+			exe, err := c.Compile(strings.Replace(spinModule, "mhlo.num_partitions = 1", "mhlo.num_partitions = 8", 1),
+				pjrt.CompileOptions{NumPartitions: 8})
+			h.Must(err)
+			args := make([][]*pjrt.Buffer, 8)
+			for d, dev := range exe.Devices() {
+				b, err := c.BufferFromHost(dev, []float32{1, 2, 3, 4}, []int{4})
+				h.Must(err)
+				args[d] = []*pjrt.Buffer{b}
+			}
+			_, err = exe.Execute(args) // returns; the execution runs on, on the plugin's threads
+			h.Must(err)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			start := time.Now()
+			closeErr := exe.CloseContext(ctx)
+			if took := time.Since(start); took > 4*time.Second {
+				h.Failf("Executable.CloseContext returned after %v, its deadline was 1s", took)
+			}
+			var still *pjrt.StillRunningError
+			if !errors.As(closeErr, &still) || still.Executions != 1 || still.Calls != 0 {
+				h.Failf("Executable.CloseContext: %v; want 0 calls and 1 execution still running", closeErr)
+			}
+			return closeErr
+		},
+	}, {
+		name: "Buffer.Close: an argument of a one-device Execute that never ends", class: classHangs,
+		entry: "pjrt Execute", group: "runaway", leavesRunning: true,
+		run: func(h *H) error {
+			c, err := pjrttest.Open(8) // never closed: the execution holds it to the end of the child
+			h.Must(err)
+			exe, err := c.Compile(spinModule, pjrt.CompileOptions{})
+			h.Must(err)
+			x, err := c.BufferFromHost(exe.Devices()[0], []float32{1, 2, 3, 4}, []int{4})
+			h.Must(err)
+			go func() { _, _ = exe.Execute([][]*pjrt.Buffer{{x}}) }() // the CPU plugin runs it inside the call
+			for deadline := time.Now().Add(30 * time.Second); exe.Unfinished() == 0; time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					return errors.New("the execution did not start")
+				}
+			}
+			start := time.Now()
+			if err := x.Close(); err != nil {
+				return err
+			}
+			if took := time.Since(start); took > time.Second {
+				h.Failf("Buffer.Close of the running call's argument returned after %v", took)
+			}
+			if _, err := x.ToHost(); !errors.Is(err, pjrt.ErrClosed) {
+				h.Failf("ToHost of the closed argument: %v, want pjrt.ErrClosed", err)
+			}
+			return nil
+		},
 	}}
 }
 
