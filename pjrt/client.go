@@ -548,6 +548,20 @@ func (c *Client) trackBuffer(st *bufferState) {
 	c.resMu.Unlock()
 }
 
+// trackBuffers tracks a block of buffer states under one lock.
+func (c *Client) trackBuffers(states []bufferState) {
+	c.resMu.Lock()
+	for i := range states {
+		st := &states[i]
+		st.next = c.bufs
+		if c.bufs != nil {
+			c.bufs.prev = st
+		}
+		c.bufs = st
+	}
+	c.resMu.Unlock()
+}
+
 func (c *Client) untrackBuffer(st *bufferState) {
 	c.resMu.Lock()
 	if st.prev != nil {

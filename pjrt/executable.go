@@ -735,8 +735,15 @@ func (e *Executable) execute(args [][]*Buffer, donated []bool) ([][]*Buffer, err
 	a, c := e.client.api, e.client
 	nd, na, no := len(e.devices), len(donated), len(e.info.outputs)
 	// One Go block holds the argument cells, the result cells, the non-donated indices and the
-	// started flag, which xm_execute reads and writes during the call.
-	cells := make([]unsafe.Pointer, nd*na+nd*no+na+2)
+	// started flag, which xm_execute reads and writes during the call: on the stack for a small
+	// call (xm_execute is noescape).
+	var small [64]unsafe.Pointer
+	var cells []unsafe.Pointer
+	if need := nd*na + nd*no + na + 2; need <= len(small) {
+		cells = small[:need]
+	} else {
+		cells = make([]unsafe.Pointer, need)
+	}
 	argCells, outCells := cells[:nd*na], cells[nd*na:nd*na+nd*no]
 	keep := unsafe.Slice((*C.int64_t)(unsafe.Pointer(&cells[nd*na+nd*no])), na+1)
 	started := (*C.int)(unsafe.Pointer(&cells[len(cells)-1]))
@@ -761,17 +768,48 @@ func (e *Executable) execute(args [][]*Buffer, donated []bool) ([][]*Buffer, err
 		}
 		return nil, err
 	}
+	results := e.wrapResults(outCells)
+	// With no results the error, if any, came back from the wait inside xm_execute; otherwise it
+	// is in the results' buffers, where Wait and copies find it.
+	return results, err
+}
+
+// wrapResults wraps the results of one execution (outCells[d*no + i], result i of device d) as
+// Buffers, in few allocations for all of them: one block of Buffers, one of their states, the
+// result lists, and one cleanup on the Buffers' block, which closes every state still open when
+// no Buffer of the block is reachable (the states live apart, so that the cleanup's argument does
+// not keep the Buffers alive).
+func (e *Executable) wrapResults(outCells []unsafe.Pointer) [][]*Buffer {
+	nd, no := len(e.devices), len(e.info.outputs)
+	c := e.client
 	results := make([][]*Buffer, nd)
+	if no == 0 {
+		return results
+	}
+	bufs := make([]Buffer, nd*no)
+	states := make([]bufferState, nd*no)
 	rows := make([]*Buffer, nd*no)
 	for d := range results {
 		results[d] = rows[d*no : (d+1)*no : (d+1)*no]
 		for i := range no {
-			results[d][i] = newBuffer(e.devices[d], e.info.outputs[i], (*C.PJRT_Buffer)(outCells[d*no+i]))
+			k := d*no + i
+			st := &states[k]
+			st.client, st.api, st.c = c, c.api, (*C.PJRT_Buffer)(outCells[k])
+			bufs[k] = Buffer{dev: e.devices[d], shape: e.info.outputs[i], st: st}
+			rows[k] = &bufs[k]
 		}
 	}
-	// With no results the error, if any, came back from the wait inside xm_execute; otherwise it
-	// is in the results' buffers, where Wait and copies find it.
-	return results, err
+	liveBuffers.Add(int64(len(states)))
+	c.trackBuffers(states)
+	runtime.AddCleanup(&bufs[0], closeStates, states)
+	return results
+}
+
+// closeStates closes the buffers of a block whose Buffers are all unreachable.
+func closeStates(states []bufferState) {
+	for i := range states {
+		_ = states[i].close()
+	}
 }
 
 // IsClosed reports whether Close was called.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"runtime"
 	"testing"
 	"time"
 
@@ -364,4 +365,32 @@ func TestClosedArgumentFreedByLastUser(t *testing.T) {
 	require.NoError(t, r.err)
 	assert.Equal(t, []int64{n, n + 1, n + 2, n + 3}, r.got)
 	assert.Equal(t, live-1, pjrt.LiveBuffers(), "the call freed the argument when it returned")
+}
+
+// TestResultsBatchCleanup: the results of one execution share one cleanup, which frees those
+// still open once none of them is reachable; those closed by hand stay closed once.
+func TestResultsBatchCleanup(t *testing.T) {
+	exe, args := benchProgram(t, seedF32Module, 8, 2, 1)
+	before := pjrt.LiveBuffers()
+	outs, err := exe.Execute(args)
+	require.NoError(t, err)
+	require.Len(t, outs, 8)
+	assert.Equal(t, before+8, pjrt.LiveBuffers())
+	require.NoError(t, outs[2][0].Close())
+	require.NoError(t, outs[5][0].Close())
+	assert.Equal(t, before+6, pjrt.LiveBuffers())
+	keep := outs[7][0]
+	outs = nil
+	runtime.GC()
+	time.Sleep(50 * time.Millisecond)
+	assert.Equal(t, before+6, pjrt.LiveBuffers(), "one reachable result keeps its execution's block")
+	got, err := keep.ToHost()
+	require.NoError(t, err)
+	assert.Equal(t, []float32{28, 30}, got)
+	keep = nil
+	for deadline := time.Now().Add(10 * time.Second); pjrt.LiveBuffers() != before; {
+		require.True(t, time.Now().Before(deadline), "the forgotten results were not freed: %d live, want %d", pjrt.LiveBuffers(), before)
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
 }
