@@ -3,7 +3,9 @@ package pjrt_test
 import (
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -128,6 +130,7 @@ func BenchmarkExecute8Devices(b *testing.B) {
 	exe, args := benchProgram(b, seedF32Module, 8, 2, 1)
 	b.ReportAllocs()
 	flat := make([]*pjrt.Buffer, 8)
+	defer reportCPU(b)()
 	for b.Loop() {
 		outs, err := exe.Execute(args)
 		if err != nil {
@@ -145,6 +148,26 @@ func BenchmarkExecute8Devices(b *testing.B) {
 	}
 }
 
+// reportCPU starts counting the process's CPU time (user and system, every thread) and returns
+// the function that reports it per op as "cpu-ns/op": on a loaded machine a steadier figure of
+// the work a call costs than wall time, which waiting for a core inflates.
+func reportCPU(b *testing.B) func() {
+	start := cpuTime()
+	return func() {
+		if b.N > 0 {
+			b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+		}
+	}
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // benchFloor times the binding's floor (pjrt's floor.c) on exe: per op, calls executions in a C
 // loop, with xm_execute as Executable.Execute calls it ("binding") and with the bare PJRT
 // execute, without completion events or in-flight accounting ("bare"). No binding goes below
@@ -160,6 +183,7 @@ func benchFloor(b *testing.B, module string, n, calls int, chain bool, dims ...i
 			if err := pjrt.FloorLoop(exe, args, calls, raw, chain); err != nil { // warm up
 				b.Fatal(err)
 			}
+			defer reportCPU(b)()
 			for b.Loop() {
 				if err := pjrt.FloorLoop(exe, args, calls, raw, chain); err != nil {
 					b.Fatal(err)
