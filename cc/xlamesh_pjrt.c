@@ -625,36 +625,60 @@ static void execution_end(xm_inflight* fl, xm_unfinished* un) {
   inflight_release(fl);
 }
 
-// countdown ends an execution when its last device event fires. It is one block: the header,
-// then one countdown_arg per device, so that an execution costs one malloc.
-typedef struct countdown countdown;
-
+// countdown ends an execution when its last device event has fired. It walks the events in
+// order with one callback outstanding at a time: an event found ready (PJRT_Event_IsReady) is
+// consumed at once, and the walk waits (PJRT_Event_OnReady) only on one that is not. The
+// devices of one program finish close together, so that an execution usually costs a single
+// callback, not one per device. One block: the header, then the nd events.
 typedef struct {
-  countdown* c;
-  PJRT_Event* event;
-} countdown_arg;
-
-struct countdown {
   const PJRT_Api* api;
   xm_inflight* fl;
   xm_unfinished* un;
-  atomic_int remaining;
-  countdown_arg args[];
-};
+  size_t next, nd;  // the event the walk is at; the number of events
+  PJRT_Event* events[];
+} countdown;
 
-static void countdown_done(countdown* c) {
-  if (atomic_fetch_sub(&c->remaining, 1) == 1) {
-    execution_end(c->fl, c->un);
-    free(c);
+static void countdown_fired(PJRT_Error* err, void* user_arg);
+
+// countdown_walk consumes ready events from c->next on; it registers a callback on the first
+// that is not ready and returns (c then belongs to the callback), or ends the execution and frees
+// c when none is left.
+static void countdown_walk(countdown* c) {
+  const PJRT_Api* api = c->api;
+  while (c->next < c->nd) {
+    PJRT_Event* ev = c->events[c->next];
+    int ready = ev == NULL;
+    if (!ready && XM_HAS(api, Event_IsReady)) {
+      PJRT_Event_IsReady_Args r = {0};
+      r.event = ev;
+      PJRT_Error* e = xm_Event_IsReady(api, &r);
+      ready = e == NULL && r.is_ready;
+      destroy_error(api, e);
+    }
+    if (!ready) {
+      PJRT_Event_OnReady_Args on = {0};
+      on.event = ev;
+      on.callback = countdown_fired;
+      on.user_arg = c;
+      PJRT_Error* e = xm_Event_OnReady(api, &on);
+      if (e == NULL) return;  // countdown_fired goes on from here; c may be gone already
+      destroy_error(api, e);
+      destroy_error(api, await_event(api, ev));  // no callback: wait for it here
+    } else if (ev != NULL) {
+      destroy_event(api, ev);  // the results' buffers carry any error
+    }
+    c->next++;
   }
+  execution_end(c->fl, c->un);
+  free(c);
 }
 
 static void countdown_fired(PJRT_Error* err, void* user_arg) {
-  countdown_arg* a = (countdown_arg*)user_arg;
-  countdown* c = a->c;
+  countdown* c = (countdown*)user_arg;
   destroy_error(c->api, err);  // the results' buffers carry the error
-  destroy_event(c->api, a->event);
-  countdown_done(c);
+  destroy_event(c->api, c->events[c->next]);
+  c->next++;
+  countdown_walk(c);
 }
 
 #define XM_STACK_DEVICES 64
@@ -709,11 +733,13 @@ PJRT_Error* xm_execute(const PJRT_Api* api, xm_inflight* fl, xm_unfinished* un,
   // The countdown is allocated before the execution starts: past that point nothing may fail.
   countdown* c = NULL;
   if (no > 0 && XM_HAS(api, Event_OnReady)) {
-    c = malloc(sizeof *c + nd * sizeof c->args[0]);
+    c = malloc(sizeof *c + nd * sizeof c->events[0]);
     if (c == NULL) {
       free(heap);
       return NULL;  // *started stays 0: out of memory
     }
+    for (size_t d = 0; d < nd; d++) c->events[d] = NULL;
+    events = c->events;  // PJRT writes the events straight into the countdown
   }
   ex.device_complete_events = events;
   inflight_acquire(fl);
@@ -744,27 +770,9 @@ PJRT_Error* xm_execute(const PJRT_Api* api, xm_inflight* fl, xm_unfinished* un,
   c->api = api;
   c->fl = fl;
   c->un = un;
-  atomic_init(&c->remaining, (int)nd + 1);  // +1 until every callback is registered
-  for (size_t d = 0; d < nd; d++) {
-    PJRT_Event* ev = events[d];
-    if (ev == NULL) {
-      countdown_done(c);
-      continue;
-    }
-    countdown_arg* a = &c->args[d];
-    a->c = c;
-    a->event = ev;
-    PJRT_Event_OnReady_Args on = {0};
-    on.event = ev;
-    on.callback = countdown_fired;
-    on.user_arg = a;
-    PJRT_Error* e = xm_Event_OnReady(api, &on);
-    if (e == NULL) continue;  // countdown_fired owns the event; it may have run already
-    destroy_error(api, e);
-    destroy_error(api, await_event(api, ev));
-    countdown_done(c);
-  }
-  countdown_done(c);  // the registration guard
+  c->next = 0;
+  c->nd = nd;
+  countdown_walk(c);  // c belongs to the walk now
   free(heap);
   return NULL;
 }

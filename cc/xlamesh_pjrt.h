@@ -207,8 +207,9 @@ void xm_unfinished_drop(xm_unfinished* un);
 // finished on every device, calls PJRT_LoadedExecutable_Execute with args[d*na + i] as
 // argument i of device d and the na - nkeep arguments not listed in keep donated, and stores
 // result i of device d in outs[d*no + i]. The slot is given back when every device's completion
-// event has fired, by a C callback (PJRT_Event_OnReady) or at once for events already ready, so
-// that the caller never waits and nothing calls back into Go. With no results (no == 0) nothing
+// event has fired, so that the caller never waits and nothing calls back into Go: events already
+// ready are consumed at once, and a C callback (PJRT_Event_OnReady) waits on the first that is not,
+// then goes on from there (usually one callback per execution, however many devices). With no results (no == 0) nothing
 // would carry an asynchronous error back: it waits for the events and returns their first error.
 // *started is 1 when the execution started (0 with no error: out of memory). With fl NULL the
 // execution requests no completion events and is not counted (pjrt's benchmark floor, "bare"):

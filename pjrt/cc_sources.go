@@ -7,6 +7,6 @@ package pjrt
 // directory's files, so this constant is what makes it rebuild after an edit under cc/.
 const ccSources = `
 cc/include/xla/pjrt/c/pjrt_c_api.h a38827698466b7ac81b2402ad144d027a8566714d94d649fba74a37be464ece4
-cc/xlamesh_pjrt.c 209ac52686dff0b59e5084a0db37a25f9cfb38f89c6c9ad94a21806e7cac82c7
-cc/xlamesh_pjrt.h 827b0a8b54582a231fedf07cf2dccaf275cc93090b946d9135acb4d3e9075650
+cc/xlamesh_pjrt.c f6d7a547ba1cf2bce72b86965ba03ce2b49f63766ad05a4454818a21ac618f39
+cc/xlamesh_pjrt.h 1dddb16349797952ad1484e46231c17015bb3355693da8db346b646799f7b41e
 `
