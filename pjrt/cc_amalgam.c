@@ -3,3 +3,4 @@
 // does not see ../cc: after editing it run `go generate ./pjrt`, whose cc_sources.go makes the
 // go command compile this again (and pjrt's tests fail until then).
 #include "../cc/xlamesh_pjrt.c"
+#include "../cc/xlamesh_profiler.c"

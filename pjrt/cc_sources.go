@@ -9,4 +9,6 @@ const ccSources = `
 cc/include/xla/pjrt/c/pjrt_c_api.h a38827698466b7ac81b2402ad144d027a8566714d94d649fba74a37be464ece4
 cc/xlamesh_pjrt.c f6d7a547ba1cf2bce72b86965ba03ce2b49f63766ad05a4454818a21ac618f39
 cc/xlamesh_pjrt.h 1dddb16349797952ad1484e46231c17015bb3355693da8db346b646799f7b41e
+cc/xlamesh_profiler.c 7ff8d1ee15856cbc5845212a82c42a4dc9b423cd0a9930697bba5c57d743f75c
+cc/xlamesh_profiler.h ee2a006133a4bfe760651ee34da1acfe78af01bc9714e2b71db0fb4059e42688
 `
