@@ -57,6 +57,7 @@ func bench(w, stderr io.Writer, args []string) error {
 		"and at most a %dth of MemAvailable", maxMiB, transferCopies))
 	timeout := fs.Duration("timeout", time.Minute, "sweep: the longest one call of the kernel may take; a call that takes longer "+
 		"(a loop that never ends) ends bench with an error naming the kernel, exit status 1 (0: no limit)")
+	trace := fs.String("trace", "", "also record the plugin's profiler around the figures into this Chrome trace JSON file (ui.perfetto.dev opens it; needs a plugin with the profiler extension, e.g. CUDA)")
 	var cf clientFlags
 	cf.register(fs)
 	if err := parseFlags(fs, args, stderr); err != nil {
@@ -92,6 +93,11 @@ func bench(w, stderr io.Writer, args []string) error {
 			return err
 		}
 	}
+	tr, err := startTrace(c, *trace)
+	if err != nil {
+		return err
+	}
+	defer tr.close()
 	reports := map[string]any{}
 	var order []string
 	for _, f := range benchFigures {
@@ -116,6 +122,9 @@ func bench(w, stderr io.Writer, args []string) error {
 		}
 		reports[f] = r
 		order = append(order, f)
+	}
+	if err := tr.write(p); err != nil {
+		return err
 	}
 	if o.plot != "" {
 		if err := plotSweep(reports["sweep"].(*sweepReport), o.plot); err != nil {
