@@ -3,6 +3,8 @@
 #   make demo      # installs the pinned CPU plugin if needed, runs the seed program on 8 CPU devices
 #   make test      # installs the plugins and the oracle's JAX venv if needed, then runs every check
 #   make test-gpu  # the integration suites on the CUDA plugin, on a machine with an NVIDIA GPU
+#   make gpu-bundle        # .cache/gpu-bundle.tar.xz: those suites for a GPU host without Go (docs/gpu.md)
+#   make gpu-bundle-check  # the bundle run in its CPU mode here, with go off PATH (make test runs a reduced set)
 #
 # Everything downloaded goes to .cache/ (ignored by git); set XLAMESH_CACHE_DIR to move it.
 
@@ -12,14 +14,14 @@ export XLAMESH_CACHE_DIR ?= $(CURDIR)/.cache
 GO ?= go
 FUZZTIME ?= 30s
 
-.PHONY: demo test test-gpu setup generate newcomer oracle-env lint unit fuzz-smoke oracle-check oracle bench
+.PHONY: demo test test-gpu gpu-bundle gpu-bundle-check gpu-bundle-ci setup generate newcomer oracle-env lint unit fuzz-smoke oracle-check oracle bench
 
 demo: generate
 	@$(INSTALL) -check -plugin cpu >/dev/null
 	$(GO) run ./cmd/xlamesh-demo
 
 # The test run comes last so that its "N passed, N failed, N skipped" line closes the output.
-test: generate setup oracle-env lint fuzz-smoke oracle-check newcomer unit
+test: generate setup oracle-env lint fuzz-smoke oracle-check newcomer gpu-bundle-ci unit
 
 # The pinned PJRT plugins (pjrt/install.Known): the default CPU plugin of pjrt.Open(), a second
 # CPU plugin of a newer PJRT API, and the CUDA plugin (test-gpu; pjrt's tests load it everywhere).
@@ -69,6 +71,22 @@ test-gpu: generate
 	@cuda=$$($(INSTALL) -path -plugin cuda12); \
 	( echo "testreport-pass: jax-cuda12-pjrt with XLAMESH_TEST_PLATFORM=gpu, integration packages"; \
 	  XLAMESH_PJRT_PLUGIN="$$cuda" XLAMESH_TEST_PLATFORM=gpu $(GO) test -race -count=1 -json $(INTEGRATION) ) | $(GO) run ./tools/testreport
+
+# The GPU lane (docs/gpu.md): one archive with the integration packages' stripped test binaries
+# (and the files they read), the xlamesh CLI (its bench is the benchmark) and run.sh, for a GPU
+# host without Go or network; the build fails when it is over 48 MiB.
+gpu-bundle: generate
+	@bash tools/gpu-bundle/build.sh $(INTEGRATION)
+
+# The bundle unpacked into an empty directory and run in its CPU mode on the pinned CPU plugin,
+# with go off PATH: every suite. gpu-bundle-ci is the same with the reduced -test.run set of
+# tools/gpu-bundle/ci-tests, which make test runs so that the bundle never rots (docs/gpu.md says
+# why a reduced set and what it costs).
+gpu-bundle-check: gpu-bundle
+	@bash tools/gpu-bundle/check.sh "$$($(INSTALL) -path -plugin cpu)"
+
+gpu-bundle-ci: gpu-bundle
+	@XLAMESH_BUNDLE_RUN="$$(grep -v '^#' tools/gpu-bundle/ci-tests | paste -sd'|')" bash tools/gpu-bundle/check.sh "$$($(INSTALL) -path -plugin cpu)"
 
 # A Go user outside the repository: a new module, an empty user cache, the README's one-line
 # install from PyPI and the README's program on 8 devices.

@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# run.sh OUT: runs xlamesh's integration suites and a benchmark on this host's GPU, from the
+# bundle `make gpu-bundle` builds (no Go toolchain, no network), and writes the Markdown report
+# OUT/gpu-report.md (logs beside it in OUT/logs). See docs/gpu.md.
+#
+# Needs bash, coreutils, xz (to unpack the bundle) and, only to find the plugin, python3. The
+# plugin is $XLAMESH_PJRT_PLUGIN when set, else the CUDA plugin of an installed jax-cuda13-pjrt
+# or jax-cuda12-pjrt wheel (jax_plugins.xla_cuda13 / xla_cuda12); the CUDA, cuDNN and NCCL
+# libraries of the installed nvidia-* wheels are put on LD_LIBRARY_PATH for it.
+#
+# The mode follows the plugin's platform (bin/xlamesh devices):
+#   gpu: every test binary with XLAMESH_TEST_PLATFORM=gpu, the tests named *CPUOnly excluded;
+#        then the benchmark, with a trace (bench -trace) into OUT/trace.json.
+#   cpu: the CPU mode, the check `make gpu-bundle-check` runs on a CPU machine without Go
+#        (XLAMESH_PJRT_PLUGIN = a CPU plugin): the same suites on 8 CPU devices, the benchmark
+#        small and without a trace (the CPU plugins have no profiler extension).
+# A skipped test counts as a failure, as in make test-gpu. XLAMESH_BUNDLE_RUN, when set, is
+# passed to every binary as -test.run (a reduced set; the report says so).
+#
+# The exit status is 0 when every suite passed and the benchmark ran; the report's path is the
+# last line printed.
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+if [[ $# -ne 1 ]]; then
+  echo "usage: bash run.sh OUTDIR   (XLAMESH_PJRT_PLUGIN=/path/to/plugin.so to choose the plugin)" >&2
+  exit 2
+fi
+mkdir -p "$1/logs" || exit 2
+out=$(cd "$1" && pwd)
+logs=$out/logs
+report=$out/gpu-report.md
+t0=$(date +%s)
+say() { echo "run.sh: $*" >&2; }
+
+# ---- the plugin ----
+site_dirs() {
+  python3 -c 'import site, sys; print("\n".join(site.getsitepackages() + [site.getusersitepackages()] + sys.path))' 2>/dev/null
+  ls -d /usr/lib/python3*/site-packages /usr/lib/python3/dist-packages /usr/local/lib/python3*/dist-packages \
+    /usr/local/lib/python3*/site-packages "$HOME"/.local/lib/python3*/site-packages 2>/dev/null
+}
+find_plugin() {
+  local mod so d
+  for mod in xla_cuda13 xla_cuda12; do
+    so=$(python3 -c "import os, jax_plugins.$mod as m; print(os.path.join(os.path.dirname(m.__file__), 'xla_cuda_plugin.so'))" 2>/dev/null)
+    if [[ -n $so && -f $so ]]; then echo "$so"; return 0; fi
+  done
+  while read -r d; do
+    for mod in xla_cuda13 xla_cuda12; do
+      if [[ -n $d && -f $d/jax_plugins/$mod/xla_cuda_plugin.so ]]; then echo "$d/jax_plugins/$mod/xla_cuda_plugin.so"; return 0; fi
+    done
+  done < <(site_dirs)
+  return 1
+}
+plugin=${XLAMESH_PJRT_PLUGIN:-}
+if [[ -z $plugin ]]; then
+  plugin=$(find_plugin) || {
+    say "no plugin: install jax-cuda13-pjrt or jax-cuda12-pjrt (pip), or set XLAMESH_PJRT_PLUGIN to a PJRT plugin .so"
+    exit 1
+  }
+fi
+export XLAMESH_PJRT_PLUGIN=$plugin
+# The CUDA plugin dlopens libcudart, libcublas, libcudnn, libnccl...: from the nvidia-* wheels.
+libs=$(while read -r d; do [[ -n $d ]] && ls -d "$d"/nvidia/*/lib 2>/dev/null; done < <(site_dirs) | awk '!seen[$0]++' | paste -sd:)
+if [[ -n $libs ]]; then export LD_LIBRARY_PATH=$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}; fi
+# Nothing of the user's: the tests' compile cache and downloads go under OUT.
+export XLAMESH_CACHE_DIR=$out/cache
+
+info=$("$here/bin/xlamesh" devices 2>"$logs/devices.err") || {
+  say "cannot open a client on $plugin:"
+  cat "$logs/devices.err" >&2
+  exit 1
+}
+echo "$info" >"$logs/devices.txt"
+api=$(awk '$1 == "API" {print $2; exit}' <<<"$info")
+platform=$(awk '$1 == "platform" {print $2; exit}' <<<"$info")
+ndev=$(awk 'p && NF {n++} /^id +kind/ {p = 1} END {print n + 0}' <<<"$info")
+gpus=$(nvidia-smi -L 2>/dev/null || echo "(nvidia-smi: none)")
+driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)
+say "plugin $plugin: PJRT C API $api, platform $platform, $ndev devices"
+say "nvidia-smi -L: $gpus"
+if [[ $platform == cpu ]]; then mode=cpu; else mode=gpu; fi
+
+# ---- the suites ----
+# Excluded: the tests of excluded-tests (they need the repository's plugin cache) and, on a GPU,
+# the tests whose names say they only make sense on CPU.
+skip=$(grep -v '^#' "$here/excluded-tests" | grep . | paste -sd'|')
+if [[ $mode == gpu ]]; then skip="${skip:+$skip|}CPUOnly\$"; fi
+# pjrt's TestFakePlugins compiles fake plugins from testdata/fakeplugin/fake.c: only with a C compiler.
+if ! command -v "${CC:-cc}" >/dev/null; then skip="${skip:+$skip|}^TestFakePlugins\$"; fi
+skip=${skip:-^\$}
+runflag=()
+if [[ -n ${XLAMESH_BUNDLE_RUN:-} ]]; then runflag=(-test.run "$XLAMESH_BUNDLE_RUN"); fi
+rows=()
+failed=0
+while read -r rel; do
+  name=$(echo "$rel" | tr / _)
+  log=$logs/$name.log
+  say "testing $rel"
+  s=$(date +%s)
+  (cd "$here/src/$rel" && XLAMESH_TEST_PLATFORM=$mode "$here/bin/$name.test" -test.v -test.count=1 \
+    -test.timeout=300s -test.skip "$skip" "${runflag[@]}" >"$log" 2>&1)
+  rc=$?
+  pass=$(grep -c '^--- PASS' "$log")
+  fail=$(grep -c '^--- FAIL' "$log")
+  skipped=$(grep -c '^--- SKIP' "$log")
+  first=""
+  if ((rc != 0 || fail > 0 || skipped > 0)); then
+    failed=1
+    first=$(grep -m1 -E '^--- (FAIL|SKIP)' "$log")
+    if [[ -n $first ]]; then
+      t=$(awk '{print $3}' <<<"$first")
+      detail=$(awk -v t="$t" '$0 ~ "^=== RUN   "t"$" {p = 1; next} p && /^(===|---) / {exit} p' "$log" | grep -m1 -A4 -E '\.go:[0-9]+:')
+    else
+      first="exit status $rc"
+      detail=$(tail -n 8 "$log")
+    fi
+    first="$first<br>\`$(echo "$detail" | tr -s ' \t' ' ' | tr '\n' ' ' | sed 's/`/'"'"'/g' | cut -c1-400)\`"
+    status=FAILED
+  else
+    status=passed
+  fi
+  rows+=("| $rel | $status | $pass | $fail | $skipped | $(($(date +%s) - s)) s | $first |")
+  say "$rel: $status ($pass passed, $fail failed, $skipped skipped)"
+done <"$here/PACKAGES"
+
+# ---- the benchmark ----
+trace=()
+if [[ $mode == gpu ]]; then
+  bargs=(-kernel matmul -n 4096 -iters 10 -what sweep,chain,transfer -chain 200 -mib 256)
+  trace=(-trace "$out/trace.json")
+else
+  bargs=(-kernel matmul -n 256 -iters 3 -what sweep,chain,transfer -chain 50 -mib 8)
+fi
+say "benchmark: xlamesh bench ${bargs[*]} ${trace[*]}"
+bench_ok=1
+"$here/bin/xlamesh" bench "${bargs[@]}" "${trace[@]}" -q >"$out/bench.txt" 2>"$logs/bench.err" || { bench_ok=0; failed=1; }
+
+# ---- the report ----
+{
+  echo "# xlamesh GPU bundle report"
+  echo
+  echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ), host $(uname -n), $(uname -sr)"
+  echo "- mode: $mode (XLAMESH_TEST_PLATFORM=$mode${XLAMESH_BUNDLE_RUN:+, reduced set -test.run '$XLAMESH_BUNDLE_RUN'}; excluded: -test.skip '$skip')"
+  echo "- plugin: $plugin, PJRT C API $api, platform $(awk '$1 == "platform" {$1 = ""; print substr($0, 2); exit}' <<<"$info"), $ndev devices"
+  echo "- GPUs: $(echo "$gpus" | paste -sd';')"
+  echo "- driver: ${driver:-none}"
+  echo "- bundle: $(paste -sd';' "$here/BUILD-INFO")"
+  echo "- wall time: $(($(date +%s) - t0)) s"
+  echo "- result: $([[ $failed == 0 ]] && echo 'every suite passed' || echo FAILED)"
+  echo
+  echo "## Suites"
+  echo
+  echo "| package | status | passed | failed | skipped | time | first failure |"
+  echo "|---|---|---|---|---|---|---|"
+  printf '%s\n' "${rows[@]}"
+  echo
+  echo "## Benchmark"
+  echo
+  echo "\`xlamesh bench ${bargs[*]} ${trace[*]}\`$([[ $bench_ok == 1 ]] || echo ': FAILED')"
+  echo
+  echo '```'
+  cat "$out/bench.txt"
+  [[ $bench_ok == 1 ]] || cat "$logs/bench.err"
+  echo '```'
+  if [[ ${#trace[@]} -gt 0 && -f $out/trace.json ]]; then
+    echo
+    echo "Trace: trace.json ($(stat -c %s "$out/trace.json") bytes), open it in https://ui.perfetto.dev"
+  fi
+} >"$report"
+say "wall time $(($(date +%s) - t0)) s; $([[ $failed == 0 ]] && echo 'every suite passed' || echo 'FAILURES, see the report')"
+echo "$report"
+exit $failed
