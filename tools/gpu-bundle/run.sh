@@ -98,7 +98,7 @@ while read -r rel; do
   say "testing $rel"
   s=$(date +%s)
   (cd "$here/src/$rel" && XLAMESH_TEST_PLATFORM=$mode "$here/bin/$name.test" -test.v -test.count=1 \
-    -test.timeout=300s -test.skip "$skip" "${runflag[@]}" >"$log" 2>&1)
+    -test.timeout="${XLAMESH_BUNDLE_TIMEOUT:-600s}" -test.skip "$skip" "${runflag[@]}" >"$log" 2>&1)
   rc=$?
   pass=$(grep -c '^--- PASS' "$log")
   fail=$(grep -c '^--- FAIL' "$log")
@@ -109,7 +109,7 @@ while read -r rel; do
     first=$(grep -m1 -E '^--- (FAIL|SKIP)' "$log")
     if [[ -n $first ]]; then
       t=$(awk '{print $3}' <<<"$first")
-      detail=$(awk -v t="$t" '$0 ~ "^=== RUN   "t"$" {p = 1; next} p && /^(===|---) / {exit} p' "$log" | grep -m1 -A4 -E '\.go:[0-9]+:')
+      detail=$(awk -v t="$t" '$0 == "=== RUN   "t {p = 1; next} p && index($0, "--- ") == 1 {exit} p && !/^=== /' "$log" | grep -m1 -A4 -E '\.go:[0-9]+:')
     else
       first="exit status $rc"
       detail=$(tail -n 8 "$log")
