@@ -104,9 +104,9 @@ func TestWriteChromeTraceMalformed(t *testing.T) {
 	}
 }
 
-// TestProfilerCPUPlugin: the CPU plugins have no profiler extension; starting one is a typed
+// TestProfilerCPUOnly: the CPU plugins have no profiler extension; starting one is a typed
 // error naming the plugin.
-func TestProfilerCPUPlugin(t *testing.T) {
+func TestProfilerCPUOnly(t *testing.T) {
 	c := pjrttest.Client(t)
 	if c.Platform() != "cpu" {
 		t.Fatalf("this test is about the CPU plugins; the client is %s (run it without %s=gpu)", c.Platform(), pjrttest.EnvPlatform)

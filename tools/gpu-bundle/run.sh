@@ -66,8 +66,18 @@ if [[ -n $libs ]]; then export LD_LIBRARY_PATH=$libs${LD_LIBRARY_PATH:+:$LD_LIBR
 export XLAMESH_CACHE_DIR=$out/cache
 
 info=$("$here/bin/xlamesh" devices 2>"$logs/devices.err") || {
-  say "cannot open a client on $plugin:"
-  cat "$logs/devices.err" >&2
+  echo >&2
+  say "cannot open a client on $plugin: $(tail -n 1 "$logs/devices.err")"
+  {
+    echo "# xlamesh GPU bundle report"
+    echo
+    echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ), host $(uname -n), $(uname -sr)"
+    echo "- plugin: $plugin"
+    echo "- GPUs: $(nvidia-smi -L 2>/dev/null | paste -sd';' || true)"
+    echo "- bundle: $(paste -sd';' "$here/BUILD-INFO")"
+    echo "- result: FAILED, no client: \`$(tail -n 1 "$logs/devices.err")\` (logs/devices.err)"
+  } >"$report"
+  echo "$report"
   exit 1
 }
 echo "$info" >"$logs/devices.txt"
@@ -133,7 +143,21 @@ else
 fi
 say "benchmark: xlamesh bench ${bargs[*]} ${trace[*]}"
 bench_ok=1
-"$here/bin/xlamesh" bench "${bargs[@]}" "${trace[@]}" -q >"$out/bench.txt" 2>"$logs/bench.err" || { bench_ok=0; failed=1; }
+trace_note=""
+if ! "$here/bin/xlamesh" bench "${bargs[@]}" "${trace[@]}" -q >"$out/bench.txt" 2>"$logs/bench.err"; then
+  if [[ ${#trace[@]} -gt 0 ]]; then
+    # The trace failed (or the benchmark did): the figures once more without it, and the report
+    # says why there is no trace.
+    trace_note="no trace: $(tail -n 1 "$logs/bench.err")"
+    failed=1
+    trace=()
+    say "benchmark with -trace failed ($trace_note); again without it"
+    "$here/bin/xlamesh" bench "${bargs[@]}" -q >"$out/bench.txt" 2>>"$logs/bench.err" || bench_ok=0
+  else
+    bench_ok=0
+  fi
+  [[ $bench_ok == 1 ]] || failed=1
+fi
 
 # ---- the report ----
 {
@@ -162,6 +186,10 @@ bench_ok=1
   cat "$out/bench.txt"
   [[ $bench_ok == 1 ]] || cat "$logs/bench.err"
   echo '```'
+  if [[ -n $trace_note ]]; then
+    echo
+    echo "Trace: FAILED, $trace_note"
+  fi
   if [[ ${#trace[@]} -gt 0 && -f $out/trace.json ]]; then
     echo
     echo "Trace: trace.json ($(stat -c %s "$out/trace.json") bytes), open it in https://ui.perfetto.dev"
