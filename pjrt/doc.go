@@ -31,6 +31,11 @@
 // replica groups and the bytes it moves (Executable.Collectives), and the memory planned per
 // device (Executable.MemoryStats). `xlamesh inspect` prints them.
 //
+// A plugin with PJRT's profiler extension (the CUDA plugin; the CPU plugins have none, which
+// StartProfiler reports as ErrNoProfiler) records what it and its devices do between
+// Plugin.StartProfiler and Profiler.Stop, an XSpace that WriteChromeTrace turns into a trace
+// ui.perfetto.dev opens. `xlamesh bench -trace` writes one around its timed calls.
+//
 // A client can be one process's part of a multi-process job (WithDistributed, given a
 // Distributed such as package distributed's Job): the plugin gets the job's store and its
 // node_id/num_nodes (or process_id), and Devices lists the job's devices, AddressableDevices

@@ -73,7 +73,7 @@ info=$("$here/bin/xlamesh" devices 2>"$logs/devices.err") || {
     echo
     echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ), host $(uname -n), $(uname -sr)"
     echo "- plugin: $plugin"
-    echo "- GPUs: $(nvidia-smi -L 2>/dev/null | paste -sd';' || true)"
+    echo "- GPUs: $(nvidia-smi -L 2>/dev/null | paste -sd';' | grep . || echo none)"
     echo "- bundle: $(paste -sd';' "$here/BUILD-INFO")"
     echo "- result: FAILED, no client: \`$(tail -n 1 "$logs/devices.err")\` (logs/devices.err)"
   } >"$report"
