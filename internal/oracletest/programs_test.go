@@ -99,7 +99,7 @@ func TestPrograms(t *testing.T) {
 	f := loadPrograms(t)
 	c := pjrttest.Client(t)
 	report.noteGroup("programs", fmt.Sprintf("The programs of `testdata/oracle/programs.json` (jax %s), run on the pinned CPU plugin with 8 devices through `jit`. "+
-		"**exported**: `jaxexport.Read` of the `jax.export` artifact, `jit.FromExported`, inputs placed on the program's mesh and in_specs, the module compiled as it is. "+
+		"**exported**: `jaxexport.Read` of the `jax.export` artifact, `jit.FromExported`, inputs placed on the program's mesh and in_specs, the module read from its bytecode to text by `mlir/bytecode`, checked and compiled (pjrt compiles only text it has checked). "+
 		"**variants**: the same function on the variant's mesh, device order and specs (as JAX re-jitted it): from the artifact "+
 		"(`jit.FromExported` with InSpecs/OutSpecs: its module read as text by `mlir/bytecode` and re-sharded by `lower.Wrap` with ReplaceShardings), "+
 		"and, as `<variant> (text)`, from the module text JAX printed (`stablehlo`, `jit.FromText`). "+
