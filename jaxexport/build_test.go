@@ -23,7 +23,7 @@ type artifact struct {
 	calling       uint16
 	kept          []uint16 // nil: left out
 	idxForm       bool     // write in_avals_idxs/out_avals_idxs into unique_avals (version 10)
-	shardingIdxs  bool     // write in_shardings_idxs (version 10)
+	shardingIdx   []uint32 // nil: no in_shardings_idxs (version 10)
 	globalConsts  bool
 	disabledCheck string
 }
@@ -156,8 +156,8 @@ func (a artifact) bytes() []byte {
 	if a.outSh != nil {
 		outSh = shardings(a.outSh)
 	}
-	if a.shardingIdxs {
-		shIdx = u32s(make([]uint32, len(a.in)))
+	if a.shardingIdx != nil {
+		shIdx = u32s(a.shardingIdx)
 	}
 	platforms := strs(a.platforms)
 	ordered, unordered := effects(a.ordered), effects(a.unordered)

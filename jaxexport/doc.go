@@ -25,16 +25,24 @@
 // buffer first: Read never panics, on truncated or hostile bytes it returns an *Error wrapping
 // ErrFormat (FuzzRead checks this).
 //
-// JAX 0.8 writes serialization version 2 with HLO sharding protos; later JAX versions write
-// version 3 in the version field (so that older readers accept it) for newer layouts: a 32-bit
-// nr_devices (read), avals by index into unique_avals (read), and from version 9 on named
-// shardings instead of HLO sharding protos (refused with ErrVersion).
+// Read reads serialization versions 1 to 12, everything JAX 0.4.x to 0.12 writes. JAX 0.8
+// writes version 2 with HLO sharding protos; later JAX versions write version 3 in the version
+// field (so that older readers accept it) for newer layouts, and JAX 0.12 the real number, 12:
+// a 32-bit nr_devices and aval memory spaces (version 5), named shardings over an abstract mesh
+// with a partition spec, beside the HLO sharding proto (6 to 8) or alone (9 on), avals, abstract
+// meshes and named shardings stored once and referenced by index (10 on), and the JAX version
+// of the writer (12). A named sharding reads as a mesh.NamedSharding over the exported
+// mesh.Abstract (Sharding.Named); HLO() is "" where the artifact stored no proto.
 //
 // # What is refused
 //
 // Read returns typed errors for what xlamesh cannot run: symbolic dimensions (shape
 // polymorphism, ErrSymbolicShape), ordered effects (they thread a token through @main,
-// ErrEffects), float0 and PRNG key element types (ErrDType), and host memory spaces or token
-// avals (ErrUnsupported). Donation is not part of the artifact (JAX's schema has no field for
+// ErrEffects, naming the first), float0 and PRNG key element types (ErrDType), token avals and
+// partition specs with reduced or unreduced axes (ErrUnsupported). Memory spaces ("device",
+// "host", "any") are read and reported (InMemorySpaces), not refused; so are the disabled
+// safety checks (DisabledChecks). A module exported for several platforms takes the platform
+// index as a global constant: Read accepts it (its avals are static) and jit picks the client's
+// platform. Donation is not part of the artifact (JAX's schema has no field for
 // it); the caller says which arguments to donate.
 package jaxexport

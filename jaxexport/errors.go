@@ -13,8 +13,8 @@ var (
 	// pointing outside the buffer, a table whose layout is broken, a required field missing,
 	// a value out of its range, or a sharding proto XLA would not read.
 	ErrFormat = errors.New("malformed jax.export artifact")
-	// ErrVersion: the artifact uses a serialization version or a layout this reader does not
-	// read (named shardings of serialization version 9 and later).
+	// ErrVersion: the artifact uses a serialization version this reader does not read
+	// (outside MinVersion..MaxVersion).
 	ErrVersion = errors.New("unsupported jax.export serialization")
 	// ErrSymbolicShape: an aval has a symbolic dimension (shape polymorphism); only static
 	// shapes are run.
@@ -58,6 +58,6 @@ func (e *Error) Error() string {
 // Unwrap returns Kind.
 func (e *Error) Unwrap() error { return e.Kind }
 
-// ErrUnsupported: the artifact uses a feature xlamesh does not run: an argument in host memory,
-// a token aval.
+// ErrUnsupported: the artifact uses a feature xlamesh does not run: a token aval, a partition
+// spec with reduced or unreduced axes.
 var ErrUnsupported = errors.New("unsupported jax.export feature")

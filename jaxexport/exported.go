@@ -22,6 +22,9 @@ type Exported struct {
 	nrDevices        int
 	platforms        []string
 	in, out          []Aval
+	inSpaces         []string
+	outSpaces        []string
+	jaxVersion       string
 	inSh, outSh      []Sharding
 	kept             []int
 	unordered        []string
@@ -56,6 +59,17 @@ func (e *Exported) InAvals() []Aval { return slices.Clone(e.in) }
 
 // OutAvals returns the type of each result.
 func (e *Exported) OutAvals() []Aval { return slices.Clone(e.out) }
+
+// InMemorySpaces returns the memory space of each argument: "device", "host" or "any" (JAX's
+// core.MemorySpace; "device" for artifacts older than serialization version 5).
+func (e *Exported) InMemorySpaces() []string { return slices.Clone(e.inSpaces) }
+
+// OutMemorySpaces returns the memory space of each result, as InMemorySpaces.
+func (e *Exported) OutMemorySpaces() []string { return slices.Clone(e.outSpaces) }
+
+// JaxVersion returns the version of JAX that wrote the artifact ("0.12.0.1"), stored from
+// serialization version 12 on; "" before.
+func (e *Exported) JaxVersion() string { return e.jaxVersion }
 
 // InShardings returns the HLO sharding of each argument (one per InAvals entry).
 func (e *Exported) InShardings() []Sharding { return slices.Clone(e.inSh) }

@@ -52,11 +52,11 @@ const (
 )
 
 // Serialization versions Read accepts. JAX writes 2 (versions 1 and 2), or 3 for every later
-// layout up to version 11 (so that older readers accept it); newer writers may store the real
-// number.
+// layout up to version 11 (so that older readers accept it); since July 2026 (JAX 0.12) it
+// stores the real number, 12.
 const (
 	MinVersion = 1
-	MaxVersion = 11
+	MaxVersion = 12
 )
 
 // MaxDevices bounds NrDevices.
@@ -65,9 +65,9 @@ const MaxDevices = 1 << 20
 // Read decodes the bytes of jax.export's Exported.serialize(). It never panics, whatever the
 // bytes: every error is an *Error wrapping ErrFormat (truncated or inconsistent bytes, a
 // missing module, a sharding proto XLA would not read), ErrVersion (a serialization version
-// outside MinVersion..MaxVersion, or named shardings without an HLO sharding), ErrSymbolicShape
-// (shape polymorphism), ErrDType (float0, PRNG keys), ErrEffects (ordered effects) or
-// ErrUnsupported (host memory space, token avals). The result does not alias b.
+// outside MinVersion..MaxVersion), ErrSymbolicShape (shape polymorphism), ErrDType (float0,
+// PRNG keys), ErrEffects (ordered effects, named) or ErrUnsupported (token avals, reduced or
+// unreduced partition spec axes). The result does not alias b.
 func Read(b []byte) (*Exported, error) {
 	r := &buffer{b: b, index: -1}
 	root, err := r.root()
@@ -100,16 +100,20 @@ func Read(b []byte) (*Exported, error) {
 	if err := e.readEffects(r, root); err != nil {
 		return nil, err
 	}
-	if e.in, err = readAvals(r, root, "in_avals", fInAvals, fInAvalsIdxs); err != nil {
+	if e.in, e.inSpaces, err = readAvals(r, root, "in_avals", fInAvals, fInAvalsIdxs); err != nil {
 		return nil, err
 	}
-	if e.out, err = readAvals(r, root, "out_avals", fOutAvals, fOutAvalsIdxs); err != nil {
+	if e.out, e.outSpaces, err = readAvals(r, root, "out_avals", fOutAvals, fOutAvalsIdxs); err != nil {
 		return nil, err
 	}
-	if e.inSh, err = readShardings(r, root, "in_shardings", fInShardings, fInShardingIdxs, len(e.in), e.nrDevices); err != nil {
+	named, err := newNamedReader(r, root)
+	if err != nil {
 		return nil, err
 	}
-	if e.outSh, err = readShardings(r, root, "out_shardings", fOutShardings, fOutShardingIdxs, len(e.out), e.nrDevices); err != nil {
+	if e.inSh, err = readShardings(r, named, root, "in_shardings", fInShardings, fInShardingIdxs, len(e.in), e.nrDevices); err != nil {
+		return nil, err
+	}
+	if e.outSh, err = readShardings(r, named, root, "out_shardings", fOutShardings, fOutShardingIdxs, len(e.out), e.nrDevices); err != nil {
 		return nil, err
 	}
 	if err := e.readModule(r, root); err != nil {
@@ -119,8 +123,14 @@ func Read(b []byte) (*Exported, error) {
 	if e.globalConstants, err = r.bool(root, fGlobalConsts); err != nil {
 		return nil, err
 	}
-	if e.globalConstants {
+	// A module for several platforms takes the platform index as a global constant; with
+	// static avals (checked above) that is the only one it can use.
+	if e.globalConstants && len(e.platforms) == 1 {
 		return nil, &Error{Kind: ErrSymbolicShape, Field: r.field, Index: -1, Msg: "the module uses dimension variables"}
+	}
+	r.field = "jax_version"
+	if e.jaxVersion, _, err = r.str(root, fJaxVersion); err != nil {
+		return nil, err
 	}
 	r.field = "vjp"
 	if _, e.vjp, err = r.subtable(root, fVJP, "Exported"); err != nil {
@@ -240,24 +250,24 @@ func (e *Exported) readEffects(r *buffer, root table) error {
 
 // readAvals reads a vector of AbstractValue, or, from version 10 on, the indices into
 // unique_avals that replace it.
-func readAvals(r *buffer, root table, field string, slot, idxSlot int) ([]Aval, error) {
+func readAvals(r *buffer, root table, field string, slot, idxSlot int) ([]Aval, []string, error) {
 	r.field, r.index = field+"_idxs", -1
 	idx, hasIdx, err := r.vec(root, idxSlot, 4)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var tables []uint64 // absolute positions of the offsets to the AbstractValue tables
 	if hasIdx {
 		r.field = "unique_avals"
 		uniq, _, err := r.vec(root, fUniqueAvals, 4)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		r.field = field + "_idxs"
 		for i, k := range r.uint32s(idx) {
 			if uint64(k) >= uniq.n {
 				r.index = i
-				return nil, r.fail("index %d; unique_avals has %d", k, uniq.n)
+				return nil, nil, r.fail("index %d; unique_avals has %d", k, uniq.n)
 			}
 			tables = append(tables, uniq.data+4*uint64(k))
 		}
@@ -265,97 +275,125 @@ func readAvals(r *buffer, root table, field string, slot, idxSlot int) ([]Aval, 
 		r.field = field
 		v, _, err := r.vec(root, slot, 4)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for i := range v.n {
 			tables = append(tables, v.data+4*i)
 		}
 	}
 	r.field = field
-	out := make([]Aval, len(tables))
+	out, spaces := make([]Aval, len(tables)), make([]string, len(tables))
 	for i, at := range tables {
 		r.index = i
-		if out[i], err = readAval(r, at); err != nil {
-			return nil, err
+		if out[i], spaces[i], err = readAval(r, at); err != nil {
+			return nil, nil, err
 		}
 	}
 	r.index = -1
-	return out, nil
+	return out, spaces, nil
 }
 
-func readAval(r *buffer, at uint64) (Aval, error) {
+// memorySpaces names the schema's MemorySpace values as JAX's core.MemorySpace does; Missing
+// (written before version 5) is device memory.
+var memorySpaces = map[int8]string{0: "device", 1: "device", 2: "host", 3: "any"}
+
+func readAval(r *buffer, at uint64) (Aval, string, error) {
 	t, err := r.tableAt(at, "AbstractValue")
 	if err != nil {
-		return Aval{}, err
+		return Aval{}, "", err
 	}
 	kind, err := r.int8(t, fAvalKind, 0)
 	if err != nil {
-		return Aval{}, err
+		return Aval{}, "", err
 	}
 	if kind != 0 {
-		return Aval{}, &Error{Kind: ErrUnsupported, Field: r.field, Index: r.index, Msg: fmt.Sprintf("abstract value kind %d is not an array", kind)}
+		return Aval{}, "", &Error{Kind: ErrUnsupported, Field: r.field, Index: r.index, Msg: fmt.Sprintf("abstract value kind %d is not an array", kind)}
 	}
 	mem, err := r.int8(t, fAvalMemory, 0)
 	if err != nil {
-		return Aval{}, err
+		return Aval{}, "", err
 	}
-	if mem != 0 && mem != 1 {
-		return Aval{}, &Error{Kind: ErrUnsupported, Field: r.field, Index: r.index, Msg: fmt.Sprintf("memory space %d; only device memory is supported", mem)}
+	space, ok := memorySpaces[mem]
+	if !ok {
+		return Aval{}, "", r.fail("unknown memory space %d", mem)
 	}
 	code, err := r.int8(t, fAvalDType, 0)
 	if err != nil {
-		return Aval{}, err
+		return Aval{}, "", err
 	}
 	d, ok := dtypeOf[code]
 	if !ok {
 		name, known := unsupportedDTypes[code]
 		if !known {
-			return Aval{}, r.fail("unknown dtype %d", code)
+			return Aval{}, "", r.fail("unknown dtype %d", code)
 		}
-		return Aval{}, &Error{Kind: ErrDType, Field: r.field, Index: r.index, Msg: name}
+		return Aval{}, "", &Error{Kind: ErrDType, Field: r.field, Index: r.index, Msg: name}
 	}
 	v, _, err := r.vec(t, fAvalShape, 4)
 	if err != nil {
-		return Aval{}, err
+		return Aval{}, "", err
 	}
 	dims := make([]int, v.n)
 	count := uint64(1)
 	for i := range v.n {
 		s, err := r.strAt(v.data + 4*i)
 		if err != nil {
-			return Aval{}, err
+			return Aval{}, "", err
 		}
 		n, ok := parseDim(s)
 		if !ok {
-			return Aval{}, &Error{Kind: ErrSymbolicShape, Field: r.field, Index: r.index, Msg: fmt.Sprintf("dimension %d is %q", i, s)}
+			return Aval{}, "", &Error{Kind: ErrSymbolicShape, Field: r.field, Index: r.index, Msg: fmt.Sprintf("dimension %d is %q", i, s)}
 		}
 		dims[i] = n
 		hi, lo := bits.Mul64(count, uint64(n))
 		if hi != 0 || lo > math.MaxInt64 {
-			return Aval{}, r.fail("%v has more than %d elements", dims[:i+1], int64(math.MaxInt64))
+			return Aval{}, "", r.fail("%v has more than %d elements", dims[:i+1], int64(math.MaxInt64))
 		}
 		count = lo
 	}
-	return shapes.Make(d, dims...), nil
+	return shapes.Make(d, dims...), space, nil
 }
 
 // readShardings reads a vector of Sharding with one entry per aval (or none at all: every one
-// unspecified).
-func readShardings(r *buffer, root table, field string, slot, idxSlot, n, devices int) ([]Sharding, error) {
+// unspecified), or, from version 10 on, the indices into unique_named_shardings that replace it
+// (0 for unspecified, k+1 for entry k).
+func readShardings(r *buffer, named *namedReader, root table, field string, slot, idxSlot, n, devices int) ([]Sharding, error) {
 	r.field, r.index = field+"_idxs", -1
-	if _, has, err := r.vec(root, idxSlot, 4); err != nil || has {
+	idx, hasIdx, err := r.vec(root, idxSlot, 4)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Sharding, n)
+	if hasIdx {
+		if int(idx.n) != n {
+			return nil, r.fail("%d shardings for %d avals", idx.n, n)
+		}
+		r.field = "unique_named_shardings"
+		uniq, _, err := r.vec(root, fUniqueShardings, 4)
 		if err != nil {
 			return nil, err
 		}
-		return nil, &Error{Kind: ErrVersion, Field: r.field, Index: -1,
-			Msg: "named shardings (serialization version 10 and later) are not read; export with JAX 0.8 or older"}
+		for i, k := range r.uint32s(idx) {
+			if k == 0 {
+				continue
+			}
+			r.field, r.index = field+"_idxs", i
+			if uint64(k) > uniq.n {
+				return nil, r.fail("index %d; unique_named_shardings has %d", k, uniq.n)
+			}
+			r.field, r.index = "unique_named_shardings", k-1
+			if out[i], err = named.sharding(uniq.data + 4*uint64(k-1)); err != nil {
+				return nil, err
+			}
+		}
+		r.index = -1
+		return out, nil
 	}
 	r.field = field
 	v, present, err := r.vec(root, slot, 4)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Sharding, n)
 	if !present {
 		return out, nil
 	}
@@ -363,7 +401,7 @@ func readShardings(r *buffer, root table, field string, slot, idxSlot, n, device
 		return nil, r.fail("%d shardings for %d avals", v.n, n)
 	}
 	for i := range v.n {
-		r.index = int(i)
+		r.field, r.index = field, int(i)
 		t, err := r.tableAt(v.data+4*i, "Sharding")
 		if err != nil {
 			return nil, err
@@ -376,17 +414,30 @@ func readShardings(r *buffer, root table, field string, slot, idxSlot, n, device
 		if err != nil {
 			return nil, err
 		}
+		// Versions 6 to 8 write the named sharding with the HLO sharding proto; version 9 the
+		// named sharding alone.
+		namedAt, err := r.slot(t, fShardingNamed, 4)
+		if err != nil {
+			return nil, err
+		}
+		if namedAt != 0 {
+			if out[i], err = named.sharding(uint64(t.t.Pos) + namedAt); err != nil {
+				return nil, err
+			}
+		}
 		switch {
-		case kind == 0:
+		case kind == 0 && namedAt == 0:
 			continue // unspecified
-		case kind == 1 || kind == 2 && proto != nil:
-			// Versions 6 to 8 write named shardings together with the HLO sharding proto.
-			if out[i], err = decodeSharding(proto, devices); err != nil {
+		case proto != nil && (kind == 1 || kind == 2):
+			hlo, err := decodeSharding(proto, devices)
+			if err != nil {
 				return nil, &Error{Kind: ErrFormat, Field: field, Index: int(i), Msg: err.Error()}
 			}
+			out[i].hlo = hlo.hlo
+		case namedAt != 0:
+			// the named sharding alone
 		case kind == 2:
-			return nil, &Error{Kind: ErrVersion, Field: field, Index: int(i),
-				Msg: "a named sharding without its HLO sharding (serialization version 9 and later) is not read"}
+			return nil, r.fail("a named sharding without its table")
 		default:
 			return nil, r.fail("unknown sharding kind %d", kind)
 		}

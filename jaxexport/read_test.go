@@ -2,6 +2,7 @@ package jaxexport
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -61,6 +62,24 @@ func TestReadLayouts(t *testing.T) {
 			}
 			return ""
 		}},
+		{"host memory space", func(a *artifact) { a.in[0].memory, a.out[0].memory = 2, 3 }, func(e *Exported) string {
+			if !slices.Equal(e.InMemorySpaces(), []string{"host", "device"}) || !slices.Equal(e.OutMemorySpaces(), []string{"any"}) {
+				return fmt.Sprintf("memory spaces %v %v", e.InMemorySpaces(), e.OutMemorySpaces())
+			}
+			return ""
+		}},
+		{"no shardings by index (version 10)", func(a *artifact) { a.shardingIdx = []uint32{0, 0} }, func(e *Exported) string {
+			if e.InShardings()[0].Specified() || e.InShardings()[1].Specified() {
+				return "in shardings " + e.InShardings()[0].String()
+			}
+			return ""
+		}},
+		{"two platforms use a global constant", func(a *artifact) { a.globalConsts, a.platforms = true, []string{"cpu", "cuda"} }, func(e *Exported) string {
+			if !slices.Equal(e.Platforms(), []string{"cpu", "cuda"}) || !e.UsesGlobalConstants() {
+				return fmt.Sprintf("platforms %v", e.Platforms())
+			}
+			return ""
+		}},
 		{"no module_kept_var_idx: all kept", func(a *artifact) { a.kept = nil }, func(e *Exported) string {
 			if !slices.Equal(e.ModuleKeptVarIdx(), []int{0, 1}) {
 				return "kept"
@@ -116,7 +135,7 @@ func TestReadErrors(t *testing.T) {
 		msg  string
 	}{
 		{"version 0", func(a *artifact) { a.version = 0 }, ErrVersion, "serialization_version: unsupported jax.export serialization: version 0"},
-		{"version 12", func(a *artifact) { a.version = 12 }, ErrVersion, "version 12"},
+		{"version 13", func(a *artifact) { a.version = 13 }, ErrVersion, "version 13; this reader reads 1 to 12"},
 		{"symbolic dimension", func(a *artifact) { a.in[1].dims = []string{"b"} }, ErrSymbolicShape, `in_avals[1]: symbolic dimension: dimension 0 is "b"`},
 		{"symbolic expression", func(a *artifact) { a.out[0].dims = []string{"2*b"} }, ErrSymbolicShape, `out_avals[0]`},
 		{"global constants", func(a *artifact) { a.globalConsts = true }, ErrSymbolicShape, "dimension variables"},
@@ -124,7 +143,7 @@ func TestReadErrors(t *testing.T) {
 		{"float0", func(a *artifact) { a.in[0].dtype = 22 }, ErrDType, "in_avals[0]: unsupported element type: float0"},
 		{"key type", func(a *artifact) { a.out[0].dtype = 27 }, ErrDType, "key<fry>"},
 		{"unknown dtype", func(a *artifact) { a.out[0].dtype = 100 }, ErrFormat, "unknown dtype 100"},
-		{"host memory", func(a *artifact) { a.in[0].memory = 2 }, ErrUnsupported, "memory space 2"},
+		{"unknown memory space", func(a *artifact) { a.in[0].memory = 4 }, ErrFormat, "in_avals[0]: malformed jax.export artifact: unknown memory space 4"},
 		{"token", func(a *artifact) { a.in[0].kind = 1 }, ErrUnsupported, "not an array"},
 		{"no devices", func(a *artifact) { a.nrShort = 0 }, ErrFormat, "nr_devices: malformed jax.export artifact: 0 devices"},
 		{"no platform", func(a *artifact) { a.platforms = nil }, ErrFormat, "no platform"},
@@ -135,8 +154,10 @@ func TestReadErrors(t *testing.T) {
 		{"sharding for 4 devices", func(a *artifact) { a.nrShort = 4 }, ErrFormat, "in_shardings[0]: malformed jax.export artifact: mlir: invalid mhlo.sharding"},
 		{"bad proto", func(a *artifact) { a.inSh[0].proto = []byte{0x08} }, ErrFormat, "OpSharding: malformed XLA protobuf"},
 		{"unknown sharding type", func(a *artifact) { a.inSh[0].proto = []byte{0x08, 0x09} }, ErrFormat, "unknown sharding type 9"},
-		{"named sharding only", func(a *artifact) { a.inSh[0] = sharding{kind: 2} }, ErrVersion, "version 9 and later"},
-		{"sharding indices", func(a *artifact) { a.shardingIdxs = true }, ErrVersion, "in_shardings_idxs"},
+		{"named sharding kind without its table", func(a *artifact) { a.inSh[0] = sharding{kind: 2} }, ErrFormat, "in_shardings[0]: malformed jax.export artifact: a named sharding without its table"},
+		{"sharding index out of range", func(a *artifact) { a.shardingIdx = []uint32{0, 1} }, ErrFormat, "in_shardings_idxs[1]: malformed jax.export artifact: index 1; unique_named_shardings has 0"},
+		{"sharding index count", func(a *artifact) { a.shardingIdx = []uint32{0} }, ErrFormat, "1 shardings for 2 avals"},
+		{"global constants, one platform", func(a *artifact) { a.globalConsts, a.platforms = true, []string{"cuda"} }, ErrSymbolicShape, "dimension variables"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := valid()

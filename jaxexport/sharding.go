@@ -6,27 +6,47 @@ import (
 	"strings"
 
 	"github.com/xlamesh/xlamesh/internal/xlaproto"
+	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/mlir"
 )
 
-// Sharding is the HLO sharding of one argument or result, as JAX exported it
-// (Exported.in_shardings_hlo): XLA's HloSharding, or unspecified (nil in JAX: XLA chooses).
-// Its text is the one XLA's HloSharding::ToString prints and GSPMD's mhlo.sharding attributes
-// hold, e.g. "{devices=[4,2]<=[8]}" or "{replicated}".
-type Sharding struct{ hlo string }
+// Sharding is the sharding of one argument or result, as JAX exported it: XLA's HloSharding
+// (serialization versions up to 8), a NamedSharding over an abstract mesh (versions 6 and
+// later; the only form from version 9 on), both, or unspecified (None in JAX: XLA chooses).
+// The HLO text is the one XLA's HloSharding::ToString prints and GSPMD's mhlo.sharding
+// attributes hold, e.g. "{devices=[4,2]<=[8]}" or "{replicated}".
+type Sharding struct {
+	hlo        string
+	named      mesh.NamedSharding
+	hasNamed   bool
+	memoryKind string
+}
 
 // Specified reports whether the sharding is given; the zero Sharding is unspecified.
-func (s Sharding) Specified() bool { return s.hlo != "" }
+func (s Sharding) Specified() bool { return s.hlo != "" || s.hasNamed }
 
-// HLO returns the HloSharding text, "" when unspecified.
+// HLO returns the HloSharding text, "" when unspecified or when the artifact stored only the
+// named sharding (serialization version 9 and later).
 func (s Sharding) HLO() string { return s.hlo }
 
-// String returns the HloSharding text, or "unspecified".
+// Named returns the named sharding over the exported abstract mesh, and false when the
+// artifact stored none (serialization versions up to 5, or an unspecified sharding).
+func (s Sharding) Named() (mesh.NamedSharding, bool) { return s.named, s.hasNamed }
+
+// MemoryKind returns the named sharding's memory kind ("device", "pinned_host", ...), "" when
+// the artifact stored none.
+func (s Sharding) MemoryKind() string { return s.memoryKind }
+
+// String returns the HloSharding text, else the named sharding
+// ("NamedSharding(mesh=AbstractMesh('X': 2, 'Y': 4, axis_types=(Auto, Auto)), spec=P('X', 'Y'))"), or "unspecified".
 func (s Sharding) String() string {
-	if s.hlo == "" {
-		return "unspecified"
+	switch {
+	case s.hlo != "":
+		return s.hlo
+	case s.hasNamed:
+		return s.named.String()
 	}
-	return s.hlo
+	return "unspecified"
 }
 
 // maxTupleDepth bounds the nesting of tuple shardings decodeSharding follows.
