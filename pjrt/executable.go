@@ -134,7 +134,7 @@ func (c *Client) Compile(mlir string, opts CompileOptions) (*Executable, error) 
 		return nil, err
 	}
 	defer done()
-	mlir, err = checkedProgram(mlir, n)
+	mlir, err = checkedProgram(mlir, n, c.api.minor)
 	if err != nil {
 		return nil, err
 	}
@@ -166,10 +166,17 @@ func (c *Client) Compile(mlir string, opts CompileOptions) (*Executable, error) 
 	return e, nil
 }
 
+// MeshAxesReplicaGroupsMinor is the oldest PJRT API minor version whose plugin is known to read
+// JAX 0.12's mesh-axes replica groups (#stablehlo.replica_group_mesh_axes: the CPU plugin of
+// API 0.115 does, that of API 0.81 does not); for older plugins Compile rewrites them as dense
+// replica groups (mlir.DenseReplicaGroups).
+const MeshAxesReplicaGroupsMinor = 115
+
 // checkedProgram returns the text to compile for a program given as text or bytecode, for n
-// partitions: the text itself, or the bytecode read as text; either way checked by mlir.Check
-// for what XLA would misread or not survive.
-func checkedProgram(program string, n int) (string, error) {
+// partitions, on a plugin of PJRT API minor version minor: the text itself, or the bytecode
+// read as text; either way checked by mlir.Check for what XLA would misread or not survive,
+// with mesh-axes replica groups written as dense ones for plugins too old to read them.
+func checkedProgram(program string, n, minor int) (string, error) {
 	if bytecode.IsBytecode(unsafe.Slice(unsafe.StringData(program), len(program))) {
 		text, err := bytecode.ToText([]byte(program))
 		if err != nil {
@@ -182,6 +189,13 @@ func checkedProgram(program string, n int) (string, error) {
 	}
 	if err := xmlir.Check(program, xmlir.Partitions(n)); err != nil {
 		return "", fmt.Errorf("pjrt: compile: %w: %w", ErrCompile, err)
+	}
+	if minor < MeshAxesReplicaGroupsMinor && xmlir.HasMeshAxesReplicaGroups(program) {
+		dense, err := xmlir.DenseReplicaGroups(program)
+		if err != nil {
+			return "", fmt.Errorf("pjrt: compile: %w: the plugin (PJRT API 0.%d) reads only dense replica groups: %w", ErrCompile, minor, err)
+		}
+		program = dense
 	}
 	return program, nil
 }
