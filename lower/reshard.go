@@ -222,6 +222,12 @@ func scanSites(text string, skip [][2]int, moduleAttrs [2]int, outer bool, ex *e
 			for t = s.Next(); t.Kind != mlir.EOF && !t.Is(mlir.Punct, "<"); t = s.Next() {
 			}
 			end := closeOf()
+			if p := s.Peek(); p.Is(mlir.Punct, "{") {
+				// JAX 0.12 adds {stablehlo.mesh = {axes = [...]}}: it restates the axes, so it
+				// goes with the definition it restates.
+				s.Next()
+				end = closeOf()
+			}
 			if p := s.Peek(); p.Is(mlir.Ident, "loc") {
 				s.Next()
 				s.Next()
@@ -230,7 +236,9 @@ func scanSites(text string, skip [][2]int, moduleAttrs [2]int, outer bool, ex *e
 			sites = append(sites, site{kind: siteMeshDef, at: at, end: end})
 		case t.Is(mlir.Punct, "<"):
 			p := s.Peek()
-			if p.Kind == mlir.AtIdent || p.Is(mlir.Ident, "mesh") || p.Is(mlir.HashIdent, "#sdy.mesh") {
+			// #stablehlo.replica_group_mesh_axes<mesh = @m, ...> names a mesh but is no sharding.
+			stablehloAttr := prev[0].Kind == mlir.HashIdent && strings.HasPrefix(prev[0].Text, "#stablehlo.")
+			if !stablehloAttr && (p.Kind == mlir.AtIdent || p.Is(mlir.Ident, "mesh") || p.Is(mlir.HashIdent, "#sdy.mesh")) {
 				sites = append(sites, site{kind: siteRef, at: t.Off, end: closeOf()})
 			}
 		case t.Is(mlir.Ident, "sdy.manual_computation"):
@@ -244,6 +252,7 @@ func scanSites(text string, skip [][2]int, moduleAttrs [2]int, outer bool, ex *e
 			s.Next()
 			v := s.Next()
 			if !v.Is(mlir.Ident, "dense") || !s.Peek().Is(mlir.Punct, "<") {
+				t = v // JAX 0.12's #stablehlo.replica_group_mesh_axes<...>: prev[0] for its '<'
 				break
 			}
 			s.Next()
@@ -285,11 +294,17 @@ func entrySpan(text string, s *mlir.Scanner, key, before, value mlir.Token) [2]i
 	return [2]int{key.Off, value.End()}
 }
 
-// meshDefText returns the `sdy.mesh @m = <...>` part of a mesh definition site (no location).
+// meshDefText returns the `sdy.mesh @m = <...>` part of a mesh definition site (no location,
+// no attribute dictionary such as JAX 0.12's {stablehlo.mesh = ...}).
 func meshDefText(text string, s site) string {
 	def := text[s.at:s.end]
 	if i := strings.LastIndex(def, " loc("); i >= 0 && strings.HasSuffix(def, ")") {
 		def = strings.TrimRight(def[:i], " ")
+	}
+	if strings.HasSuffix(def, "}") {
+		if i := strings.LastIndex(def, "> {"); i >= 0 {
+			def = def[:i+1]
+		}
 	}
 	return def
 }

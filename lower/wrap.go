@@ -41,6 +41,21 @@ func Wrap(text string, args, results []mesh.NamedSharding, opts ...Option) (*Pro
 	if mode == existingKeep {
 		return keepProgram(text, sig, ex, args, results, m.cfg.partitioner)
 	}
+	if mlir.HasMeshAxesReplicaGroups(text) {
+		// JAX 0.12's mesh-axes replica groups name the module's own meshes, which re-sharding
+		// replaces: as dense groups they move to the new mesh like every other collective's.
+		dense, err := mlir.DenseReplicaGroups(text)
+		if err != nil {
+			return nil, fmt.Errorf("lower: wrap: %w: %w", ErrWrap, err)
+		}
+		if sig, err = findMain(dense); err != nil {
+			return nil, err
+		}
+		if ex, err = scanExisting(dense, sig); err != nil {
+			return nil, err
+		}
+		text = dense
+	}
 	if mode == existingRefuse && m.cfg.partitioner == Shardy && (sig.meshes || ex.rtMeshes[0] >= 0) {
 		return nil, fmt.Errorf("lower: wrap: %w: the module already has sdy.mesh symbols (say what to do with its shardings: ReplaceShardings or KeepShardings)", ErrWrap)
 	}
