@@ -24,6 +24,8 @@ type external struct {
 	partitions  int                 // the module's mhlo.num_partitions
 	partitioner lower.Partitioner   // the partitioner the module's own annotations are written for
 
+	multiPlatform bool // the module takes a platform index first (bindPlatformArg)
+
 	textOnce sync.Once // reads code as text, the first time re-sharding needs it
 	codeText string
 	codePart lower.Partitioner
@@ -40,6 +42,12 @@ func (ext *external) moduleText(name string) (string, lower.Partitioner, error) 
 		if err != nil {
 			ext.textErr = fmt.Errorf("%w (re-sharding needs the module as text)", err)
 			return
+		}
+		if ext.multiPlatform {
+			if text, err = bindPlatformArg(name, text); err != nil {
+				ext.textErr = err
+				return
+			}
 		}
 		read, err := readText(name, text)
 		if err != nil {
@@ -104,19 +112,18 @@ func FromBytecode(name string, code []byte, opts ...Option) (*Function, error) {
 // text with mlir.Check and compiles it: a module the reader cannot read, or that Check refuses,
 // fails the call with an error wrapping pjrt.ErrCompile and the reader's or Check's sentinel); with InSpecs or OutSpecs it is re-sharded like FromText's, from the
 // module's text (mlir/bytecode.ToText; a module it cannot read fails the call with ErrExternal). A
-// module for more than one platform, or for a platform other than the client's (unless its
-// platform check was disabled at export), is refused with ErrExternal. Donation is not part of
+// module for several platforms runs with the index of the client's platform bound to its
+// platform-index argument; a module whose platforms do not include the client's (unless it
+// has one and its platform check was disabled at export) is refused with ErrExternal, naming
+// them. Donation is not part of
 // the artifact: say it with Donate.
 func FromExported(e *jaxexport.Exported, opts ...Option) (*Function, error) {
 	if e == nil {
 		return nil, fmt.Errorf("jit: from exported: %w: nil *jaxexport.Exported", ErrNil)
 	}
 	name := e.FunctionName()
-	if p := e.Platforms(); len(p) != 1 {
-		return nil, fmt.Errorf("jit: %s: %w: the module was exported for %d platforms %v; its platform-index argument is not supported",
-			name, ErrExternal, len(p), p)
-	}
-	ext := &external{exp: e, code: e.Module(), kept: e.ModuleKeptVarIdx(), partitions: e.NrDevices(), partitioner: lower.Shardy}
+	ext := &external{exp: e, code: e.Module(), kept: e.ModuleKeptVarIdx(), partitions: e.NrDevices(), partitioner: lower.Shardy,
+		multiPlatform: len(e.Platforms()) > 1}
 	ext.args, ext.outs = e.InAvals(), e.OutAvals() // jaxexport.Aval is lower.Shape: one shape type
 	return newExternal(name, ext, opts), nil
 }
@@ -180,6 +187,13 @@ func (f *Function) lowerExternal(m mesh.Abstract, args []ArgType) (*lowering, er
 		if ext.code != nil {
 			l.text = string(ext.code)
 		}
+		if ext.multiPlatform {
+			text, _, err := ext.moduleText(f.name)
+			if err != nil {
+				return nil, err
+			}
+			l.text = text
+		}
 		if f.opt.partitionerSet {
 			l.partitioner = f.opt.partitioner
 		}
@@ -222,16 +236,24 @@ func (f *Function) lowerExternal(m mesh.Abstract, args []ArgType) (*lowering, er
 	return &lowering{prog: p, shapes: ext.outs, outs: outs, text: p.Text(), partitioner: p.Partitioner()}, nil
 }
 
-// checkPlatform refuses an artifact exported for another platform than c's.
-func (ext *external) checkPlatform(name string, c *pjrt.Client) error {
-	if ext.exp == nil || slices.Contains(ext.exp.DisabledChecks(), "platform") {
-		return nil
+// platformIndex returns the index of c's platform among the artifact's platforms (JAX's names:
+// "cuda" and "rocm" for a client's "gpu"), refusing an artifact exported for other platforms
+// only (unless its platform check was disabled at export and it has one platform).
+func (ext *external) platformIndex(name string, c *pjrt.Client) (int, error) {
+	if ext.exp == nil {
+		return 0, nil
 	}
-	want := ext.exp.Platforms()[0]
-	if got := strings.ToLower(c.Platform()); got != want && !(want == "cuda" && got == "gpu") {
-		return fmt.Errorf("jit: %s: %w: the module was exported for %s, the client runs %s", name, ErrExternal, want, got)
+	want := ext.exp.Platforms()
+	got := strings.ToLower(c.Platform())
+	for i, p := range want {
+		if p == got || got == "gpu" && (p == "cuda" || p == "rocm") {
+			return i, nil
+		}
 	}
-	return nil
+	if len(want) == 1 && slices.Contains(ext.exp.DisabledChecks(), "platform") {
+		return 0, nil
+	}
+	return 0, fmt.Errorf("jit: %s: %w: the module was exported for %v, the client runs %s", name, ErrExternal, want, got)
 }
 
 // argLayouts returns, for each caller argument the module takes, the sharding on m of the

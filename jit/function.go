@@ -380,12 +380,17 @@ func (f *Function) unwatch(c *pjrt.Client) {
 
 // compile compiles l for c and m and lays out its results.
 func (f *Function) compile(c *pjrt.Client, m mesh.Mesh, l *lowering) (*compiled, error) {
+	text := l.text
 	if f.ext != nil {
-		if err := f.ext.checkPlatform(f.name, c); err != nil {
+		index, err := f.ext.platformIndex(f.name, c)
+		if err != nil {
 			return nil, err
 		}
+		if f.ext.multiPlatform {
+			text = bindPlatformIndex(text, index)
+		}
 	}
-	exe, err := c.Compile(l.text, pjrt.CompileOptions{DeviceAssignment: m.DeviceIDs(), Partitioner: l.partitioner})
+	exe, err := c.Compile(text, pjrt.CompileOptions{DeviceAssignment: m.DeviceIDs(), Partitioner: l.partitioner})
 	if err != nil {
 		return nil, fmt.Errorf("jit: %s: %w", f.name, err)
 	}
