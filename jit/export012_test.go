@@ -121,3 +121,51 @@ func TestFromExported012Platforms(t *testing.T) {
 	require.ErrorIs(t, err, jit.ErrExternal)
 	assert.Contains(t, err.Error(), "the module was exported for [cuda tpu], the client runs cpu")
 }
+
+// TestFromTextExport012 runs the text JAX 0.12 lowered (Exported.mlir_module(): sdy.mesh with
+// its {stablehlo.mesh = ...} dictionary, mesh-axes replica groups) as written and re-sharded.
+func TestFromTextExport012(t *testing.T) {
+	c := pjrttest.Client(t)
+	checkNoLeak(t)
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "oracle", "export012.json"))
+	require.NoError(t, err)
+	var f struct {
+		Programs []struct {
+			program012
+			StableHLO string
+		}
+	}
+	require.NoError(t, json.Unmarshal(data, &f))
+	devs := jit.Devices(c)[:8]
+	rev := slices.Clone(devs)
+	slices.Reverse(rev)
+	m24, err := mesh.New(devs, []int{2, 4}, "X", "Y")
+	require.NoError(t, err)
+	m24rev, err := mesh.New(rev, []int{2, 4}, "X", "Y")
+	require.NoError(t, err)
+	for _, p := range f.Programs {
+		if p.Name != "times2_2x4" && p.Name != "shard_map_psum" {
+			continue
+		}
+		for _, tc := range []struct {
+			name    string
+			m       mesh.Mesh
+			reshard []jit.Option
+		}{{"as written", m24, nil}, {"resharded", m24rev, []jit.Option{jit.InSpecs(mesh.P("X", "Y"))}}} {
+			t.Run(p.Name+"/"+tc.name, func(t *testing.T) {
+				fn, err := jit.FromText(p.Name, p.StableHLO, tc.reshard...)
+				require.NoError(t, err)
+				defer fn.Close()
+				x, err := jit.Put(c, p.Inputs[0].Values, p.Inputs[0].Shape, sharding(t, tc.m, mesh.P("X", "Y")))
+				require.NoError(t, err)
+				defer x.Close()
+				out, err := fn.Call(c, x)
+				require.NoError(t, err)
+				defer out[0].Close()
+				got, err := out[0].ToHost()
+				require.NoError(t, err)
+				assert.Equal(t, p.Outputs[0].Values, got)
+			})
+		}
+	}
+}
