@@ -173,7 +173,30 @@ func (p *parser) meshOp() MeshOp {
 		p.pos++
 		p.keyword("sdy.mesh")
 	}
-	return MeshOp{name: name, mesh: p.meshBody()}
+	op := MeshOp{name: name, mesh: p.meshBody()}
+	p.skipAttrDict()
+	return op
+}
+
+// skipAttrDict skips the attribute dictionary that may follow a mesh op: JAX 0.12 writes
+// `{stablehlo.mesh = {axes = [{name = "X", size = 2 : i64}, ...]}}`, which restates the mesh's
+// axes for StableHLO; MeshOp does not keep it (printing drops it).
+func (p *parser) skipAttrDict() {
+	p.skipSpace()
+	if p.peek() != '{' {
+		return
+	}
+	s := mlir.NewScanner(p.src[p.pos:])
+	for t := s.Next(); t.Kind != mlir.EOF; t = s.Next() {
+		if s.Depth() == 0 {
+			p.pos += t.End()
+			return
+		}
+	}
+	if err := s.Err(); err != nil {
+		p.failAt(p.pos, "mesh attributes: %v", err)
+	}
+	p.failAt(p.pos, "mesh attributes are never closed")
 }
 
 // meshBody reads `<[axes](, device_ids=[ids])?>`.

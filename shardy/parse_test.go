@@ -266,3 +266,19 @@ func TestReferenceModule(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, manual.Validate(ops[0].Mesh()))
 }
+
+// TestParseMeshOpJAX012 reads the mesh op JAX 0.12 writes, with its stablehlo.mesh dictionary.
+func TestParseMeshOpJAX012(t *testing.T) {
+	op, err := ParseMeshOp(`sdy.mesh @mesh_0 = <["X"=2, "Y"=4]> {stablehlo.mesh = {axes = [{name = "X", size = 2 : i64}, {name = "Y", size = 4 : i64}]}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := op.String(), `sdy.mesh @mesh_0 = <["X"=2, "Y"=4]>`; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	for _, bad := range []string{`sdy.mesh @m = <["X"=2]> {stablehlo.mesh = {`, `sdy.mesh @m = <["X"=2]> {"a}`} {
+		if _, err := ParseMeshOp(bad); err == nil {
+			t.Errorf("ParseMeshOp(%q) read", bad)
+		}
+	}
+}
