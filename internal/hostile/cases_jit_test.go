@@ -2,9 +2,13 @@ package hostile
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -429,7 +433,7 @@ func jitCases() []*hcase {
 			return err
 		}, "mesh.ErrIndivisible", mesh.ErrIndivisible),
 		jitCase("jit.ValueAndGrad: a shard_map with all_gather in GSPMD mode", classPrograms, "jit Call", gatherGrad),
-	}, exportedCases()...)
+	}, append(exportedCases(), export012Cases()...)...)
 }
 
 // gatherGrad differentiates, in GSPMD mode, internal/oracletest's smap_all_gather program:
@@ -882,4 +886,70 @@ func exportedCases() []*hcase {
 		}, "pjrt.ErrCompile", pjrt.ErrCompile, bc.sentinel, bc.err))
 	}
 	return cases
+}
+
+// export012Program returns the artifact and the lowered text of a program JAX 0.12.0.1 exported
+// (testdata/oracle/export012.json).
+func export012Program(h *H, name string) (*jaxexport.Exported, string) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "oracle", "export012.json"))
+	h.Must(err)
+	var f struct {
+		Programs []struct{ Name, Exported, StableHLO string }
+	}
+	h.Must(json.Unmarshal(raw, &f))
+	for _, p := range f.Programs {
+		if p.Name == name {
+			b, err := base64.StdEncoding.DecodeString(p.Exported)
+			h.Must(err)
+			e, err := jaxexport.Read(b)
+			h.Must(err)
+			return e, p.StableHLO
+		}
+	}
+	h.Failf("no program %q in export012.json", name)
+	return nil, ""
+}
+
+// export012Cases: JAX 0.12's artifacts and text where xlamesh cannot follow them: a
+// multi-platform artifact without the client's platform (the message used to blame "dimension
+// variables"), and mesh-axes replica groups over a sub-axis (no dense form is written for them).
+func export012Cases() []*hcase {
+	return []*hcase{
+		jitCase("jit.FromExported: a JAX 0.12 artifact for cuda and tpu only", classSilent, "jit Call", func(h *H, c *pjrt.Client) error {
+			e, _ := export012Program(h, "times2_cuda_tpu")
+			f, err := jit.FromExported(e)
+			h.Must(err)
+			defer f.Close()
+			m, err := mesh.New(jit.Devices(c)[:8], []int{2, 4}, "X", "Y")
+			h.Must(err)
+			x := put(h, c, arange(32), []int{8, 4}, sharding(h, m, mesh.P("X", "Y")))
+			out, err := f.Call(c, x)
+			for _, o := range out {
+				o.Close()
+			}
+			if err != nil && !strings.Contains(err.Error(), "[cuda tpu]") {
+				h.Failf("the error does not name the artifact's platforms: %v", err)
+			}
+			return err
+		}, "jit.ErrExternal", jit.ErrExternal),
+		jitCase("jit.FromText: JAX 0.12 mesh-axes replica groups over a sub-axis, re-sharded", classPrograms, "jit Call", func(h *H, c *pjrt.Client) error {
+			_, text := export012Program(h, "shard_map_psum")
+			old := `axes = [#stablehlo.axis_ref<name = "Y">]`
+			if !strings.Contains(text, old) {
+				h.Failf("the psum's text lacks %s", old)
+			}
+			text = strings.Replace(text, old, `axes = [#stablehlo.axis_ref<name = "Y", sub_axis_info = #stablehlo.sub_axis_info<pre_size = 1, size = 2>>]`, 1)
+			f, err := jit.FromText("psum", text, jit.InSpecs(mesh.P("X", "Y")))
+			h.Must(err)
+			defer f.Close()
+			m, err := mesh.New(jit.Devices(c)[:8], []int{2, 4}, "X", "Y")
+			h.Must(err)
+			x := put(h, c, arange(32), []int{8, 4}, sharding(h, m, mesh.P("X", "Y")))
+			out, err := f.Call(c, x)
+			for _, o := range out {
+				o.Close()
+			}
+			return err
+		}, "jit.ErrLowering", jit.ErrLowering, "mlir.ErrReplicaGroups", mlir.ErrReplicaGroups),
+	}
 }
