@@ -19,6 +19,9 @@ func FuzzRead(f *testing.F) {
 	_, artifacts, _ := corpus(f)
 	f.Add(artifacts["mlp"])
 	f.Add(artifacts["smap_psum_gspmd"])
+	for _, name := range []string{"times2_2x4", "shard_map_psum", "times2_cpu_cuda"} {
+		f.Add(corpus012(f)[name]) // version 12: named shardings by index
+	}
 	f.Add([]byte{})
 	f.Add([]byte{8, 0, 0, 0, 0xfc, 0xff, 0xff, 0xff})
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -45,6 +48,12 @@ func FuzzRead(f *testing.F) {
 		}
 		if len(e.Module()) == 0 || e.NrDevices() < 1 || len(e.Platforms()) == 0 {
 			t.Fatalf("%v: incomplete", e)
+		}
+		if len(e.InMemorySpaces()) != len(e.InAvals()) || len(e.OutMemorySpaces()) != len(e.OutAvals()) {
+			t.Fatalf("%v: memory spaces %v %v", e, e.InMemorySpaces(), e.OutMemorySpaces())
+		}
+		for _, s := range append(e.InShardings(), e.OutShardings()...) {
+			_ = s.String()
 		}
 		_ = e.String()
 	})

@@ -183,9 +183,10 @@ func denseGroups(names []string, sizes []int, axes []string) (string, error) {
 	const maxDevices = 1 << 20
 	total := 1
 	for _, n := range sizes {
-		if total *= n; total > maxDevices {
+		if n > maxDevices/total {
 			return "", fmt.Errorf("a mesh of more than %d devices", maxDevices)
 		}
+		total *= n
 	}
 	strides := make([]int, len(sizes))
 	for i, st := len(sizes)-1, 1; i >= 0; i-- {

@@ -46,3 +46,24 @@ func TestDenseReplicaGroups(t *testing.T) {
 		t.Errorf("no groups: %q, %v", got, err)
 	}
 }
+
+// FuzzDenseReplicaGroups checks DenseReplicaGroups on any text: no panic, errors are *Error, and
+// text without mesh-axes groups comes back as it is.
+func FuzzDenseReplicaGroups(f *testing.F) {
+	f.Add(`sdy.mesh @m = <["X"=2, "Y"=4]> x = #stablehlo.replica_group_mesh_axes<mesh = @m, axes = [#stablehlo.axis_ref<name = "Y">]>`)
+	f.Add(`sdy.mesh @m = <["X"=1048576, "Y"=17592186044416]> x = #stablehlo.replica_group_mesh_axes<mesh = @m, axes = []>`)
+	f.Add(`#stablehlo.replica_group_mesh_axes<`)
+	f.Fuzz(func(t *testing.T, text string) {
+		got, err := DenseReplicaGroups(text)
+		if err != nil {
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("error %v is not an *Error", err)
+			}
+			return
+		}
+		if !HasMeshAxesReplicaGroups(text) && got != text {
+			t.Fatalf("text without groups changed")
+		}
+	})
+}
