@@ -50,6 +50,7 @@ func TestReadExport012(t *testing.T) {
 		{"times2_2x4", []string{"cpu"}, "NamedSharding(mesh=AbstractMesh('X': 2, 'Y': 4, axis_types=(Auto, Auto)), spec=P('X', 'Y'))", "NamedSharding(mesh=AbstractMesh('X': 2, 'Y': 4, axis_types=(Auto, Auto)), spec=P('X', 'Y'))"},
 		{"shard_map_psum", []string{"cpu"}, "NamedSharding(mesh=AbstractMesh('X': 2, 'Y': 4, axis_types=(Auto, Auto)), spec=P('X', 'Y'))", "NamedSharding(mesh=AbstractMesh('X': 2, 'Y': 4, axis_types=(Auto, Auto)), spec=P('X', None))"},
 		{"times2_cpu_cuda", []string{"cpu", "cuda"}, "NamedSharding(mesh=AbstractMesh('X': 2, 'Y': 4, axis_types=(Auto, Auto)), spec=P('X', 'Y'))", "NamedSharding(mesh=AbstractMesh('X': 2, 'Y': 4, axis_types=(Auto, Auto)), spec=P('X', 'Y'))"},
+		{"times2_cuda_nocheck", []string{"cuda"}, "NamedSharding(mesh=AbstractMesh('X': 2, 'Y': 4, axis_types=(Auto, Auto)), spec=P('X', 'Y'))", "NamedSharding(mesh=AbstractMesh('X': 2, 'Y': 4, axis_types=(Auto, Auto)), spec=P('X', 'Y'))"},
 		{"times2_cuda_tpu", []string{"cuda", "tpu"}, "NamedSharding(mesh=AbstractMesh('X': 2, 'Y': 4, axis_types=(Auto, Auto)), spec=P('X', 'Y'))", "NamedSharding(mesh=AbstractMesh('X': 2, 'Y': 4, axis_types=(Auto, Auto)), spec=P('X', 'Y'))"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -66,6 +67,9 @@ func TestReadExport012(t *testing.T) {
 				!slices.Equal(e.InMemorySpaces(), []string{"device"}) || string(e.Module()[:4]) != "ML\xefR" {
 				t.Errorf("read %v: version %d, JAX %q, platforms %v, memory %v", e, e.SerializationVersion(), e.JaxVersion(),
 					e.Platforms(), e.InMemorySpaces())
+			}
+			if checks := e.DisabledChecks(); tc.name == "times2_cuda_nocheck" != slices.Equal(checks, []string{"platform"}) {
+				t.Errorf("DisabledChecks() = %v", checks)
 			}
 			in, out := e.InShardings()[0], e.OutShardings()[0]
 			if in.String() != tc.in || out.String() != tc.out || in.HLO() != "" {

@@ -77,6 +77,7 @@ func TestFromExported012(t *testing.T) {
 		{"shard_map_psum", nil, m24, mesh.P("X", "Y"), mesh.P("X", nil)},
 		{"shard_map_psum", []jit.Option{jit.InSpecs(mesh.P("X", "Y")), jit.OutSpecs(mesh.P("X", nil))}, m24rev, mesh.P("X", "Y"), mesh.P("X", nil)},
 		{"times2_cpu_cuda", nil, m24, mesh.P("X", "Y"), mesh.P("X", "Y")},
+		{"times2_cuda_nocheck", nil, m24, mesh.P("X", "Y"), mesh.P("X", "Y")}, // platform check disabled at export
 		{"times2_cpu_cuda", []jit.Option{jit.InSpecs(mesh.P("Y", "X")), jit.OutSpecs(mesh.P("Y"))}, m42, mesh.P("Y", "X"), mesh.P("Y")},
 	} {
 		name := tc.name

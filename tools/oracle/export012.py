@@ -22,6 +22,10 @@ import jax.numpy as jnp
 from jax import export
 from jax.sharding import NamedSharding, PartitionSpec as P
 
+# No Python source locations in the modules: they would hold this file's absolute path, and the
+# artifacts would differ between checkouts.
+jax.config.update("jax_traceback_in_locations_limit", 0)
+
 if jax.__version__ != "0.12.0.1":
     sys.exit(f"xlamesh: oracle: export012.py needs JAX 0.12.0.1, found {jax.__version__}")
 
@@ -31,12 +35,14 @@ def arr(x):
     return {"dtype": str(x.dtype), "shape": list(x.shape), "values": x.reshape(-1).tolist()}
 
 
-def program(name, about, fn, mesh, in_specs, out_specs, inputs, platforms=None, run=True):
+def program(name, about, fn, mesh, in_specs, out_specs, inputs, platforms=None, run=True, disabled=()):
     in_sh = tuple(NamedSharding(mesh, s) for s in in_specs)
     out_sh = tuple(NamedSharding(mesh, s) for s in out_specs)
     j = jax.jit(fn, in_shardings=in_sh, out_shardings=out_sh if len(out_sh) > 1 else out_sh[0])
     args = [jax.device_put(x, s) for x, s in zip(inputs, in_sh)]
     kw = {} if platforms is None else {"platforms": platforms}
+    if disabled:
+        kw["disabled_checks"] = list(disabled)
     exp = export.export(j, **kw)(*args)
     outs = exp.call(*args) if run else j(*args)
     if not isinstance(outs, (tuple, list)):
@@ -75,6 +81,10 @@ def main(out):
                          mesh, [P("X", "Y")], [P("X", "Y")], [x], platforms=("cpu", "cuda")))
     progs.append(program("times2_cuda_tpu", "x*2 exported for cuda and tpu only", lambda a: a * 2,
                          mesh, [P("X", "Y")], [P("X", "Y")], [x], platforms=("cuda", "tpu"), run=False))
+
+    progs.append(program("times2_cuda_nocheck", "x*2 exported for cuda with its platform check disabled",
+                         lambda a: a * 2, mesh, [P("X", "Y")], [P("X", "Y")], [x], platforms=("cuda",),
+                         run=False, disabled=(export.DisabledSafetyCheck.platform(),)))
 
     # An ordered effect: jax.debug.print(ordered=True) threads a token through @main (one device:
     # JAX refuses ordered effects on more).
