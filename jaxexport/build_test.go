@@ -24,6 +24,8 @@ type artifact struct {
 	kept          []uint16 // nil: left out
 	idxForm       bool     // write in_avals_idxs/out_avals_idxs into unique_avals (version 10)
 	shardingIdx   []uint32 // nil: no in_shardings_idxs (version 10)
+	meshes        []testMesh  // unique_abstract_meshes (version 10)
+	named         []testNamed // unique_named_shardings (version 10)
 	globalConsts  bool
 	disabledCheck string
 }
@@ -38,6 +40,22 @@ type aval struct {
 type sharding struct {
 	kind  int8
 	proto []byte
+	named *testNamed // Sharding.named_sharding (versions 6 to 9), its mesh inline
+}
+
+// testMesh is an AbstractMesh table; testNamed a NamedSharding table, its mesh an index into
+// the artifact's meshes (inline when written inside a Sharding).
+type testMesh struct {
+	sizes []uint32
+	names []string
+	types []byte
+}
+
+type testNamed struct {
+	mesh       int
+	spec       [][]string
+	reduced    []string
+	memoryKind string
 }
 
 // valid returns the artifact of f(a: f32[8,4], b: i32[4]) -> f32[8] on 8 devices.
@@ -101,18 +119,66 @@ func (a artifact) bytes() []byte {
 		}
 		return offsets(b, offs)
 	}
+	meshT := func(m testMesh) flatbuffers.UOffsetT {
+		b.StartVector(4, len(m.sizes), 4)
+		for i := len(m.sizes) - 1; i >= 0; i-- {
+			b.PrependUint32(m.sizes[i])
+		}
+		sizes := b.EndVector(len(m.sizes))
+		names := strs(m.names)
+		types := b.CreateByteVector(m.types)
+		b.StartObject(4)
+		b.PrependUOffsetTSlot(fMeshSizes, sizes, 0)
+		b.PrependUOffsetTSlot(fMeshNames, names, 0)
+		b.PrependUOffsetTSlot(fMeshTypes, types, 0)
+		return b.EndObject()
+	}
+	namedT := func(n testNamed, inline bool) flatbuffers.UOffsetT {
+		var mesh flatbuffers.UOffsetT
+		if inline {
+			mesh = meshT(a.meshes[n.mesh])
+		}
+		parts := make([]flatbuffers.UOffsetT, len(n.spec))
+		for i, axes := range n.spec {
+			v := strs(axes)
+			b.StartObject(1)
+			b.PrependUOffsetTSlot(fOneAxisAxes, v, 0)
+			parts[i] = b.EndObject()
+		}
+		pv, red := offsets(b, parts), strs(n.reduced)
+		b.StartObject(3)
+		b.PrependUOffsetTSlot(fSpecPartitions, pv, 0)
+		b.PrependUOffsetTSlot(fSpecReduced, red, 0)
+		spec := b.EndObject()
+		var memory flatbuffers.UOffsetT
+		if n.memoryKind != "" {
+			memory = b.CreateString(n.memoryKind)
+		}
+		b.StartObject(4)
+		if inline {
+			b.PrependUOffsetTSlot(fNamedMesh, mesh, 0)
+		}
+		b.PrependUOffsetTSlot(fNamedSpec, spec, 0)
+		b.PrependUOffsetTSlot(fNamedMemory, memory, 0)
+		b.PrependUint32Slot(fNamedMeshIdx, uint32(n.mesh), 0)
+		return b.EndObject()
+	}
 	shardings := func(ss []sharding) flatbuffers.UOffsetT {
 		offs := make([]flatbuffers.UOffsetT, len(ss))
 		for i, s := range ss {
-			var proto flatbuffers.UOffsetT
+			var proto, named flatbuffers.UOffsetT
 			if s.proto != nil {
 				proto = b.CreateByteVector(s.proto)
+			}
+			if s.named != nil {
+				named = namedT(*s.named, true)
 			}
 			b.StartObject(3)
 			b.PrependInt8Slot(fShardingKind, s.kind, 0)
 			if s.proto != nil {
 				b.PrependUOffsetTSlot(fShardingProto, proto, 0)
 			}
+			b.PrependUOffsetTSlot(fShardingNamed, named, 0)
 			offs[i] = b.EndObject()
 		}
 		return offsets(b, offs)
@@ -159,6 +225,19 @@ func (a artifact) bytes() []byte {
 	if a.shardingIdx != nil {
 		shIdx = u32s(a.shardingIdx)
 	}
+	var uMeshes, uNamed flatbuffers.UOffsetT
+	if a.named != nil {
+		ms := make([]flatbuffers.UOffsetT, len(a.meshes))
+		for i, m := range a.meshes {
+			ms[i] = meshT(m)
+		}
+		uMeshes = offsets(b, ms)
+		ns := make([]flatbuffers.UOffsetT, len(a.named))
+		for i, n := range a.named {
+			ns[i] = namedT(n, false)
+		}
+		uNamed = offsets(b, ns)
+	}
 	platforms := strs(a.platforms)
 	ordered, unordered := effects(a.ordered), effects(a.unordered)
 	var checks flatbuffers.UOffsetT
@@ -202,6 +281,8 @@ func (a artifact) bytes() []byte {
 	b.PrependUOffsetTSlot(fInAvalsIdxs, inIdx, 0)
 	b.PrependUOffsetTSlot(fOutAvalsIdxs, outIdx, 0)
 	b.PrependUOffsetTSlot(fInShardingIdxs, shIdx, 0)
+	b.PrependUOffsetTSlot(fUniqueMeshes, uMeshes, 0)
+	b.PrependUOffsetTSlot(fUniqueShardings, uNamed, 0)
 	b.Finish(b.EndObject())
 	return b.FinishedBytes()
 }
