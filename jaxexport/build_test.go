@@ -21,9 +21,9 @@ type artifact struct {
 	unordered     []string
 	module        []byte
 	calling       uint16
-	kept          []uint16 // nil: left out
-	idxForm       bool     // write in_avals_idxs/out_avals_idxs into unique_avals (version 10)
-	shardingIdx   []uint32 // nil: no in_shardings_idxs (version 10)
+	kept          []uint16    // nil: left out
+	idxForm       bool        // write in_avals_idxs/out_avals_idxs into unique_avals (version 10)
+	shardingIdx   []uint32    // nil: no in_shardings_idxs (version 10)
 	meshes        []testMesh  // unique_abstract_meshes (version 10)
 	named         []testNamed // unique_named_shardings (version 10)
 	globalConsts  bool
