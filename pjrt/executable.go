@@ -88,6 +88,9 @@ var liveExecutables atomic.Int64
 func LiveExecutables() int64 { return liveExecutables.Load() }
 
 // Compile compiles StableHLO MLIR text (or bytecode) for the devices in opts.DeviceAssignment.
+// On a plugin older than PJRT API 0.MeshAxesReplicaGroupsMinor, JAX 0.12's mesh-axes replica
+// groups are compiled as the dense groups they stand for (mlir.DenseReplicaGroups; groups it
+// cannot rewrite fail with ErrCompile wrapping mlir.ErrReplicaGroups).
 // With a persistent compile cache (WithCompileCache) a program compiled before by the same
 // plugin for the same devices is loaded instead of compiled; see CompileStats.
 //

@@ -1,0 +1,52 @@
+package pjrt
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	xmlir "github.com/xlamesh/xlamesh/mlir"
+)
+
+// TestCheckedProgramMeshAxesGroups: JAX 0.12's psum text keeps its mesh-axes replica groups for a
+// plugin of API 0.115 and has them written as dense groups for one of API 0.81.
+func TestCheckedProgramMeshAxesGroups(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "testdata", "oracle", "export012.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Programs []struct{ Name, StableHLO string }
+	}
+	if err := json.Unmarshal(raw, &f); err != nil {
+		t.Fatal(err)
+	}
+	var text string
+	for _, p := range f.Programs {
+		if p.Name == "shard_map_psum" {
+			text = p.StableHLO
+		}
+	}
+	const attr = `#stablehlo.replica_group_mesh_axes<mesh = @mesh_0, axes = [#stablehlo.axis_ref<name = "Y">]>`
+	if !strings.Contains(text, attr) {
+		t.Fatalf("the psum's text lacks %s", attr)
+	}
+	got, err := checkedProgram(text, 8, MeshAxesReplicaGroupsMinor)
+	if err != nil || got != text {
+		t.Errorf("API 0.%d: changed the text or failed: %v", MeshAxesReplicaGroupsMinor, err)
+	}
+	got, err = checkedProgram(text, 8, 81)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.Replace(text, attr, `dense<[[0, 1, 2, 3], [4, 5, 6, 7]]> : tensor<2x4xi64>`, 1); got != want {
+		t.Errorf("API 0.81: got\n%s", got)
+	}
+	bad := strings.Replace(text, `"Y"=4]> {stablehlo`, `"Y"=4], device_ids=[7, 6, 5, 4, 3, 2, 1, 0]> {stablehlo`, 2)
+	if _, err := checkedProgram(bad, 8, 81); !errors.Is(err, ErrCompile) || !errors.Is(err, xmlir.ErrReplicaGroups) {
+		t.Errorf("device_ids: err = %v, want ErrCompile and mlir.ErrReplicaGroups", err)
+	}
+}
