@@ -81,7 +81,10 @@ func Check(text string, opts ...Option) error {
 	if err := c.run(); err != nil {
 		return err
 	}
-	return c.recursion()
+	if err := c.recursion(); err != nil {
+		return err
+	}
+	return c.manualValues()
 }
 
 // lexer adds lookahead to a Scanner.
@@ -138,6 +141,7 @@ type checker struct {
 	funcs        map[string]int // defined functions and their offsets
 	calls        map[string][]call
 	order        []string // functions in text order
+	flow         manualFlow
 }
 
 func (c *checker) fail(off int, kind error, what, format string, args ...any) error {
@@ -153,6 +157,9 @@ func (c *checker) run() error {
 		t := c.lx.next()
 		if t.Kind == EOF {
 			return c.lx.s.Err()
+		}
+		if t.Kind != Punct {
+			c.flowToken(t)
 		}
 		if err := c.token(prev, t); err != nil {
 			return err

@@ -1,0 +1,276 @@
+package mlir
+
+import "strings"
+
+// Which values are manual. XLA's SPMD partitioner assumes, without checking, that the operand
+// of a Sharding custom call with a manual mhlo.sharding, and the operand of an
+// SPMDShardToFullShape call, are already manual; on one that is not it aborts the process
+// (measured on the pinned CPU plugin with 8 partitions: hlo_sharding.cc "!IsManual()" once the
+// Sharding call's result is used, custom_call_handler.cc "IsManual() || IsManualSubgroup()" for
+// SPMDShardToFullShape). The well-formed pattern is JAX's shard_map lowering in GSPMD mode:
+//
+//	%a = custom_call @Sharding(%x) {mhlo.sharding = "<full sharding>"}
+//	%b = custom_call @SPMDFullToShardShape(%a) {mhlo.sharding = "{manual}"}
+//	%r = call @shmap_body(%b)                 // or ops on %b
+//	%c = custom_call @Sharding(%r) {mhlo.sharding = "{manual}"}
+//	%d = custom_call @SPMDShardToFullShape(%c) {mhlo.sharding = "<full sharding>"}
+//
+// So Check follows values through each function: a value is manual when it is a result of
+// SPMDFullToShardShape, or of any other op (a call included) one of whose operands, or of
+// whose regions' values, is manual, except SPMDShardToFullShape, whose result is full again;
+// an argument of a function other than @main is manual when every call of the function passes
+// a manual value there (JAX's @shmap_body).
+
+// flowUse is one use of an SSA value.
+type flowUse struct {
+	name string // %name, without a result number
+	off  int
+}
+
+// flowOp is one op that defines values (or a custom call that defines none), as far as
+// manual-ness is concerned.
+type flowOp struct {
+	fn      string
+	depth   int      // len(checker.stack) at its first result
+	results []string // %names it defines
+	uses    []flowUse
+	named   bool   // its op name has been read
+	name    string // its op name: stablehlo.add, call, "func.call"
+	symbols []string
+	custom  bool   // a custom call
+	target  string // a custom call's target
+	at      int    // the offset of the target, or of the op
+	// sharding is the custom call's mhlo.sharding as written; manual whether it is manual.
+	sharding string
+	manual   bool
+}
+
+// manualFlow collects the ops of a module while Check reads it.
+type manualFlow struct {
+	ops     []*flowOp
+	open    []*flowOp // ops whose text is being read, outermost first
+	args    map[string][]string
+	defLeft int  // result names of the newest op still to read (%a, %b = ...)
+	needed  bool // the module has a manual Sharding or an SPMDShardToFullShape call
+}
+
+// returnOps end the op being read without defining a value.
+var returnOps = map[string]bool{"return": true, "func.return": true, "stablehlo.return": true,
+	"mhlo.return": true, "sdy.return": true, `"func.return"`: true, `"stablehlo.return"`: true}
+
+// flowToken records what token t (not yet processed by token) says of values and ops.
+func (c *checker) flowToken(t Token) {
+	f := &c.flow
+	depth := len(c.stack)
+	for len(f.open) > 0 && f.open[len(f.open)-1].depth > depth {
+		f.open = f.open[:len(f.open)-1] // its region closed
+	}
+	var top *flowOp
+	if len(f.open) > 0 {
+		top = f.open[len(f.open)-1]
+	}
+	switch t.Kind {
+	case PercentIdent:
+		fn := c.currentFunc()
+		if fn == "" {
+			if c.pendingFunc != "" && c.lx.peek(0).Is(Punct, ":") {
+				if f.args == nil {
+					f.args = map[string][]string{}
+				}
+				f.args[c.pendingFunc] = append(f.args[c.pendingFunc], t.Text)
+			}
+			return
+		}
+		if f.defLeft > 0 && top != nil {
+			f.defLeft--
+			top.results = append(top.results, t.Text)
+			return
+		}
+		if n := c.defNames(); n > 0 {
+			c.popFlow(depth)
+			op := &flowOp{fn: fn, depth: depth, results: []string{t.Text}, at: t.Off}
+			f.ops = append(f.ops, op)
+			f.open = append(f.open, op)
+			f.defLeft = n - 1
+			return
+		}
+		for _, op := range f.open {
+			op.uses = append(op.uses, flowUse{t.Text, t.Off})
+		}
+	case Ident, String:
+		if top != nil && !top.named && depth == top.depth {
+			top.named, top.name = true, t.Text
+		}
+		custom := t.Kind == Ident && (t.Text == "stablehlo.custom_call" || t.Text == "mhlo.custom_call") ||
+			t.Kind == String && (t.Text == `"stablehlo.custom_call"` || t.Text == `"mhlo.custom_call"`) && c.lx.peek(0).Is(Punct, "(")
+		switch {
+		case returnOps[t.Text]:
+			c.popFlow(depth)
+		case custom && (top == nil || top.depth != depth || top.name != t.Text || top.custom):
+			// A custom call without results: an op of its own.
+			c.popFlow(depth)
+			if fn := c.currentFunc(); fn != "" {
+				op := &flowOp{fn: fn, depth: depth, named: true, name: t.Text, custom: true, at: t.Off}
+				f.ops = append(f.ops, op)
+				f.open = append(f.open, op)
+			}
+		case custom:
+			top.custom, top.at = true, t.Off
+		case top != nil && top.custom && t.Kind == Ident && (t.Text == "call_target_name" || t.Text == "mhlo.sharding") &&
+			c.lx.peek(0).Is(Punct, "=") && c.lx.peek(1).Kind == String:
+			v, err := Unquote(c.lx.peek(1).Text)
+			if err != nil {
+				return
+			}
+			if t.Text == "call_target_name" {
+				top.target, top.at = v, c.lx.peek(1).Off
+			} else if top.sharding == "" {
+				top.sharding = c.lx.peek(1).Text
+				s, err := parseHloSharding(v, c.partitions)
+				top.manual = err == nil && s.manual
+			}
+			c.noteNeeded(top)
+		}
+	case AtIdent:
+		if top == nil {
+			return
+		}
+		name, err := t.Symbol()
+		if err != nil {
+			return
+		}
+		if top.custom && top.target == "" && len(top.symbols) == 0 {
+			top.target, top.at = name, t.Off
+			c.noteNeeded(top)
+		}
+		top.symbols = append(top.symbols, name)
+	}
+}
+
+// noteNeeded records that op needs the analysis.
+func (c *checker) noteNeeded(op *flowOp) {
+	if op.target == "SPMDShardToFullShape" || op.target == "Sharding" && op.manual {
+		c.flow.needed = true
+	}
+}
+
+// popFlow ends the ops being read at depth or deeper: a new op starts there.
+func (c *checker) popFlow(depth int) {
+	f := &c.flow
+	for len(f.open) > 0 && f.open[len(f.open)-1].depth >= depth {
+		f.open = f.open[:len(f.open)-1]
+	}
+	f.defLeft = 0
+}
+
+// defNames returns how many values the op whose first result is the current token defines (the
+// lookahead reads `%a = `, `%a:2 = `, `%a, %b = `), or 0 when the token is a use.
+func (c *checker) defNames() int {
+	n := 1
+	for k := 0; ; {
+		t := c.lx.peek(k)
+		switch {
+		case t.Is(Punct, "="):
+			return n
+		case t.Is(Punct, ":") && c.lx.peek(k+1).Kind == Int:
+			k += 2
+		case t.Is(Punct, ",") && c.lx.peek(k+1).Kind == PercentIdent:
+			n++
+			k += 2
+		default:
+			return 0
+		}
+	}
+}
+
+// manualValues checks, after the module has been read, that every manual Sharding call and
+// every SPMDShardToFullShape call takes a manual value.
+func (c *checker) manualValues() error {
+	f := &c.flow
+	if !f.needed {
+		return nil
+	}
+	type key struct{ fn, name string }
+	manual := map[key]bool{}
+	argManual := map[key]bool{}
+	isManual := func(fn, name string) bool { return manual[key{fn, name}] || argManual[key{fn, name}] }
+	callee := func(op *flowOp) string {
+		n := strings.Trim(op.name, `"`)
+		if (n == "call" || n == "func.call") && len(op.symbols) > 0 {
+			if _, ok := f.args[op.symbols[0]]; ok {
+				return op.symbols[0]
+			}
+		}
+		return ""
+	}
+	// A least fixed point: each round can only make more arguments manual.
+	for round := 0; ; round++ {
+		clear(manual)
+		for _, op := range f.ops {
+			m := false
+			switch op.target {
+			case "SPMDFullToShardShape":
+				m = true
+			case "SPMDShardToFullShape":
+			default:
+				for _, u := range op.uses {
+					if isManual(op.fn, u.name) {
+						m = true
+						break
+					}
+				}
+			}
+			for _, r := range op.results {
+				manual[key{op.fn, r}] = m
+			}
+		}
+		sites := map[string][]*flowOp{}
+		for _, op := range f.ops {
+			if fn := callee(op); fn != "" {
+				sites[fn] = append(sites[fn], op)
+			}
+		}
+		changed := false
+		for fn, args := range f.args {
+			if fn == "main" || len(sites[fn]) == 0 {
+				continue
+			}
+			for i, a := range args {
+				all := true
+				for _, s := range sites[fn] {
+					if i >= len(s.uses) || !isManual(s.fn, s.uses[i].name) {
+						all = false
+						break
+					}
+				}
+				if all && !argManual[key{fn, a}] {
+					argManual[key{fn, a}], changed = true, true
+				}
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+	for _, op := range f.ops {
+		if !op.custom || !(op.target == "SPMDShardToFullShape" || op.target == "Sharding" && op.manual) {
+			continue
+		}
+		what := "custom_call " + Quote(op.target)
+		if len(op.uses) == 0 {
+			return c.fail(op.at, ErrUnsupportedOp, what, "cannot read its operand")
+		}
+		u := op.uses[0]
+		if isManual(op.fn, u.name) {
+			continue
+		}
+		if op.target == "Sharding" {
+			return c.fail(u.off, ErrUnsupportedOp, what,
+				"mhlo.sharding %s on %s, which is not manual (not computed from an SPMDFullToShardShape result); XLA's SPMD partitioner aborts on it",
+				op.sharding, u.name)
+		}
+		return c.fail(u.off, ErrUnsupportedOp, what,
+			"operand %s is not manual (not computed from an SPMDFullToShardShape result); XLA's SPMD partitioner aborts on it", u.name)
+	}
+	return nil
+}
