@@ -58,6 +58,9 @@ type manualFlow struct {
 var returnOps = map[string]bool{"return": true, "func.return": true, "stablehlo.return": true,
 	"mhlo.return": true, "sdy.return": true, `"func.return"`: true, `"stablehlo.return"`: true}
 
+// flowAttrs are the attribute names, bare or quoted, flowToken reads of a custom call.
+var flowAttrs = map[string]bool{"call_target_name": true, `"call_target_name"`: true, "mhlo.sharding": true, `"mhlo.sharding"`: true}
+
 // flowToken records what token t (not yet processed by token) says of values and ops.
 func (c *checker) flowToken(t Token) {
 	f := &c.flow
@@ -116,13 +119,12 @@ func (c *checker) flowToken(t Token) {
 			}
 		case custom:
 			top.custom, top.at = true, t.Off
-		case top != nil && top.custom && t.Kind == Ident && (t.Text == "call_target_name" || t.Text == "mhlo.sharding") &&
-			c.lx.peek(0).Is(Punct, "=") && c.lx.peek(1).Kind == String:
+		case top != nil && top.custom && flowAttrs[t.Text] && c.lx.peek(0).Is(Punct, "=") && c.lx.peek(1).Kind == String:
 			v, err := Unquote(c.lx.peek(1).Text)
 			if err != nil {
 				return
 			}
-			if t.Text == "call_target_name" {
+			if strings.Trim(t.Text, `"`) == "call_target_name" {
 				top.target, top.at = v, c.lx.peek(1).Off
 			} else if top.sharding == "" {
 				top.sharding = c.lx.peek(1).Text
