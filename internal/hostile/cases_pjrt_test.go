@@ -1470,9 +1470,22 @@ func multiControllerCases() []*hcase {
 	}
 }
 
+// mesh8 is the Shardy mesh of 8 devices of the manual-sharding cases.
+const mesh8 = `  sdy.mesh @mesh = <["x"=8]>` + "\n"
+
+// manualOn is a body that gives v (8x2) the sharding manual with a Sharding custom call, uses
+// the result and returns it: XLA's SPMD partitioner aborts on such a use of a value that is
+// not manual.
+func manualOn(v, manual string) string {
+	return "    %0 = stablehlo.custom_call @Sharding(" + v + ") {mhlo.sharding = \"" + manual + "\"} : (tensor<8x2xf32>) -> tensor<8x2xf32>\n" +
+		"    %1 = stablehlo.add %0, %0 : tensor<8x2xf32>\n    return %1 : tensor<8x2xf32>\n"
+}
+
 // customCallCases: custom calls to targets XLA interprets itself, with attributes or operands
 // of a kind XLA does not check before using them (each killed the process: a segfault for
-// mhlo.topk's k, an abort in sharding_remover.cc for the operand counts).
+// mhlo.topk's k, an abort in sharding_remover.cc for the operand counts, aborts in
+// hlo_sharding.cc, spmd_partitioner.cc and custom_call_handler.cc for a manual Sharding or an
+// SPMDShardToFullShape on a value that is not manual).
 func customCallCases() []*hcase {
 	topk := func(k string) string {
 		return strings.Replace(module8("", "%arg0: tensor<8xf32>", "    %0:2 = stablehlo.custom_call @mhlo.topk(%arg0) {mhlo.attributes = {k = "+k+
@@ -1508,6 +1521,22 @@ func customCallCases() []*hcase {
 			"    %0 = stablehlo.custom_call @xla.sdy.FuncResultSharding(%arg0) {mhlo.frontend_attributes = {xla.sdy.sharding = \"junk<\"}} : (tensor<8x2xf32>) -> tensor<8x2xf32>\n    return %0 : tensor<8x2xf32>\n")),
 		unsupported("custom_call @xla.sdy.GlobalToLocalShape outside a round-trip module on 8 partitions", module8(`  sdy.mesh @mesh = <["x"=8]>`+"\n", arg8x2,
 			"    %0 = stablehlo.custom_call @xla.sdy.GlobalToLocalShape(%arg0) : (tensor<8x2xf32>) -> tensor<8x2xf32>\n    return %0 : tensor<8x2xf32>\n")),
+		unsupported("custom_call @Sharding {manual} on a full argument, used, on 8 partitions", module8(mesh8, arg8x2, manualOn("%arg0", "{manual}"))),
+		unsupported("custom_call @Sharding partly manual on a full argument, used, on 8 partitions", module8(mesh8, arg8x2,
+			manualOn("%arg0", "{devices=[4,1,2]<=[8] last_tile_dims={manual}}"))),
+		unsupported("custom_call @Sharding {manual} in the generic form on a full argument on 8 partitions", module8(mesh8, arg8x2,
+			"    %0 = \"stablehlo.custom_call\"(%arg0) <{call_target_name = \"Sharding\"}> {\"mhlo.sharding\" = \"{manual}\"} : (tensor<8x2xf32>) -> tensor<8x2xf32>\n"+
+				"    %1 = stablehlo.add %0, %0 : tensor<8x2xf32>\n    return %1 : tensor<8x2xf32>\n")),
+		unsupported("custom_call @Sharding {manual} after SPMDShardToFullShape on 8 partitions", module8(mesh8, arg8x2,
+			"    %s = stablehlo.custom_call @Sharding(%arg0) {mhlo.sharding = \"{devices=[8,1]<=[8]}\"} : (tensor<8x2xf32>) -> tensor<8x2xf32>\n"+
+				"    %m = stablehlo.custom_call @SPMDFullToShardShape(%s) {mhlo.sharding = \"{manual}\"} : (tensor<8x2xf32>) -> tensor<1x2xf32>\n"+
+				"    %f = stablehlo.custom_call @SPMDShardToFullShape(%m) {mhlo.sharding = \"{devices=[8,1]<=[8]}\"} : (tensor<1x2xf32>) -> tensor<8x2xf32>\n"+
+				manualOn("%f", "{manual}"))),
+		unsupported("custom_call @Sharding {manual} in a body called with a full value on 8 partitions", module8(mesh8+
+			"  func.func private @shmap_body(%arg0: tensor<8x2xf32>) -> tensor<8x2xf32> {\n"+manualOn("%arg0", "{manual}")+"  }\n", arg8x2,
+			"    %0 = call @shmap_body(%arg0) : (tensor<8x2xf32>) -> tensor<8x2xf32>\n    return %0 : tensor<8x2xf32>\n")),
+		unsupported("custom_call @SPMDShardToFullShape on a full argument on 8 partitions", module8(mesh8, arg8x2,
+			"    %0 = stablehlo.custom_call @SPMDShardToFullShape(%arg0) {mhlo.sharding = \"{replicated}\"} : (tensor<8x2xf32>) -> tensor<8x2xf32>\n    return %0 : tensor<8x2xf32>\n")),
 		unsupported("custom_call to an mhlo target XLA has no rule for", module8("", arg8x2,
 			"    %0 = stablehlo.custom_call @mhlo.frobnicate(%arg0) : (tensor<8x2xf32>) -> tensor<8x2xf32>\n    return %0 : tensor<8x2xf32>\n")),
 	}
