@@ -71,6 +71,8 @@ func FuzzCheck(f *testing.F) {
 		module("", "%t: tensor<4611686018427387904xf32>", goodBody),
 		module("", arg, "    %0 = stablehlo.custom_call @xla_python_cpu_callback(%arg0) : (tensor<8x2xf32>) -> tensor<8x2xf32>\n"+goodBody),
 		nestedRegions(3),
+		manualModule(shmapBody, toManual+"    %2 = call @shmap_body(%1) : (tensor<1x2xf32>) -> tensor<1x2xf32>\n"+fromManual("%2")),
+		manualModule("", "    %0 = \"stablehlo.custom_call\"(%arg0) <{call_target_name = \"Sharding\"}> {mhlo.sharding = \"{manual}\"} : (tensor<8x2xf32>) -> tensor<8x2xf32>\n    return %0 : tensor<8x2xf32>\n"),
 	} {
 		f.Add(s, 8)
 	}
