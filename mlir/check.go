@@ -62,7 +62,13 @@ func Partitions(n int) Option { return func(c *config) { c.partitions = n } }
 //     xla.sdy. or SPMD target Check does not know; XLA casts such attributes unchecked and
 //     dies. Likewise a stablehlo.composite XLA recomposes into a CHLO op (chlo.top_k,
 //     chlo.erf, ... at version 1) whose composite_attributes are not that op's. The error
-//     names the target and the attribute.
+//     names the target and the attribute. And a Sharding call with a manual mhlo.sharding on
+//     a value that is not manual (computed from an SPMDFullToShardShape result, in the same
+//     function or through the arguments of a function every call passes manual values),
+//     an SPMDFullToShardShape whose operand is not a Sharding call's result, an
+//     SPMDShardToFullShape whose operand is not a manual Sharding call's result, or either
+//     conversion whose operand and result do not give each device the same shape: XLA's SPMD
+//     partitioner aborts on each. The error names the call and the value.
 //   - ErrBytecode: MLIR bytecode. Check reads text only; read bytecode as text with
 //     mlir/bytecode.ToText and check that text (pjrt.Client.Compile does).
 //

@@ -28,7 +28,8 @@ func TestCheckAccepts(t *testing.T) {
 		"gspmd": module("", `%arg0: tensor<8x2xf32> {mhlo.sharding = "{devices=[4,2]<=[8]}", jax.arg_info = "x"}`,
 			"    %0 = stablehlo.custom_call @Sharding(%arg0) {mhlo.sharding = \"{devices=[4,1,2]<=[8] last_tile_dim_replicate}\"} : (tensor<8x2xf32>) -> tensor<8x2xf32>\n    return %0 : tensor<8x2xf32>\n"),
 		"manual sharding inside the body": module("", arg,
-			"    %0 = stablehlo.custom_call @SPMDFullToShardShape(%arg0) {mhlo.sharding = \"{manual}\"} : (tensor<8x2xf32>) -> tensor<8x2xf32>\n    return %0 : tensor<8x2xf32>\n"),
+			"    %s = stablehlo.custom_call @Sharding(%arg0) {mhlo.sharding = \"{replicated}\"} : (tensor<8x2xf32>) -> tensor<8x2xf32>\n"+
+				"    %0 = stablehlo.custom_call @SPMDFullToShardShape(%s) {mhlo.sharding = \"{manual}\"} : (tensor<8x2xf32>) -> tensor<8x2xf32>\n    return %0 : tensor<8x2xf32>\n"),
 		"calls without a cycle": module(`  func.func private @g(%x: tensor<8x2xf32>) -> tensor<8x2xf32> {
     return %x : tensor<8x2xf32>
   }

@@ -135,6 +135,9 @@ type ccOp struct {
 	operands  int
 	results   int
 	attrs     []ccAttr // the op's properties and attributes
+	// operandTypes and resultTypes are the offsets of the first operand type and the first
+	// result type in the functional type (-1: none).
+	operandTypes, resultTypes int
 }
 
 // ccAttr is one entry of an attribute dictionary: its name and the tokens of its value (none
@@ -238,6 +241,7 @@ func readCustomCall(src string, off int) (op ccOp, bad *errUnreadable) {
 	if t = next(); !t.Is(Punct, "(") {
 		return fail(t, "expected '(' of the functional type, found %q", t.Text)
 	}
+	op.operandTypes, op.resultTypes = t.End(), -1
 	if _, t = list(next, s, ")"); t.Kind == EOF {
 		return fail(t, "operand types never closed")
 	}
@@ -245,11 +249,12 @@ func readCustomCall(src string, off int) (op ccOp, bad *errUnreadable) {
 		return fail(t, "expected '->', found %q", t.Text)
 	}
 	if t = next(); t.Is(Punct, "(") {
+		op.resultTypes = t.End()
 		if op.results, t = list(next, s, ")"); t.Kind == EOF {
 			return fail(t, "result types never closed")
 		}
 	} else if t.Kind == Ident || t.Kind == BangIdent {
-		op.results = 1
+		op.results, op.resultTypes = 1, t.Off
 	} else {
 		return fail(t, "expected a result type, found %q", t.Text)
 	}

@@ -26,6 +26,13 @@ func binaryModule(target, attrs string) string {
 		" : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>\n    return %0 : tensor<4x8xf32>\n")
 }
 
+// fullToShardModule makes a Sharding call's result manual with an SPMDFullToShardShape call of
+// the given attributes, as JAX does (XLA takes the operand's sharding from the Sharding call).
+func fullToShardModule(attrs string) string {
+	return ccModule("tensor<4x8xf32>", "    %0 = stablehlo.custom_call @Sharding(%arg0) {mhlo.sharding = \"{replicated}\"} : (tensor<4x8xf32>) -> tensor<4x8xf32>\n"+
+		"    %1 = stablehlo.custom_call @SPMDFullToShardShape(%0) "+attrs+" : (tensor<4x8xf32>) -> tensor<4x8xf32>\n    return %1 : tensor<4x8xf32>\n")
+}
+
 // TestCustomCallAccepted: the custom calls JAX and xlamesh write pass.
 func TestCustomCallAccepted(t *testing.T) {
 	for name, text := range map[string]string{
@@ -33,8 +40,8 @@ func TestCustomCallAccepted(t *testing.T) {
 		"topk untyped k":         topkModule("{mhlo.attributes = {k = 2}}"),
 		"erf as JAX exports it":  unaryModule("mhlo.erf", "{mhlo.attributes = {}, mhlo.version = 1 : i64}"),
 		"Sharding":               unaryModule("Sharding", `{mhlo.sharding = "{replicated}"}`),
-		"full to shard":          unaryModule("SPMDFullToShardShape", `{backend_config = "", mhlo.sharding = "{manual}"}`),
-		"partly manual":          unaryModule("SPMDFullToShardShape", `{mhlo.sharding = "{devices=[1,1]<=[1] last_tile_dims={manual}}"}`),
+		"full to shard":          fullToShardModule(`{backend_config = "", mhlo.sharding = "{manual}"}`),
+		"partly manual":          fullToShardModule(`{mhlo.sharding = "{devices=[1,1,1]<=[1] last_tile_dims={manual}}"}`),
 		"func result, escaped":   unaryModule("xla.sdy.FuncResultSharding", `{mhlo.frontend_attributes = {xla.sdy.sharding = "#sdy.sharding_per_value<[<@mesh, [{\22x\22}]>]>"}}`),
 		"func result sharding":   unaryModule("xla.sdy.FuncResultSharding", `{has_side_effect = true, mhlo.frontend_attributes = {xla.sdy.sharding = "#sdy.sharding_per_value<[<@mesh, [{}, {}]>]>"}}`),
 		"device placement":       unaryModule("annotate_device_placement", `{has_side_effect = true, mhlo.frontend_attributes = {_xla_buffer_placement = "pinned_host"}}`),

@@ -1,6 +1,11 @@
 package mlir
 
-import "strings"
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
 
 // Which values are manual. XLA's SPMD partitioner assumes, without checking, that the operand
 // of a Sharding custom call with a manual mhlo.sharding, and the operand of an
@@ -20,6 +25,14 @@ import "strings"
 // whose regions' values, is manual, except SPMDShardToFullShape, whose result is full again;
 // an argument of a function other than @main is manual when every call of the function passes
 // a manual value there (JAX's @shmap_body).
+//
+// The two conversions are held to that pattern too: XLA takes the sharding of their operand
+// from the op that made it and aborts when the shape each device holds differs on the two sides
+// (custom_call_handler.cc "ShapeUtil::Compatible"; an argument's sharding attribute is enough
+// to make it differ). So SPMDFullToShardShape's operand must be a Sharding call's result,
+// SPMDShardToFullShape's that of a manual Sharding call, and the tiles of the operand's
+// sharding (rounded up, as XLA pads) must give each device the shape the result's sharding
+// gives it.
 
 // flowUse is one use of an SSA value.
 type flowUse struct {
@@ -43,6 +56,10 @@ type flowOp struct {
 	// sharding is the custom call's mhlo.sharding as written; manual whether it is manual.
 	sharding string
 	manual   bool
+	// operand and result are the dimensions of a custom call's first operand and result
+	// type; typed whether both were read.
+	operand, result []int64
+	typed           bool
 }
 
 // manualFlow collects the ops of a module while Check reads it.
@@ -114,11 +131,13 @@ func (c *checker) flowToken(t Token) {
 			c.popFlow(depth)
 			if fn := c.currentFunc(); fn != "" {
 				op := &flowOp{fn: fn, depth: depth, named: true, name: t.Text, custom: true, at: t.Off}
+				c.flowTypes(op, t.Off)
 				f.ops = append(f.ops, op)
 				f.open = append(f.open, op)
 			}
 		case custom:
 			top.custom, top.at = true, t.Off
+			c.flowTypes(top, t.Off)
 		case top != nil && top.custom && flowAttrs[t.Text] && c.lx.peek(0).Is(Punct, "=") && c.lx.peek(1).Kind == String:
 			v, err := Unquote(c.lx.peek(1).Text)
 			if err != nil {
@@ -149,9 +168,78 @@ func (c *checker) flowToken(t Token) {
 	}
 }
 
+// flowTypes reads the tensor types of the custom call whose op name starts at off into op.
+func (c *checker) flowTypes(op *flowOp, off int) {
+	cc, bad := readCustomCall(c.src, off)
+	if bad != nil || cc.resultTypes < 0 {
+		return
+	}
+	var ok1, ok2 bool
+	op.operand, ok1 = tensorDims(c.src, cc.operandTypes)
+	op.result, ok2 = tensorDims(c.src, cc.resultTypes)
+	op.typed = ok1 && ok2
+}
+
+// tensorDims reads the dimensions of the ranked tensor type at src[off:] (after spaces):
+// tensor<8x2xf32> is [8 2], tensor<f32> is []; false for anything else (a dynamic dimension,
+// another type).
+func tensorDims(src string, off int) ([]int64, bool) {
+	i := SkipSpace(src, off)
+	if !strings.HasPrefix(src[i:], "tensor<") {
+		return nil, false
+	}
+	i += len("tensor<")
+	dims := []int64{}
+	for {
+		j := scanWhile(src, i, isDigit)
+		if j == i {
+			return dims, i < len(src) && src[i] != '?' && src[i] != '*'
+		}
+		if j >= len(src) || src[j] != 'x' {
+			return nil, false
+		}
+		d, err := strconv.ParseInt(src[i:j], 10, 64)
+		if err != nil {
+			return nil, false
+		}
+		dims = append(dims, d)
+		i = j + 1
+	}
+}
+
+// perDevice returns the shape each device holds of a value of dims with sharding s (written
+// as text, for partitions), as XLA's partitioner computes it (tiles rounded up), or a reason
+// it cannot.
+func perDevice(dims []int64, text string, partitions int) ([]int64, string) {
+	v, err := Unquote(text)
+	if err != nil {
+		return nil, "its mhlo.sharding cannot be read"
+	}
+	s, err := parseHloSharding(v, partitions)
+	switch {
+	case err != nil:
+		return nil, "its mhlo.sharding cannot be read"
+	case s.tuple != nil:
+		return nil, "its mhlo.sharding is a tuple sharding"
+	case s.tiles == nil:
+		return dims, ""
+	case len(s.tiles) != len(dims):
+		return nil, fmt.Sprintf("its mhlo.sharding %s tiles %d dimensions of a rank-%d value", text, len(s.tiles), len(dims))
+	}
+	out := make([]int64, len(dims))
+	for i, d := range dims {
+		t := int64(s.tiles[i])
+		out[i] = d / t
+		if d%t != 0 {
+			out[i]++
+		}
+	}
+	return out, ""
+}
+
 // noteNeeded records that op needs the analysis.
 func (c *checker) noteNeeded(op *flowOp) {
-	if op.target == "SPMDShardToFullShape" || op.target == "Sharding" && op.manual {
+	if op.target == "SPMDShardToFullShape" || op.target == "SPMDFullToShardShape" || op.target == "Sharding" && op.manual {
 		c.flow.needed = true
 	}
 }
@@ -254,8 +342,16 @@ func (c *checker) manualValues() error {
 			break
 		}
 	}
+	defs := map[key]*flowOp{}
 	for _, op := range f.ops {
-		if !op.custom || !(op.target == "SPMDShardToFullShape" || op.target == "Sharding" && op.manual) {
+		for _, r := range op.results {
+			if _, ok := defs[key{op.fn, r}]; !ok {
+				defs[key{op.fn, r}] = op
+			}
+		}
+	}
+	for _, op := range f.ops {
+		if !op.custom || !(op.target == "SPMDShardToFullShape" || op.target == "SPMDFullToShardShape" || op.target == "Sharding" && op.manual) {
 			continue
 		}
 		what := "custom_call " + Quote(op.target)
@@ -263,16 +359,40 @@ func (c *checker) manualValues() error {
 			return c.fail(op.at, ErrUnsupportedOp, what, "cannot read its operand")
 		}
 		u := op.uses[0]
-		if isManual(op.fn, u.name) {
+		if op.target == "Sharding" {
+			if !isManual(op.fn, u.name) {
+				return c.fail(u.off, ErrUnsupportedOp, what,
+					"mhlo.sharding %s on %s, which is not manual (not computed from an SPMDFullToShardShape result); XLA's SPMD partitioner aborts on it",
+					op.sharding, u.name)
+			}
 			continue
 		}
-		if op.target == "Sharding" {
-			return c.fail(u.off, ErrUnsupportedOp, what,
-				"mhlo.sharding %s on %s, which is not manual (not computed from an SPMDFullToShardShape result); XLA's SPMD partitioner aborts on it",
-				op.sharding, u.name)
+		// The conversions: their operand must be a Sharding call's result (XLA takes its
+		// sharding as the operand's), and the shape each device holds must be the same on
+		// both sides (else XLA aborts: custom_call_handler.cc, "ShapeUtil::Compatible").
+		def := defs[key{op.fn, u.name}]
+		if def == nil || !def.custom || def.target != "Sharding" || op.target == "SPMDShardToFullShape" && !def.manual {
+			want := "a Sharding call's result"
+			if op.target == "SPMDShardToFullShape" {
+				want = "the result of a Sharding call with a manual mhlo.sharding"
+			}
+			return c.fail(u.off, ErrUnsupportedOp, what, "operand %s is not %s (XLA's SPMD partitioner aborts on other operands)", u.name, want)
 		}
-		return c.fail(u.off, ErrUnsupportedOp, what,
-			"operand %s is not manual (not computed from an SPMDFullToShardShape result); XLA's SPMD partitioner aborts on it", u.name)
+		if !op.typed || !def.typed {
+			return c.fail(op.at, ErrUnsupportedOp, what, "cannot read its operand and result as ranked tensors of static shape")
+		}
+		in, why := perDevice(def.result, def.sharding, c.partitions)
+		if why != "" {
+			return c.fail(u.off, ErrUnsupportedOp, what, "operand %s: %s", u.name, why)
+		}
+		out, why := perDevice(op.result, op.sharding, c.partitions)
+		if why != "" {
+			return c.fail(op.at, ErrUnsupportedOp, what, "%s", why)
+		}
+		if !slices.Equal(in, out) {
+			return c.fail(op.at, ErrUnsupportedOp, what, "each device holds %v of operand %s but %v of the result; XLA's SPMD partitioner aborts on it",
+				in, u.name, out)
+		}
 	}
 	return nil
 }

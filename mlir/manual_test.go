@@ -34,11 +34,10 @@ func fromManual(v string) string {
 // manual Sharding call and SPMDShardToFullShape on values computed from SPMDFullToShardShape.
 func TestManualAccepted(t *testing.T) {
 	for name, text := range map[string]string{
-		"shard_map inline":      manualModule("", toManual+"    %2 = stablehlo.add %1, %1 : tensor<1x2xf32>\n"+fromManual("%2")),
-		"through a body":        manualModule(shmapBody, toManual+"    %2 = call @shmap_body(%1) : (tensor<1x2xf32>) -> tensor<1x2xf32>\n"+fromManual("%2")),
-		"body with results":     manualModule(strings.Replace(shmapBody, "@shmap_body", "@b", 1), toManual+"    %2:2 = func.call @b2(%1, %1) : (tensor<1x2xf32>, tensor<1x2xf32>) -> (tensor<1x2xf32>, tensor<1x2xf32>)\n"+fromManual("%2#1")+"  }\n  func.func private @b2(%a: tensor<1x2xf32>, %b: tensor<1x2xf32>) -> (tensor<1x2xf32>, tensor<1x2xf32>) {\n    %0 = call @b(%b) : (tensor<1x2xf32>) -> tensor<1x2xf32>\n    return %a, %0 : tensor<1x2xf32>, tensor<1x2xf32>\n"),
-		"mixed with full":       manualModule("", toManual+"    %c = stablehlo.constant dense<1.0> : tensor<1x2xf32>\n    %2 = stablehlo.add %c, %1 : tensor<1x2xf32>\n"+fromManual("%2")),
-		"shard to full at once": manualModule("", toManual+"    %f = stablehlo.custom_call @SPMDShardToFullShape(%1) {mhlo.sharding = \"{devices=[8,1]<=[8]}\"} : (tensor<1x2xf32>) -> tensor<8x2xf32>\n    return %f : tensor<8x2xf32>\n"),
+		"shard_map inline":  manualModule("", toManual+"    %2 = stablehlo.add %1, %1 : tensor<1x2xf32>\n"+fromManual("%2")),
+		"through a body":    manualModule(shmapBody, toManual+"    %2 = call @shmap_body(%1) : (tensor<1x2xf32>) -> tensor<1x2xf32>\n"+fromManual("%2")),
+		"body with results": manualModule(strings.Replace(shmapBody, "@shmap_body", "@b", 1), toManual+"    %2:2 = func.call @b2(%1, %1) : (tensor<1x2xf32>, tensor<1x2xf32>) -> (tensor<1x2xf32>, tensor<1x2xf32>)\n"+fromManual("%2#1")+"  }\n  func.func private @b2(%a: tensor<1x2xf32>, %b: tensor<1x2xf32>) -> (tensor<1x2xf32>, tensor<1x2xf32>) {\n    %0 = call @b(%b) : (tensor<1x2xf32>) -> tensor<1x2xf32>\n    return %a, %0 : tensor<1x2xf32>, tensor<1x2xf32>\n"),
+		"mixed with full":   manualModule("", toManual+"    %c = stablehlo.constant dense<1.0> : tensor<1x2xf32>\n    %2 = stablehlo.add %c, %1 : tensor<1x2xf32>\n"+fromManual("%2")),
 		"generic form": manualModule("", toManual+
 			"    %m = \"stablehlo.custom_call\"(%1) <{call_target_name = \"Sharding\"}> {\"mhlo.sharding\" = \"{manual}\"} : (tensor<1x2xf32>) -> tensor<1x2xf32>\n"+
 			"    %f = \"stablehlo.custom_call\"(%m) <{call_target_name = \"SPMDShardToFullShape\"}> {mhlo.sharding = \"{devices=[8,1]<=[8]}\"} : (tensor<1x2xf32>) -> tensor<8x2xf32>\n    return %f : tensor<8x2xf32>\n"),
@@ -47,7 +46,9 @@ func TestManualAccepted(t *testing.T) {
 		"partly manual": manualModule("", "    %0 = stablehlo.custom_call @Sharding(%arg0) {mhlo.sharding = \"{devices=[4,1,2]<=[8] last_tile_dim_replicate}\"} : (tensor<8x2xf32>) -> tensor<8x2xf32>\n"+
 			"    %1 = stablehlo.custom_call @SPMDFullToShardShape(%0) {mhlo.sharding = \"{devices=[4,1,2]<=[8] last_tile_dims={manual}}\"} : (tensor<8x2xf32>) -> tensor<8x2xf32>\n"+
 			"    %m = stablehlo.custom_call @Sharding(%1) {mhlo.sharding = \"{devices=[4,1,2]<=[8] last_tile_dims={manual}}\"} : (tensor<8x2xf32>) -> tensor<8x2xf32>\n"+
-			"    %f = stablehlo.custom_call @SPMDShardToFullShape(%m) {mhlo.sharding = \"{replicated}\"} : (tensor<8x2xf32>) -> tensor<8x2xf32>\n    return %f : tensor<8x2xf32>\n"),
+			"    %f = stablehlo.custom_call @SPMDShardToFullShape(%m) {mhlo.sharding = \"{devices=[4,1,2]<=[8] last_tile_dim_replicate}\"} : (tensor<8x2xf32>) -> tensor<8x2xf32>\n    return %f : tensor<8x2xf32>\n"),
+		"uneven tiles": strings.ReplaceAll(manualModule("", "    %0 = stablehlo.custom_call @Sharding(%arg0) {mhlo.sharding = \"{devices=[8,1]<=[8]}\"} : (tensor<8x2xf32>) -> tensor<8x2xf32>\n"+
+			"    %1 = stablehlo.custom_call @SPMDFullToShardShape(%0) {mhlo.sharding = \"{manual}\"} : (tensor<8x2xf32>) -> tensor<1x2xf32>\n"+fromManual("%1")), "8x2", "7x2"),
 		"full Sharding on a full value": manualModule("", "    %0 = stablehlo.custom_call @Sharding(%arg0) {mhlo.sharding = \"{replicated}\"} : (tensor<8x2xf32>) -> tensor<8x2xf32>\n    return %0 : tensor<8x2xf32>\n"),
 	} {
 		if err := Check(text, Partitions(8)); err != nil {
@@ -61,6 +62,7 @@ func TestManualAccepted(t *testing.T) {
 // did; Check refuses it with ErrUnsupportedOp naming the call and the value.
 func TestManualRefused(t *testing.T) {
 	const notManual = " is not manual (not computed from an SPMDFullToShardShape result); XLA's SPMD partitioner aborts on it"
+	const notSharding = " is not the result of a Sharding call with a manual mhlo.sharding (XLA's SPMD partitioner aborts on other operands)"
 	const onArg = `custom_call "Sharding": mhlo.sharding "{manual}" on %arg0, which` + notManual
 	use := "    %u = stablehlo.add %0, %0 : tensor<8x2xf32>\n    return %u : tensor<8x2xf32>\n"
 	for _, c := range []struct{ name, text, msg string }{
@@ -70,11 +72,24 @@ func TestManualRefused(t *testing.T) {
 			"    %0 = stablehlo.custom_call @Sharding(%a) {mhlo.sharding = \"{manual}\"} : (tensor<8x2xf32>) -> tensor<8x2xf32>\n"+use),
 			`mlir: 5:42: unsupported op: custom_call "Sharding": mhlo.sharding "{manual}" on %a, which` + notManual},
 		{"shard to full on an argument", manualModule("", "    %0 = stablehlo.custom_call @SPMDShardToFullShape(%arg0) {mhlo.sharding = \"{replicated}\"} : (tensor<8x2xf32>) -> tensor<8x2xf32>\n    return %0 : tensor<8x2xf32>\n"),
-			`mlir: 4:54: unsupported op: custom_call "SPMDShardToFullShape": operand %arg0` + notManual},
+			`mlir: 4:54: unsupported op: custom_call "SPMDShardToFullShape": operand %arg0` + notSharding},
+		{"shard to full without a manual Sharding", manualModule("", toManual+"    %f = stablehlo.custom_call @SPMDShardToFullShape(%1) {mhlo.sharding = \"{devices=[8,1]<=[8]}\"} : (tensor<1x2xf32>) -> tensor<8x2xf32>\n    return %f : tensor<8x2xf32>\n"),
+			`mlir: 6:54: unsupported op: custom_call "SPMDShardToFullShape": operand %1` + notSharding},
 		{"manual again after shard to full", manualModule("", toManual+
-			"    %f = stablehlo.custom_call @SPMDShardToFullShape(%1) {mhlo.sharding = \"{devices=[8,1]<=[8]}\"} : (tensor<1x2xf32>) -> tensor<8x2xf32>\n"+
-			"    %0 = stablehlo.custom_call @Sharding(%f) {mhlo.sharding = \"{manual}\"} : (tensor<8x2xf32>) -> tensor<8x2xf32>\n"+use),
-			`mlir: 7:42: unsupported op: custom_call "Sharding": mhlo.sharding "{manual}" on %f, which` + notManual},
+			"    %m = stablehlo.custom_call @Sharding(%1) {mhlo.sharding = \"{manual}\"} : (tensor<1x2xf32>) -> tensor<1x2xf32>\n"+
+			"    %f = stablehlo.custom_call @SPMDShardToFullShape(%m) {mhlo.sharding = \"{devices=[8,1]<=[8]}\"} : (tensor<1x2xf32>) -> tensor<8x2xf32>\n"+
+			"    %g = stablehlo.custom_call @Sharding(%f) {mhlo.sharding = \"{manual}\"} : (tensor<8x2xf32>) -> tensor<8x2xf32>\n"+
+			"    %u = stablehlo.add %g, %g : tensor<8x2xf32>\n    return %u : tensor<8x2xf32>\n"),
+			`mlir: 8:42: unsupported op: custom_call "Sharding": mhlo.sharding "{manual}" on %f, which` + notManual},
+		{"full to shard on an argument", manualModule("", "    %1 = stablehlo.custom_call @SPMDFullToShardShape(%arg0) {mhlo.sharding = \"{manual}\"} : (tensor<8x2xf32>) -> tensor<1x2xf32>\n"+fromManual("%1")),
+			`mlir: 4:54: unsupported op: custom_call "SPMDFullToShardShape": operand %arg0 is not a Sharding call's result (XLA's SPMD partitioner aborts on other operands)`},
+		{"full to shard of the wrong shape", manualModule("", strings.Replace(toManual, "-> tensor<1x2xf32>", "-> tensor<2x2xf32>", 1)+
+			strings.ReplaceAll(fromManual("%1"), "1x2", "2x2")),
+			`mlir: 5:32: unsupported op: custom_call "SPMDFullToShardShape": each device holds [1 2] of operand %0 but [2 2] of the result; XLA's SPMD partitioner aborts on it`},
+		{"shard to full of the wrong shape", manualModule("", toManual+strings.Replace(fromManual("%1"), "-> tensor<8x2xf32>", "-> tensor<16x2xf32>", 1)),
+			`mlir: 7:32: unsupported op: custom_call "SPMDShardToFullShape": each device holds [1 2] of operand %m but [2 2] of the result; XLA's SPMD partitioner aborts on it`},
+		{"full to shard tiling another rank", manualModule("", strings.Replace(toManual, "{devices=[8,1]<=[8]}", "{devices=[8]<=[8]}", 1)+fromManual("%1")),
+			`mlir: 5:54: unsupported op: custom_call "SPMDFullToShardShape": operand %0: its mhlo.sharding "{devices=[8]<=[8]}" tiles 1 dimensions of a rank-2 value`},
 		{"a body called with a full value", manualModule(shmapBody, toManual+"    %2 = call @shmap_body(%1) : (tensor<1x2xf32>) -> tensor<1x2xf32>\n"+
 			"    %s = stablehlo.slice %arg0 [0:1, 0:2] : (tensor<8x2xf32>) -> tensor<1x2xf32>\n    %3 = call @shmap_body(%s) : (tensor<1x2xf32>) -> tensor<1x2xf32>\n"+fromManual("%2")),
 			`mlir: 14:42: unsupported op: custom_call "Sharding": mhlo.sharding "{manual}" on %arg0, which` + notManual},

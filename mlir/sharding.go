@@ -39,6 +39,9 @@ var shardingKinds = [...]string{"replicated", "maximal", "manual", "unknown", "u
 type hloSharding struct {
 	manual bool // {manual}, or a tiled sharding with a manual subgroup
 	tuple  []hloSharding
+	// tiles are a tiled sharding's tiles per data dimension (its tile assignment without the
+	// subgroup dimensions); nil for the other kinds, which give every device the whole shape.
+	tiles []int
 }
 
 // hloParser reads XLA's HLO sharding text: tokens are { } [ ] ( ) , = <= integers (with an
@@ -347,7 +350,7 @@ func (p *hloParser) single() hloSharding {
 	for _, t := range subgroups {
 		manual = manual || t == "manual"
 	}
-	return hloSharding{manual: manual}
+	return hloSharding{manual: manual, tiles: tileDims[:len(tileDims)-len(subgroups)]}
 }
 
 func (p *hloParser) checkDevice(d int) {
