@@ -1481,11 +1481,30 @@ func manualOn(v, manual string) string {
 		"    %1 = stablehlo.add %0, %0 : tensor<8x2xf32>\n    return %1 : tensor<8x2xf32>\n"
 }
 
+// shardOf is the body line %s = Sharding(v) with sharding (v 8x2).
+func shardOf(v, sharding string) string {
+	return "    %s = stablehlo.custom_call @Sharding(" + v + ") {mhlo.sharding = \"" + sharding + "\"} : (tensor<8x2xf32>) -> tensor<8x2xf32>\n"
+}
+
+// toShard is the body line %m = SPMDFullToShardShape(v) of an 8x2 v to the manual shape.
+func toShard(v, shape string) string {
+	return "    %m = stablehlo.custom_call @SPMDFullToShardShape(" + v + ") {mhlo.sharding = \"{manual}\"} : (tensor<8x2xf32>) -> tensor<" + shape + "xf32>\n"
+}
+
+// fromShard ends a body: a manual Sharding of v (of shape), SPMDShardToFullShape to full (tiled
+// [8,1]), sliced to the 8x2 result.
+func fromShard(v, shape, full string) string {
+	return "    %c = stablehlo.custom_call @Sharding(" + v + ") {mhlo.sharding = \"{manual}\"} : (tensor<" + shape + "xf32>) -> tensor<" + shape + "xf32>\n" +
+		"    %f = stablehlo.custom_call @SPMDShardToFullShape(%c) {mhlo.sharding = \"{devices=[8,1]<=[8]}\"} : (tensor<" + shape + "xf32>) -> tensor<" + full + "xf32>\n" +
+		"    %r = stablehlo.slice %f [0:8, 0:2] : (tensor<" + full + "xf32>) -> tensor<8x2xf32>\n    return %r : tensor<8x2xf32>\n"
+}
+
 // customCallCases: custom calls to targets XLA interprets itself, with attributes or operands
 // of a kind XLA does not check before using them (each killed the process: a segfault for
 // mhlo.topk's k, an abort in sharding_remover.cc for the operand counts, aborts in
 // hlo_sharding.cc, spmd_partitioner.cc and custom_call_handler.cc for a manual Sharding or an
-// SPMDShardToFullShape on a value that is not manual).
+// SPMDShardToFullShape on a value that is not manual, or whose operand and result give each
+// device different shapes).
 func customCallCases() []*hcase {
 	topk := func(k string) string {
 		return strings.Replace(module8("", "%arg0: tensor<8xf32>", "    %0:2 = stablehlo.custom_call @mhlo.topk(%arg0) {mhlo.attributes = {k = "+k+
@@ -1537,6 +1556,12 @@ func customCallCases() []*hcase {
 			"    %0 = call @shmap_body(%arg0) : (tensor<8x2xf32>) -> tensor<8x2xf32>\n    return %0 : tensor<8x2xf32>\n")),
 		unsupported("custom_call @SPMDShardToFullShape on a full argument on 8 partitions", module8(mesh8, arg8x2,
 			"    %0 = stablehlo.custom_call @SPMDShardToFullShape(%arg0) {mhlo.sharding = \"{replicated}\"} : (tensor<8x2xf32>) -> tensor<8x2xf32>\n    return %0 : tensor<8x2xf32>\n")),
+		unsupported("custom_call @SPMDFullToShardShape of the wrong shape on 8 partitions", module8(mesh8, arg8x2,
+			shardOf("%arg0", "{devices=[8,1]<=[8]}")+toShard("%s", "2x2")+fromShard("%m", "2x2", "16x2"))),
+		unsupported("custom_call @SPMDShardToFullShape of the wrong shape on 8 partitions", module8(mesh8, arg8x2,
+			shardOf("%arg0", "{devices=[8,1]<=[8]}")+toShard("%s", "1x2")+fromShard("%m", "1x2", "16x2"))),
+		unsupported("custom_call @SPMDFullToShardShape on a tiled argument on 8 partitions", module8(mesh8,
+			`%arg0: tensor<8x2xf32> {mhlo.sharding = "{devices=[8,1]<=[8]}"}`, toShard("%arg0", "8x2")+fromShard("%m", "8x2", "8x2"))),
 		unsupported("custom_call to an mhlo target XLA has no rule for", module8("", arg8x2,
 			"    %0 = stablehlo.custom_call @mhlo.frobnicate(%arg0) : (tensor<8x2xf32>) -> tensor<8x2xf32>\n    return %0 : tensor<8x2xf32>\n")),
 	}
