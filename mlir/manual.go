@@ -44,9 +44,13 @@ type flowUse struct {
 // manual-ness is concerned.
 type flowOp struct {
 	fn      string
-	depth   int      // len(checker.stack) at its first result
-	results []string // %names it defines
-	uses    []flowUse
+	depth   int       // len(checker.stack) at its first result
+	results []string  // %names it defines
+	uses    []flowUse // the values it uses itself (not those its regions' ops use)
+	parent  *flowOp   // the op in one of whose regions it is, or nil
+	// inner is whether an op in its regions uses a manual value (a value the regions capture
+	// or compute from the op's own operands): then its results are manual too.
+	inner   bool
 	named   bool   // its op name has been read
 	name    string // its op name: stablehlo.add, call, "func.call"
 	symbols []string
@@ -69,6 +73,8 @@ type manualFlow struct {
 	args    map[string][]string
 	defLeft int  // result names of the newest op still to read (%a, %b = ...)
 	needed  bool // the module has a manual Sharding or an SPMDShardToFullShape call
+	// usesUntil is the offset before which defNames has found every value a use.
+	usesUntil int
 }
 
 // returnOps end the op being read without defining a value.
@@ -108,14 +114,14 @@ func (c *checker) flowToken(t Token) {
 		}
 		if n := c.defNames(); n > 0 {
 			c.popFlow(depth)
-			op := &flowOp{fn: fn, depth: depth, results: []string{t.Text}, at: t.Off}
+			op := &flowOp{fn: fn, depth: depth, results: []string{t.Text}, at: t.Off, parent: c.flowTop()}
 			f.ops = append(f.ops, op)
 			f.open = append(f.open, op)
 			f.defLeft = n - 1
 			return
 		}
-		for _, op := range f.open {
-			op.uses = append(op.uses, flowUse{t.Text, t.Off})
+		if top != nil {
+			top.uses = append(top.uses, flowUse{t.Text, t.Off})
 		}
 	case Ident, String:
 		if top != nil && !top.named && depth == top.depth {
@@ -130,7 +136,7 @@ func (c *checker) flowToken(t Token) {
 			// A custom call without results: an op of its own.
 			c.popFlow(depth)
 			if fn := c.currentFunc(); fn != "" {
-				op := &flowOp{fn: fn, depth: depth, named: true, name: t.Text, custom: true, at: t.Off}
+				op := &flowOp{fn: fn, depth: depth, named: true, name: t.Text, custom: true, at: t.Off, parent: c.flowTop()}
 				c.flowTypes(op, t.Off)
 				f.ops = append(f.ops, op)
 				f.open = append(f.open, op)
@@ -244,6 +250,14 @@ func (c *checker) noteNeeded(op *flowOp) {
 	}
 }
 
+// flowTop returns the innermost op being read, or nil.
+func (c *checker) flowTop() *flowOp {
+	if n := len(c.flow.open); n > 0 {
+		return c.flow.open[n-1]
+	}
+	return nil
+}
+
 // popFlow ends the ops being read at depth or deeper: a new op starts there.
 func (c *checker) popFlow(depth int) {
 	f := &c.flow
@@ -256,6 +270,9 @@ func (c *checker) popFlow(depth int) {
 // defNames returns how many values the op whose first result is the current token defines (the
 // lookahead reads `%a = `, `%a:2 = `, `%a, %b = `), or 0 when the token is a use.
 func (c *checker) defNames() int {
+	if c.lx.peek(0).Off < c.flow.usesUntil {
+		return 0
+	}
 	n := 1
 	for k := 0; ; {
 		t := c.lx.peek(k)
@@ -268,6 +285,9 @@ func (c *checker) defNames() int {
 			n++
 			k += 2
 		default:
+			// The values of this list up to t are all uses: the same lookahead from any of
+			// them ends at t.
+			c.flow.usesUntil = t.Off
 			return 0
 		}
 	}
@@ -293,34 +313,41 @@ func (c *checker) manualValues() error {
 		}
 		return ""
 	}
-	// A least fixed point: each round can only make more arguments manual.
-	for round := 0; ; round++ {
-		clear(manual)
+	sites := map[string][]*flowOp{}
+	for _, op := range f.ops {
+		if fn := callee(op); fn != "" {
+			sites[fn] = append(sites[fn], op)
+		}
+	}
+	// A least fixed point: each round only makes more values, region ops and arguments manual.
+	for changed := true; changed; {
+		changed = false
 		for _, op := range f.ops {
-			m := false
+			uses := op.inner
+			for _, u := range op.uses {
+				if uses = uses || isManual(op.fn, u.name); uses {
+					break
+				}
+			}
+			if uses && op.parent != nil && !op.parent.inner {
+				op.parent.inner, changed = true, true
+			}
+			m := uses
 			switch op.target {
 			case "SPMDFullToShardShape":
 				m = true
 			case "SPMDShardToFullShape":
-			default:
-				for _, u := range op.uses {
-					if isManual(op.fn, u.name) {
-						m = true
-						break
-					}
-				}
+				m = false
+			}
+			if !m {
+				continue
 			}
 			for _, r := range op.results {
-				manual[key{op.fn, r}] = m
+				if !manual[key{op.fn, r}] {
+					manual[key{op.fn, r}], changed = true, true
+				}
 			}
 		}
-		sites := map[string][]*flowOp{}
-		for _, op := range f.ops {
-			if fn := callee(op); fn != "" {
-				sites[fn] = append(sites[fn], op)
-			}
-		}
-		changed := false
 		for fn, args := range f.args {
 			if fn == "main" || len(sites[fn]) == 0 {
 				continue
@@ -337,9 +364,6 @@ func (c *checker) manualValues() error {
 					argManual[key{fn, a}], changed = true, true
 				}
 			}
-		}
-		if !changed {
-			break
 		}
 	}
 	defs := map[key]*flowOp{}
