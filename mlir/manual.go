@@ -227,6 +227,8 @@ func perDevice(dims []int64, text string, partitions int) ([]int64, string) {
 		return nil, "its mhlo.sharding cannot be read"
 	case s.tuple != nil:
 		return nil, "its mhlo.sharding is a tuple sharding"
+	case s.tiles == nil && (strings.Contains(v, "unknown") || strings.Contains(v, "unreduced")):
+		return nil, fmt.Sprintf("its mhlo.sharding %s does not fix what each device holds", text)
 	case s.tiles == nil:
 		return dims, ""
 	case len(s.tiles) != len(dims):

@@ -89,6 +89,8 @@ func TestManualRefused(t *testing.T) {
 			`mlir: 5:32: unsupported op: custom_call "SPMDFullToShardShape": each device holds [1 2] of operand %0 but [2 2] of the result; XLA's SPMD partitioner aborts on it`},
 		{"shard to full of the wrong shape", manualModule("", toManual+strings.Replace(fromManual("%1"), "-> tensor<8x2xf32>", "-> tensor<16x2xf32>", 1)),
 			`mlir: 7:32: unsupported op: custom_call "SPMDShardToFullShape": each device holds [1 2] of operand %m but [2 2] of the result; XLA's SPMD partitioner aborts on it`},
+		{"full to shard of an unknown sharding", manualModule("", strings.Replace(toManual, "{devices=[8,1]<=[8]}", "{unknown}", 1)+fromManual("%1")),
+			`mlir: 5:54: unsupported op: custom_call "SPMDFullToShardShape": operand %0: its mhlo.sharding "{unknown}" does not fix what each device holds`},
 		{"full to shard tiling another rank", manualModule("", strings.Replace(toManual, "{devices=[8,1]<=[8]}", "{devices=[8]<=[8]}", 1)+fromManual("%1")),
 			`mlir: 5:54: unsupported op: custom_call "SPMDFullToShardShape": operand %0: its mhlo.sharding "{devices=[8]<=[8]}" tiles 1 dimensions of a rank-2 value`},
 		{"a body called with a full value", manualModule(shmapBody, toManual+"    %2 = call @shmap_body(%1) : (tensor<1x2xf32>) -> tensor<1x2xf32>\n"+
