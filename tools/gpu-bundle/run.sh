@@ -91,10 +91,10 @@ say "nvidia-smi -L: $gpus"
 if [[ $platform == cpu ]]; then mode=cpu; else mode=gpu; fi
 
 # ---- the suites ----
-# Excluded: the tests of excluded-tests (they need the repository's plugin cache) and, on a GPU,
-# the tests whose names say they only make sense on CPU.
+# Excluded: the tests of excluded-tests (they need the repository's plugin cache) and the tests
+# whose names say they only make sense on the other platform (CPUOnly on a GPU, GPUOnly on CPU).
 skip=$(grep -v '^#' "$here/excluded-tests" | grep . | paste -sd'|')
-if [[ $mode == gpu ]]; then skip="${skip:+$skip|}CPUOnly\$"; fi
+if [[ $mode == gpu ]]; then skip="${skip:+$skip|}CPUOnly\$"; else skip="${skip:+$skip|}GPUOnly"; fi
 # pjrt's TestFakePlugins compiles fake plugins from testdata/fakeplugin/fake.c: only with a C compiler.
 if ! command -v "${CC:-cc}" >/dev/null; then skip="${skip:+$skip|}^TestFakePlugins\$"; fi
 skip=${skip:-^\$}
