@@ -68,9 +68,14 @@ func setup(c *pjrt.Client, opts []Option) (config, *pjrt.Device, error) {
 }
 
 // off reports whether the autodiff value got and the finite difference num differ by more
-// than the tolerance, or got is NaN.
+// than the tolerance: a NaN gradient is always off, and an infinite one is off unless the
+// finite difference is the same infinity (the tolerance, infinite then, would accept any).
 func (c config) off(got, num float64) bool {
-	return math.Abs(got-num) > c.atol+c.rtol*math.Max(math.Abs(got), math.Abs(num)) || math.IsNaN(got)
+	if got == num {
+		return false
+	}
+	d := math.Abs(got - num)
+	return !(d <= c.atol+c.rtol*math.Max(math.Abs(got), math.Abs(num))) || math.IsInf(d, 0)
 }
 
 // Eps sets the finite-difference step (default 1e-6).
