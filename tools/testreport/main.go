@@ -140,7 +140,9 @@ func run(in io.Reader, out io.Writer) int {
 		passed, failed, skipped, bad = passed+p, failed+f, skipped+sk, bad || b
 	}
 	if len(stray) > 0 {
-		fmt.Fprintln(out, strings.Join(stray, "\n"))
+		// Whatever is not a test2json event (a build error of an old Go, a crash's message,
+		// a tool's chatter) is counted and shown, and fails the run: nothing is dropped.
+		fmt.Fprintf(out, "%d lines that are not go test -json events:\n%s\n", len(stray), strings.Join(stray, "\n"))
 		bad = true
 	}
 	fmt.Fprintf(out, "%d passed, %d failed, %d skipped\n", passed, failed, skipped)
@@ -184,6 +186,10 @@ func report(out io.Writer, ps *pass) (passed, failed, skipped int, bad bool) {
 			fmt.Fprintf(out, "--- FAIL: %s\n%s", t, strings.Join(p.output[t], ""))
 		}
 		if p.result == "fail" && p.failed == 0 {
+			if p.failedBuild == "" {
+				// Failed outside any test: TestMain (a leak check), init, or a crash after the tests.
+				fmt.Fprintf(out, "--- FAIL outside any test: %s\n", n)
+			}
 			fmt.Fprint(out, strings.Join(p.output[""], ""))
 		}
 		if p.failedBuild != "" {

@@ -52,6 +52,13 @@ func TestRun(t *testing.T) {
 			`{"ImportPath":"q","Action":"build-fail"}`,
 			ev("pass", "A", ""), ev("pass", "", "")},
 			1, []string{"FAIL build of q\nq.go:1: bad\n", "1 passed, 0 failed, 0 skipped"}},
+		// TestMain's leak check fails the package after every test passed: FAIL, with its message.
+		{"fails outside a test", []string{ev("pass", "A", ""), ev("output", "", "p tests leaked 3 PJRT buffers\n"),
+			ev("output", "", "FAIL\tp\t0.1s\n"), ev("fail", "", "")},
+			1, []string{"FAIL p ", "--- FAIL outside any test: p\np tests leaked 3 PJRT buffers\n", "1 passed, 0 failed, 0 skipped"}},
+		// A line that is not JSON is counted and shown, and fails an otherwise passing run.
+		{"stray lines", []string{ev("pass", "A", ""), "panic: boom", ev("pass", "", ""), "{not json"},
+			1, []string{"ok   p ", "2 lines that are not go test -json events:\npanic: boom\n{not json\n", "1 passed, 0 failed, 0 skipped"}},
 		{"nothing ran", nil, 1, []string{"0 passed, 0 failed, 0 skipped"}},
 		{"two passes", []string{
 			"testreport-pass: default",
