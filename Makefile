@@ -14,7 +14,7 @@ export XLAMESH_CACHE_DIR ?= $(CURDIR)/.cache
 GO ?= go
 FUZZTIME ?= 30s
 
-.PHONY: demo test test-gpu gpu-bundle gpu-bundle-check gpu-bundle-ci setup generate newcomer oracle-env lint unit fuzz-smoke oracle-check oracle bench
+.PHONY: demo test test-gpu gpu-bundle gpu-bundle-check gpu-bundle-ci setup generate newcomer oracle-env lint unit fuzz-smoke oracle-check oracle bench mutation mutation-diff
 
 demo: generate
 	@$(INSTALL) -check -plugin cpu >/dev/null
@@ -120,3 +120,17 @@ bench: generate setup oracle-env
 .PHONY: bazel
 bazel: setup
 	@bash tools/bazel/run.sh
+
+# Mutation testing (docs/testing.md), not part of make test: too slow for CI. gremlins (pinned,
+# installed into the cache by tools/setup/gremlins.sh) plants one small bug at a time in the
+# covered code of PKGS and runs their tests; tools/mutationreport prints each package's efficacy
+# (killed / covered) and the surviving mutants. mutation-diff mutates only the lines changed
+# since BASE (default: where HEAD left origin/main, or main, else HEAD~1), in the packages they
+# touch. MUTATION_WORKERS, MUTATION_TIMEOUT_COEFFICIENT and MUTATION_MIN tune it.
+PKGS ?= ./mesh
+BASE ?= $(shell git merge-base HEAD origin/main 2>/dev/null || git merge-base HEAD main 2>/dev/null || echo HEAD~1)
+mutation: generate
+	@bash tools/mutation.sh $(PKGS)
+
+mutation-diff: generate
+	@bash tools/mutation.sh -diff $(BASE)
