@@ -144,6 +144,8 @@ func TestCheckRejects(t *testing.T) {
 		{"num_partitions 0", strings.Replace(module("", arg, goodBody), "= 8 :", "= 0 :", 1), ErrPartitions, 1, 23, "mhlo.num_partitions", "0 partitions, want >= 1"},
 		{"num_partitions -1", strings.Replace(module("", arg, goodBody), "= 8 :", "= -1 :", 1), ErrPartitions, 1, 23, "mhlo.num_partitions", "-1 partitions, want >= 1"},
 		{"num_replicas", strings.Replace(module("", arg, goodBody), "num_replicas = 1", "num_replicas = 2", 1), ErrPartitions, 1, 54, "mhlo.num_replicas", "2 replicas"},
+		{"num_replicas 0", strings.Replace(module("", arg, goodBody), "num_replicas = 1", "num_replicas = 0", 1), ErrPartitions, 1, 54, "mhlo.num_replicas", "asks for 0 replicas"},
+		{"num_replicas -1", strings.Replace(module("", arg, goodBody), "num_replicas = 1", "num_replicas = -1", 1), ErrPartitions, 1, 54, "mhlo.num_replicas", "asks for -1 replicas"},
 		{"unparsable sharding", module("", `%arg0: tensor<8x2xf32> {mhlo.sharding = "{devices=[4,2]<=[4,2]}"}`, goodBody), ErrSharding, 2, 66,
 			`"{devices=[4,2]<=[4,2]}"`, "expected 'T(' after an iota tile assignment"},
 		{"sharding for other devices", module("", `%arg0: tensor<8x2xf32> {mhlo.sharding = "{devices=[2,1]0,1}"}`, goodBody), ErrSharding, 2, 66,

@@ -37,6 +37,8 @@ func TestCheckShardingInvalid(t *testing.T) {
 		{"{maximal}", "maximal shardings should have exactly one device assigned"},
 		{"{maximal device=9}", "device 9 out of range for 8 partitions"},
 		{"{maximal device=-1}", "device -1 out of range"},
+		{"{maximal device=8}", "device 8 out of range for 8 partitions"}, // exactly the partition count
+		{"{devices=[4,2]0,1,2,3,4,5,6,8}", "device 8 out of range [0, 8)"},
 		{"{devices=[2,1]0,1}", "tile assignment [2 1] has 2 devices, for 8 partitions"},
 		{"{devices=[4,2]0,1,2}", "needs 8 devices, got 3"},
 		{"{devices=[4,2]0,1,2,3,4,5,6,7,8,9}", "needs 8 devices, got 10"},
