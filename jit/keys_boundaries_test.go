@@ -1,12 +1,14 @@
 package jit_test
 
 import (
+	"bytes"
 	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/xlamesh/xlamesh/jaxexport"
 	"github.com/xlamesh/xlamesh/jit"
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
@@ -71,4 +73,31 @@ func TestReshardArrayOtherMesh(t *testing.T) {
 	got, err = moved.ToHost()
 	require.NoError(t, err)
 	assert.Equal(t, arange[int32](16), got)
+}
+
+// TestExportedForCUDAOnCPU: an artifact JAX exported for cuda is refused by a CPU client with
+// ErrExternal. The corpus artifact's platform string "cpu" (a
+// FlatBuffers string: length 3, the bytes, a NUL) is rewritten in place as "cuda" (length 4,
+// the NUL's byte taken).
+func TestExportedForCUDAOnCPU(t *testing.T) {
+	c := pjrttest.Client(t)
+	checkNoLeak(t)
+	m := mesh42(t, c)
+	raw, _ := corpusProgram(t, "donate")
+	cpu := []byte("\x03\x00\x00\x00cpu\x00")
+	require.Equal(t, 1, bytes.Count(raw, cpu), "one platform string")
+	raw = bytes.Replace(raw, cpu, []byte("\x04\x00\x00\x00cuda"), 1)
+	e, err := jaxexport.Read(raw)
+	require.NoError(t, err)
+	require.Equal(t, []string{"cuda"}, e.Platforms())
+	f, err := jit.FromExported(e)
+	require.NoError(t, err)
+	defer f.Close()
+	a, err := jit.Put(c, arange[float32](64), []int{8, 8}, sharding(t, m, mesh.P("x", "y")))
+	require.NoError(t, err)
+	defer a.Close()
+	out, err := f.Call(c, a, a)
+	require.ErrorIs(t, err, jit.ErrExternal)
+	assert.ErrorContains(t, err, "the module was exported for cuda, the client runs cpu")
+	assert.Nil(t, out)
 }
