@@ -43,6 +43,9 @@ func TestConvShapes(t *testing.T) {
 		{name: "same stride 2", args: in, build: conv(stablehlo.ConvParams{Dims: nhwc, Strides: []int{2, 2}, Padding: stablehlo.PadSame}), want: shp(f32, 2, 3, 3, 4)},
 		{name: "explicit rhs dilation", args: in, build: conv(stablehlo.ConvParams{Dims: nhwc, Padding: stablehlo.Pads([2]int{1, 2}, [2]int{0, 0}), RhsDilation: []int{2, 1}}),
 			want: shp(f32, 2, 4, 4, 4)},
+		// SAME pads for the dilated kernel (3 taps dilated by 2 span 5), so the size is kept.
+		{name: "same rhs dilation", args: in, build: conv(stablehlo.ConvParams{Dims: nhwc, Padding: stablehlo.PadSame, RhsDilation: []int{2, 1}}),
+			want: shp(f32, 2, 5, 6, 4)},
 		{name: "lhs dilation", args: in, build: conv(stablehlo.ConvParams{Dims: nhwc, LhsDilation: []int{2, 2}}), want: shp(f32, 2, 7, 9, 4)},
 		{name: "depthwise", args: []stablehlo.Shape{shp(f32, 1, 4, 4, 6), shp(f32, 3, 3, 1, 6)}, build: conv(stablehlo.ConvParams{Dims: nhwc, FeatureGroupCount: 6}), want: shp(f32, 1, 2, 2, 6)},
 		{name: "batch groups", args: []stablehlo.Shape{shp(f32, 4, 4, 4, 3), shp(f32, 3, 3, 3, 6)}, build: conv(stablehlo.ConvParams{Dims: nhwc, BatchGroupCount: 2}), want: shp(f32, 2, 2, 2, 6)},

@@ -254,4 +254,17 @@ func TestGatherScatterRun(t *testing.T) {
 		// ScatterFunc takes the raw indices: -1, 5 and -7 are out of bounds, dropped.
 		require.Equal(t, []float32{100, 101, 102, 3, 4, 5, 109, 110, 111, 9, 10, 11}, got[4])
 	})
+	// A narrow signed index on an axis longer than its type holds: -1 is the last element, so
+	// n is added after widening (300 does not fit int8, 40000 not int16); in the index's own
+	// type the sum would wrap.
+	t.Run("narrow indices on long axes", func(t *testing.T) {
+		p := build(func(f *stablehlo.Function) []stablehlo.Value {
+			x8, i8 := f.Arg(shp(dtypes.Float32, 300)), f.Arg(shp(dtypes.Int8, 3))
+			x16, i16 := f.Arg(shp(dtypes.Float32, 40000)), f.Arg(shp(dtypes.Int16, 3))
+			return []stablehlo.Value{f.Take(x8, i8, 0), f.Take(x16, i16, 0)}
+		})
+		got := run1(t, c, p, seqF32(300), []int8{-1, -128, 127}, seqF32(40000), []int16{-1, -32768, 32767})
+		require.Equal(t, []float32{299, 172, 127}, got[0])
+		require.Equal(t, []float32{39999, 7232, 32767}, got[1])
+	})
 }

@@ -43,6 +43,9 @@ func TestReduceWindowShapes(t *testing.T) {
 		{name: "same strided", args: x, build: rw(stablehlo.Sum, stablehlo.ReduceWindowParams{Window: []int{1, 3, 3, 1}, Strides: []int{1, 2, 2, 1}, Padding: stablehlo.PadSame}), want: shp(f32, 2, 3, 3, 3)},
 		{name: "dilations", args: x, build: rw(stablehlo.Min, stablehlo.ReduceWindowParams{Window: []int{1, 2, 2, 1}, BaseDilations: []int{1, 2, 1, 1},
 			WindowDilations: []int{1, 1, 3, 1}, Padding: stablehlo.Pads([2]int{}, [2]int{1, 0}, [2]int{0, 2}, [2]int{})}), want: shp(f32, 2, 9, 5, 3)},
+		// SAME pads for the dilated window (3 dilated by 2 spans 5), so the size is kept.
+		{name: "same window dilation", args: x, build: rw(stablehlo.Max, stablehlo.ReduceWindowParams{Window: []int{1, 3, 1, 1},
+			WindowDilations: []int{1, 2, 1, 1}, Padding: stablehlo.PadSame}), want: shp(f32, 2, 5, 6, 3)},
 		{name: "max pool", args: x, build: func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
 			return f.MaxPool(a[0], []int{2, 2}, []int{2, 2}, stablehlo.PadSame)
 		}, want: shp(f32, 2, 3, 3, 3)},
