@@ -50,12 +50,18 @@ while read -r ip dir; do
   name=${rel//\//_}
   json="$out/$name.json"
   rm -f "$json"
+  # -E /: only the package's own files (gremlins walks subdirectories too, whose tests it
+  # does not run).
   args=(unleash --workers "${MUTATION_WORKERS:-1}" --test-cpu "${MUTATION_WORKERS:-1}"
-    --timeout-coefficient "${MUTATION_TIMEOUT_COEFFICIENT:-10}" -S l -o "$json")
+    --timeout-coefficient "${MUTATION_TIMEOUT_COEFFICIENT:-10}" -E / -S l -o "$json")
   [[ -z $diff ]] || args+=(--diff "$diff")
   echo "== mutation: $rel${diff:+ (lines changed since $diff)}"
+  # gremlins runs from the package's directory and names files relative to it, but matches
+  # them against `git diff --merge-base REF`, whose names are relative to the repository's
+  # root: nothing would ever match. diff.relative makes git name them as gremlins does.
   # gremlins' own exit status says nothing the report does not; a missing report is the failure.
-  "$gremlins" "${args[@]}" "./$rel" || true
+  (cd "$dir" && GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=diff.relative GIT_CONFIG_VALUE_0=true \
+    "$gremlins" "${args[@]}" "$dir") || true
   [[ -s $json ]] || die "gremlins wrote no report for $rel"
   reports+=("$rel=$json")
 done < <(go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}} {{.Dir}}{{end}}' "${pkgs[@]}")
