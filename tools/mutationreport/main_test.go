@@ -22,20 +22,20 @@ func TestRun(t *testing.T) {
 	os.WriteFile(b, []byte(`{"files":[]}`), 0o644)
 	var out bytes.Buffer
 	if code := run([]string{"p/a=" + a, "p/b=" + b}, 80, &out); code != 1 {
-		t.Errorf("exit %d, want 1 (p/a is at 75%%):\n%s", code, out.String())
+		t.Errorf("exit %d, want 1 (p/a is at 66.67%%):\n%s", code, out.String())
 	}
 	want := []string{
-		"p/a                                      efficacy  75.00% (killed 3 / covered 4)  not covered 1  not viable 1  (under 80%)\n",
-		"p/b                                      efficacy 100.00% (killed 0 / covered 0)  not covered 0  not viable 0\n",
-		"all                                      efficacy  75.00% (killed 3 / covered 4)\n",
-		"1 surviving mutants\nLIVED p/a/x.go:3:4 CONDITIONALS_BOUNDARY\n",
+		"p/a                                      efficacy  66.67% (killed 2 / covered 3)  timed out 1  not covered 1  not viable 1  (under 80%)\n",
+		"p/b                                      efficacy 100.00% (killed 0 / covered 0)  timed out 0  not covered 0  not viable 0\n",
+		"all                                      efficacy  66.67% (killed 2 / covered 3)\n",
+		"1 surviving mutants\nLIVED p/a/x.go:3:4 CONDITIONALS_BOUNDARY\nTIMED OUT p/a/x.go:5:6 CONDITIONALS_NEGATION\n",
 	}
 	if got := out.String(); got != strings.Join(want, "") {
 		t.Errorf("output:\n%s\nwant:\n%s", got, strings.Join(want, ""))
 	}
 	out.Reset()
-	if code := run([]string{"p/a=" + a}, 75, &out); code != 0 {
-		t.Errorf("-min 75: exit %d, want 0", code)
+	if code := run([]string{"p/a=" + a}, 66, &out); code != 0 {
+		t.Errorf("-min 66: exit %d, want 0", code)
 	}
 	if code := run([]string{"p/a=" + filepath.Join(dir, "none.json")}, 0, &out); code != 2 {
 		t.Errorf("missing report: exit %d, want 2", code)
