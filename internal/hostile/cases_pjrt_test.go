@@ -1002,6 +1002,9 @@ func transferCases() []*hcase {
 		tr("Client.CopyToHostAll: a nil buffer", classPanics, func(h *H, c *pjrt.Client) error {
 			return c.CopyToHostAll([]pjrt.HostCopy{{Buffer: nil, Dst: make([]byte, 16)}})
 		}, hostData...),
+		tr("Client.CopyToHostAll: a buffer of another client", classOwnership, func(h *H, c *pjrt.Client) error {
+			return c.CopyToHostAll([]pjrt.HostCopy{{Buffer: buffer(h, h.ClientN(1), 0, []float32{1, 2, 3, 4}, 4), Dst: make([]byte, 16)}})
+		}, "pjrt.ErrDevice", pjrt.ErrDevice),
 		tr("Buffer.ToHost: after Close; Close twice", classOwnership, func(h *H, c *pjrt.Client) error {
 			b := buffer(h, c, 0, []float32{1, 2, 3, 4}, 4)
 			h.Must(b.Close())
