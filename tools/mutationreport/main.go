@@ -13,7 +13,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -125,7 +124,7 @@ func main() {
 	min := flag.Float64("min", 0, "exit 1 when a package's efficacy is under this percentage")
 	flag.Parse()
 	if flag.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, errors.New("usage: mutationreport [-min PCT] PKG=REPORT.json ..."))
+		fmt.Fprintln(os.Stderr, "usage: mutationreport [-min PCT] PKG=REPORT.json ...")
 		os.Exit(2)
 	}
 	os.Exit(run(flag.Args(), *min, os.Stdout))
