@@ -83,8 +83,10 @@ func TestWaitGivesUp(t *testing.T) {
 // user does, exactly once; an exclusive user shuts out shared ones and the reverse.
 func TestUsers(t *testing.T) {
 	var u Users
-	if !u.Enter() || !u.Enter() {
-		t.Fatal("Enter on an open Users failed")
+	for i := range 2 {
+		if !u.Enter() {
+			t.Fatalf("Enter %d on an open Users failed", i+1)
+		}
 	}
 	if u.EnterExclusive() {
 		t.Fatal("EnterExclusive succeeded while shared users are inside")
