@@ -1,0 +1,85 @@
+"""Compares a checked-in oracle golden with one regenerated from JAX (tools/oracle/check.sh).
+
+usage: python3 compare.py CHECKED_IN REGENERATED
+
+The two must be the same JSON, except that a float32 array ({"dtype": "float32", "values": [...]})
+may differ by rounding: each value within 1e-6 of the array's largest magnitude (the tolerance
+internal/oracletest compares xlamesh with), NaN against NaN, infinities equal. XLA's CPU code,
+JAX's too, rounds float32 reductions by the vector instructions of the processor it runs on, so
+goldens written on one processor are not bit-equal on another; anything else that differs
+(structure, shapes, dtypes, integers, text, artifacts) fails. Prints how many float32 arrays
+matched only within the tolerance; exits 1 with the first difference otherwise.
+"""
+import json
+import math
+import sys
+
+TOL = 1e-6
+
+
+def close_f32(a, b, path):
+    if len(a) != len(b):
+        return f"{path}: {len(a)} values checked in, {len(b)} regenerated"
+    finite = [abs(x) for x in a if isinstance(x, (int, float)) and math.isfinite(x)]
+    scale = max(finite, default=0.0)
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x == y:
+            continue
+        if not all(isinstance(v, (int, float)) for v in (x, y)):
+            return f"{path}[{i}]: {x!r} checked in, {y!r} regenerated"
+        if math.isnan(x) and math.isnan(y):
+            continue
+        if not (math.isfinite(x) and math.isfinite(y)) or abs(x - y) > TOL * scale:
+            return f"{path}[{i}]: {x!r} checked in, {y!r} regenerated (beyond {TOL} of {scale})"
+    return None
+
+
+def compare(a, b, path, near):
+    if type(a) is not type(b):
+        return f"{path}: {type(a).__name__} checked in, {type(b).__name__} regenerated"
+    if isinstance(a, dict):
+        if sorted(a) != sorted(b):
+            return f"{path}: keys {sorted(a)} checked in, {sorted(b)} regenerated"
+        if a.get("dtype") == "float32" and isinstance(a.get("values"), list) and a["values"] != b["values"]:
+            for k in a:
+                if k != "values" and a[k] != b[k]:
+                    return f"{path}.{k}: {a[k]!r} checked in, {b[k]!r} regenerated"
+            err = close_f32(a["values"], b["values"], f"{path}.values")
+            if err is None:
+                near.append(path)
+            return err
+        for k in a:
+            err = compare(a[k], b[k], f"{path}.{k}", near)
+            if err:
+                return err
+        return None
+    if isinstance(a, list):
+        if len(a) != len(b):
+            return f"{path}: {len(a)} items checked in, {len(b)} regenerated"
+        for i, (x, y) in enumerate(zip(a, b)):
+            err = compare(x, y, f"{path}[{i}]", near)
+            if err:
+                return err
+        return None
+    if a != b and not (isinstance(a, float) and math.isnan(a) and math.isnan(b)):
+        return f"{path}: {a!r} checked in, {b!r} regenerated"
+    return None
+
+
+def main():
+    old, new = sys.argv[1], sys.argv[2]
+    with open(old) as f:
+        a = json.load(f)
+    with open(new) as f:
+        b = json.load(f)
+    near = []
+    err = compare(a, b, "", near)
+    if err:
+        print(f"{old}: {err}", file=sys.stderr)
+        return 1
+    print(f"{old}: equal but for {len(near)} float32 arrays within {TOL} of their largest magnitude")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
