@@ -234,11 +234,16 @@ func TestCompileCacheSpecialFiles(t *testing.T) {
 // directory: neither reuses the other's entry, and the other plugin's entry put in a plugin's
 // place is a miss.
 func TestCompileCacheTwoPlugins(t *testing.T) {
+	// Both plugins by name: in make unit's second pass XLAMESH_PJRT_PLUGIN makes the 0.115 plugin
+	// the default, which is also the other one.
+	t.Setenv(pjrt.EnvPlugin, "")
+	first, err := pjrt.FindCPUPlugin()
+	require.NoError(t, err)
 	other, err := pjrt.MultiProcessCPUPlugin()
 	require.NoError(t, err)
 	dir := t.TempDir()
 	var logA, logB bytes.Buffer
-	a, err := cacheClient(dir, &logA)
+	a, err := cacheClient(dir, &logA, pjrt.WithPlugin(first))
 	require.NoError(t, err)
 	defer a.Close()
 	b, err := cacheClient(dir, &logB, pjrt.WithPlugin(other))
