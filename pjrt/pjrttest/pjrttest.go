@@ -3,6 +3,7 @@ package pjrttest
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -13,6 +14,12 @@ import (
 // on: "cpu" (the default when it is unset) or "gpu" (`make test-gpu` sets it, together with
 // XLAMESH_PJRT_PLUGIN pointing at the CUDA plugin).
 const EnvPlatform = "XLAMESH_TEST_PLATFORM"
+
+// EnvDevices names the environment variable that sets, on "cpu", how many CPU devices the shared
+// client of Client has (default pjrt.DefaultCPUDeviceCount): set to 1 or 2, the CPU plugin stands
+// in for a GPU host with that many GPUs, so that the tests' following of Client's device count is
+// checked without a GPU. On "gpu" the count is the plugin's and the variable must be unset.
+const EnvDevices = "XLAMESH_TEST_DEVICES"
 
 var (
 	mu      sync.Mutex
@@ -85,19 +92,70 @@ func check(c *pjrt.Client, platform string, n int) error {
 	return nil
 }
 
-// Client returns the client with pjrt.DefaultCPUDeviceCount devices shared by all tests of the
-// test binary, opening it on first use. It fails the test when the plugin cannot be loaded.
+// Devices returns the device count of Client's client on "cpu": $XLAMESH_TEST_DEVICES, or
+// pjrt.DefaultCPUDeviceCount when it is unset. It is an error on "gpu" when the variable is set,
+// and for a value that is not a count from 1 to pjrt.MaxCPUDeviceCount.
+func Devices() (int, error) {
+	platform, err := Platform()
+	if err != nil {
+		return 0, err
+	}
+	v, set := os.LookupEnv(EnvDevices)
+	switch {
+	case !set || v == "":
+		return pjrt.DefaultCPUDeviceCount, nil
+	case platform == "gpu":
+		return 0, fmt.Errorf("pjrttest: %s=%s with %s=gpu: the GPU plugin decides the device count", EnvDevices, v, EnvPlatform)
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > pjrt.MaxCPUDeviceCount {
+		return 0, fmt.Errorf("pjrttest: %s=%q: want a device count from 1 to %d", EnvDevices, v, pjrt.MaxCPUDeviceCount)
+	}
+	return n, nil
+}
+
+// Client returns the client shared by all tests of the test binary, opening it on first use: on
+// "cpu" one with Devices() CPU devices (8 unless $XLAMESH_TEST_DEVICES says otherwise), on "gpu"
+// one with every GPU the plugin sees. Tests written against it follow len(c.Devices()): their
+// meshes, device counts and expected values hold on 1 device as on 8. It fails the test when the
+// plugin cannot be loaded.
 func Client(t testing.TB) *pjrt.Client {
 	t.Helper()
-	return ClientWithDevices(t, pjrt.DefaultCPUDeviceCount)
+	n, err := Devices()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := Platform(); p == "gpu" {
+		n = 1
+	}
+	return ClientWithDevices(t, n)
+}
+
+// NeedDevices is Client for a test that only means something on at least n devices (a mesh of
+// that size, a golden computed on it): when Client's client has fewer, the test is skipped with a
+// message that starts "pjrttest: needs" and names both counts, which run.sh of the GPU bundle
+// reports as its own column, never as a pass.
+func NeedDevices(t testing.TB, n int) *pjrt.Client {
+	t.Helper()
+	c := Client(t)
+	if got := len(c.Devices()); got < n {
+		t.Skipf("pjrttest: needs %d devices; the %s client has %d", n, c.Platform(), got)
+	}
+	return c
 }
 
 // ClientWithDevices is Client with n devices. On "cpu" (see Platform) clients are shared per
 // device count and have exactly n CPU devices; on "gpu" all tests share one client with every GPU
-// the plugin sees, and a test fails when there are fewer than n. Clients stay open until the
+// the plugin sees, and a test fails when there are fewer than n, as it does on "cpu" when n is
+// over a $XLAMESH_TEST_DEVICES that is set. Clients stay open until the
 // process exits.
 func ClientWithDevices(t testing.TB, n int) *pjrt.Client {
 	t.Helper()
+	if most, err := Devices(); err != nil {
+		t.Fatal(err)
+	} else if _, set := os.LookupEnv(EnvDevices); set && n > most {
+		t.Fatalf("pjrttest: the test needs %d devices; %s=%d stands in for a host with %d", n, EnvDevices, most, most)
+	}
 	c, fresh, err := open(n)
 	if fresh {
 		kind := "CPU"

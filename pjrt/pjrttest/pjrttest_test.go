@@ -2,6 +2,7 @@ package pjrttest
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -26,6 +27,7 @@ func (f *fakeTB) Fatal(args ...any) {
 // (never skips) and says how to install the plugin.
 func TestMissingPluginFailsWithHint(t *testing.T) {
 	t.Setenv(pjrt.EnvPlugin, "/nonexistent/xla_cpu_pjrt.so")
+	t.Setenv(EnvDevices, "") // 3 devices are asked for whatever host the run stands in for
 	_, _, err := open(3) // a device count no other test opens, so nothing is cached
 	if !errors.Is(err, pjrt.ErrPluginNotFound) {
 		t.Fatalf("open with a missing plugin: got %v, want ErrPluginNotFound", err)
@@ -81,5 +83,70 @@ func TestGPUPlatformRefusesCPUClient(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}
+	}
+}
+
+func TestDevices(t *testing.T) {
+	for _, tc := range []struct{ platform, env, set string }{
+		{"cpu", "", ""}, {"cpu", "1", ""}, {"cpu", "2", ""}, {"cpu", "0", ""}, {"cpu", "x", ""},
+		{"cpu", "100000", ""}, {"gpu", "", ""}, {"gpu", "2", "y"},
+	} {
+		t.Setenv(EnvPlatform, tc.platform)
+		t.Setenv(EnvDevices, tc.env)
+		got, err := Devices()
+		var want int
+		var wantErr string
+		switch {
+		case tc.env == "":
+			want = pjrt.DefaultCPUDeviceCount
+		case tc.platform == "gpu":
+			wantErr = "XLAMESH_TEST_DEVICES=2 with XLAMESH_TEST_PLATFORM=gpu"
+		case tc.env == "1" || tc.env == "2":
+			want = int(tc.env[0] - '0')
+		default:
+			wantErr = `XLAMESH_TEST_DEVICES="` + tc.env + `": want a device count from 1 to`
+		}
+		if wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), wantErr) {
+				t.Errorf("%s, %s=%q: got %d, %v; want error %q", tc.platform, EnvDevices, tc.env, got, err, wantErr)
+			}
+			continue
+		}
+		if err != nil || got != want {
+			t.Errorf("%s, %s=%q: got %d, %v; want %d", tc.platform, EnvDevices, tc.env, got, err, want)
+		}
+	}
+}
+
+// skipTB records a Skipf instead of skipping the test.
+type skipTB struct {
+	testing.TB
+	skipped string
+}
+
+func (s *skipTB) Helper() {}
+func (s *skipTB) Skipf(format string, args ...any) {
+	s.skipped = fmt.Sprintf(format, args...)
+	panic(s)
+}
+
+// TestNeedDevices shows that a test needing more devices than the stand-in host has is skipped
+// with the message run.sh counts, and one needing no more runs on Client's client.
+func TestNeedDevices(t *testing.T) {
+	t.Setenv(EnvDevices, "2")
+	if c := NeedDevices(t, 2); len(c.Devices()) != 2 {
+		t.Fatalf("NeedDevices(2) with %s=2: %d devices", EnvDevices, len(c.Devices()))
+	}
+	s := &skipTB{TB: t}
+	func() {
+		defer func() {
+			if r := recover(); r != s {
+				t.Fatalf("NeedDevices(8) with %s=2 did not skip: recovered %v", EnvDevices, r)
+			}
+		}()
+		NeedDevices(s, 8)
+	}()
+	if want := "pjrttest: needs 8 devices; the cpu client has 2"; s.skipped != want {
+		t.Errorf("skip message %q, want %q", s.skipped, want)
 	}
 }
