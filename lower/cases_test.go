@@ -19,40 +19,52 @@ func ns(entries ...any) mesh.NamedSharding {
 type goldenCase struct {
 	name  string
 	gspmd bool // also lowered in GSPMD mode (golden <name>.gspmd.mlir)
-	build func(m *lower.Module)
+	// shardMap says the module has a shard_map: with Shardy it compiles only for more than one
+	// partition (needPartitioned).
+	shardMap bool
+	// build builds the case on tm: mesh42 for the golden texts, an ("x", "y") mesh whose
+	// sizes divide (4, 2) in the integration tests.
+	build func(m *lower.Module, tm mesh.Mesh)
 }
 
+// build builds a case on mesh42, as its golden texts have it.
 func build(c goldenCase, p lower.Partitioner) (*lower.Program, error) {
+	return buildOn(c, p, mesh42)
+}
+
+// buildOn builds a case on tm, an ("x", "y") mesh whose sizes divide (4, 2): the integration
+// tests build the cases on a mesh of the devices there are.
+func buildOn(c goldenCase, p lower.Partitioner, tm mesh.Mesh) (*lower.Program, error) {
 	m := lower.NewModule("jit_"+c.name, lower.WithPartitioner(p))
-	c.build(m)
+	c.build(m, tm)
 	return m.Build()
 }
 
 // seed is the program of JAX's Shardy announcement: f(x) = x * 2 on 8x2, P("x", "y").
-func seed(m *lower.Module) {
+func seed(m *lower.Module, tm mesh.Mesh) {
 	f := m.Main()
-	x := f.Arg(lower.NewShape(dtypes.Float32, 8, 2), ns("x", "y"))
+	x := f.Arg(lower.NewShape(dtypes.Float32, 8, 2), on(tm, "x", "y"))
 	f.Return(f.Mul(x, f.Constant(2.0)))
-	f.ShardResults(ns("x", "y"))
+	f.ShardResults(on(tm, "x", "y"))
 }
 
-// matmul multiplies a 16x8 by an 8x4 matrix with the given shardings of a, b and the result.
-func matmul(a, b, out mesh.NamedSharding) func(m *lower.Module) {
-	return func(m *lower.Module) {
+// matmul multiplies a 16x8 by an 8x4 matrix with the given specs of a, b and the result.
+func matmul(a, b, out mesh.PartitionSpec) func(m *lower.Module, tm mesh.Mesh) {
+	return func(m *lower.Module, tm mesh.Mesh) {
 		f := m.Main()
-		x := f.Arg(lower.NewShape(dtypes.Float32, 16, 8), a)
-		y := f.Arg(lower.NewShape(dtypes.Float32, 8, 4), b)
+		x := f.Arg(lower.NewShape(dtypes.Float32, 16, 8), mesh.MustNamedSharding(tm, a))
+		y := f.Arg(lower.NewShape(dtypes.Float32, 8, 4), mesh.MustNamedSharding(tm, b))
 		f.Return(f.MatMul(x, y))
-		f.ShardResults(out)
+		f.ShardResults(mesh.MustNamedSharding(tm, out))
 	}
 }
 
 // shardMapSum sums each 4x4 block of a 16x8 array (sharded x, y), all_reduces the partial
 // sums over both axes, and returns the total replicated, plus the per-shard sums.
-func shardMapSum(m *lower.Module) {
+func shardMapSum(m *lower.Module, tm mesh.Mesh) {
 	f := m.Main()
-	x := f.Arg(lower.NewShape(dtypes.Float32, 16, 8), ns("x", "y"))
-	outs := f.ShardMap(mesh42.Abstract(), []mesh.PartitionSpec{mesh.P("x", "y")},
+	x := f.Arg(lower.NewShape(dtypes.Float32, 16, 8), on(tm, "x", "y"))
+	outs := f.ShardMap(tm.Abstract(), []mesh.PartitionSpec{mesh.P("x", "y")},
 		[]mesh.PartitionSpec{mesh.P(), mesh.P("x", "y")}, nil,
 		func(g *lower.Function, args []lower.Value) []lower.Value {
 			local := g.Sum(args[0])
@@ -60,116 +72,127 @@ func shardMapSum(m *lower.Module) {
 			return []lower.Value{total, g.Reshape(local, 1, 1)}
 		}, x)
 	f.Return(outs...)
-	f.ShardResults(ns(), ns("x", "y"))
+	f.ShardResults(on(tm), on(tm, "x", "y"))
+}
+
+// shiftPerm is the permutation of a collective_permute over an axis of size k: position i
+// sends to i+1 mod k.
+func shiftPerm(k int) [][2]int {
+	perm := make([][2]int, k)
+	for i := range perm {
+		perm[i] = [2]int{i, (i + 1) % k}
+	}
+	return perm
 }
 
 var goldenCases = []goldenCase{
 	{name: "seed", gspmd: true, build: seed},
-	{name: "matmul_batch", gspmd: true, build: matmul(ns("x"), ns(), ns("x"))},
-	{name: "matmul_model", gspmd: true, build: matmul(ns(), ns(nil, "y"), ns(nil, "y"))},
-	{name: "matmul_2d", gspmd: true, build: matmul(ns("x", "y"), ns("y"), ns("x"))},
-	{name: "matmul_replicated", gspmd: true, build: matmul(ns(), ns(), ns())},
-	{name: "reduce_sharded_axis", gspmd: true, build: func(m *lower.Module) {
+	{name: "matmul_batch", gspmd: true, build: matmul(mesh.P("x"), mesh.P(), mesh.P("x"))},
+	{name: "matmul_model", gspmd: true, build: matmul(mesh.P(), mesh.P(nil, "y"), mesh.P(nil, "y"))},
+	{name: "matmul_2d", gspmd: true, build: matmul(mesh.P("x", "y"), mesh.P("y"), mesh.P("x"))},
+	{name: "matmul_replicated", gspmd: true, build: matmul(mesh.P(), mesh.P(), mesh.P())},
+	{name: "reduce_sharded_axis", gspmd: true, build: func(m *lower.Module, tm mesh.Mesh) {
 		f := m.Main()
-		x := f.Arg(lower.NewShape(dtypes.Float32, 16, 8), ns("x", "y"))
+		x := f.Arg(lower.NewShape(dtypes.Float32, 16, 8), on(tm, "x", "y"))
 		f.Return(f.Sum(x, 0), f.ReduceMax(x, 1), f.ReduceMin(x))
-		f.ShardResults(ns("y"), ns("x"), ns())
+		f.ShardResults(on(tm, "y"), on(tm, "x"), on(tm))
 	}},
-	{name: "constraint", gspmd: true, build: func(m *lower.Module) {
+	{name: "constraint", gspmd: true, build: func(m *lower.Module, tm mesh.Mesh) {
 		f := m.Main()
-		x := f.Arg(lower.NewShape(dtypes.Float32, 16, 8), ns("x"))
-		y := f.ShardingConstraint(f.Tanh(x), ns(nil, "y"))
-		z := f.ShardingConstraint(f.Add(y, f.Constant(1)), ns(mesh.Unconstrained, "x"))
+		x := f.Arg(lower.NewShape(dtypes.Float32, 16, 8), on(tm, "x"))
+		y := f.ShardingConstraint(f.Tanh(x), on(tm, nil, "y"))
+		z := f.ShardingConstraint(f.Add(y, f.Constant(1)), on(tm, mesh.Unconstrained, "x"))
 		f.Return(f.Mul(z, y))
-		f.ShardResults(ns("y"))
+		f.ShardResults(on(tm, "y"))
 	}},
-	{name: "shard_map_sum", gspmd: true, build: shardMapSum},
+	{name: "shard_map_sum", gspmd: true, shardMap: true, build: shardMapSum},
 	// Two shard_maps and a function of the name GSPMD mode gives the first body: the bodies
 	// print as @shmap_body_1 and @shmap_body_2, each with its own 0.0.
-	{name: "shard_map_twice", gspmd: true, build: func(m *lower.Module) {
+	{name: "shard_map_twice", gspmd: true, shardMap: true, build: func(m *lower.Module, tm mesh.Mesh) {
 		h := m.Func("shmap_body")
 		hx := h.Arg(lower.NewShape(dtypes.Float32, 16, 8))
 		h.Return(h.Neg(hx))
 		f := m.Main()
-		x := f.Arg(lower.NewShape(dtypes.Float32, 16, 8), ns("x", "y"))
+		x := f.Arg(lower.NewShape(dtypes.Float32, 16, 8), on(tm, "x", "y"))
 		in, out := []mesh.PartitionSpec{mesh.P("x", "y")}, []mesh.PartitionSpec{mesh.P("x", "y")}
 		body := func(g *lower.Function, args []lower.Value) []lower.Value {
 			return []lower.Value{g.Max(args[0], g.Constant(0.0))}
 		}
-		y := f.ShardMap(mesh42.Abstract(), in, out, nil, body, x)
-		z := f.ShardMap(mesh42.Abstract(), in, out, nil, body, f.Add(y[0], f.Constant(0.0)))
+		y := f.ShardMap(tm.Abstract(), in, out, nil, body, x)
+		z := f.ShardMap(tm.Abstract(), in, out, nil, body, f.Add(y[0], f.Constant(0.0)))
 		f.Return(f.Call(h, z[0])...)
-		f.ShardResults(ns("x", "y"))
+		f.ShardResults(on(tm, "x", "y"))
 	}},
-	{name: "shard_map_partial", build: func(m *lower.Module) {
+	{name: "shard_map_partial", shardMap: true, build: func(m *lower.Module, tm mesh.Mesh) {
 		f := m.Main()
-		x := f.Arg(lower.NewShape(dtypes.Float32, 16, 8), ns("x"))
-		outs := f.ShardMap(mesh42.Abstract(), []mesh.PartitionSpec{mesh.P("x")}, []mesh.PartitionSpec{mesh.P("x")},
+		x := f.Arg(lower.NewShape(dtypes.Float32, 16, 8), on(tm, "x"))
+		outs := f.ShardMap(tm.Abstract(), []mesh.PartitionSpec{mesh.P("x")}, []mesh.PartitionSpec{mesh.P("x")},
 			[]string{"x"}, func(g *lower.Function, args []lower.Value) []lower.Value {
 				return []lower.Value{g.Mul(args[0], g.Constant(3))}
 			}, x)
 		f.Return(outs...)
-		f.ShardResults(ns("x"))
+		f.ShardResults(on(tm, "x"))
 	}},
-	{name: "collectives", gspmd: true, build: func(m *lower.Module) {
+	{name: "collectives", gspmd: true, shardMap: true, build: func(m *lower.Module, tm mesh.Mesh) {
 		f := m.Main()
-		x := f.Arg(lower.NewShape(dtypes.Float32, 16, 8), ns("x", "y"))
+		x := f.Arg(lower.NewShape(dtypes.Float32, 16, 8), on(tm, "x", "y"))
 		// Unchecked: the all_gather over "y" still varies over "y" (as in JAX, which raises
 		// for this out_spec unless check_vma=False), and P("x") keeps the "y"=0 blocks.
-		outs := f.ShardMapUnchecked(mesh42.Abstract(), []mesh.PartitionSpec{mesh.P("x", "y")},
+		outs := f.ShardMapUnchecked(tm.Abstract(), []mesh.PartitionSpec{mesh.P("x", "y")},
 			[]mesh.PartitionSpec{mesh.P("x"), mesh.P("x", "y"), mesh.P("x", "y"), mesh.P("x", "y"), mesh.P("x", "y")}, nil,
 			func(g *lower.Function, args []lower.Value) []lower.Value {
 				a := args[0]                                       // 4x4
 				gathered := g.AllGather(a, 1, "y")                 // 4x8
 				scattered := g.ReduceScatter(a, lower.Sum, 0, "x") // 1x4
 				swapped := g.AllToAll(a, 0, 1, "y")                // 2x8
-				shifted := g.CollectivePermute(a, [][2]int{{0, 1}, {1, 2}, {2, 3}, {3, 0}}, "x")
+				// {0, 1}, {1, 2}, {2, 3}, {3, 0} on mesh42.
+				shifted := g.CollectivePermute(a, shiftPerm(tm.Abstract().AxisSizes()[0]), "x")
 				maxed := g.AllReduce(a, lower.Max, "y")
 				return []lower.Value{gathered, scattered, swapped, shifted, maxed}
 			}, x)
 		f.Return(outs...)
-		f.ShardResults(ns("x"), ns("x", "y"), ns("x", "y"), ns("x", "y"), ns("x", "y"))
+		f.ShardResults(on(tm, "x"), on(tm, "x", "y"), on(tm, "x", "y"), on(tm, "x", "y"), on(tm, "x", "y"))
 	}},
-	{name: "call", gspmd: true, build: func(m *lower.Module) {
+	{name: "call", gspmd: true, build: func(m *lower.Module, tm mesh.Mesh) {
 		h := m.Func("scale")
 		hx := h.Arg(lower.NewShape(dtypes.Float32, 8, 2))
 		h.Return(h.Mul(hx, h.Constant(2)), h.Neg(hx))
 		f := m.Main()
-		x := f.Arg(lower.NewShape(dtypes.Float32, 8, 2), ns("x", "y"))
+		x := f.Arg(lower.NewShape(dtypes.Float32, 8, 2), on(tm, "x", "y"))
 		r := f.Call(h, x)
 		f.Return(f.Add(r[0], r[1]))
-		f.ShardResults(ns("x", "y"))
+		f.ShardResults(on(tm, "x", "y"))
 	}},
-	{name: "entry_shardings", gspmd: true, build: func(m *lower.Module) {
+	{name: "entry_shardings", gspmd: true, build: func(m *lower.Module, tm mesh.Mesh) {
 		f := m.Main()
 		s := lower.NewShape(dtypes.Float32, 8, 8)
-		a := f.Arg(s, ns("x", "y"))
-		b := f.Arg(s, ns("y", "x"))
-		c := f.Arg(s, ns("x"))
-		d := f.Arg(s, ns("y"))
-		e := f.Arg(s, ns(mesh.Axes("x", "y")))
-		g := f.Arg(s, ns(nil, mesh.Axes("y", "x")))
-		r := f.Arg(lower.NewShape(dtypes.Float32), ns())
+		a := f.Arg(s, on(tm, "x", "y"))
+		b := f.Arg(s, on(tm, "y", "x"))
+		c := f.Arg(s, on(tm, "x"))
+		d := f.Arg(s, on(tm, "y"))
+		e := f.Arg(s, on(tm, mesh.Axes("x", "y")))
+		g := f.Arg(s, on(tm, nil, mesh.Axes("y", "x")))
+		r := f.Arg(lower.NewShape(dtypes.Float32), on(tm))
 		sum := f.Add(f.Add(f.Add(a, b), f.Add(c, d)), f.Add(f.Add(e, g), r))
 		f.Return(sum, r)
-		f.ShardResults(ns(nil, "x"), ns())
+		f.ShardResults(on(tm, nil, "x"), on(tm))
 	}},
-	{name: "device_order", build: func(m *lower.Module) {
+	{name: "device_order", build: func(m *lower.Module, tm mesh.Mesh) {
 		// Same mesh shape over the devices in another order: a second symbol with device_ids.
-		rev := mesh.MustNew([]mesh.Device{mesh.SimDevice{Id: 7}, mesh.SimDevice{Id: 6}, mesh.SimDevice{Id: 5}, mesh.SimDevice{Id: 4},
-			mesh.SimDevice{Id: 3}, mesh.SimDevice{Id: 2}, mesh.SimDevice{Id: 1}, mesh.SimDevice{Id: 0}}, []int{4, 2}, "x", "y")
+		// On mesh42 the devices 7, 6, ..., 0.
+		rev := mesh.MustNew(reversed(tm.Devices()), tm.Abstract().AxisSizes(), "x", "y")
 		f := m.Main()
-		x := f.Arg(lower.NewShape(dtypes.Float32, 8, 2), ns("x", "y"))
+		x := f.Arg(lower.NewShape(dtypes.Float32, 8, 2), on(tm, "x", "y"))
 		y := f.ShardingConstraint(x, mesh.MustNamedSharding(rev, mesh.P("x")))
 		f.Return(y)
-		f.ShardResults(ns("x", "y"))
+		f.ShardResults(on(tm, "x", "y"))
 	}},
 }
 
 func init() {
-	goldenCases = append(goldenCases, goldenCase{name: "entry_defaults", gspmd: true, build: func(m *lower.Module) {
+	goldenCases = append(goldenCases, goldenCase{name: "entry_defaults", gspmd: true, build: func(m *lower.Module, tm mesh.Mesh) {
 		f := m.Main()
-		x := f.Arg(lower.NewShape(dtypes.Float32, 8, 4), ns("x"))
+		x := f.Arg(lower.NewShape(dtypes.Float32, 8, 4), on(tm, "x"))
 		b := f.Arg(lower.NewShape(dtypes.Float32, 4))
 		y := f.Add(x, f.BroadcastInDim(b, []int{8, 4}, []int{1}))
 		f.Return(y, f.Sum(y, 0))
@@ -178,26 +201,26 @@ func init() {
 
 func init() {
 	goldenCases = append(goldenCases,
-		goldenCase{name: "nested_shard_map", build: func(m *lower.Module) {
+		goldenCase{name: "nested_shard_map", shardMap: true, build: func(m *lower.Module, tm mesh.Mesh) {
 			f := m.Main()
-			x := f.Arg(lower.NewShape(dtypes.Float32, 16, 8), ns("x", "y"))
-			outs := f.ShardMap(mesh42.Abstract(), []mesh.PartitionSpec{mesh.P("x")}, []mesh.PartitionSpec{mesh.P("x")}, []string{"x"},
+			x := f.Arg(lower.NewShape(dtypes.Float32, 16, 8), on(tm, "x", "y"))
+			outs := f.ShardMap(tm.Abstract(), []mesh.PartitionSpec{mesh.P("x")}, []mesh.PartitionSpec{mesh.P("x")}, []string{"x"},
 				func(g *lower.Function, args []lower.Value) []lower.Value {
-					inner := g.ShardMap(mesh42.Abstract(), []mesh.PartitionSpec{mesh.P(nil, "y")}, []mesh.PartitionSpec{mesh.P(nil, "y")}, nil,
+					inner := g.ShardMap(tm.Abstract(), []mesh.PartitionSpec{mesh.P(nil, "y")}, []mesh.PartitionSpec{mesh.P(nil, "y")}, nil,
 						func(h *lower.Function, a []lower.Value) []lower.Value {
 							return []lower.Value{h.AllReduce(a[0], lower.Sum, "x", "y")}
 						}, args[0])
 					return inner
 				}, x)
 			f.Return(outs...)
-			f.ShardResults(ns("x", "y"))
+			f.ShardResults(on(tm, "x", "y"))
 		}},
-		goldenCase{name: "maximal_mesh", build: func(m *lower.Module) {
+		goldenCase{name: "maximal_mesh", build: func(m *lower.Module, tm mesh.Mesh) {
 			f := m.Main()
-			x := f.Arg(lower.NewShape(dtypes.Float32, 8, 2), ns("x"))
+			x := f.Arg(lower.NewShape(dtypes.Float32, 8, 2), on(tm, "x"))
 			m.MaximalMesh(0)
 			f.Return(f.Neg(x))
-			f.ShardResults(ns("x"))
+			f.ShardResults(on(tm, "x"))
 		}},
 	)
 }
