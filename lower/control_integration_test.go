@@ -44,27 +44,34 @@ func whileInShardMap(m mesh.Mesh, p lower.Partitioner) (*lower.Program, error) {
 }
 
 // TestIntegrationWhileInShardMap: a While and a Scan inside a shard_map body call
-// axis-named collectives; the module compiles and runs on 8 CPU devices (4x2 mesh) with
+// axis-named collectives; the module compiles and runs on realMesh (4x2 on 8 devices) with
 // both partitioners, with the values computed in Go.
 func TestIntegrationWhileInShardMap(t *testing.T) {
 	c := pjrttest.Client(t)
 	m := realMesh(t, c)
+	nx, ny := xy(m)
+	nr, nc := 16/nx, 8/ny
 	in := reftest.SmallFloats(128) // -5..7 repeating: rows differ across "x"
-	// Device (ix, iy) holds rows 4ix..4ix+3, columns 4iy..4iy+3.
+	// Device (ix, iy) holds rows nr*ix..nr*ix+nr-1, columns nc*iy..nc*iy+nc-1 (4x4 blocks on 4x2).
 	maxed := make([]float32, 128)
 	summed := make([]float32, 128)
 	for r := range 16 {
 		for col := range 8 {
-			mx := in[(r%4)*8+col]
-			for k := range 4 {
-				mx = max(mx, in[(4*k+r%4)*8+col])
+			mx := in[(r%nr)*8+col]
+			for k := range nx {
+				mx = max(mx, in[(nr*k+r%nr)*8+col])
 			}
 			maxed[r*8+col] = mx + 3
-			summed[r*8+col] = in[r*8+col%4] + in[r*8+col%4+4]
+			var sum float32
+			for k := range ny {
+				sum += in[r*8+nc*k+col%nc]
+			}
+			summed[r*8+col] = sum
 		}
 	}
 	for _, p := range []lower.Partitioner{lower.Shardy, lower.GSPMD} {
 		t.Run(p.String(), func(t *testing.T) {
+			needPartitioned(t, p)
 			prog, err := whileInShardMap(m, p)
 			require.NoError(t, err)
 			require.Contains(t, prog.Text(), `"stablehlo.while"`)

@@ -14,17 +14,57 @@ import (
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 )
 
-// realMesh returns the 4x2 ("x", "y") mesh over the client's 8 CPU devices.
-func realMesh(t *testing.T, c *pjrt.Client) mesh.Mesh {
-	t.Helper()
+// meshSizes returns the sizes (x, y) of the integration tests' mesh on n devices: (4, 2), the
+// mesh42 of the golden cases, on 8 or more; on fewer the largest mesh whose sizes divide (4, 2),
+// so every array that mesh42 divides stays divisible: (2, 2) on 4 to 7, (2, 1) on 2 or 3, and
+// (1, 1) on 1.
+func meshSizes(n int) (x, y int) {
+	switch {
+	case n >= 8:
+		return 4, 2
+	case n >= 4:
+		return 2, 2
+	case n >= 2:
+		return 2, 1
+	}
+	return 1, 1
+}
+
+// devices returns the first k devices of the client, k at most len(c.Devices()).
+func devices(c *pjrt.Client, k int) []mesh.Device {
 	var devs []mesh.Device
-	for _, d := range c.Devices() {
+	for _, d := range c.Devices()[:k] {
 		devs = append(devs, d)
 	}
-	require.GreaterOrEqual(t, len(devs), 8, "integration tests need 8 CPU devices")
-	m, err := mesh.New(devs[:8], []int{4, 2}, "x", "y")
+	return devs
+}
+
+// realMesh returns the ("x", "y") mesh of sizes meshSizes over the client's first devices:
+// 4x2 over 8 devices.
+func realMesh(t *testing.T, c *pjrt.Client) mesh.Mesh {
+	t.Helper()
+	x, y := meshSizes(len(c.Devices()))
+	m, err := mesh.New(devices(c, x*y), []int{x, y}, "x", "y")
 	require.NoError(t, err)
 	return m
+}
+
+// needPartitioned skips, on a client of one device, a test that compiles a Shardy module with a
+// shard_map (sdy.manual_computation): with one partition XLA runs no partitioner, which leaves
+// the shard_map as custom calls the plugin cannot run ("No registered implementation for untyped
+// custom call to xla.sdy.GlobalToLocalShape"). JAX lowers a shard_map whose manual axes all have
+// size 1 without a manual_computation; lower does not. GSPMD modules compile on one device.
+func needPartitioned(t *testing.T, p lower.Partitioner) {
+	t.Helper()
+	if p == lower.Shardy {
+		pjrttest.NeedDevices(t, 2)
+	}
+}
+
+// xy returns the sizes of the axes "x" and "y" of m.
+func xy(m mesh.Mesh) (x, y int) {
+	s := m.Abstract().AxisSizes()
+	return s[0], s[1]
 }
 
 func compile(t *testing.T, c *pjrt.Client, m mesh.Mesh, prog *lower.Program) *pjrt.Executable {
@@ -44,14 +84,17 @@ func compile(t *testing.T, c *pjrt.Client, m mesh.Mesh, prog *lower.Program) *pj
 }
 
 // TestIntegrationCompileGolden compiles every golden module, in each mode it has, with the
-// real CPU plugin on 8 devices.
+// client's plugin, built on realMesh (the golden mesh42 on 8 devices).
 func TestIntegrationCompileGolden(t *testing.T) {
 	c := pjrttest.Client(t)
 	m := realMesh(t, c)
 	for _, gc := range goldenCases {
 		for _, p := range partitioners(gc) {
 			t.Run(gc.name+"/"+p.String(), func(t *testing.T) {
-				prog, err := build(gc, p)
+				if gc.shardMap {
+					needPartitioned(t, p)
+				}
+				prog, err := buildOn(gc, p, m)
 				require.NoError(t, err)
 				exe := compile(t, c, m, prog)
 				require.Equal(t, prog.NumPartitions(), exe.NumPartitions())
@@ -159,7 +202,7 @@ func run(t *testing.T, c *pjrt.Client, m mesh.Mesh, prog *lower.Program, inputs 
 // numeric holds, per golden case, inputs and the expected results computed in Go.
 var numeric = map[string]struct {
 	inputs func() [][]float32
-	want   func(in [][]float32) [][]float32
+	want   func(in [][]float32, m mesh.Mesh) [][]float32 // m: the mesh the case was built on
 	tol    float64
 }{
 	"seed": {
@@ -170,7 +213,7 @@ var numeric = map[string]struct {
 			}
 			return [][]float32{x}
 		},
-		want: func(in [][]float32) [][]float32 {
+		want: func(in [][]float32, _ mesh.Mesh) [][]float32 {
 			out := make([]float32, 16)
 			for i, v := range in[0] {
 				out[i] = 2 * v
@@ -184,7 +227,7 @@ var numeric = map[string]struct {
 	"matmul_replicated": matmulNumeric,
 	"reduce_sharded_axis": {
 		inputs: func() [][]float32 { return [][]float32{reftest.SmallFloats(128)} },
-		want: func(in [][]float32) [][]float32 {
+		want: func(in [][]float32, _ mesh.Mesh) [][]float32 {
 			x := in[0]
 			sum0 := make([]float32, 8)
 			max1 := make([]float32, 16)
@@ -203,7 +246,7 @@ var numeric = map[string]struct {
 	},
 	"constraint": {
 		inputs: func() [][]float32 { return [][]float32{reftest.SmallFloats(128)} },
-		want: func(in [][]float32) [][]float32 {
+		want: func(in [][]float32, _ mesh.Mesh) [][]float32 {
 			out := make([]float32, 128)
 			for i, v := range in[0] {
 				y := float32(math.Tanh(float64(v)))
@@ -215,14 +258,16 @@ var numeric = map[string]struct {
 	},
 	"shard_map_sum": {
 		inputs: func() [][]float32 { return [][]float32{reftest.SmallFloats(128)} },
-		want: func(in [][]float32) [][]float32 {
+		want: func(in [][]float32, m mesh.Mesh) [][]float32 {
+			// Device (ix, iy) sums its (16/X)x(8/Y) block; the blocks assemble to XxY.
+			nx, ny := xy(m)
 			var total float32
-			blocks := make([]float32, 8)
+			blocks := make([]float32, nx*ny)
 			for i := range 16 {
 				for j := range 8 {
 					v := in[0][i*8+j]
 					total += v
-					blocks[(i/4)*2+j/4] += v
+					blocks[(i/(16/nx))*ny+j/(8/ny)] += v
 				}
 			}
 			return [][]float32{{total}, blocks}
@@ -230,7 +275,7 @@ var numeric = map[string]struct {
 	},
 	"call": {
 		inputs: func() [][]float32 { return [][]float32{reftest.SmallFloats(16)} },
-		want: func(in [][]float32) [][]float32 {
+		want: func(in [][]float32, _ mesh.Mesh) [][]float32 {
 			out := make([]float32, 16)
 			for i, v := range in[0] {
 				out[i] = 2*v - v
@@ -240,7 +285,7 @@ var numeric = map[string]struct {
 	},
 	"shard_map_partial": {
 		inputs: func() [][]float32 { return [][]float32{reftest.SmallFloats(128)} },
-		want: func(in [][]float32) [][]float32 {
+		want: func(in [][]float32, _ mesh.Mesh) [][]float32 {
 			out := make([]float32, 128)
 			for i, v := range in[0] {
 				out[i] = 3 * v
@@ -254,18 +299,20 @@ var numeric = map[string]struct {
 	},
 	"nested_shard_map": {
 		inputs: func() [][]float32 { return [][]float32{reftest.SmallFloats(128)} },
-		want: func(in [][]float32) [][]float32 {
-			// Every 4x4 block becomes the elementwise sum of all eight blocks.
-			var s [4][4]float32
+		want: func(in [][]float32, m mesh.Mesh) [][]float32 {
+			// Every (16/X)x(8/Y) block (4x4 on 4x2) becomes the elementwise sum of all X*Y blocks.
+			nx, ny := xy(m)
+			br, bc := 16/nx, 8/ny
+			s := make([]float32, br*bc)
 			for i := range 16 {
 				for j := range 8 {
-					s[i%4][j%4] += in[0][i*8+j]
+					s[(i%br)*bc+j%bc] += in[0][i*8+j]
 				}
 			}
 			out := make([]float32, 128)
 			for i := range 16 {
 				for j := range 8 {
-					out[i*8+j] = s[i%4][j%4]
+					out[i*8+j] = s[(i%br)*bc+j%bc]
 				}
 			}
 			return [][]float32{out}
@@ -275,65 +322,73 @@ var numeric = map[string]struct {
 
 var matmulNumeric = struct {
 	inputs func() [][]float32
-	want   func(in [][]float32) [][]float32
+	want   func(in [][]float32, m mesh.Mesh) [][]float32 // m: the mesh the case was built on
 	tol    float64
 }{
 	inputs: func() [][]float32 { return [][]float32{reftest.SmallFloats(128), reftest.SmallFloats(32)} },
-	want:   func(in [][]float32) [][]float32 { return [][]float32{reftest.MatMul(in[0], in[1], 16, 8, 4)} },
+	want: func(in [][]float32, _ mesh.Mesh) [][]float32 {
+		return [][]float32{reftest.MatMul(in[0], in[1], 16, 8, 4)}
+	},
 }
 
-// wantCollectives computes the collectives case on the 16x8 input sharded ("x", "y"):
-// device (ix, iy) holds block rows 4ix..4ix+3, columns 4iy..4iy+3.
-func wantCollectives(in [][]float32) [][]float32 {
+// wantCollectives computes the collectives case on the 16x8 input sharded ("x", "y") over an
+// X x Y mesh m (4x2 as mesh42): device (ix, iy) holds the R x C block of rows R*ix..R*ix+R-1,
+// columns C*iy..C*iy+C-1, with R = 16/X and C = 8/Y (4x4 on 4x2).
+func wantCollectives(in [][]float32, m mesh.Mesh) [][]float32 {
 	x := in[0]
-	block := func(ix, iy int) [][]float32 { // 4x4
-		b := make([][]float32, 4)
-		for r := range 4 {
-			b[r] = slices.Clone(x[(4*ix+r)*8+4*iy : (4*ix+r)*8+4*iy+4])
+	nx, ny := xy(m)
+	nr, nc := 16/nx, 8/ny
+	block := func(ix, iy int) [][]float32 { // R x C
+		b := make([][]float32, nr)
+		for r := range nr {
+			b[r] = slices.Clone(x[(nr*ix+r)*8+nc*iy : (nr*ix+r)*8+nc*iy+nc])
 		}
 		return b
 	}
-	// all_gather over y along dim 1: the 4x8 rows of x; out P("x") -> 16x8 == x.
+	// all_gather over y along dim 1: the R x 8 rows of x; out P("x") -> 16x8 == x.
 	gathered := slices.Clone(x)
-	// reduce_scatter over x along dim 0: device (ix, iy) gets row ix of sum_ix' block(ix', iy);
-	// out P("x", "y") assembles 4x8: row ix, columns of y-block iy.
-	scattered := make([]float32, 4*8)
-	for ix := range 4 {
-		for iy := range 2 {
-			for c := range 4 {
-				var s float32
-				for k := range 4 {
-					s += block(k, iy)[ix][c]
-				}
-				scattered[ix*8+4*iy+c] = s
+	// reduce_scatter over x along dim 0: device (ix, iy) gets rows [ix*R/X, (ix+1)*R/X) of
+	// sum_ix' block(ix', iy); out P("x", "y") assembles R x 8 (4x8 on 4x2): row r, column c is
+	// the sum over the row blocks k of x[k*R + r, c].
+	scattered := make([]float32, nr*8)
+	for r := range nr {
+		for c := range 8 {
+			for k := range nx {
+				scattered[r*8+c] += x[(nr*k+r)*8+c]
 			}
 		}
 	}
-	// all_to_all over y: split dim 0 (4 rows) in 2, concat along dim 1:
-	// device iy gets rows [2iy, 2iy+2) of block(ix, 0) then of block(ix, 1) side by side: 2x8.
-	// out P("x", "y") on 8x16: rows 2ix+..., columns 8iy...
-	swapped := make([]float32, 8*16)
-	for ix := range 4 {
-		for iy := range 2 {
-			for r := range 2 {
-				for src := range 2 {
-					for c := range 4 {
-						swapped[(2*ix+r)*16+8*iy+4*src+c] = block(ix, src)[2*iy+r][c]
+	// all_to_all over y: split dim 0 (R rows) in Y, concat along dim 1: device iy gets rows
+	// [iy*R/Y, (iy+1)*R/Y) of block(ix, 0), ..., block(ix, Y-1) side by side: (R/Y) x 8.
+	// out P("x", "y") on (16/Y) x 8Y (8x16 on 4x2): rows (R/Y)*ix+..., columns 8*iy...
+	rs := nr / ny
+	swapped := make([]float32, 16*8)
+	for ix := range nx {
+		for iy := range ny {
+			for r := range rs {
+				for src := range ny {
+					for c := range nc {
+						swapped[(rs*ix+r)*8*ny+8*iy+nc*src+c] = block(ix, src)[rs*iy+r][c]
 					}
 				}
 			}
 		}
 	}
-	// collective_permute over x: ix sends to ix+1 mod 4, so device ix holds block(ix-1, iy).
+	// collective_permute over x: ix sends to ix+1 mod X, so device ix holds block(ix-1, iy).
+	// all_reduce max over y: each element the max over the blocks of its row of blocks.
 	shifted := make([]float32, 16*8)
 	maxed := make([]float32, 16*8)
-	for ix := range 4 {
-		for iy := range 2 {
-			src := block((ix+3)%4, iy)
-			for r := range 4 {
-				for c := range 4 {
-					shifted[(4*ix+r)*8+4*iy+c] = src[r][c]
-					maxed[(4*ix+r)*8+4*iy+c] = max(block(ix, 0)[r][c], block(ix, 1)[r][c])
+	for ix := range nx {
+		for iy := range ny {
+			src := block((ix+nx-1)%nx, iy)
+			for r := range nr {
+				for c := range nc {
+					shifted[(nr*ix+r)*8+nc*iy+c] = src[r][c]
+					mx := block(ix, 0)[r][c]
+					for k := range ny {
+						mx = max(mx, block(ix, k)[r][c])
+					}
+					maxed[(nr*ix+r)*8+nc*iy+c] = mx
 				}
 			}
 		}
@@ -341,8 +396,8 @@ func wantCollectives(in [][]float32) [][]float32 {
 	return [][]float32{gathered, scattered, swapped, shifted, maxed}
 }
 
-// TestIntegrationNumeric runs the numeric golden cases on 8 CPU devices in Shardy and GSPMD
-// mode and compares with results computed in Go.
+// TestIntegrationNumeric runs the numeric golden cases, built on realMesh (the golden mesh42 on
+// 8 devices), in Shardy and GSPMD mode and compares with results computed in Go.
 func TestIntegrationNumeric(t *testing.T) {
 	c := pjrttest.Client(t)
 	m := realMesh(t, c)
@@ -353,11 +408,14 @@ func TestIntegrationNumeric(t *testing.T) {
 		}
 		for _, p := range partitioners(gc) {
 			t.Run(gc.name+"/"+p.String(), func(t *testing.T) {
-				prog, err := build(gc, p)
+				if gc.shardMap {
+					needPartitioned(t, p)
+				}
+				prog, err := buildOn(gc, p, m)
 				require.NoError(t, err)
 				in := nc.inputs()
 				got := run(t, c, m, prog, in)
-				want := nc.want(in)
+				want := nc.want(in, m)
 				require.Len(t, got, len(want))
 				for i := range want {
 					if nc.tol == 0 {
@@ -375,14 +433,14 @@ func TestIntegrationNumeric(t *testing.T) {
 	}
 }
 
-// TestIntegrationWrap compiles and runs wrapped foreign modules in both modes.
+// TestIntegrationWrap compiles and runs wrapped foreign modules in both modes, sharded on realMesh.
 func TestIntegrationWrap(t *testing.T) {
 	c := pjrttest.Client(t)
 	m := realMesh(t, c)
 	x, b := reftest.SmallFloats(16), []float32{10, 20}
 	for _, p := range []lower.Partitioner{lower.Shardy, lower.GSPMD} {
 		t.Run("jax_export/"+p.String(), func(t *testing.T) {
-			prog, err := lower.Wrap(jaxExported, []mesh.NamedSharding{ns("x", "y"), ns("y")}, []mesh.NamedSharding{ns("x", "y")},
+			prog, err := lower.Wrap(jaxExported, []mesh.NamedSharding{on(m, "x", "y"), on(m, "y")}, []mesh.NamedSharding{on(m, "x", "y")},
 				lower.WithPartitioner(p))
 			require.NoError(t, err)
 			got := run(t, c, m, prog, [][]float32{x, b})
@@ -393,7 +451,7 @@ func TestIntegrationWrap(t *testing.T) {
 			require.Equal(t, [][]float32{want}, got)
 		})
 		t.Run("bare/"+p.String(), func(t *testing.T) {
-			prog, err := lower.Wrap(bareModule, []mesh.NamedSharding{ns("x")}, []mesh.NamedSharding{ns(nil, "y")}, lower.WithPartitioner(p))
+			prog, err := lower.Wrap(bareModule, []mesh.NamedSharding{on(m, "x")}, []mesh.NamedSharding{on(m, nil, "y")}, lower.WithPartitioner(p))
 			require.NoError(t, err)
 			got := run(t, c, m, prog, [][]float32{x})
 			want := make([]float32, 16)

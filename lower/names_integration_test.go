@@ -1,6 +1,8 @@
 package lower_test
 
 import (
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -26,12 +28,13 @@ var acceptedNamePairs = [][2]string{
 
 // TestIntegrationNameClasses proves the name policy through a real compile: for each pair of
 // accepted axis names, a function sharded P(a, b) in and P(b, a) out (so XLA must tell the two
-// apart, and move data between them) compiles with Shardy on 8 CPU devices and every device
-// holds the right shard of 2x+1. A module and a helper function whose names need quoting run
+// apart, and move data between them) compiles with Shardy on the devices of realMesh (4x2 on 8)
+// and every device holds the right shard of 2x+1. A module and a helper function whose names need quoting run
 // in the same programs.
 func TestIntegrationNameClasses(t *testing.T) {
 	c := pjrttest.Client(t)
-	devs := realMesh(t, c).Devices()
+	rm := realMesh(t, c)
+	devs, sizes := rm.Devices(), rm.Abstract().AxisSizes()
 	covered := map[byte]bool{}
 	for _, pair := range acceptedNamePairs {
 		for _, n := range pair {
@@ -48,7 +51,7 @@ func TestIntegrationNameClasses(t *testing.T) {
 	}
 	for _, pair := range acceptedNamePairs {
 		t.Run(mlir.Quote(pair[0])+","+mlir.Quote(pair[1]), func(t *testing.T) {
-			m, err := mesh.New(devs, []int{4, 2}, pair[0], pair[1])
+			m, err := mesh.New(devs, sizes, pair[0], pair[1])
 			require.NoError(t, err)
 			in := mesh.MustNamedSharding(m, mesh.P(pair[0], pair[1]))
 			out := mesh.MustNamedSharding(m, mesh.P(pair[1], pair[0]))
@@ -62,7 +65,7 @@ func TestIntegrationNameClasses(t *testing.T) {
 			f.ShardResults(out)
 			prog, err := mod.Build()
 			require.NoError(t, err)
-			require.NoError(t, mlir.Check(prog.Text(), mlir.Partitions(8)))
+			require.NoError(t, mlir.Check(prog.Text(), mlir.Partitions(len(devs))))
 			x0 := reftest.SmallFloats(32)
 			got := run(t, c, m, prog, [][]float32{x0})
 			want := make([]float32, 32)
@@ -74,7 +77,7 @@ func TestIntegrationNameClasses(t *testing.T) {
 			sh, err := exe.OutputShardings()
 			require.NoError(t, err)
 			// P(b, a) on a 4x2 mesh: rows in 2 tiles along b, columns in 4 along a.
-			require.Equal(t, []int{2, 4}, sh[0].TileDims, "output sharding %v", sh[0])
+			require.Equal(t, tiles([]int{sizes[1], sizes[0]}, 1), sh[0].TileDims, "output sharding %v", sh[0])
 		})
 	}
 }
@@ -83,17 +86,31 @@ func TestIntegrationNameClasses(t *testing.T) {
 // them, and a module text carrying one is refused by Compile.
 func TestIntegrationRefusedNames(t *testing.T) {
 	c := pjrttest.Client(t)
-	devs := realMesh(t, c).Devices()
+	m := realMesh(t, c)
+	devs, n := m.Devices(), m.Size()
 	for _, name := range []string{"é", "データ", `a\b`, "a\nb", "\x7f", "ok\xff"} {
-		_, err := mesh.New(devs, []int{8}, name)
+		_, err := mesh.New(devs, []int{n}, name)
 		require.ErrorIs(t, err, mesh.ErrAxisName, "%q", name)
-		text := strings.ReplaceAll(`module attributes {mhlo.num_partitions = 8 : i32} {
-  sdy.mesh @mesh = <[NAME=8]>
+		text := strings.NewReplacer("NAME", mlir.Quote(name), "N", strconv.Itoa(n)).Replace(`module attributes {mhlo.num_partitions = N : i32} {
+  sdy.mesh @mesh = <[NAME=N]>
   func.func public @main(%x: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{NAME}]>}) -> tensor<8xf32> {
     return %x : tensor<8xf32>
   }
-}`, "NAME", mlir.Quote(name))
-		_, err = c.Compile(text, pjrt.CompileOptions{DeviceAssignment: []int{0, 1, 2, 3, 4, 5, 6, 7}})
+}`)
+		_, err = c.Compile(text, pjrt.CompileOptions{DeviceAssignment: m.DeviceIDs()})
 		require.ErrorIs(t, err, mlir.ErrName, "%q", name)
 	}
+}
+
+// tiles returns the TileDims XLA reports for a sharding with the given tile counts per
+// dimension, each tile held by replicas devices: the counts, then replicas when it is over 1
+// (last_tile_dim_replicate); none when every count is 1 ({replicated}).
+func tiles(counts []int, replicas int) []int {
+	if !slices.ContainsFunc(counts, func(k int) bool { return k > 1 }) {
+		return nil
+	}
+	if replicas > 1 {
+		return append(slices.Clone(counts), replicas)
+	}
+	return counts
 }

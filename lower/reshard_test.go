@@ -10,6 +10,7 @@ import (
 
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
+	"github.com/xlamesh/xlamesh/pjrt"
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 )
 
@@ -236,21 +237,21 @@ func TestWrapKeep(t *testing.T) {
 }
 
 // TestIntegrationWrapReplace compiles the three forms re-sharded onto a 2x4 mesh over the
-// devices in reverse order and reads back how XLA lays out the arguments and results.
+// devices in reverse order (the mesh of meshSizes transposed, over that many devices) and reads
+// back how XLA lays out the arguments and results.
 func TestIntegrationWrapReplace(t *testing.T) {
 	c := pjrttest.Client(t)
-	var devs []mesh.Device
-	for _, d := range c.Devices()[:8] {
-		devs = append([]mesh.Device{d}, devs...)
-	}
-	m, err := mesh.New(devs, []int{2, 4}, "x", "y")
+	ny, nx := meshSizes(len(c.Devices())) // x divides the result's 6 columns
+	m, err := mesh.New(reversed(devices(c, nx*ny)), []int{nx, ny}, "x", "y")
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		name string
 		text string
 		part lower.Partitioner
-	}{{"shardy", shardyExported, lower.Shardy}, {"gspmd", gspmdExported, lower.GSPMD}, {"round trip", roundTripExported, lower.Shardy}} {
+		need int // devices: the GSPMD form's constraint in the body has JAX's 8-device tiling
+	}{{"shardy", shardyExported, lower.Shardy, 1}, {"gspmd", gspmdExported, lower.GSPMD, 8}, {"round trip", roundTripExported, lower.Shardy, 1}} {
 		t.Run(tc.name, func(t *testing.T) {
+			pjrttest.NeedDevices(t, tc.need)
 			prog, err := lower.Wrap(tc.text, []mesh.NamedSharding{on(m, "y", "x"), on(m, "y")}, []mesh.NamedSharding{on(m, "y"), on(m, nil, "x")},
 				lower.ReplaceShardings(), lower.WithPartitioner(tc.part))
 			require.NoError(t, err)
@@ -259,12 +260,27 @@ func TestIntegrationWrapReplace(t *testing.T) {
 			require.NoError(t, err)
 			out, err := exe.OutputShardings()
 			require.NoError(t, err)
+			if nx*ny == 1 {
+				// One device: XLA partitions nothing and reports every value replicated (and
+				// OutputShardings one sharding for the whole result tuple).
+				for _, s := range append(in, out...) {
+					require.Equal(t, pjrt.ShardingReplicated, s.Type, "%v", s)
+				}
+				return
+			}
 			// P("y", "x") tiles 4x2; P(None, "x") tiles 1x2 and replicates over y (4).
-			require.Equal(t, []int{4, 2}, in[0].TileDims, "argument 0: %v", in[0])
-			require.Equal(t, []int{4, 1, 2}, in[1].TileDims, "argument 1: %v", in[1])
-			require.Equal(t, []int{1, 2, 4}, out[1].TileDims, "result 1: %v", out[1])
+			require.Equal(t, tiles([]int{ny, nx}, 1), in[0].TileDims, "argument 0: %v", in[0])
+			require.Equal(t, tiles([]int{ny, 1}, nx), in[1].TileDims, "argument 1: %v", in[1])
+			require.Equal(t, tiles([]int{1, nx}, ny), out[1].TileDims, "result 1: %v", out[1])
 			// Partition p holds the block of mesh position p: device order is the assignment's.
-			require.Equal(t, []int{0, 4, 1, 5, 2, 6, 3, 7}, in[0].Partitions)
+			// Tile (iy, ix) of P("y", "x") is at mesh position ix*Y + iy: 0, 4, 1, 5, ... on 2x4.
+			var parts []int
+			for iy := range ny {
+				for ix := range nx {
+					parts = append(parts, ix*ny+iy)
+				}
+			}
+			require.Equal(t, parts, in[0].Partitions)
 		})
 	}
 }
@@ -319,27 +335,26 @@ func TestWrapReplaceManualRegroups(t *testing.T) {
 
 // TestIntegrationWrapReplaceGSPMDShardMap re-shards a GSPMD module of lower's with a
 // shard_map, whose body is a called private function (@shmap_body) with a 0.0 of its own,
-// onto the 4x2 mesh over the devices in reverse order, and runs it.
+// built on the mesh of meshSizes (mesh42 on 8 devices), onto the same mesh over the devices in
+// reverse order, and runs it.
 func TestIntegrationWrapReplaceGSPMDShardMap(t *testing.T) {
 	c := pjrttest.Client(t)
+	nx, ny := meshSizes(len(c.Devices()))
+	tm := mesh.MustNew(mesh.SimDevices(nx*ny), []int{nx, ny}, "x", "y")
 	mod := lower.NewModule("smap", lower.WithPartitioner(lower.GSPMD))
 	f := mod.Main()
-	x := f.Arg(lower.NewShape(dtypes.Float32, 16, 8), ns("x", "y"))
-	y := f.ShardMap(mesh42.Abstract(), []mesh.PartitionSpec{mesh.P("x", "y")}, []mesh.PartitionSpec{mesh.P(nil, "y")}, nil,
+	x := f.Arg(lower.NewShape(dtypes.Float32, 16, 8), on(tm, "x", "y"))
+	y := f.ShardMap(tm.Abstract(), []mesh.PartitionSpec{mesh.P("x", "y")}, []mesh.PartitionSpec{mesh.P(nil, "y")}, nil,
 		func(g *lower.Function, a []lower.Value) []lower.Value {
 			return []lower.Value{g.AllReduce(g.Max(a[0], g.Constant(0.0)), lower.Sum, "x")}
 		}, f.Max(x, f.Constant(0.0)))
 	f.Return(y...)
-	f.ShardResults(ns(nil, "y"))
+	f.ShardResults(on(tm, nil, "y"))
 	built, err := mod.Build()
 	require.NoError(t, err)
 	require.Contains(t, built.Text(), "func.func private @shmap_body(")
 
-	var devs []mesh.Device
-	for _, d := range c.Devices()[:8] {
-		devs = append([]mesh.Device{d}, devs...)
-	}
-	m, err := mesh.New(devs, []int{4, 2}, "x", "y")
+	m, err := mesh.New(reversed(devices(c, tm.Size())), tm.AxisSizes(), "x", "y")
 	require.NoError(t, err)
 	prog, err := lower.Wrap(built.Text(), []mesh.NamedSharding{on(m, "x", "y")}, []mesh.NamedSharding{on(m, nil, "y")},
 		lower.ReplaceShardings(), lower.WithPartitioner(lower.GSPMD))
@@ -348,10 +363,11 @@ func TestIntegrationWrapReplaceGSPMDShardMap(t *testing.T) {
 	for i := range in {
 		in[i] = float32(i%11 - 5)
 	}
-	want := make([]float32, 32) // 4x8: the sum over the 4 row blocks of max(x, 0)
+	nr := 16 / nx
+	want := make([]float32, nr*8) // 4x8 on 4x2: the sum over the X row blocks of max(x, 0)
 	for r := range 16 {
 		for col := range 8 {
-			want[8*(r%4)+col] += max(in[8*r+col], 0)
+			want[8*(r%nr)+col] += max(in[8*r+col], 0)
 		}
 	}
 	require.Equal(t, [][]float32{want}, run(t, c, m, prog, [][]float32{in}))

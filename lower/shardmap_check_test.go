@@ -149,13 +149,14 @@ func TestReplicationCheck(t *testing.T) {
 }
 
 // TestReplicationUncheckedRuns: with the check off (JAX's check_vma=False) a result
-// whose out_spec P() leaves out "x" compiles and runs on 8 devices; each device returns
-// its own block, so device (ix, iy) holds rows 2ix, 2ix+1 of the input (JAX returns
-// device 0's).
+// whose out_spec P() leaves out "x" compiles and runs on realMesh (4x2 on 8 devices); each
+// device returns its own block, so device (ix, iy) holds rows R*ix..R*ix+R-1 of the input, with
+// R = 8/X rows a block (2ix, 2ix+1 on 4x2; JAX returns device 0's).
 func TestReplicationUncheckedRuns(t *testing.T) {
 	for _, p := range []lower.Partitioner{lower.Shardy, lower.GSPMD} {
 		t.Run(p.String(), func(t *testing.T) {
 			c := pjrttest.Client(t)
+			needPartitioned(t, p)
 			rm := realMesh(t, c)
 			m := lower.NewModule("unchecked", lower.WithPartitioner(p))
 			f := m.Main()
@@ -180,10 +181,12 @@ func TestReplicationUncheckedRuns(t *testing.T) {
 			exe := compile(t, c, rm, prog)
 			in := reftest.SmallFloats(32)
 			devs := rm.Devices()
+			nx, ny := xy(rm)
+			k := 8 / nx * 4 // elements of a block of rows
 			args := make([][]*pjrt.Buffer, len(devs))
 			for i, d := range devs {
-				ix := i / 2
-				b, err := c.BufferFromHost(d.(*pjrt.Device), in[ix*8:ix*8+8], []int{2, 4})
+				ix := i / ny
+				b, err := c.BufferFromHost(d.(*pjrt.Device), in[ix*k:ix*k+k], []int{8 / nx, 4})
 				require.NoError(t, err)
 				defer b.Close()
 				args[i] = []*pjrt.Buffer{b}
@@ -194,8 +197,8 @@ func TestReplicationUncheckedRuns(t *testing.T) {
 				host, err := outs[i][0].ToHost()
 				require.NoError(t, err)
 				outs[i][0].Close()
-				ix := i / 2
-				require.Equal(t, in[ix*8:ix*8+8], host, "device %d", i)
+				ix := i / ny
+				require.Equal(t, in[ix*k:ix*k+k], host, "device %d", i)
 			}
 		})
 	}
