@@ -23,26 +23,33 @@ import (
 const (
 	envCompileChild      = "XLAMESH_COMPILE_CHILD"
 	envCompilePartitions = "XLAMESH_COMPILE_PARTITIONS"
+	envCompileDevices    = "XLAMESH_COMPILE_DEVICES"
 	compileChildTimeout  = 60 * time.Second // a small module compiles in well under a second
-	compileChildDevices  = 8
+	compileChildDevices  = 8                // the most partitions a fuzzed module is compiled for
 )
 
 // compileChild compiles the module in the file named by envCompileChild for the first
-// envCompilePartitions CPU devices and returns the exit code: 0 when it compiled or failed
-// with a typed pjrt.ErrCompile error, 1 for anything else. XLA crashing the process shows as
-// a signal or Go's exit code 2.
+// envCompilePartitions devices of a client with envCompileDevices devices (the parent's
+// pjrttest.Client count: 8 CPU devices by default) and returns the exit code: 0 when it
+// compiled or failed with a typed pjrt.ErrCompile error, 1 for anything else. XLA crashing the
+// process shows as a signal or Go's exit code 2.
 func compileChild() int {
 	text, err := os.ReadFile(os.Getenv(envCompileChild))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "compile child:", err)
 		return 1
 	}
+	devices, err := strconv.Atoi(os.Getenv(envCompileDevices))
+	if err != nil || devices < 1 {
+		fmt.Fprintln(os.Stderr, "compile child: bad device count", os.Getenv(envCompileDevices))
+		return 1
+	}
 	n, err := strconv.Atoi(os.Getenv(envCompilePartitions))
-	if err != nil || n < 1 || n > compileChildDevices {
+	if err != nil || n < 1 || n > min(devices, compileChildDevices) {
 		fmt.Fprintln(os.Stderr, "compile child: bad partition count", os.Getenv(envCompilePartitions))
 		return 1
 	}
-	c, err := pjrttest.Open(compileChildDevices)
+	c, err := pjrttest.Open(devices)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "compile child:", err)
 		return 1
@@ -65,9 +72,10 @@ func compileChild() int {
 	return 0
 }
 
-// compileInChild compiles text in a child process and fails t if the child died from a
-// signal, crashed, or ran past compileChildTimeout.
-func compileInChild(t *testing.T, text string, partitions int) {
+// compileInChild compiles text for partitions devices in a child process with a client of
+// devices devices, and fails t if the child died from a signal, crashed, or ran past
+// compileChildTimeout.
+func compileInChild(t *testing.T, text string, partitions, devices int) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -80,7 +88,8 @@ func compileInChild(t *testing.T, text string, partitions int) {
 	ctx, cancel := context.WithTimeout(context.Background(), compileChildTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), envCompileChild+"="+file, envCompilePartitions+"="+strconv.Itoa(partitions))
+	cmd.Env = append(os.Environ(), envCompileChild+"="+file, envCompilePartitions+"="+strconv.Itoa(partitions),
+		envCompileDevices+"="+strconv.Itoa(devices))
 	out, err := cmd.CombinedOutput()
 	tail := string(out)
 	if len(tail) > 4000 {
@@ -109,7 +118,9 @@ func lastLine(s string) string {
 // FuzzCompile compiles every input that mlir.Check accepts, each in a child process (this
 // test binary, re-run with envCompileChild set), and fails when XLA kills the child or it
 // hangs: such an input is a gap in the checker. Inputs the checker rejects cost microseconds;
-// each compile costs a process start, a CPU client and the compile (about a second).
+// each compile costs a process start, a CPU client and the compile (about a second). The child's
+// client has as many devices as pjrttest.Client's; an input for more partitions than that is
+// skipped (pjrttest.NeedDevices).
 func FuzzCompile(f *testing.F) {
 	f.Add(`module @m attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
   sdy.mesh @mesh = <["x"=4, "y"=2]>
@@ -146,7 +157,8 @@ func FuzzCompile(f *testing.F) {
 		if mlir.Check(text, mlir.Partitions(partitions)) != nil {
 			return
 		}
-		compileInChild(t, text, partitions)
+		c := pjrttest.NeedDevices(t, partitions)
+		compileInChild(t, text, partitions, len(c.Devices()))
 	})
 }
 
