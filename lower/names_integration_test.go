@@ -29,8 +29,8 @@ var acceptedNamePairs = [][2]string{
 // TestIntegrationNameClasses proves the name policy through a real compile: for each pair of
 // accepted axis names, a function sharded P(a, b) in and P(b, a) out (so XLA must tell the two
 // apart, and move data between them) compiles with Shardy on the devices of realMesh (4x2 on 8)
-// and every device holds the right shard of 2x+1. A module and a helper function whose names need quoting run
-// in the same programs.
+// and every device holds the right shard of 2x+1. A module and a helper function whose names
+// need quoting run in the same programs.
 func TestIntegrationNameClasses(t *testing.T) {
 	c := pjrttest.Client(t)
 	rm := realMesh(t, c)
