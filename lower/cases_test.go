@@ -19,9 +19,6 @@ func ns(entries ...any) mesh.NamedSharding {
 type goldenCase struct {
 	name  string
 	gspmd bool // also lowered in GSPMD mode (golden <name>.gspmd.mlir)
-	// shardMap says the module has a shard_map: with Shardy it compiles only for more than one
-	// partition (needPartitioned).
-	shardMap bool
 	// build builds the case on tm: mesh42 for the golden texts, an ("x", "y") mesh whose
 	// sizes divide (4, 2) in the integration tests.
 	build func(m *lower.Module, tm mesh.Mesh)
@@ -105,10 +102,10 @@ var goldenCases = []goldenCase{
 		f.Return(f.Mul(z, y))
 		f.ShardResults(on(tm, "y"))
 	}},
-	{name: "shard_map_sum", gspmd: true, shardMap: true, build: shardMapSum},
+	{name: "shard_map_sum", gspmd: true, build: shardMapSum},
 	// Two shard_maps and a function of the name GSPMD mode gives the first body: the bodies
 	// print as @shmap_body_1 and @shmap_body_2, each with its own 0.0.
-	{name: "shard_map_twice", gspmd: true, shardMap: true, build: func(m *lower.Module, tm mesh.Mesh) {
+	{name: "shard_map_twice", gspmd: true, build: func(m *lower.Module, tm mesh.Mesh) {
 		h := m.Func("shmap_body")
 		hx := h.Arg(lower.NewShape(dtypes.Float32, 16, 8))
 		h.Return(h.Neg(hx))
@@ -123,7 +120,7 @@ var goldenCases = []goldenCase{
 		f.Return(f.Call(h, z[0])...)
 		f.ShardResults(on(tm, "x", "y"))
 	}},
-	{name: "shard_map_partial", shardMap: true, build: func(m *lower.Module, tm mesh.Mesh) {
+	{name: "shard_map_partial", build: func(m *lower.Module, tm mesh.Mesh) {
 		f := m.Main()
 		x := f.Arg(lower.NewShape(dtypes.Float32, 16, 8), on(tm, "x"))
 		outs := f.ShardMap(tm.Abstract(), []mesh.PartitionSpec{mesh.P("x")}, []mesh.PartitionSpec{mesh.P("x")},
@@ -133,7 +130,7 @@ var goldenCases = []goldenCase{
 		f.Return(outs...)
 		f.ShardResults(on(tm, "x"))
 	}},
-	{name: "collectives", gspmd: true, shardMap: true, build: func(m *lower.Module, tm mesh.Mesh) {
+	{name: "collectives", gspmd: true, build: func(m *lower.Module, tm mesh.Mesh) {
 		f := m.Main()
 		x := f.Arg(lower.NewShape(dtypes.Float32, 16, 8), on(tm, "x", "y"))
 		// Unchecked: the all_gather over "y" still varies over "y" (as in JAX, which raises
@@ -201,7 +198,7 @@ func init() {
 
 func init() {
 	goldenCases = append(goldenCases,
-		goldenCase{name: "nested_shard_map", shardMap: true, build: func(m *lower.Module, tm mesh.Mesh) {
+		goldenCase{name: "nested_shard_map", build: func(m *lower.Module, tm mesh.Mesh) {
 			f := m.Main()
 			x := f.Arg(lower.NewShape(dtypes.Float32, 16, 8), on(tm, "x", "y"))
 			outs := f.ShardMap(tm.Abstract(), []mesh.PartitionSpec{mesh.P("x")}, []mesh.PartitionSpec{mesh.P("x")}, []string{"x"},

@@ -71,7 +71,6 @@ func TestIntegrationWhileInShardMap(t *testing.T) {
 	}
 	for _, p := range []lower.Partitioner{lower.Shardy, lower.GSPMD} {
 		t.Run(p.String(), func(t *testing.T) {
-			needPartitioned(t, p)
 			prog, err := whileInShardMap(m, p)
 			require.NoError(t, err)
 			require.Contains(t, prog.Text(), `"stablehlo.while"`)

@@ -49,18 +49,6 @@ func realMesh(t *testing.T, c *pjrt.Client) mesh.Mesh {
 	return m
 }
 
-// needPartitioned skips, on a client of one device, a test that compiles a Shardy module with a
-// shard_map (sdy.manual_computation): with one partition XLA runs no partitioner, which leaves
-// the shard_map as custom calls the plugin cannot run ("No registered implementation for untyped
-// custom call to xla.sdy.GlobalToLocalShape"). JAX lowers a shard_map whose manual axes all have
-// size 1 without a manual_computation; lower does not. GSPMD modules compile on one device.
-func needPartitioned(t *testing.T, p lower.Partitioner) {
-	t.Helper()
-	if p == lower.Shardy {
-		pjrttest.NeedDevices(t, 2)
-	}
-}
-
 // xy returns the sizes of the axes "x" and "y" of m.
 func xy(m mesh.Mesh) (x, y int) {
 	s := m.Abstract().AxisSizes()
@@ -91,9 +79,6 @@ func TestIntegrationCompileGolden(t *testing.T) {
 	for _, gc := range goldenCases {
 		for _, p := range partitioners(gc) {
 			t.Run(gc.name+"/"+p.String(), func(t *testing.T) {
-				if gc.shardMap {
-					needPartitioned(t, p)
-				}
 				prog, err := buildOn(gc, p, m)
 				require.NoError(t, err)
 				exe := compile(t, c, m, prog)
@@ -408,9 +393,6 @@ func TestIntegrationNumeric(t *testing.T) {
 		}
 		for _, p := range partitioners(gc) {
 			t.Run(gc.name+"/"+p.String(), func(t *testing.T) {
-				if gc.shardMap {
-					needPartitioned(t, p)
-				}
 				prog, err := buildOn(gc, p, m)
 				require.NoError(t, err)
 				in := nc.inputs()

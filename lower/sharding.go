@@ -314,7 +314,9 @@ type ShardMapParams struct {
 // `sdy.manual_computation`; with GSPMD to `@Sharding`, `@SPMDFullToShardShape`, a
 // `func.call` of the body printed as a private function (@shmap_body, as JAX names it),
 // `@Sharding {manual}` and `@SPMDShardToFullShape` (GSPMD mode supports only shard_maps
-// over all mesh axes). The op's Params are ShardMapParams.
+// over all mesh axes). On a mesh of one device a Shardy shard_map prints as its body, in
+// place, as JAX's does: XLA could not compile a manual computation there. The op's Params
+// are ShardMapParams.
 //
 // The body is built with the same API on g, a fresh region: it sees only its arguments
 // (using an outer value is an error wrapping ErrForeignValue), and may use the
@@ -544,11 +546,31 @@ func (m *Module) manualSharding(a mesh.Abstract, meshName string, spec mesh.Part
 	return ts.Stripped(), other, nil
 }
 
+// trivial reports whether the shard_map's mesh is one device, so that its block of every
+// operand and result is the whole value.
+func (p ShardMapParams) trivial() bool { return p.Mesh.Size() == 1 }
+
 func printManual(p *stablehlo.Printer, o *stablehlo.Op) {
 	d := o.Params().(ShardMapParams)
 	body := o.Regions()[0]
 	if d.gspmd {
 		printManualGSPMD(p, o, body, d)
+		return
+	}
+	if d.trivial() {
+		// On a one-device mesh XLA runs no partitioner, which would leave an
+		// sdy.manual_computation uncompiled ("No registered implementation for untyped custom
+		// call to xla.sdy.GlobalToLocalShape"): the shard_map is printed as its body, in place,
+		// as JAX does (JAX does so whenever the manual axes all have size 1; on a larger mesh
+		// XLA refuses the collectives such a body has outside a manual computation, so lower
+		// keeps the manual computation there).
+		for i, a := range body.Args() {
+			p.Alias(a, o.Operands()[i])
+		}
+		p.Ops(body)
+		for i, r := range o.Results() {
+			p.Alias(r, body.Results()[i])
+		}
 		return
 	}
 	p.Indent()

@@ -156,7 +156,6 @@ func TestReplicationUncheckedRuns(t *testing.T) {
 	for _, p := range []lower.Partitioner{lower.Shardy, lower.GSPMD} {
 		t.Run(p.String(), func(t *testing.T) {
 			c := pjrttest.Client(t)
-			needPartitioned(t, p)
 			rm := realMesh(t, c)
 			m := lower.NewModule("unchecked", lower.WithPartitioner(p))
 			f := m.Main()
@@ -167,7 +166,12 @@ func TestReplicationUncheckedRuns(t *testing.T) {
 			f.ShardResults(mesh.MustNamedSharding(rm, mesh.P()))
 			prog, err := m.Build()
 			require.NoError(t, err)
-			require.Contains(t, prog.Text(), "manual")
+			if x, y := xy(rm); x*y > 1 || p == lower.GSPMD {
+				require.Contains(t, prog.Text(), "manual")
+			} else {
+				// On one device a Shardy shard_map is its body, in place, as JAX lowers it.
+				require.NotContains(t, prog.Text(), "manual")
+			}
 
 			// The same program with the check on is an error naming the axis.
 			m2 := lower.NewModule("checked", lower.WithPartitioner(p))
@@ -312,4 +316,41 @@ func TestVaryingAxes(t *testing.T) {
 	axes, ok := f.VaryingAxes(inner)
 	require.True(t, ok)
 	require.Equal(t, []string{"x", "y"}, axes)
+}
+
+// TestShardMapOneDeviceInPlace: on a mesh of one device a Shardy shard_map is printed as its
+// body, in place, as JAX lowers a shard_map whose manual axes all have size 1 (no
+// sdy.manual_computation): XLA runs no partitioner there and could not compile one. On the
+// (N, 1) mesh of the client's devices a shard_map with a psum and an axis_index over "y"
+// (size 1) runs with exact results: in place on one device, a manual computation on more.
+func TestShardMapOneDeviceInPlace(t *testing.T) {
+	c := pjrttest.Client(t)
+	n := len(c.Devices())
+	rm, err := mesh.New(devices(c, n), []int{n, 1}, "x", "y")
+	require.NoError(t, err)
+	body := func(g *lower.Function, a []lower.Value) []lower.Value {
+		s := g.AllReduce(a[0], lower.Sum, "y")
+		i := g.AllReduce(g.Convert(g.AxisIndex("y"), dtypes.Float32), lower.Sum, "y")
+		return []lower.Value{g.Add(g.Mul(s, g.Constant(2)), i)}
+	}
+	m := lower.NewModule("one_device")
+	f := m.Main()
+	x := f.Arg(lower.NewShape(dtypes.Float32, 8, 4), mesh.MustNamedSharding(rm, mesh.P("x")))
+	f.Return(f.ShardMap(rm.Abstract(), specs(mesh.P("x")), specs(mesh.P("x")), nil, body, x)...)
+	f.ShardResults(mesh.MustNamedSharding(rm, mesh.P("x")))
+	prog, err := m.Build()
+	require.NoError(t, err)
+	require.Contains(t, prog.Text(), "stablehlo.all_reduce")
+	if n == 1 {
+		require.NotContains(t, prog.Text(), "sdy.manual_computation")
+	} else {
+		require.Contains(t, prog.Text(), "sdy.manual_computation")
+	}
+	in := reftest.SmallFloats(32)
+	got := run(t, c, rm, prog, [][]float32{in})
+	want := make([]float32, len(in))
+	for i, v := range in {
+		want[i] = 2 * v // a psum over one device is the value; axis_index("y") is 0
+	}
+	require.Equal(t, [][]float32{want}, got)
 }

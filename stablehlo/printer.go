@@ -33,6 +33,8 @@ type Printer struct {
 	// module's own functions; names holds every function name used so far.
 	outlined []outline
 	names    map[string]bool
+	// aliases are the values printed as others' names (Alias).
+	aliases map[*value]*value
 }
 
 // outline is a region printed as `func.func private @name`.
@@ -199,7 +201,28 @@ func (p *Printer) defArg(v *value) {
 	v.shape.WriteTensorType(&p.b)
 }
 
+// Alias makes v print as to from now on. An op whose PrintFunc writes a region's ops in
+// place of the op itself uses it to name the region's arguments by the op's operands and
+// the op's results by the values the region yields: lower's shard_map over manual axes of
+// size 1, which JAX lowers without an sdy.manual_computation. to must be defined (or be
+// aliased in turn) before v is printed.
+func (p *Printer) Alias(v, to Value) {
+	if p.aliases == nil {
+		p.aliases = make(map[*value]*value)
+	}
+	if v.v != nil && to.v != nil && v.v != to.v {
+		p.aliases[v.v] = to.v
+	}
+}
+
 func (p *Printer) val(v *value) {
+	for range len(p.aliases) {
+		a, ok := p.aliases[v]
+		if !ok {
+			break
+		}
+		v = a
+	}
 	if v.arg {
 		p.b.WriteString("%arg")
 	} else {
