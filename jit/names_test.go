@@ -17,8 +17,7 @@ import (
 // mlir.ErrName, returned by Call, never a crash.
 func TestNamesNeedingQuotes(t *testing.T) {
 	c := pjrttest.Client(t)
-	m, err := mesh.New(jit.Devices(c)[:8], []int{4, 2}, `data "x"`, "model-1.y")
-	require.NoError(t, err)
+	m := fitMesh(t, jit.Devices(c), []int{4, 2}, `data "x"`, "model-1.y")
 	s := mesh.MustNamedSharding(m, mesh.P(`data "x"`, "model-1.y"))
 	in := make([]int32, 32)
 	want := make([]int32, 32)
