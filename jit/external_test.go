@@ -3,9 +3,10 @@ package jit_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gomlx/gopjrt/dtypes"
@@ -75,14 +76,26 @@ func checkExternal(t *testing.T, out []*jit.Array) {
 
 // TestFromTextAsWritten runs the module with its own shardings on the 4x2 mesh: the result
 // carries the module's sharding, a second call hits both caches, and an argument laid out
-// otherwise is refused (or moved, with Reshard).
+// otherwise is refused (or moved, with Reshard). On a mesh of another size the module is
+// refused; with fewer than the module's 8 devices only that is checked.
 func TestFromTextAsWritten(t *testing.T) {
 	c := pjrttest.Client(t)
 	checkNoLeak(t)
-	m := mesh42(t, c)
 	f, err := jit.FromText("f", externalModule)
 	require.NoError(t, err)
 	defer f.Close()
+	// 2x2 on 4 devices or more, the devices there are on fewer.
+	small := fitMesh(t, jit.Devices(c), []int{2, 2}, "x", "y")
+	refusedOnSmall := func() {
+		_, err := callExternal(t, c, f, small, mesh.P("x", "y"), mesh.P())
+		require.ErrorIs(t, err, jit.ErrArguments)
+		require.ErrorContains(t, err, fmt.Sprintf("the module was written for 8 devices, the arguments are on a mesh of %d", small.Size()))
+	}
+	if len(c.Devices()) < 8 {
+		refusedOnSmall()
+		pjrttest.NeedDevices(t, 8) // the module as written
+	}
+	m := mesh42(t, c)
 	for range 2 {
 		out, err := callExternal(t, c, f, m, mesh.P("x", "y"), mesh.P())
 		require.NoError(t, err)
@@ -102,26 +115,37 @@ func TestFromTextAsWritten(t *testing.T) {
 	require.NoError(t, err)
 	checkExternal(t, out)
 
-	small, err := mesh.New(jit.Devices(c)[:4], []int{2, 2}, "x", "y")
-	require.NoError(t, err)
-	_, err = callExternal(t, c, f, small, mesh.P("x", "y"), mesh.P())
-	require.ErrorIs(t, err, jit.ErrArguments)
-	require.ErrorContains(t, err, "the module was written for 8 devices, the arguments are on a mesh of 4")
+	refusedOnSmall()
 }
 
 // TestFromTextResharded moves the module onto other meshes: 2x4 over the devices in reverse
-// order, and 2x1 over two devices; the caller's specs replace the module's.
+// order, and 2x1 over two devices; the caller's specs replace the module's. On fewer devices
+// the meshes shrink: 2x4 as fitShape makes it, and 2x1 over the first and the last device (1x1
+// on one).
 func TestFromTextResharded(t *testing.T) {
 	c := pjrttest.Client(t)
 	checkNoLeak(t)
 	devs := jit.Devices(c)
-	rev := slices.Clone(devs[:8])
-	slices.Reverse(rev)
+	rev := fitMeshReversed(t, devs, []int{2, 4}, "x", "y")
+	two := []mesh.Device{devs[0]}
+	switch {
+	case len(devs) >= 6:
+		two = []mesh.Device{devs[3], devs[5]}
+	case len(devs) >= 2:
+		two = []mesh.Device{devs[0], devs[len(devs)-1]}
+	}
+	var ids []string
+	for _, d := range two {
+		ids = append(ids, fmt.Sprint(d.ID()))
+	}
 	for _, tc := range []struct {
 		name  string
 		devs  []mesh.Device
 		shape []int
-	}{{"2x4 reversed", rev, []int{2, 4}}, {"2x1 of devices 3 and 5", []mesh.Device{devs[3], devs[5]}, []int{2, 1}}} {
+	}{
+		{fmt.Sprintf("%dx%d reversed", axis(t, rev, "x"), axis(t, rev, "y")), rev.Devices(), rev.AxisSizes()},
+		{fmt.Sprintf("%dx1 of devices %s", len(two), strings.Join(ids, " and ")), two, []int{len(two), 1}},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, err := mesh.New(tc.devs, tc.shape, "x", "y")
 			require.NoError(t, err)
@@ -139,15 +163,14 @@ func TestFromTextResharded(t *testing.T) {
 func TestFromTextErrors(t *testing.T) {
 	c := pjrttest.Client(t)
 	checkNoLeak(t)
-	ab, err := mesh.New(jit.Devices(c)[:8], []int{2, 4}, "a", "b")
-	require.NoError(t, err)
+	ab := fitMesh(t, jit.Devices(c), []int{2, 4}, "a", "b")
 	f, err := jit.FromText("f", externalModule, jit.InSpecs(mesh.P("a"), mesh.P()))
 	require.NoError(t, err)
 	defer f.Close()
 	_, err = callExternal(t, c, f, ab, mesh.P("a"), mesh.P())
 	require.ErrorIs(t, err, jit.ErrLowering)
 	require.ErrorIs(t, err, lower.ErrUnknownAxis)
-	require.ErrorContains(t, err, `names axis "y", which the new mesh <["a"=2, "b"=4]> lacks`)
+	require.ErrorContains(t, err, fmt.Sprintf(`names axis "y", which the new mesh <["a"=%d, "b"=%d]> lacks`, axis(t, ab, "a"), axis(t, ab, "b")))
 
 	_, err = jit.FromText("f", "module {}")
 	require.ErrorIs(t, err, jit.ErrExternal)
@@ -176,7 +199,11 @@ func TestExternalDroppedArguments(t *testing.T) {
 }
 `
 	i32 := func(n int) lower.Shape { return lower.NewShape(dtypes.Int32, n) }
-	f, err := jit.FromTextDropping("g", text, []lower.Shape{i32(4), i32(8)}, []int{1}, jit.Donate(1))
+	opts := []jit.Option{jit.Donate(1)}
+	if !is42(m) { // the module as written needs 8 devices: re-sharded onto the mesh there is
+		opts = append(opts, jit.InSpecs(mesh.P(), mesh.P("x")), jit.OutSpecs(mesh.P("x")))
+	}
+	f, err := jit.FromTextDropping("g", text, []lower.Shape{i32(4), i32(8)}, []int{1}, opts...)
 	require.NoError(t, err)
 	defer f.Close()
 	unused, err := jit.Put(c, []int32{9, 9, 9, 9}, []int{4}, sharding(t, m, mesh.P()))
@@ -223,64 +250,30 @@ func corpusProgram(t testing.TB, name string) (artifact []byte, text string) {
 }
 
 // TestFromExported runs JAX's "donate" program (2a+b and the column sums of b, argument 0
-// donated) from its artifact, as exported.
+// donated) from its artifact: as exported and from its module alone (on the artifact's 8
+// devices), and re-sharded onto a 2x4 mesh over the devices in reverse order (as fitShape makes
+// it on fewer devices).
 func TestFromExported(t *testing.T) {
 	c := pjrttest.Client(t)
 	checkNoLeak(t)
-	m := mesh42(t, c)
 	raw, _ := corpusProgram(t, "donate")
 	e, err := jaxexport.Read(raw)
 	require.NoError(t, err)
 	assert.Equal(t, "Exported(donate, in=[f32[8,8], f32[8,8]], out=[f32[8,8], f32[8]], 8 devices, cpu)", e.String())
-	f, err := jit.FromExported(e, jit.Donate(0))
-	require.NoError(t, err)
-	defer f.Close()
-	a, err := jit.Put(c, arange[float32](64), []int{8, 8}, sharding(t, m, mesh.P("x", "y")))
-	require.NoError(t, err)
-	b, err := jit.Put(c, arange[float32](64), []int{8, 8}, sharding(t, m, mesh.P("x", "y")))
-	require.NoError(t, err)
-	defer b.Close()
-	out, err := f.Call(c, a, b)
-	require.NoError(t, err)
-	assert.True(t, a.IsClosed(), "argument 0 is donated")
-	got0, err := out[0].ToHost()
-	require.NoError(t, err)
-	got1, err := out[1].ToHost()
-	require.NoError(t, err)
 	want0, want1 := make([]float32, 64), make([]float32, 8)
 	for i := range want0 {
 		want0[i] = 3 * float32(i)
 		want1[i%8] += float32(i)
 	}
-	assert.Equal(t, want0, got0)
-	assert.Equal(t, want1, got1)
-	assert.True(t, out[1].Sharding().Equal(sharding(t, m, mesh.P("y"))), "result 1 sharding %v", out[1].Sharding())
-	for _, o := range out {
-		require.NoError(t, o.Close())
-	}
-
-	// The artifact's module alone (FromBytecode) and the artifact re-sharded onto a 2x4 mesh
-	// over the devices in reverse order.
-	rev := slices.Clone(jit.Devices(c)[:8])
-	slices.Reverse(rev)
-	m24, err := mesh.New(rev, []int{2, 4}, "x", "y")
-	require.NoError(t, err)
-	fromCode, err := jit.FromBytecode("donate", e.Module())
-	require.NoError(t, err)
-	defer fromCode.Close()
-	resharded, err := jit.FromExported(e, jit.InSpecs(mesh.P("y", "x"), mesh.P(nil, "y")), jit.OutSpecs(mesh.P("y"), mesh.P()))
-	require.NoError(t, err)
-	defer resharded.Close()
-	for _, tc := range []struct {
-		f    *jit.Function
-		m    mesh.Mesh
-		a, b mesh.PartitionSpec
-	}{{fromCode, m, mesh.P("x", "y"), mesh.P("x", "y")}, {resharded, m24, mesh.P("y", "x"), mesh.P(nil, "y")}} {
-		a, err := jit.Put(c, arange[float32](64), []int{8, 8}, sharding(t, tc.m, tc.a))
+	// run calls f on a = b = arange(64) as [8, 8] laid out by specs a and b on m, and checks and
+	// closes the results.
+	run := func(t *testing.T, f *jit.Function, m mesh.Mesh, specA, specB mesh.PartitionSpec) {
+		t.Helper()
+		a, err := jit.Put(c, arange[float32](64), []int{8, 8}, sharding(t, m, specA))
 		require.NoError(t, err)
-		b, err := jit.Put(c, arange[float32](64), []int{8, 8}, sharding(t, tc.m, tc.b))
+		b, err := jit.Put(c, arange[float32](64), []int{8, 8}, sharding(t, m, specB))
 		require.NoError(t, err)
-		out, err := tc.f.Call(c, a, b)
+		out, err := f.Call(c, a, b)
 		require.NoError(t, err)
 		got0, err := out[0].ToHost()
 		require.NoError(t, err)
@@ -292,8 +285,49 @@ func TestFromExported(t *testing.T) {
 			require.NoError(t, x.Close())
 		}
 	}
-	prog, err := resharded.Lower(m24.Abstract(), jit.ArgType{Shape: lower.NewShape(dtypes.Float32, 8, 8), Spec: mesh.P("y", "x")},
-		jit.ArgType{Shape: lower.NewShape(dtypes.Float32, 8, 8), Spec: mesh.P(nil, "y")})
-	require.NoError(t, err)
-	assert.Contains(t, prog.Text(), `sdy.mesh @mesh = <["x"=2, "y"=4]>`)
+
+	t.Run("as exported", func(t *testing.T) {
+		c := pjrttest.NeedDevices(t, 8) // the artifact's devices
+		m := mesh42(t, c)
+		f, err := jit.FromExported(e, jit.Donate(0))
+		require.NoError(t, err)
+		defer f.Close()
+		a, err := jit.Put(c, arange[float32](64), []int{8, 8}, sharding(t, m, mesh.P("x", "y")))
+		require.NoError(t, err)
+		b, err := jit.Put(c, arange[float32](64), []int{8, 8}, sharding(t, m, mesh.P("x", "y")))
+		require.NoError(t, err)
+		defer b.Close()
+		out, err := f.Call(c, a, b)
+		require.NoError(t, err)
+		assert.True(t, a.IsClosed(), "argument 0 is donated")
+		got0, err := out[0].ToHost()
+		require.NoError(t, err)
+		got1, err := out[1].ToHost()
+		require.NoError(t, err)
+		assert.Equal(t, want0, got0)
+		assert.Equal(t, want1, got1)
+		assert.True(t, out[1].Sharding().Equal(sharding(t, m, mesh.P("y"))), "result 1 sharding %v", out[1].Sharding())
+		for _, o := range out {
+			require.NoError(t, o.Close())
+		}
+
+		// The artifact's module alone (FromBytecode).
+		fromCode, err := jit.FromBytecode("donate", e.Module())
+		require.NoError(t, err)
+		defer fromCode.Close()
+		run(t, fromCode, m, mesh.P("x", "y"), mesh.P("x", "y"))
+	})
+
+	t.Run("resharded", func(t *testing.T) {
+		m24 := fitMeshReversed(t, jit.Devices(c), []int{2, 4}, "x", "y")
+		resharded, err := jit.FromExported(e, jit.InSpecs(mesh.P("y", "x"), mesh.P(nil, "y")), jit.OutSpecs(mesh.P("y"), mesh.P()))
+		require.NoError(t, err)
+		defer resharded.Close()
+		run(t, resharded, m24, mesh.P("y", "x"), mesh.P(nil, "y"))
+		prog, err := resharded.Lower(m24.Abstract(), jit.ArgType{Shape: lower.NewShape(dtypes.Float32, 8, 8), Spec: mesh.P("y", "x")},
+			jit.ArgType{Shape: lower.NewShape(dtypes.Float32, 8, 8), Spec: mesh.P(nil, "y")})
+		require.NoError(t, err)
+		// <["x"=2, "y"=4]> on 8 devices.
+		assert.Contains(t, prog.Text(), fmt.Sprintf(`sdy.mesh @mesh = <["x"=%d, "y"=%d]>`, axis(t, m24, "x"), axis(t, m24, "y")))
+	})
 }

@@ -60,6 +60,14 @@ func fitMesh(t testing.TB, devs []mesh.Device, want []int, names ...string) mesh
 	return m
 }
 
+// fitMeshReversed is fitMesh over the same devices in reverse order.
+func fitMeshReversed(t testing.TB, devs []mesh.Device, want []int, names ...string) mesh.Mesh {
+	t.Helper()
+	rev := slices.Clone(devs[:size(fitShape(want, len(devs)))])
+	slices.Reverse(rev)
+	return fitMesh(t, rev, want, names...)
+}
+
 // mesh42 returns the ("x", "y") mesh of the tests over the client's devices: (4, 2) on 8 devices,
 // as small as fitShape makes it on fewer.
 func mesh42(t testing.TB, c *pjrt.Client) mesh.Mesh {
