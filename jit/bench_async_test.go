@@ -10,9 +10,10 @@ import (
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 )
 
-// meshOf returns a 1-D mesh "x" over the client's first n devices.
+// meshOf returns a 1-D mesh "x" over the client's first n devices; with fewer devices the
+// benchmark is skipped (pjrttest.NeedDevices).
 func meshOf(b *testing.B, n int) mesh.Mesh {
-	c := pjrttest.Client(b)
+	c := pjrttest.NeedDevices(b, n)
 	m, err := mesh.New(jit.Devices(c)[:n], []int{n}, "x")
 	if err != nil {
 		b.Fatal(err)

@@ -31,8 +31,9 @@ func warmCall(b *testing.B, c *pjrt.Client, f *jit.Function, args ...*jit.Array)
 }
 
 // BenchmarkCall measures call + wait of a small jitted function (x*2 on an 8x2 f32 array
-// sharded P('x', 'y') over 8 CPU devices): argument checks, cache lookups, dispatch, execution on
-// 8 devices and waiting for the result. Counterpart: "Call" (f(x).block_until_ready()).
+// sharded P('x', 'y') over 8 CPU devices, or the mesh42 mesh of fewer): argument checks, cache
+// lookups, dispatch, execution on 8 devices and waiting for the result. Counterpart: "Call"
+// (f(x).block_until_ready()).
 func BenchmarkCall(b *testing.B) {
 	c := pjrttest.Client(b)
 	m := mesh42(b, c)
@@ -85,8 +86,8 @@ func bigArray() []float32 {
 	return x
 }
 
-// BenchmarkPut256MiB puts a 256 MiB float32 array sharded P('x', 'y') on 8 devices and waits
-// until it is ready. Counterpart: "Put256MiB" (jax.device_put(x, s).block_until_ready()).
+// BenchmarkPut256MiB puts a 256 MiB float32 array sharded P('x', 'y') on 8 devices (mesh42: fewer
+// on a smaller host) and waits until it is ready. Counterpart: "Put256MiB" (jax.device_put(x, s).block_until_ready()).
 // tools/bench.sh runs it for a fixed number of iterations (-benchtime=Nx), the same N as JAX's.
 func BenchmarkPut256MiB(b *testing.B) {
 	c := pjrttest.Client(b)
@@ -110,7 +111,8 @@ func BenchmarkPut256MiB(b *testing.B) {
 	}
 }
 
-// BenchmarkToHost256MiB gathers a 256 MiB float32 array sharded P('x', 'y') from 8 devices.
+// BenchmarkToHost256MiB gathers a 256 MiB float32 array sharded P('x', 'y') from 8 devices (mesh42:
+// fewer on a smaller host).
 // Counterpart: "ToHost256MiB" (np.asarray of a fresh jax.Array, so JAX's cached host copy is
 // not used); fixed iteration count as for Put.
 func BenchmarkToHost256MiB(b *testing.B) {

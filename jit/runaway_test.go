@@ -2,6 +2,7 @@ package jit_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"testing"
@@ -65,17 +66,20 @@ func within(t *testing.T, d time.Duration, f func(context.Context) error) error 
 	return err
 }
 
-// TestCloseAbandonedRunaway calls a program that never ends with a short deadline, then closes
+// TestCloseAbandonedRunawayCPUOnly calls a program that never ends with a short deadline, then closes
 // its Function and its client with deadlines: CallContext and both CloseContexts return in
 // time, the closes with a *pjrt.StillRunningError; later calls on the closed Function and
 // client fail with ErrClosed at once, and other functions keep working. The runaway spins until
-// the process ends, so the test runs in a child process of its own.
-func TestCloseAbandonedRunaway(t *testing.T) {
+// the process ends, so the test runs in a child process of its own. CPU only: it opens a client
+// of its own beside the shared one.
+func TestCloseAbandonedRunawayCPUOnly(t *testing.T) {
 	if os.Getenv("XLAMESH_RUNAWAY_CHILD") == "" {
-		runChild(t, "TestCloseAbandonedRunaway")
+		runChild(t, "TestCloseAbandonedRunawayCPUOnly")
 		return
 	}
-	c, err := pjrttest.Open(8)
+	n, err := pjrttest.Devices()
+	require.NoError(t, err)
+	c, err := pjrttest.Open(n)
 	require.NoError(t, err)
 	x, n3 := onOneDevice(t, c, 3)
 	_, forever := onOneDevice(t, c, -1)
@@ -102,7 +106,7 @@ func TestCloseAbandonedRunaway(t *testing.T) {
 	assert.EqualError(t, err, "jit: count: function already closed")
 	assert.Less(t, time.Since(start), time.Second)
 
-	// Another function runs on the same client, on all 8 devices.
+	// Another function runs on the same client, on the mesh42 devices (all 8 by default).
 	m := mesh42(t, c)
 	y, err := jit.Put(c, arange[int64](16), []int{8, 2}, sharding(t, m, mesh.P("x", "y")))
 	require.NoError(t, err)
@@ -112,7 +116,7 @@ func TestCloseAbandonedRunaway(t *testing.T) {
 
 	err = within(t, 300*time.Millisecond, c.CloseContext)
 	require.ErrorAs(t, err, &still)
-	assert.Equal(t, pjrt.StillRunningError{What: "Client(cpu, 8 devices)", Calls: 1, Executions: 1}, *still)
+	assert.Equal(t, pjrt.StillRunningError{What: fmt.Sprintf("Client(cpu, %d devices)", n), Calls: 1, Executions: 1}, *still)
 	start = time.Now()
 	_, err = d.Call(c, y)
 	assert.ErrorIs(t, err, pjrt.ErrClosed, "a later call on the closed client")
@@ -132,18 +136,19 @@ func TestCloseAbandonedRunaway(t *testing.T) {
 	assert.Equal(t, plus(5), callToHost(t, g, c2, x2, n2))
 }
 
-// TestCloseAbandonedRunaway8Devices calls a program that never ends on 8 devices: the call
-// returns and the execution runs on. Function.CloseContext waits for it until its deadline and
-// reports it (0 calls, 1 execution), a second close reports it again, and closing the call's
+// TestCloseAbandonedRunaway8Devices calls a program that never ends on 8 devices (the mesh42
+// devices; at least 2, as on one device the CPU plugin runs a program inside the call): the
+// call returns and the execution runs on. Function.CloseContext waits for it until its deadline
+// and reports it (0 calls, 1 execution), a second close reports it again, and closing the call's
 // argument and result arrays returns at once. The runaway spins until the process ends, so the
-// test runs in a child process of its own.
+// test runs in a child process of its own, on the child's shared client.
 func TestCloseAbandonedRunaway8Devices(t *testing.T) {
+	pjrttest.NeedDevices(t, 2)
 	if os.Getenv("XLAMESH_RUNAWAY_CHILD") == "" {
 		runChild(t, "TestCloseAbandonedRunaway8Devices")
 		return
 	}
-	c, err := pjrttest.Open(8)
-	require.NoError(t, err)
+	c := pjrttest.Client(t)
 	m := mesh42(t, c)
 	x, err := jit.Put(c, arange[int64](16), []int{8, 2}, sharding(t, m, mesh.P("x", "y")))
 	require.NoError(t, err)
@@ -184,17 +189,20 @@ func TestCloseAbandonedRunaway8Devices(t *testing.T) {
 	assert.ErrorIs(t, err, jit.ErrClosed)
 }
 
-// TestCloseArgumentsOfRunaway1Device: on one device the CPU plugin runs a program inside the
+// TestCloseArgumentsOfRunaway1DeviceCPUOnly: on one device the CPU plugin runs a program inside the
 // call, which holds its arguments. Closing them (after the call's deadline) returns at once,
 // and a later call on them fails with ErrClosed at once; the buffers stay allocated, for the
 // running call, which frees them when it ends (never, here). The runaway spins until the
-// process ends, so the test runs in a child process of its own.
-func TestCloseArgumentsOfRunaway1Device(t *testing.T) {
+// process ends, so the test runs in a child process of its own. CPU only: it is about the CPU
+// plugin's running of a one-device program inside the call.
+func TestCloseArgumentsOfRunaway1DeviceCPUOnly(t *testing.T) {
 	if os.Getenv("XLAMESH_RUNAWAY_CHILD") == "" {
-		runChild(t, "TestCloseArgumentsOfRunaway1Device")
+		runChild(t, "TestCloseArgumentsOfRunaway1DeviceCPUOnly")
 		return
 	}
-	c, err := pjrttest.Open(8)
+	n, err := pjrttest.Devices()
+	require.NoError(t, err)
+	c, err := pjrttest.Open(n)
 	require.NoError(t, err)
 	x, forever := onOneDevice(t, c, -1)
 	f := jit.New("count1", count)
@@ -219,12 +227,15 @@ func TestCloseArgumentsOfRunaway1Device(t *testing.T) {
 	assert.Less(t, time.Since(start), time.Second)
 }
 
-// TestAbandonedCallReleased: a call that outlives the deadline of its CallContext and the
+// TestAbandonedCallReleasedCPUOnly: a call that outlives the deadline of its CallContext and the
 // closes of its Function and client (here a loop of about 1 s) releases the executable, and then
-// the client with its buffers, when it ends: ownership passes to it, and nothing leaks.
-func TestAbandonedCallReleased(t *testing.T) {
+// the client with its buffers, when it ends: ownership passes to it, and nothing leaks. CPU only:
+// it opens a client of its own beside the shared one.
+func TestAbandonedCallReleasedCPUOnly(t *testing.T) {
 	execs, bufs := pjrt.LiveExecutables(), pjrt.LiveBuffers()
-	c, err := pjrttest.Open(8)
+	n, err := pjrttest.Devices()
+	require.NoError(t, err)
+	c, err := pjrttest.Open(n)
 	require.NoError(t, err)
 	f := jit.New("count_released", count)
 	x, probe := onOneDevice(t, c, 1<<22)
