@@ -183,7 +183,7 @@ func TestExecuteChecksArguments(t *testing.T) {
 // gathers results with one wait.
 func TestBuffersFromHostStrided(t *testing.T) {
 	c := pjrttest.Client(t)
-	devs := c.AddressableDevices()
+	devs := []*pjrt.Device{deviceAt(c, 0), deviceAt(c, 1)} // one device twice on a 1-device host
 	// A 2x4 int32 matrix; device k gets columns 2k..2k+1.
 	host := []int32{0, 1, 2, 3, 10, 11, 12, 13}
 	raw, _, err := pjrt.HostBytes(host)
@@ -208,10 +208,10 @@ func TestBuffersFromHostStrided(t *testing.T) {
 	assert.ErrorContains(t, err, "reads 24 bytes, got 20")
 }
 
-// TestMaxInFlight bounds the executions in flight: with a limit of 2, a chain of 200 executions
-// never has more than 2 started and unfinished, its result is exact, and Close waits for the
-// ones still running.
-func TestMaxInFlight(t *testing.T) {
+// TestMaxInFlightCPUOnly bounds the executions in flight: with a limit of 2, a chain of 200
+// executions never has more than 2 started and unfinished, its result is exact, and Close waits
+// for the ones still running. It opens a CPU client of its own.
+func TestMaxInFlightCPUOnly(t *testing.T) {
 	if p, _ := pjrttest.Platform(); p != "cpu" {
 		t.Skip("opens a CPU client of its own")
 	}

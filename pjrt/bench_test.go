@@ -78,7 +78,7 @@ func BenchmarkExecuteChained1Device(b *testing.B) {
 // The modules of jit's call benchmarks, lowered by hand: x*2 on 8x2 f32, P("x", "y") on a 4x2
 // mesh (BenchmarkCall), and x*1 on 8x2 f32 on one device and P("x") on 8 (BenchmarkChained*).
 var (
-	seedF32Module = strings.ReplaceAll(strings.ReplaceAll(seedModule, "xi64", "xf32"), "dense<2>", "dense<2.0>")
+	seedF32Module = seedF32(seedMesh{4, 2})
 	chain1Module  = `module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
   func.func public @main(%arg0: tensor<8x2xf32>) -> tensor<8x2xf32> {
     %c = stablehlo.constant dense<1.0> : tensor<8x2xf32>
@@ -86,15 +86,25 @@ var (
     return %0 : tensor<8x2xf32>
   }
 }`
-	chain8Module = `module @jit_f attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
-  sdy.mesh @mesh = <["x"=8]>
-  func.func public @main(%arg0: tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
-    %c = stablehlo.constant dense<1.0> : tensor<8x2xf32>
-    %0 = stablehlo.multiply %arg0, %c : tensor<8x2xf32>
-    return %0 : tensor<8x2xf32>
-  }
-}`
+	chain8Module = chainModuleOn(8)
 )
+
+// seedF32 returns the seed program on the mesh s in f32: seedF32Module on (4, 2).
+func seedF32(s seedMesh) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s.module(), "xi64", "xf32"), "dense<2>", "dense<2.0>")
+}
+
+// chainModuleOn returns x*1 on 8x2 f32 sharded P("x") over a mesh of n devices: chain8Module on 8.
+func chainModuleOn(n int) string {
+	return fmt.Sprintf(`module @jit_f attributes {mhlo.num_partitions = %d : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @mesh = <["x"=%d]>
+  func.func public @main(%%arg0: tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+    %%c = stablehlo.constant dense<1.0> : tensor<8x2xf32>
+    %%0 = stablehlo.multiply %%arg0, %%c : tensor<8x2xf32>
+    return %%0 : tensor<8x2xf32>
+  }
+}`, n, n)
+}
 
 // benchProgram compiles module on n devices and puts one shard of the given dims on each.
 func benchProgram(b testing.TB, module string, n int, dims ...int) (*pjrt.Executable, [][]*pjrt.Buffer) {
@@ -208,8 +218,11 @@ func BenchmarkFloorChained1000x8Devices(b *testing.B) {
 }
 
 // TestFloorLoop runs the floor benchmarks' C loop in each mode and checks that the arguments come
-// out unchanged and that no buffer is left behind.
+// out unchanged and that no buffer is left behind. "call8" and "chain8" run on 8 devices, or on
+// fewer where pjrttest.Client has fewer.
 func TestFloorLoop(t *testing.T) {
+	s := seedFor(pjrttest.Client(t))
+	m := fitMesh(len(pjrttest.Client(t).Devices()), 8)[0]
 	for _, tc := range []struct {
 		name   string
 		module string
@@ -217,9 +230,9 @@ func TestFloorLoop(t *testing.T) {
 		chain  bool
 		dims   []int
 	}{
-		{"call8", seedF32Module, 8, false, []int{2, 1}},
+		{"call8", seedF32(s), s.parts(), false, s.dims()},
 		{"chain1", chain1Module, 1, true, []int{8, 2}},
-		{"chain8", chain8Module, 8, true, []int{1, 2}},
+		{"chain8", chainModuleOn(m), m, true, []int{8 / m, 2}},
 	} {
 		for _, raw := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/raw=%v", tc.name, raw), func(t *testing.T) {

@@ -22,8 +22,12 @@ func TestKeyValueBridge(t *testing.T) {
 	v, err := store.TryGet("gpu:local_topology/0")
 	require.NoError(t, err)
 	assert.Equal(t, []byte("topology bytes"), v)
+}
 
-	// The CPU plugin takes a store and never calls it (it has no multi-process support).
+// TestKeyValueStoreCPUOnly: the CPU plugin takes a store and never calls it (it has no
+// multi-process support). The client is one of its own, beside the shared one.
+func TestKeyValueStoreCPUOnly(t *testing.T) {
+	store := &pjrttest.MemoryStore{}
 	c, err := pjrt.Open(pjrt.WithCPUDeviceCount(2), pjrt.WithKeyValueStore(store))
 	require.NoError(t, err)
 	require.NoError(t, c.Close())
@@ -91,7 +95,7 @@ func TestErrorKinds(t *testing.T) {
 	assert.NotErrorIs(t, err, pjrt.ErrExecute)
 
 	// Loading: bytes that are no executable (a plugin failure outside compilation).
-	_, err = c.LoadExecutable([]byte{1, 2, 3}, pjrt.CompileOptions{DeviceAssignment: []int{0}})
+	_, err = c.LoadExecutable([]byte{1, 2, 3}, pjrt.CompileOptions{DeviceAssignment: firstIDs(c, 1)})
 	require.ErrorIs(t, err, pjrt.ErrCompile)
 	assert.NotEqual(t, pjrt.Code(0), code(err))
 
@@ -102,11 +106,11 @@ func TestErrorKinds(t *testing.T) {
 	require.ErrorIs(t, err, pjrt.ErrHostData)
 
 	// Execution: arguments that do not fit, caught before the plugin; closed executables.
-	exe := compileSeed(t, c)
+	exe, s := compileSeed(t, c)
 	_, err = exe.Execute(nil)
 	require.ErrorIs(t, err, pjrt.ErrExecute)
 	require.NoError(t, exe.Close())
-	_, err = exe.Execute([][]*pjrt.Buffer{{}, {}, {}, {}, {}, {}, {}, {}})
+	_, err = exe.Execute(make([][]*pjrt.Buffer, s.parts())) // an empty list per device
 	require.ErrorIs(t, err, pjrt.ErrClosed)
 
 	// Client creation: the plugin refuses (TestCUDAPluginWithoutGPU: ErrCreateClient).

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -16,7 +17,7 @@ import (
 
 func TestSerializeRoundTrip(t *testing.T) {
 	c := pjrttest.Client(t)
-	exe := compileSeed(t, c)
+	exe, s := compileSeed(t, c)
 	defer exe.Close()
 	data, err := exe.Serialize()
 	require.NoError(t, err)
@@ -25,7 +26,7 @@ func TestSerializeRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	defer loaded.Close()
 	assert.Equal(t, exe.OutputShapes(), loaded.OutputShapes())
-	runSeed(t, c, loaded)
+	runSeed(t, c, loaded, s)
 
 	_, err = c.LoadExecutable([]byte("not an executable"), pjrt.CompileOptions{DeviceAssignment: exe.DeviceAssignment()})
 	assert.ErrorIs(t, err, pjrt.ErrCompile)
@@ -35,20 +36,21 @@ func TestSerializeRoundTrip(t *testing.T) {
 
 // TestPersistentCompileCache shows a second client (a new PJRT client: nothing in memory is
 // shared) loading the program the first one compiled, without compiling, and a corrupt entry
-// being a logged miss.
+// being a logged miss. Its clients have as many devices as pjrttest.Client's (8 by default).
 func TestPersistentCompileCache(t *testing.T) {
+	n := len(pjrttest.Client(t).Devices())
 	dir := t.TempDir()
 	before := pjrt.LiveExecutables()
 	open := func(log *bytes.Buffer) *pjrt.Client {
-		c, err := pjrt.Open(pjrt.WithCPUDeviceCount(8), pjrt.WithCompileCache(dir),
+		c, err := pjrt.Open(pjrt.WithCPUDeviceCount(n), pjrt.WithCompileCache(dir),
 			pjrt.WithLogger(slog.New(slog.NewTextHandler(log, nil))))
 		require.NoError(t, err)
 		return c
 	}
 	var log1 bytes.Buffer
 	c1 := open(&log1)
-	exe := compileSeed(t, c1)
-	runSeed(t, c1, exe)
+	exe, s := compileSeed(t, c1)
+	runSeed(t, c1, exe, s)
 	require.NoError(t, exe.Close())
 	assert.Equal(t, pjrt.CompileStats{Compiles: 1, CacheMisses: 1, CacheWrites: 1}, c1.CompileStats())
 	require.NoError(t, c1.Close())
@@ -58,15 +60,21 @@ func TestPersistentCompileCache(t *testing.T) {
 
 	var log2 bytes.Buffer
 	c2 := open(&log2)
-	exe = compileSeed(t, c2)
-	runSeed(t, c2, exe)
+	exe, _ = compileSeed(t, c2)
+	runSeed(t, c2, exe, s)
 	require.NoError(t, exe.Close())
 	assert.Equal(t, pjrt.CompileStats{CacheHits: 1}, c2.CompileStats(), "the second client compiles nothing")
 	// Another device assignment is another program.
-	exe, err = c2.Compile(seedModule, pjrt.CompileOptions{DeviceAssignment: []int{7, 6, 5, 4, 3, 2, 1, 0}})
+	perm := s.ids(c2) // reversed: 7, 6, ..., 0 on 8 devices
+	slices.Reverse(perm)
+	exe, err = c2.Compile(s.module(), pjrt.CompileOptions{DeviceAssignment: perm})
 	require.NoError(t, err)
 	require.NoError(t, exe.Close())
-	assert.Equal(t, int64(1), c2.CompileStats().Compiles)
+	if len(perm) > 1 { // reversing one device leaves the assignment, and the program, as it was
+		assert.Equal(t, int64(1), c2.CompileStats().Compiles)
+	} else {
+		assert.Equal(t, pjrt.CompileStats{CacheHits: 2}, c2.CompileStats())
+	}
 	require.NoError(t, c2.Close())
 
 	// Corrupt every entry: the next client logs a miss, compiles, and rewrites the entry.
@@ -77,8 +85,8 @@ func TestPersistentCompileCache(t *testing.T) {
 	}
 	var log3 bytes.Buffer
 	c3 := open(&log3)
-	exe = compileSeed(t, c3)
-	runSeed(t, c3, exe)
+	exe, _ = compileSeed(t, c3)
+	runSeed(t, c3, exe, s)
 	require.NoError(t, exe.Close())
 	assert.Equal(t, pjrt.CompileStats{Compiles: 1, CacheMisses: 1, CacheWrites: 1, CacheRejects: 1}, c3.CompileStats())
 	assert.Contains(t, log3.String(), "compile cache miss: bad entry")

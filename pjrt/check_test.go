@@ -2,6 +2,7 @@ package pjrt_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -16,7 +17,10 @@ import (
 // something other than what it says, on the pinned CPU plugin.
 func TestCompileChecksFirst(t *testing.T) {
 	c := pjrttest.Client(t)
-	all := []int{0, 1, 2, 3, 4, 5, 6, 7}
+	s := seedFor(c)
+	all := s.ids(c) // 0, 1, ..., 7 on 8 devices
+	seed := s.module()
+	parts := fmt.Sprintf("num_partitions = %d", s.parts())
 	tests := []struct {
 		name string
 		text string
@@ -24,11 +28,13 @@ func TestCompileChecksFirst(t *testing.T) {
 		kind error
 		msg  string
 	}{
+		// The 8-partition program compiled for one device: refused before any device is used.
 		{"8 partitions, no device assignment", seedModule, pjrt.CompileOptions{}, mlir.ErrPartitions,
 			"annotated for 8 partitions but is compiled for 1 device;"},
-		{"num_partitions 3 on 8 devices", strings.Replace(seedModule, "num_partitions = 8", "num_partitions = 3", 1),
-			pjrt.CompileOptions{DeviceAssignment: all}, mlir.ErrPartitions, "annotated for 3 partitions but is compiled for 8 devices"},
-		{"num_partitions 0 on 8 devices", strings.Replace(seedModule, "num_partitions = 8", "num_partitions = 0", 1),
+		// Compiled for the client's seed mesh (8 devices on 8, 1 on 1), annotated otherwise.
+		{"num_partitions 3 on 8 devices", strings.Replace(seed, parts, "num_partitions = 3", 1),
+			pjrt.CompileOptions{DeviceAssignment: all}, mlir.ErrPartitions, "annotated for 3 partitions but is compiled for " + devices(len(all))},
+		{"num_partitions 0 on 8 devices", strings.Replace(seed, parts, "num_partitions = 0", 1),
 			pjrt.CompileOptions{DeviceAssignment: all}, mlir.ErrPartitions, "0 partitions, want >= 1"},
 		{"infeed", `module {
   func.func public @main(%t: !stablehlo.token) -> tensor<2xf32> {
@@ -46,9 +52,10 @@ func TestCompileChecksFirst(t *testing.T) {
     return %0 : tensor<2xf32>
   }
 }`, pjrt.CompileOptions{}, mlir.ErrRecursion, "@f calls @f"},
-		{"axis name XLA aborts on", strings.ReplaceAll(seedModule, `"x"`, `"\C3\A9"`), pjrt.CompileOptions{DeviceAssignment: all},
+		{"axis name XLA aborts on", strings.ReplaceAll(seed, `"x"`, `"\C3\A9"`), pjrt.CompileOptions{DeviceAssignment: all},
 			mlir.ErrName, `axis "\C3\A9"`},
-		{"unparsable mhlo.sharding", strings.Replace(gspmdModule, "{devices=[4,2]<=[8]}", "{devices=[4,2]<=[4,2]}", 1),
+		// {devices=[4,2]<=[4,2]} on 8 devices: a reshape without its transpose.
+		{"unparsable mhlo.sharding", strings.Replace(gspmdModule(s), fmt.Sprintf("<=[%d]}", s.parts()), fmt.Sprintf("<=[%d,%d]}", s.x, s.y), 1),
 			pjrt.CompileOptions{DeviceAssignment: all, Partitioner: pjrt.GSPMD}, mlir.ErrSharding, "expected 'T('"},
 	}
 	for _, tc := range tests {
@@ -67,9 +74,17 @@ func TestCompileChecksFirst(t *testing.T) {
 		})
 	}
 	// The same programs, written correctly, compile.
-	exe, err := c.Compile(seedModule, pjrt.CompileOptions{DeviceAssignment: all})
+	exe, err := c.Compile(seed, pjrt.CompileOptions{DeviceAssignment: all})
 	require.NoError(t, err)
 	require.NoError(t, exe.Close())
+}
+
+// devices returns "1 device" or "n devices", as mlir's messages say it.
+func devices(n int) string {
+	if n == 1 {
+		return "1 device"
+	}
+	return fmt.Sprintf("%d devices", n)
 }
 
 // TestQuotedNamesRun: symbol and axis names of the accepted class (printable ASCII but '\')
@@ -77,15 +92,16 @@ func TestCompileChecksFirst(t *testing.T) {
 // the seed program renamed.
 func TestQuotedNamesRun(t *testing.T) {
 	c := pjrttest.Client(t)
+	s := seedFor(c)
 	text := strings.NewReplacer(
 		"@mesh", `@"mesh 1-\22'{}"`,
 		"@jit_f", `@"jit_my-fn"`,
 		`"x"`, `"x \22y\22"`,
 		`"y"`, `"=,:'"`,
-	).Replace(seedModule)
-	require.NoError(t, mlir.Check(text, mlir.Partitions(8)))
-	exe, err := c.Compile(text, pjrt.CompileOptions{DeviceAssignment: []int{0, 1, 2, 3, 4, 5, 6, 7}})
+	).Replace(s.module())
+	require.NoError(t, mlir.Check(text, mlir.Partitions(s.parts())))
+	exe, err := c.Compile(text, pjrt.CompileOptions{DeviceAssignment: s.ids(c)})
 	require.NoError(t, err, text)
 	defer exe.Close()
-	runSeed(t, c, exe)
+	runSeed(t, c, exe, s)
 }

@@ -40,7 +40,8 @@ func TestCompileContextCancel(t *testing.T) {
 
 	done, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := c.CompileContext(done, seedModule, pjrt.CompileOptions{DeviceAssignment: []int{0, 1, 2, 3, 4, 5, 6, 7}})
+	s := seedFor(c)
+	_, err := c.CompileContext(done, s.module(), pjrt.CompileOptions{DeviceAssignment: s.ids(c)})
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, before, pjrt.LiveExecutables(), "a context done before the call compiles nothing")
 
@@ -54,11 +55,11 @@ func TestCompileContextCancel(t *testing.T) {
 	assert.ErrorContains(t, err, "pjrt: compile: context deadline exceeded")
 
 	// The client stays usable while the abandoned compilation runs on.
-	seed, err := c.CompileContext(context.Background(), seedModule, pjrt.CompileOptions{DeviceAssignment: []int{0, 1, 2, 3, 4, 5, 6, 7}})
+	seed, err := c.CompileContext(context.Background(), s.module(), pjrt.CompileOptions{DeviceAssignment: s.ids(c)})
 	require.NoError(t, err)
-	args := make([][]*pjrt.Buffer, 8)
-	for p, d := range c.Devices() {
-		b, err := c.BufferFromHost(d, seedShard(p), []int{2, 1})
+	args := make([][]*pjrt.Buffer, s.parts())
+	for p, d := range seed.Devices() {
+		b, err := c.BufferFromHost(d, s.shard(p), s.dims())
 		require.NoError(t, err)
 		args[p] = []*pjrt.Buffer{b}
 	}
@@ -67,8 +68,7 @@ func TestCompileContextCancel(t *testing.T) {
 	for p := range outs {
 		got, err := outs[p][0].ToHost()
 		require.NoError(t, err)
-		want := seedShard(p)
-		assert.Equal(t, []int64{2 * want[0], 2 * want[1]}, got, "position %d", p)
+		assert.Equal(t, doubled(s.shard(p)), got, "position %d", p)
 		require.NoError(t, outs[p][0].Close())
 		require.NoError(t, args[p][0].Close())
 	}

@@ -21,11 +21,11 @@ type block struct{ r0, rows, c0, cols int }
 // memory the device buffers live in, direct reads of device memory) and on the generic one (the
 // plugin's strided copy, ToHostBuffer and a host-side scatter). The blocks of the large matrix are
 // big enough for the dense staging route too. Closing the buffers gives every staging block back.
+// The client is one of its own, of 2 devices, or 1 where pjrttest.Client has 1.
 func TestTransferRoutes(t *testing.T) {
-	c, err := pjrttest.Open(2)
+	c, err := pjrttest.Open(min(2, len(pjrttest.Client(t).Devices())))
 	require.NoError(t, err)
 	defer c.Close()
-	devs := c.AddressableDevices()
 	for _, size := range []struct{ rows, cols int }{{6, 10}, {300, 500}} {
 		for _, hostMemory := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%dx%d/hostMemory=%v", size.rows, size.cols, hostMemory), func(t *testing.T) {
@@ -44,13 +44,13 @@ func TestTransferRoutes(t *testing.T) {
 					{1, rows - 2, 3, 1}, {0, rows, 0, cols}, {rows / 3, rows / 3, 0, cols}}
 				var ts []pjrt.HostTransfer
 				for i, b := range blocks {
-					ts = append(ts, pjrt.HostTransfer{Device: devs[i%2], DType: dtypes.Float32, Dims: []int{b.rows, b.cols},
+					ts = append(ts, pjrt.HostTransfer{Device: deviceAt(c, i), DType: dtypes.Float32, Dims: []int{b.rows, b.cols},
 						Data: raw[(b.r0*cols+b.c0)*4:], ByteStrides: strides})
 				}
 				// The whole matrix densely, and transposed (element [j][i] is host[i][j]).
 				ts = append(ts,
-					pjrt.HostTransfer{Device: devs[1], DType: dtypes.Float32, Dims: []int{rows, cols}, Data: raw},
-					pjrt.HostTransfer{Device: devs[0], DType: dtypes.Float32, Dims: []int{cols, rows}, Data: raw, ByteStrides: []int64{4, int64(cols * 4)}})
+					pjrt.HostTransfer{Device: deviceAt(c, 1), DType: dtypes.Float32, Dims: []int{rows, cols}, Data: raw},
+					pjrt.HostTransfer{Device: deviceAt(c, 0), DType: dtypes.Float32, Dims: []int{cols, rows}, Data: raw, ByteStrides: []int64{4, int64(cols * 4)}})
 				bs, err := c.BuffersFromHost(ts)
 				require.NoError(t, err)
 				if hostMemory && c.Platform() == "cpu" {
@@ -118,7 +118,7 @@ func TestTransferRoutes(t *testing.T) {
 	// Buffers left open are destroyed by Client.Close, which gives their staging blocks back.
 	before := pjrttest.StagingBaseline(t)
 	raw := make([]byte, 1<<20)
-	_, err = c.BuffersFromHost([]pjrt.HostTransfer{{Device: devs[0], DType: dtypes.Uint8, Dims: []int{1 << 20}, Data: raw}})
+	_, err = c.BuffersFromHost([]pjrt.HostTransfer{{Device: deviceAt(c, 0), DType: dtypes.Uint8, Dims: []int{1 << 20}, Data: raw}})
 	require.NoError(t, err)
 	if c.Platform() == "cpu" {
 		assert.Equal(t, before+1, pjrt.Staging().LiveBlocks)

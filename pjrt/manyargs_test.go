@@ -12,38 +12,40 @@ import (
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 )
 
-// sumModule is the sum of n f32[8] arguments sharded over a 1-D mesh of 8 devices: per device,
-// n f32[1] arguments and one f32[1] result.
-func sumModule(n int) string {
+// sumModule is the sum of n f32[parts] arguments sharded over a 1-D mesh of parts devices (8,
+// or fewer where pjrttest.Client has fewer): per device, n f32[1] arguments and one f32[1] result.
+func sumModule(n, parts int) string {
 	var b strings.Builder
-	b.WriteString(`module @jit_sum attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
-  sdy.mesh @mesh = <["x"=8]>
-  func.func public @main(`)
+	ty := fmt.Sprintf("tensor<%dxf32>", parts)
+	fmt.Fprintf(&b, `module @jit_sum attributes {mhlo.num_partitions = %d : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @mesh = <["x"=%d]>
+  func.func public @main(`, parts, parts)
 	for i := range n {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, `%%arg%d: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}`, i)
+		fmt.Fprintf(&b, `%%arg%d: %s {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}`, i, ty)
 	}
-	b.WriteString(`) -> (tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) {
-`)
+	fmt.Fprintf(&b, `) -> (%s {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) {
+`, ty)
 	last := "%arg0"
 	for i := 1; i < n; i++ {
-		fmt.Fprintf(&b, "    %%s%d = stablehlo.add %s, %%arg%d : tensor<8xf32>\n", i, last, i)
+		fmt.Fprintf(&b, "    %%s%d = stablehlo.add %s, %%arg%d : %s\n", i, last, i, ty)
 		last = fmt.Sprintf("%%s%d", i)
 	}
-	fmt.Fprintf(&b, "    return %s : tensor<8xf32>\n  }\n}", last)
+	fmt.Fprintf(&b, "    return %s : %s\n  }\n}", last, ty)
 	return b.String()
 }
 
-// sumArgs compiles sumModule(n) and puts n distinct buffers on each device, argument i on device
-// d holding i + 10*d.
+// sumArgs compiles sumModule(n) on 8 devices (fewer where pjrttest.Client has fewer) and puts n
+// distinct buffers on each device, argument i on device d holding i + 10*d.
 func sumArgs(t testing.TB, n int) (*pjrt.Executable, [][]*pjrt.Buffer) {
 	c := pjrttest.Client(t)
-	exe, err := c.Compile(sumModule(n), pjrt.CompileOptions{NumPartitions: 8})
+	parts := fitMesh(len(c.Devices()), 8)[0]
+	exe, err := c.Compile(sumModule(n, parts), pjrt.CompileOptions{NumPartitions: parts})
 	require.NoError(t, err)
 	t.Cleanup(func() { exe.Close() })
-	args := make([][]*pjrt.Buffer, 8)
+	args := make([][]*pjrt.Buffer, parts)
 	for d, dev := range exe.Devices() {
 		args[d] = make([]*pjrt.Buffer, n)
 		for i := range n {
@@ -86,7 +88,7 @@ func TestExecuteManyArguments(t *testing.T) {
 		check(t, args, func(d int) float32 { return float32(n*(n-1)/2 + 10*d*n) })
 	})
 	t.Run("repeated", func(t *testing.T) {
-		same := make([][]*pjrt.Buffer, 8)
+		same := make([][]*pjrt.Buffer, len(args))
 		for d := range same {
 			same[d] = make([]*pjrt.Buffer, n)
 			for i := range same[d] {
@@ -96,7 +98,7 @@ func TestExecuteManyArguments(t *testing.T) {
 		check(t, same, func(d int) float32 { return float32(n * (7 + 10*d)) })
 	})
 	t.Run("donated twice", func(t *testing.T) {
-		dup := make([][]*pjrt.Buffer, 8)
+		dup := make([][]*pjrt.Buffer, len(args))
 		for d := range dup {
 			dup[d] = append([]*pjrt.Buffer(nil), args[d]...)
 			dup[d][200] = args[d][100]
@@ -112,7 +114,7 @@ func TestExecuteManyArguments(t *testing.T) {
 // (8n buffers per call), without the jit layer.
 func benchExecuteArgs(b *testing.B, n int) {
 	exe, args := sumArgs(b, n)
-	flat := make([]*pjrt.Buffer, 8)
+	flat := make([]*pjrt.Buffer, len(args))
 	b.ReportAllocs()
 	for b.Loop() {
 		outs, err := exe.Execute(args)

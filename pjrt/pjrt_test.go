@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -29,16 +30,26 @@ const seedModule = `module @jit_f attributes {mhlo.num_partitions = 8 : i32, mhl
   }
 }`
 
-// seedShard returns the 2x1 shard of arange(16).reshape(8, 2) held by mesh position p
-// (x = p/2 selects rows 2x..2x+1, y = p%2 selects the column).
-func seedShard(p int) []int64 {
-	x, y := p/2, p%2
-	return []int64{int64((2*x)*2 + y), int64((2*x+1)*2 + y)}
+// seedModuleOn returns the seed program on the mesh x, y (seedModule on 4, 2): the 8x2 array
+// sharded P("x", "y") over x*y partitions.
+func seedModuleOn(x, y int) string {
+	return fmt.Sprintf(`module @jit_f attributes {mhlo.num_partitions = %d : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @mesh = <["x"=%d, "y"=%d]>
+  func.func public @main(%%arg0: tensor<8x2xi64> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) -> (tensor<8x2xi64> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) {
+    %%c = stablehlo.constant dense<2> : tensor<8x2xi64>
+    %%0 = stablehlo.multiply %%arg0, %%c : tensor<8x2xi64>
+    return %%0 : tensor<8x2xi64>
+  }
+}`, x*y, x, y)
 }
 
-func TestOpenDeviceCounts(t *testing.T) {
+// TestOpenDeviceCountsCPUOnly: the CPU plugin makes as many devices as its cpu_device_count
+// create option asks for (a GPU plugin has the GPUs it sees).
+func TestOpenDeviceCountsCPUOnly(t *testing.T) {
 	for _, n := range []int{4, 8} {
-		c := pjrttest.ClientWithDevices(t, n)
+		c, err := pjrttest.Open(n)
+		require.NoError(t, err)
+		defer c.Close()
 		require.Len(t, c.Devices(), n)
 		require.Len(t, c.AddressableDevices(), n)
 		assert.Equal(t, "cpu", c.Platform())
@@ -64,9 +75,10 @@ func TestPluginInfo(t *testing.T) {
 	assert.True(t, c.Plugin().Has("PJRT_Client_Compile"))
 	assert.False(t, c.Plugin().Has("PJRT_No_Such_Function"))
 	assert.Contains(t, c.Plugin().Attributes(), "stablehlo_current_version")
-	d, err := c.Device(3)
+	id := c.Devices()[min(3, len(c.Devices())-1)].ID() // 3 on 8 devices
+	d, err := c.Device(id)
 	require.NoError(t, err)
-	assert.Equal(t, 3, d.ID())
+	assert.Equal(t, id, d.ID())
 	_, err = c.Device(99)
 	assert.ErrorIs(t, err, pjrt.ErrDevice)
 	assert.ErrorContains(t, err, "99")
@@ -114,12 +126,12 @@ func findSystemLibrary(t *testing.T) string {
 	return ""
 }
 
-// runSeed puts the seed input on the 8 devices, runs exe, checks the 8 output shards and
-// closes every buffer.
-func runSeed(t testing.TB, c *pjrt.Client, exe *pjrt.Executable) {
-	args := make([][]*pjrt.Buffer, 8)
+// runSeed puts the seed input on the devices of exe (the seed program on the mesh s), runs exe,
+// checks every output shard and closes every buffer.
+func runSeed(t testing.TB, c *pjrt.Client, exe *pjrt.Executable, s seedMesh) {
+	args := make([][]*pjrt.Buffer, s.parts())
 	for p, d := range exe.Devices() {
-		b, err := c.BufferFromHost(d, seedShard(p), []int{2, 1})
+		b, err := c.BufferFromHost(d, s.shard(p), s.dims())
 		require.NoError(t, err)
 		args[p] = []*pjrt.Buffer{b}
 	}
@@ -129,48 +141,51 @@ func runSeed(t testing.TB, c *pjrt.Client, exe *pjrt.Executable) {
 		require.Len(t, outs[p], 1)
 		got, err := outs[p][0].ToHost()
 		require.NoError(t, err)
-		in := seedShard(p)
-		require.Equal(t, []int64{2 * in[0], 2 * in[1]}, got, "shard on position %d", p)
+		require.Equal(t, doubled(s.shard(p)), got, "shard on position %d", p)
 		require.Equal(t, exe.Devices()[p], outs[p][0].Device())
 		require.NoError(t, outs[p][0].Close())
 		require.NoError(t, args[p][0].Close())
 	}
 }
 
-func compileSeed(t testing.TB, c *pjrt.Client) *pjrt.Executable {
-	exe, err := c.Compile(seedModule, pjrt.CompileOptions{DeviceAssignment: []int{0, 1, 2, 3, 4, 5, 6, 7}})
+// compileSeed compiles the seed program for c's mesh on its first devices.
+func compileSeed(t testing.TB, c *pjrt.Client) (*pjrt.Executable, seedMesh) {
+	s := seedFor(c)
+	exe, err := c.Compile(s.module(), pjrt.CompileOptions{DeviceAssignment: s.ids(c)})
 	require.NoError(t, err)
-	return exe
+	return exe, s
 }
 
 func TestSeedProgram(t *testing.T) {
 	c := pjrttest.Client(t)
 	before := pjrt.LiveBuffers()
-	exe := compileSeed(t, c)
+	exe, s := compileSeed(t, c)
 	defer exe.Close()
-	assert.Equal(t, 8, exe.NumPartitions())
-	assert.Equal(t, []pjrt.Shape{shapes.Make(dtypes.Int64, 2, 1)}, exe.OutputShapes())
-	assert.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7}, exe.DeviceAssignment())
-	runSeed(t, c, exe)
+	assert.Equal(t, s.parts(), exe.NumPartitions())
+	assert.Equal(t, []pjrt.Shape{shapes.Make(dtypes.Int64, s.dims()...)}, exe.OutputShapes())
+	assert.Equal(t, s.ids(c), exe.DeviceAssignment())
+	runSeed(t, c, exe, s)
 	assert.Equal(t, before, pjrt.LiveBuffers(), "buffers leaked")
 }
 
 func TestSeedProgramPermutedAssignment(t *testing.T) {
 	c := pjrttest.Client(t)
-	perm := []int{7, 6, 5, 4, 3, 2, 1, 0}
-	exe, err := c.Compile(seedModule, pjrt.CompileOptions{DeviceAssignment: perm})
+	s := seedFor(c)
+	perm := s.ids(c) // reversed: 7, 6, ..., 0 on 8 devices
+	slices.Reverse(perm)
+	exe, err := c.Compile(s.module(), pjrt.CompileOptions{DeviceAssignment: perm})
 	require.NoError(t, err)
 	defer exe.Close()
 	for i, d := range exe.Devices() {
 		assert.Equal(t, perm[i], d.ID())
 	}
-	runSeed(t, c, exe)
+	runSeed(t, c, exe, s)
 }
 
 // TestExecuteConcurrent runs one executable from 8 goroutines at once (run it with -race).
 func TestExecuteConcurrent(t *testing.T) {
 	c := pjrttest.Client(t)
-	exe := compileSeed(t, c)
+	exe, s := compileSeed(t, c)
 	defer exe.Close()
 	before := pjrt.LiveBuffers()
 	var wg sync.WaitGroup
@@ -179,7 +194,7 @@ func TestExecuteConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 25; i++ {
-				runSeed(t, c, exe)
+				runSeed(t, c, exe, s)
 			}
 		}()
 	}
@@ -191,11 +206,11 @@ func TestExecuteConcurrent(t *testing.T) {
 // host copies.
 func TestSharedInputConcurrent(t *testing.T) {
 	c := pjrttest.Client(t)
-	exe := compileSeed(t, c)
+	exe, s := compileSeed(t, c)
 	defer exe.Close()
-	args := make([][]*pjrt.Buffer, 8)
+	args := make([][]*pjrt.Buffer, s.parts())
 	for p, d := range exe.Devices() {
-		b, err := c.BufferFromHost(d, seedShard(p), []int{2, 1})
+		b, err := c.BufferFromHost(d, s.shard(p), s.dims())
 		require.NoError(t, err)
 		defer b.Close()
 		args[p] = []*pjrt.Buffer{b}
@@ -215,7 +230,7 @@ func TestSharedInputConcurrent(t *testing.T) {
 					assert.NoError(t, err)
 					in, err := args[p][0].ToHost()
 					assert.NoError(t, err)
-					assert.Equal(t, []int64{2 * in.([]int64)[0], 2 * in.([]int64)[1]}, got)
+					assert.Equal(t, doubled(in.([]int64)), got)
 					assert.NoError(t, outs[p][0].Close())
 				}
 			}
@@ -226,7 +241,7 @@ func TestSharedInputConcurrent(t *testing.T) {
 
 func TestBufferRoundTrip(t *testing.T) {
 	c := pjrttest.Client(t)
-	d := c.AddressableDevices()[5]
+	d := deviceAt(c, 5)
 	cases := []struct {
 		flat  any
 		dtype dtypes.DType
@@ -268,11 +283,13 @@ func TestBufferRoundTrip(t *testing.T) {
 
 func TestBufferErrors(t *testing.T) {
 	c := pjrttest.Client(t)
-	other := pjrttest.ClientWithDevices(t, 4)
+	other, err := pjrttest.Open(min(4, len(c.Devices()))) // a client of its own: 4 devices on 8
+	require.NoError(t, err)
+	defer other.Close()
 	d := c.AddressableDevices()[0]
 	before := pjrt.LiveBuffers()
 
-	_, err := c.BufferFromHost(d, []float32{1, 2, 3}, []int{2, 2})
+	_, err = c.BufferFromHost(d, []float32{1, 2, 3}, []int{2, 2})
 	assert.ErrorIs(t, err, pjrt.ErrHostData)
 	assert.ErrorContains(t, err, "f32[2,2] needs 16 bytes (4 elements), got 12 bytes")
 	_, err = c.BufferFromHost(d, []string{"a"}, []int{1})
@@ -299,37 +316,43 @@ func TestBufferErrors(t *testing.T) {
 
 func TestExecuteErrors(t *testing.T) {
 	c := pjrttest.Client(t)
-	exe := compileSeed(t, c)
+	exe, s := compileSeed(t, c)
 	defer exe.Close()
 	before := pjrt.LiveBuffers()
 	devs := exe.Devices()
+	n := s.parts()
 
 	_, err := exe.Execute(nil)
 	assert.ErrorIs(t, err, pjrt.ErrExecute)
-	assert.ErrorContains(t, err, "0 argument lists for 8 devices")
+	assert.ErrorContains(t, err, fmt.Sprintf("0 argument lists for %d devices", n))
 
-	args := make([][]*pjrt.Buffer, 8)
+	args := make([][]*pjrt.Buffer, n)
 	for p := range args {
-		b, err := c.BufferFromHost(devs[p], seedShard(p), []int{2, 1})
+		b, err := c.BufferFromHost(devs[p], s.shard(p), s.dims())
 		require.NoError(t, err)
 		args[p] = []*pjrt.Buffer{b}
 	}
-	swapped := append([][]*pjrt.Buffer(nil), args...)
-	swapped[0], swapped[1] = args[1], args[0]
-	_, err = exe.Execute(swapped)
-	assert.ErrorIs(t, err, pjrt.ErrDevice)
-	assert.ErrorContains(t, err, "is on device 1")
+	if n >= 2 {
+		// Positions 0 and 1 swapped: the buffer of position 0 is on the second device.
+		swapped := append([][]*pjrt.Buffer(nil), args...)
+		swapped[0], swapped[1] = args[1], args[0]
+		_, err = exe.Execute(swapped)
+		assert.ErrorIs(t, err, pjrt.ErrDevice)
+		assert.ErrorContains(t, err, fmt.Sprintf("is on device %d", devs[1].ID()))
 
-	ragged := append([][]*pjrt.Buffer(nil), args...)
-	ragged[3] = nil
-	_, err = exe.Execute(ragged)
-	assert.ErrorIs(t, err, pjrt.ErrExecute)
-	assert.ErrorContains(t, err, "device 3 has 0 arguments")
+		// A position other than the first (3 on 8 devices) without arguments.
+		ragged := append([][]*pjrt.Buffer(nil), args...)
+		p := min(3, n-1)
+		ragged[p] = nil
+		_, err = exe.Execute(ragged)
+		assert.ErrorIs(t, err, pjrt.ErrExecute)
+		assert.ErrorContains(t, err, fmt.Sprintf("device %d has 0 arguments", p))
+	}
 
 	_, err = exe.Execute(args, pjrt.Donate(1))
 	assert.ErrorIs(t, err, pjrt.ErrExecute)
 
-	require.NoError(t, args[2][0].Close())
+	require.NoError(t, args[min(2, n-1)][0].Close())
 	_, err = exe.Execute(args)
 	assert.ErrorIs(t, err, pjrt.ErrClosed)
 	for _, a := range args {
@@ -344,12 +367,12 @@ func TestExecuteErrors(t *testing.T) {
 
 func TestDonation(t *testing.T) {
 	c := pjrttest.Client(t)
-	exe := compileSeed(t, c)
+	exe, s := compileSeed(t, c)
 	defer exe.Close()
 	before := pjrt.LiveBuffers()
-	args := make([][]*pjrt.Buffer, 8)
+	args := make([][]*pjrt.Buffer, s.parts())
 	for p, d := range exe.Devices() {
-		b, err := c.BufferFromHost(d, seedShard(p), []int{2, 1})
+		b, err := c.BufferFromHost(d, s.shard(p), s.dims())
 		require.NoError(t, err)
 		args[p] = []*pjrt.Buffer{b}
 	}
@@ -359,8 +382,7 @@ func TestDonation(t *testing.T) {
 		assert.True(t, args[p][0].IsClosed(), "donated input on position %d is closed", p)
 		got, err := outs[p][0].ToHost()
 		require.NoError(t, err)
-		in := seedShard(p)
-		assert.Equal(t, []int64{2 * in[0], 2 * in[1]}, got)
+		assert.Equal(t, doubled(s.shard(p)), got)
 		require.NoError(t, outs[p][0].Close())
 	}
 	assert.Equal(t, before, pjrt.LiveBuffers())
@@ -375,50 +397,72 @@ func TestCompileErrors(t *testing.T) {
 	assert.Equal(t, "compile", perr.Op)
 	assert.NotEqual(t, pjrt.Code(0), perr.Code)
 
-	_, err = c.Compile(seedModule, pjrt.CompileOptions{DeviceAssignment: []int{0, 1, 2, 3, 4, 5, 6, 42}})
+	s := seedFor(c)
+	ids := s.ids(c)
+	// The assignment's last device (7 on 8 devices) replaced by one that does not exist.
+	_, err = c.Compile(s.module(), pjrt.CompileOptions{DeviceAssignment: append(slices.Clone(ids[:len(ids)-1]), 42)})
 	assert.ErrorIs(t, err, pjrt.ErrDevice)
 	assert.ErrorContains(t, err, "no device with id 42")
-	_, err = c.Compile(seedModule, pjrt.CompileOptions{DeviceAssignment: []int{0, 1, 2, 3, 4, 5, 6, 0}})
+	// The first device again in the last place (of two at least): 0, 1, ..., 6, 0 on 8 devices.
+	dup := append(slices.Clone(ids[:max(1, len(ids)-1)]), ids[0])
+	_, err = c.Compile(s.module(), pjrt.CompileOptions{DeviceAssignment: dup})
 	assert.ErrorIs(t, err, pjrt.ErrDevice)
-	assert.ErrorContains(t, err, "device 0 appears at positions 0 and 7")
-	_, err = c.Compile(seedModule, pjrt.CompileOptions{NumPartitions: 16})
+	assert.ErrorContains(t, err, fmt.Sprintf("device %d appears at positions 0 and %d", ids[0], len(dup)-1))
+	_, err = c.Compile(s.module(), pjrt.CompileOptions{NumPartitions: 2 * len(c.Devices())})
 	assert.ErrorIs(t, err, pjrt.ErrDevice)
-	// The partitioner is a compile option, not guessed from the text: a Shardy module compiled
-	// with GSPMD reaches XLA's partitioner with Shardy's custom calls, which XLA rejects.
-	_, err = c.Compile(seedModule, pjrt.CompileOptions{NumPartitions: 8, Partitioner: pjrt.GSPMD})
-	assert.ErrorIs(t, err, pjrt.ErrCompile)
-	assert.ErrorContains(t, err, "xla.sdy")
-	// A 4-partition mesh compiled for 8 devices is rejected by XLA itself.
-	_, err = c.Compile(strings.Replace(seedModule, `"x"=4`, `"x"=2`, 1), pjrt.CompileOptions{NumPartitions: 8})
-	assert.ErrorIs(t, err, pjrt.ErrCompile)
+	// XLA partitions a program of 2 partitions or more only: a program of one compiles as it is.
+	t.Run("partitioned", func(t *testing.T) {
+		pjrttest.NeedDevices(t, 2)
+		// The partitioner is a compile option, not guessed from the text: a Shardy module compiled
+		// with GSPMD reaches XLA's partitioner with Shardy's custom calls, which XLA rejects.
+		_, err := c.Compile(s.module(), pjrt.CompileOptions{NumPartitions: s.parts(), Partitioner: pjrt.GSPMD})
+		assert.ErrorIs(t, err, pjrt.ErrCompile)
+		assert.ErrorContains(t, err, "xla.sdy")
+		// A mesh of another size than the partition count is rejected by XLA itself: half of it (4
+		// partitions compiled for 8 devices), or twice it where half would be one device (which
+		// XLA takes as replicated: 2 partitions compiled for 1 device).
+		x := s.x / 2
+		if s.parts() == 2 {
+			x = s.x * 2
+		}
+		text := strings.Replace(s.module(), fmt.Sprintf(`"x"=%d`, s.x), fmt.Sprintf(`"x"=%d`, x), 1)
+		_, err = c.Compile(text, pjrt.CompileOptions{NumPartitions: s.parts()})
+		assert.ErrorIs(t, err, pjrt.ErrCompile)
+	})
 }
 
-// gspmdModule is the seed program with GSPMD annotations instead of Shardy ones.
-const gspmdModule = `module @jit_f attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
-  func.func public @main(%arg0: tensor<8x2xi64> {mhlo.sharding = "{devices=[4,2]<=[8]}"}) -> (tensor<8x2xi64> {mhlo.sharding = "{devices=[4,2]<=[8]}"}) {
-    %c = stablehlo.constant dense<2> : tensor<8x2xi64>
-    %0 = stablehlo.multiply %arg0, %c : tensor<8x2xi64>
-    return %0 : tensor<8x2xi64>
+// gspmdModule returns the seed program on the mesh s with GSPMD annotations instead of Shardy
+// ones: {devices=[4,2]<=[8]} on (4, 2).
+func gspmdModule(s seedMesh) string {
+	sharding := fmt.Sprintf("{devices=[%d,%d]<=[%d]}", s.x, s.y, s.parts())
+	return fmt.Sprintf(`module @jit_f attributes {mhlo.num_partitions = %d : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%%arg0: tensor<8x2xi64> {mhlo.sharding = "%s"}) -> (tensor<8x2xi64> {mhlo.sharding = "%s"}) {
+    %%c = stablehlo.constant dense<2> : tensor<8x2xi64>
+    %%0 = stablehlo.multiply %%arg0, %%c : tensor<8x2xi64>
+    return %%0 : tensor<8x2xi64>
   }
-}`
+}`, s.parts(), sharding, sharding)
+}
 
 func TestGSPMD(t *testing.T) {
 	c := pjrttest.Client(t)
-	exe, err := c.Compile(gspmdModule, pjrt.CompileOptions{NumPartitions: 8, Partitioner: pjrt.GSPMD})
+	s := seedFor(c)
+	exe, err := c.Compile(gspmdModule(s), pjrt.CompileOptions{NumPartitions: s.parts(), Partitioner: pjrt.GSPMD})
 	require.NoError(t, err)
 	defer exe.Close()
-	runSeed(t, c, exe)
+	runSeed(t, c, exe, s)
 	// With the Shardy option, XLA itself sees the mhlo.sharding annotations and runs GSPMD.
-	exe2, err := c.Compile(gspmdModule, pjrt.CompileOptions{NumPartitions: 8})
+	exe2, err := c.Compile(gspmdModule(s), pjrt.CompileOptions{NumPartitions: s.parts()})
 	require.NoError(t, err)
 	defer exe2.Close()
-	runSeed(t, c, exe2)
+	runSeed(t, c, exe2, s)
 }
 
+// TestClosedClient closes a client of its own (2 devices, or 1 where pjrttest.Client has 1).
 func TestClosedClient(t *testing.T) {
-	c, err := pjrt.Open(pjrt.WithCPUDeviceCount(2))
+	c, err := pjrttest.Open(min(2, len(pjrttest.Client(t).Devices())))
 	require.NoError(t, err)
-	b, err := c.BufferFromHost(c.AddressableDevices()[1], []int32{7}, []int{1})
+	b, err := c.BufferFromHost(deviceAt(c, 1), []int32{7}, []int{1})
 	require.NoError(t, err)
 	require.NoError(t, c.Close())
 	require.NoError(t, c.Close(), "Close is idempotent")

@@ -98,10 +98,11 @@ func closeWithin(t *testing.T, d time.Duration, close func(context.Context) erro
 // TestCloseAbandonedRunaway closes an executable and its client while an execution that never
 // ends runs: both CloseContexts return in time with a *StillRunningError, later calls on them
 // fail with ErrClosed at once, and other executables and clients keep working. The runaway
-// spins until the process ends, so the test runs in a child process of its own.
-func TestCloseAbandonedRunaway(t *testing.T) {
+// spins until the process ends, so the test runs in a child process of its own. It is about the
+// CPU plugin, which runs a 1-device program on the calling thread, and its clients of 8 devices.
+func TestCloseAbandonedRunawayCPUOnly(t *testing.T) {
 	if os.Getenv("XLAMESH_RUNAWAY_CHILD") == "" {
-		runChild(t, "TestCloseAbandonedRunaway")
+		runChild(t, "TestCloseAbandonedRunawayCPUOnly")
 		return
 	}
 	c, err := pjrttest.Open(8)
@@ -166,9 +167,10 @@ func TestCloseAbandonedRunaway(t *testing.T) {
 	}
 }
 
-// TestAbandonedRunawayReleased: an execution that outlives its closes (here one of a few
-// seconds) releases the executable and then the client when it ends: ownership passes to it.
-func TestAbandonedRunawayReleased(t *testing.T) {
+// TestAbandonedRunawayReleasedCPUOnly: an execution that outlives its closes (here one of a few
+// seconds) releases the executable and then the client when it ends: ownership passes to it. Its
+// client of 8 CPU devices is its own.
+func TestAbandonedRunawayReleasedCPUOnly(t *testing.T) {
 	c, err := pjrttest.Open(8)
 	require.NoError(t, err)
 	exe, err := c.Compile(countModule, pjrt.CompileOptions{})
@@ -239,13 +241,14 @@ const spin8Module = `module @jit_spin8 attributes {mhlo.num_partitions = 8 : i32
   }
 }`
 
-// TestCloseAbandonedRunaway8Devices: an execution on 8 devices that never ends runs on after
-// Execute returned. The executable's CloseContext waits for it until its deadline and reports it
-// (0 calls, 1 execution); closing an argument and a result of it returns at once. The runaway
-// spins until the process ends, so the test runs in a child process of its own.
-func TestCloseAbandonedRunaway8Devices(t *testing.T) {
+// TestCloseAbandonedRunaway8DevicesCPUOnly: an execution on 8 devices that never ends runs on
+// after Execute returned (the CPU plugin runs a program of 8 devices on threads of its own). The
+// executable's CloseContext waits for it until its deadline and reports it (0 calls, 1
+// execution); closing an argument and a result of it returns at once. The runaway spins until
+// the process ends, so the test runs in a child process of its own.
+func TestCloseAbandonedRunaway8DevicesCPUOnly(t *testing.T) {
 	if os.Getenv("XLAMESH_RUNAWAY_CHILD") == "" {
-		runChild(t, "TestCloseAbandonedRunaway8Devices")
+		runChild(t, "TestCloseAbandonedRunaway8DevicesCPUOnly")
 		return
 	}
 	c, err := pjrttest.Open(8)
@@ -283,13 +286,13 @@ func TestCloseAbandonedRunaway8Devices(t *testing.T) {
 	}
 }
 
-// TestCloseArgumentOfRunaway: on one device the CPU plugin runs a program inside Execute, which
-// holds its arguments. Closing one returns at once; the buffer stays allocated for the call,
-// and later operations on it fail with ErrClosed at once. The runaway spins until the process
-// ends, so the test runs in a child process of its own.
-func TestCloseArgumentOfRunaway(t *testing.T) {
+// TestCloseArgumentOfRunawayCPUOnly: on one device the CPU plugin runs a program inside
+// Execute, which holds its arguments. Closing one returns at once; the buffer stays allocated
+// for the call, and later operations on it fail with ErrClosed at once. The runaway spins until
+// the process ends, so the test runs in a child process of its own.
+func TestCloseArgumentOfRunawayCPUOnly(t *testing.T) {
 	if os.Getenv("XLAMESH_RUNAWAY_CHILD") == "" {
-		runChild(t, "TestCloseArgumentOfRunaway")
+		runChild(t, "TestCloseArgumentOfRunawayCPUOnly")
 		return
 	}
 	c, err := pjrttest.Open(8)
@@ -370,23 +373,43 @@ func TestClosedArgumentFreedByLastUser(t *testing.T) {
 // TestResultsBatchCleanup: the results of one execution share one cleanup, which frees those
 // still open once none of them is reachable; those closed by hand stay closed once.
 func TestResultsBatchCleanup(t *testing.T) {
-	exe, args := benchProgram(t, seedF32Module, 8, 2, 1)
+	s := seedFor(pjrttest.Client(t))
+	n := s.parts()
+	exe, args := benchProgram(t, seedF32(s), n, s.dims()...)
 	before := pjrt.LiveBuffers()
 	outs, err := exe.Execute(args)
 	require.NoError(t, err)
-	require.Len(t, outs, 8)
-	assert.Equal(t, before+8, pjrt.LiveBuffers())
-	require.NoError(t, outs[2][0].Close())
-	require.NoError(t, outs[5][0].Close())
-	assert.Equal(t, before+6, pjrt.LiveBuffers())
-	keep := outs[7][0]
+	require.Len(t, outs, n)
+	assert.Equal(t, before+int64(n), pjrt.LiveBuffers())
+	// Results 2 and 5 closed by hand, 7 kept, on 8 devices; on 2 result 0 closed and 1 kept; on
+	// 1 the one result kept.
+	var closed []int
+	for _, p := range []int{2, 5} {
+		if p < n-1 {
+			closed = append(closed, p)
+		}
+	}
+	if len(closed) == 0 && n > 1 {
+		closed = []int{0}
+	}
+	for _, p := range closed {
+		require.NoError(t, outs[p][0].Close())
+	}
+	open := before + int64(n-len(closed))
+	assert.Equal(t, open, pjrt.LiveBuffers())
+	keep := outs[n-1][0]
 	outs = nil
 	runtime.GC()
 	time.Sleep(50 * time.Millisecond)
-	assert.Equal(t, before+6, pjrt.LiveBuffers(), "one reachable result keeps its execution's block")
+	assert.Equal(t, open, pjrt.LiveBuffers(), "one reachable result keeps its execution's block")
 	got, err := keep.ToHost()
 	require.NoError(t, err)
-	assert.Equal(t, []float32{28, 30}, got)
+	size := meshSize(s.dims()) // benchProgram puts d*size+i on device d: 2*(7*2+i) is 28, 30 on 8
+	want := make([]float32, size)
+	for i := range want {
+		want[i] = float32(2 * ((n-1)*size + i))
+	}
+	assert.Equal(t, want, got)
 	keep = nil
 	for deadline := time.Now().Add(10 * time.Second); pjrt.LiveBuffers() != before; {
 		require.True(t, time.Now().Before(deadline), "the forgotten results were not freed: %d live, want %d", pjrt.LiveBuffers(), before)

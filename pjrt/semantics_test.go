@@ -25,7 +25,7 @@ const nanMaxModule = `module @nan_max {
 // every plugin, including the pinned xla-cpu-pjrt 0.0.1 whose default is fast min/max.
 func TestMaxPropagatesNaN(t *testing.T) {
 	c := pjrttest.Client(t)
-	exe, err := c.Compile(nanMaxModule, pjrt.CompileOptions{DeviceAssignment: []int{0}})
+	exe, err := c.Compile(nanMaxModule, pjrt.CompileOptions{DeviceAssignment: firstIDs(c, 1)})
 	require.NoError(t, err)
 	defer exe.Close()
 	in, err := c.BufferFromHost(exe.Devices()[0], []float32{float32(math.NaN()), 4, -1, 2}, []int{4})

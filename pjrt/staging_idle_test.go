@@ -40,10 +40,11 @@ func waitIdleBytes(t *testing.T, want int64, limit time.Duration) time.Duration 
 	return time.Since(start)
 }
 
-// TestStagingIdleRelease: a closed array's staging block is kept for reuse, then given back to
-// the operating system once idle for the staging idle time (2 s by default), and
-// SetStagingIdleLimit(0) still gives it back at once.
-func TestStagingIdleRelease(t *testing.T) {
+// TestStagingIdleReleaseCPUOnly: a closed array's staging block is kept for reuse, then given
+// back to the operating system once idle for the staging idle time (2 s by default), and
+// SetStagingIdleLimit(0) still gives it back at once. Staging memory backs device buffers on the
+// CPU platform only.
+func TestStagingIdleReleaseCPUOnly(t *testing.T) {
 	c := pjrttest.Client(t)
 	if c.Platform() != "cpu" {
 		t.Skip("staging memory backs device buffers on the CPU platform only")
