@@ -27,8 +27,10 @@ func (f *fakeTB) Fatal(args ...any) {
 // (never skips) and says how to install the plugin.
 func TestMissingPluginFailsWithHint(t *testing.T) {
 	t.Setenv(pjrt.EnvPlugin, "/nonexistent/xla_cpu_pjrt.so")
-	t.Setenv(EnvDevices, "") // 3 devices are asked for whatever host the run stands in for
-	_, _, err := open(3) // a device count no other test opens, so nothing is cached
+	// 3 devices, whatever host the run stands in for: a count no other test opens, so nothing
+	// is cached.
+	t.Setenv(EnvDevices, "")
+	_, _, err := open(3)
 	if !errors.Is(err, pjrt.ErrPluginNotFound) {
 		t.Fatalf("open with a missing plugin: got %v, want ErrPluginNotFound", err)
 	}

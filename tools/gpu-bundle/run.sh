@@ -98,6 +98,13 @@ if [[ $platform == cpu ]]; then mode=cpu; else mode=gpu; fi
 # whose names say they only make sense on the other platform (CPUOnly on a GPU, GPUOnly on CPU).
 skip=$(grep -v '^#' "$here/excluded-tests" | grep . | paste -sd'|')
 if [[ $mode == gpu ]]; then skip="${skip:+$skip|}CPUOnly\$"; else skip="${skip:+$skip|}GPUOnly"; fi
+# Runnable examples print what 8 CPU devices give (device ids, indices, the platform "cpu"):
+# they run only in the CPU mode on 8 devices, and the report says so otherwise.
+examples="run"
+if [[ $mode == gpu || ${XLAMESH_TEST_DEVICES:-8} != 8 ]]; then
+  skip="${skip:+$skip|}^Example"
+  examples="not run (their // Output: is written for 8 CPU devices)"
+fi
 # pjrt's TestFakePlugins compiles fake plugins from testdata/fakeplugin/fake.c: only with a C compiler.
 if ! command -v "${CC:-cc}" >/dev/null; then skip="${skip:+$skip|}^TestFakePlugins\$"; fi
 skip=${skip:-^\$}
@@ -172,6 +179,7 @@ fi
   echo
   echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ), host $(uname -n), $(uname -sr)"
   echo "- mode: $mode (XLAMESH_TEST_PLATFORM=$mode${XLAMESH_TEST_DEVICES:+, XLAMESH_TEST_DEVICES=$XLAMESH_TEST_DEVICES}${XLAMESH_BUNDLE_RUN:+, reduced set -test.run '$XLAMESH_BUNDLE_RUN'}; excluded: -test.skip '$skip')"
+  echo "- runnable examples: $examples"
   echo "- plugin: $plugin, PJRT C API $api, platform $(awk '$1 == "platform" {$1 = ""; print substr($0, 2); exit}' <<<"$info"), $ndev devices"
   echo "- GPUs: $(echo "$gpus" | paste -sd';')"
   echo "- driver: ${driver:-none}"
