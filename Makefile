@@ -12,7 +12,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 export XLAMESH_CACHE_DIR ?= $(CURDIR)/.cache
 GO ?= go
-FUZZTIME ?= 30s
+FUZZTIME ?= 12s
 
 .PHONY: demo test test-gpu gpu-bundle gpu-bundle-check gpu-bundle-ci setup generate newcomer oracle-env lint unit fuzz-smoke oracle-check oracle bench mutation mutation-diff
 
