@@ -3,6 +3,7 @@ package examples_test
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/xlamesh/xlamesh/jit"
 	"github.com/xlamesh/xlamesh/lower"
@@ -11,14 +12,61 @@ import (
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 )
 
-// open returns a client with 8 devices and the devices as mesh.Devices: 8 CPU devices of the
-// default plugin or of $XLAMESH_PJRT_PLUGIN, or the GPUs under XLAMESH_TEST_PLATFORM=gpu.
+// open returns a client with the devices of the test host, and its devices as mesh.Devices:
+// $XLAMESH_TEST_DEVICES CPU devices (8 when it is unset) of the default plugin or of
+// $XLAMESH_PJRT_PLUGIN, or every GPU under XLAMESH_TEST_PLATFORM=gpu. The examples that use it
+// print the same on any number of devices.
 func open() (*pjrt.Client, []mesh.Device) {
-	c, err := pjrttest.Open(8)
+	n := 1 // on a GPU host, Open returns every GPU there is
+	if p, err := pjrttest.Platform(); err != nil {
+		panic(err)
+	} else if p == "cpu" {
+		n = must(pjrttest.Devices())
+	}
+	return openN(n)
+}
+
+// openN returns a client with at least n devices (exactly n CPU devices), for the examples
+// that show a mesh of n devices.
+func openN(n int) (*pjrt.Client, []mesh.Device) {
+	c, err := pjrttest.Open(n)
 	if err != nil {
 		panic(err)
 	}
 	return c, jit.Devices(c)
+}
+
+// meshShape fits the mesh shape want (sizes that are powers of two) to n devices: it halves
+// the largest axis (the last of equal ones) until the mesh has at most n devices, so that
+// want itself is kept on a host with enough devices and arrays divisible by want stay
+// divisible by the result: (2, 4) is (2, 2) on 4 devices, (2, 1) on 2 or 3 and (1, 1) on 1.
+func meshShape(n int, want ...int) []int {
+	shape := slices.Clone(want)
+	for size(shape) > n {
+		big := 0
+		for i, s := range shape {
+			if s >= shape[big] {
+				big = i
+			}
+		}
+		shape[big] /= 2
+	}
+	return shape
+}
+
+// size is the number of devices of a mesh of the given shape.
+func size(shape []int) int {
+	n := 1
+	for _, s := range shape {
+		n *= s
+	}
+	return n
+}
+
+// fitMesh returns the mesh of shape meshShape(len(devices), want...) over the first devices.
+func fitMesh(devices []mesh.Device, want []int, names ...string) mesh.Mesh {
+	shape := meshShape(len(devices), want...)
+	return must(mesh.New(devices[:size(shape)], shape, names...))
 }
 
 func must[T any](v T, err error) T {
@@ -45,9 +93,10 @@ func mlpStep(f *lower.Function, a []lower.Value) []lower.Value {
 	return []lower.Value{loss, f.Sub(w1, f.Mul(lr, dw1)), f.Sub(w2, f.Mul(lr, dw2))}
 }
 
-// Data parallelism: the batch is split over the 8 devices of mesh "data", the weights are
-// replicated, and XLA inserts the gradient all-reduce. The loss and the new weights equal those
-// of the same step on a single device.
+// Data parallelism: the batch is split over the devices of mesh "data" (8 of them on the
+// default 8 CPU devices, fewer on a smaller host), the weights are replicated, and XLA inserts
+// the gradient all-reduce. The loss and the new weights equal those of the same step on a
+// single device.
 func Example_dataParallelMLP() {
 	c, devices := open()
 	defer c.Close()
@@ -79,7 +128,7 @@ func Example_dataParallelMLP() {
 		}
 		return lossAndWeights
 	}
-	sharded := step(must(mesh.New(devices, []int{8}, "data")), mesh.P("data"))
+	sharded := step(fitMesh(devices, []int{8}, "data"), mesh.P("data"))
 	single := step(must(mesh.New(devices[:1], []int{1}, "data")), mesh.P())
 	maxDiff := 0.0
 	for i := range sharded {
@@ -92,10 +141,11 @@ func Example_dataParallelMLP() {
 
 // Model parallelism on a 2x4 mesh: rows of A split over "x", columns of B over "y", so the
 // product is split over both, C = A B with P("x", None) x P(None, "y") -> P("x", "y").
+// It shows the block of one of the 8 devices, so it needs a host with 8.
 func Example_modelParallelMatMul() {
-	c, devices := open()
+	c, devices := openN(8)
 	defer c.Close()
-	m := must(mesh.New(devices, []int{2, 4}, "x", "y"))
+	m := must(mesh.New(devices[:8], []int{2, 4}, "x", "y"))
 	a, b := make([]int32, 4*6), make([]int32, 6*8)
 	for i := range a {
 		a[i] = int32(i % 5)
@@ -133,10 +183,12 @@ func Example_modelParallelMatMul() {
 
 // shard_map: each device sums its own block of x, then an all-reduce over "x" adds the partial
 // sums, so every device ends with the total (JAX: shard_map(lambda b: psum(b.sum(), 'x'), ...)).
+// It needs a host with 8 devices: on one, the shard_map does not compile (XLA finds no
+// implementation of Shardy's xla.sdy.GlobalToLocalShape custom call for 1 partition).
 func Example_shardMapAllReduce() {
-	c, devices := open()
+	c, devices := openN(8)
 	defer c.Close()
-	m := must(mesh.New(devices, []int{4, 2}, "x", "y"))
+	m := must(mesh.New(devices[:8], []int{4, 2}, "x", "y"))
 	x := make([]int32, 8*4)
 	for i := range x {
 		x[i] = int32(i)
@@ -159,8 +211,9 @@ func Example_shardMapAllReduce() {
 
 // The compile cache keys lowering on the abstract mesh: one function called on two 2x2 meshes
 // of different devices lowers once and compiles twice; calling again is a hit on both caches.
+// Its two meshes of 4 devices need a host with 8.
 func Example_abstractMeshCache() {
-	c, devices := open()
+	c, devices := openN(8)
 	defer c.Close()
 	double := jit.New("double", func(f *lower.Function, v []lower.Value) []lower.Value {
 		return []lower.Value{f.Mul(v[0], f.Constant(2))}

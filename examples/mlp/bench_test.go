@@ -10,12 +10,14 @@ import (
 )
 
 // BenchmarkTrainStep times one SGD step of the MLP at size mlp.Bench on the 2x4 (data, model)
-// mesh of 8 CPU devices, call + wait for every result, the old parameters donated.
+// mesh of 8 CPU devices (fitted by meshShape to a host with fewer), call + wait for every
+// result, the old parameters donated.
 // Counterpart: tools/bench/jax_bench.py's "TrainStep", the same step under jax.jit with the
 // same shardings and donation.
 func BenchmarkTrainStep(b *testing.B) {
 	c := pjrttest.Client(b)
-	m, err := mesh.New(jit.Devices(c)[:8], []int{2, 4}, "data", "model")
+	shape := meshShape(len(c.Devices()), 2, 4)
+	m, err := mesh.New(jit.Devices(c)[:shape[0]*shape[1]], shape, "data", "model")
 	if err != nil {
 		b.Fatal(err)
 	}

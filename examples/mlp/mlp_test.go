@@ -15,9 +15,26 @@ import (
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 )
 
+// meshShape fits the mesh shape want (sizes that are powers of two) to n devices: it halves
+// the largest axis (the last of equal ones) until the mesh has at most n devices, so that
+// want itself is kept on a host with enough devices: (2, 4) is (2, 2) on 4 devices, (2, 1) on
+// 2 or 3 and (1, 1) on 1.
+func meshShape(n int, want ...int) []int {
+	shape := slices.Clone(want)
+	for shape[0]*shape[1] > n {
+		if shape[1] >= shape[0] {
+			shape[1] /= 2
+		} else {
+			shape[0] /= 2
+		}
+	}
+	return shape
+}
+
 // TestStepCollectives shows what the partitioner makes of the data+model-parallel SGD step:
 // the Go program names no collective, and the compiled one has exactly two all-reduces, in
-// Shardy and GSPMD mode alike:
+// Shardy and GSPMD mode alike (on the 2x4 mesh of 8 devices; on fewer, the mesh is fitted by
+// meshShape and an axis of size 1 has no all-reduce):
 //
 //   - over "model" (groups [[0 1 2 3] [4 5 6 7]]): the partial sums of the row-parallel
 //     h W2, f32[8,4] per device (8 rows of the batch);
@@ -27,9 +44,44 @@ import (
 //     (The newer XLA of the second CPU plugin writes this one over all 8 devices instead.)
 func TestStepCollectives(t *testing.T) {
 	c := pjrttest.Client(t)
-	m, err := mesh.New(jit.Devices(c)[:8], []int{2, 4}, "data", "model")
+	shape := meshShape(len(c.Devices()), 2, 4)
+	nData, nModel := shape[0], shape[1]
+	m, err := mesh.New(jit.Devices(c)[:nData*nModel], shape, "data", "model")
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The replica groups, by position in the mesh: rows of the (data, model) grid vary
+	// "model", columns vary "data".
+	var overModel, overData [][]int
+	overAll := [][]int{{}}
+	for d := range nData {
+		var g []int
+		for k := range nModel {
+			g = append(g, d*nModel+k)
+		}
+		overModel = append(overModel, g)
+	}
+	for k := range nModel {
+		var g []int
+		for d := range nData {
+			g = append(g, d*nModel+k)
+		}
+		overData = append(overData, g)
+	}
+	for i := range nData * nModel {
+		overAll[0] = append(overAll[0], i)
+	}
+	// h W2's partial sums: the device's rows of the batch x the outputs.
+	b, in, hidden, out := mlp.Small.Batch, mlp.Small.In, mlp.Small.Hidden, mlp.Small.Out
+	var wantModel, wantData []int
+	if nModel > 1 {
+		wantModel = []int{b / nData * out}
+	}
+	// The loss (1), b2 (out), b1's block (hidden/nModel), w2's block (hidden/nModel x out),
+	// w1's block (in x hidden/nModel).
+	if nData > 1 {
+		wantData = []int{1, out, hidden / nModel, hidden / nModel * out, in * hidden / nModel}
+		slices.Sort(wantData)
 	}
 	var args []jit.ArgType
 	for i, d := range mlp.Small.Shapes() {
@@ -57,9 +109,6 @@ func TestStepCollectives(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			overModel := [][]int{{0, 1, 2, 3}, {4, 5, 6, 7}}
-			overData := [][]int{{0, 4}, {1, 5}, {2, 6}, {3, 7}}
-			overAll := [][]int{{0, 1, 2, 3, 4, 5, 6, 7}}
 			var model, data []int // element counts of the operands of each kind
 			for _, x := range cs {
 				t.Log(x)
@@ -85,13 +134,11 @@ func TestStepCollectives(t *testing.T) {
 			}
 			slices.Sort(model)
 			slices.Sort(data)
-			// h W2's partial sums: 8 rows x 4 outputs.
-			if !slices.Equal(model, []int{32}) {
-				t.Errorf("all-reduce over model: element counts %v, want [32]", model)
+			if !slices.Equal(model, wantModel) {
+				t.Errorf("all-reduce over model: element counts %v, want %v", model, wantModel)
 			}
-			// The loss (1), b2 (4), b1's block (8), w2's block (8x4), w1's block (8x8).
-			if !slices.Equal(data, []int{1, 4, 8, 32, 64}) {
-				t.Errorf("all-reduce over data: element counts %v, want [1 4 8 32 64]", data)
+			if !slices.Equal(data, wantData) {
+				t.Errorf("all-reduce over data: element counts %v, want %v", data, wantData)
 			}
 		})
 	}
