@@ -196,3 +196,30 @@ func shorten(s string, n int) string {
 	}
 	return s[:n] + "..."
 }
+
+// devicesNeeded is how many devices of the tests' client a mesh of the given shape over the
+// device ids (nil: 0, 1, ... in order) needs: the highest id plus one.
+func devicesNeeded(shape, ids []int) int {
+	if ids == nil {
+		return prod(shape)
+	}
+	return slices.Max(ids) + 1
+}
+
+// fitShape fits the mesh shape want (sizes that are powers of two) to n devices: it halves
+// the largest axis (the last of equal ones) until the mesh has at most n devices, so that
+// want itself is kept when there are enough devices and an array divisible by want stays
+// divisible by the result: (4, 2) is (2, 2) on 4 devices, (2, 1) on 2 or 3 and (1, 1) on 1.
+func fitShape(n int, want []int) []int {
+	shape := slices.Clone(want)
+	for prod(shape) > n {
+		big := 0
+		for i, s := range shape {
+			if s >= shape[big] {
+				big = i
+			}
+		}
+		shape[big] /= 2
+	}
+	return shape
+}

@@ -203,6 +203,8 @@ func floats(host any) ([]float64, error) {
 // plugin and compares the numbers with JAX's, exactly (integer-valued data):
 // first JAX's own module (checks xlamesh's runtime path: pjrt compile and
 // execute, per-device blocks from mesh geometry), then xlamesh's lowering.
+// JAX's module is written for the case's mesh, so a case needs the devices of
+// that mesh (NeedDevices).
 func TestLoweringNumeric(t *testing.T) {
 	g := loadGolden[loweringCase](t, "lowering")
 	report.noteGroup("lowering_numeric", "Each case runs twice on the pinned CPU plugin through `pjrt` (8 devices, device assignment = mesh order, inputs split by `DevicesIndicesMap`): "+
@@ -212,6 +214,7 @@ func TestLoweringNumeric(t *testing.T) {
 			continue // no numbers: TestLowering compares the error
 		}
 		t.Run(c.Name, func(t *testing.T) {
+			pjrttest.NeedDevices(t, devicesNeeded(c.Mesh.Shape, c.Mesh.Devices))
 			var d []string
 			check := func(label, text string) {
 				got, shape, err := runModule(t, c, text)

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -95,6 +96,10 @@ func loadPrograms(t *testing.T) programsFile {
 // artifact, and (b) re-sharded onto each variant's mesh and specs, and compares the outputs with
 // JAX's: exactly for integers, bools, float16 and bfloat16 (bit for bit; any NaN matches any
 // NaN), float32 to f32Tolerance.
+//
+// On a client with fewer devices than a mesh needs, a jit program (its outputs are global
+// values) runs re-sharded onto the mesh fitMesh makes of it; a program that needsItsMesh
+// needs the devices of its meshes (NeedDevices).
 func TestPrograms(t *testing.T) {
 	f := loadPrograms(t)
 	c := pjrttest.Client(t)
@@ -107,6 +112,13 @@ func TestPrograms(t *testing.T) {
 		f.JAXVersion, f32Tolerance))
 	for _, p := range f.Programs {
 		t.Run(p.Name, func(t *testing.T) {
+			if needsItsMesh(p) {
+				need := devicesNeeded(p.Mesh.Shape, p.Mesh.DeviceIDs)
+				for _, v := range p.Variants {
+					need = max(need, devicesNeeded(v.Mesh.Shape, v.Mesh.DeviceIDs))
+				}
+				pjrttest.NeedDevices(t, need)
+			}
 			report.aboutProgram(p.Name, p.About, p.Partitioner)
 			diffs, inexact := runExported(t, c, p)
 			report.check(t, "programs", p.Name+"/exported", diffs)
@@ -126,7 +138,34 @@ func TestPrograms(t *testing.T) {
 	}
 }
 
-// runExported runs the program from its artifact, as exported.
+// needsItsMesh says whether p runs only on meshes of the devices its golden names: a module
+// with a shard_map (in Shardy or GSPMD form), whose outputs depend on the mesh, or a GSPMD
+// module with a sharding constraint in its body (a @Sharding custom call), whose tile
+// assignment names the mesh's devices, so that lower.Wrap cannot re-shard it onto a
+// smaller mesh.
+func needsItsMesh(p programJSON) bool {
+	return strings.Contains(p.StableHLO, "sdy.manual_computation") || strings.Contains(p.StableHLO, "SPMDFullToShardShape") ||
+		p.Partitioner == "gspmd" && strings.Contains(p.StableHLO, "@Sharding")
+}
+
+// fitMesh returns pm when c has the devices it names, else a mesh of the same axes over c's
+// first devices, its shape fitted to them by fitShape: a jit program's global outputs are the
+// same on it.
+func fitMesh(c *pjrt.Client, pm programMesh) programMesh {
+	n := len(c.Devices())
+	if devicesNeeded(pm.Shape, pm.DeviceIDs) <= n {
+		return pm
+	}
+	shape := fitShape(n, pm.Shape)
+	ids := make([]int, prod(shape))
+	for i := range ids {
+		ids[i] = c.Devices()[i].ID()
+	}
+	return programMesh{Shape: shape, Axes: pm.Axes, DeviceIDs: ids}
+}
+
+// runExported runs the program from its artifact, as exported (re-sharded by its own specs
+// onto fitMesh's mesh on a client with fewer devices than the program's mesh).
 func runExported(t *testing.T, c *pjrt.Client, p programJSON) (diffs, inexact []string) {
 	raw, err := base64.StdEncoding.DecodeString(p.Exported)
 	if err != nil {
@@ -136,12 +175,17 @@ func runExported(t *testing.T, c *pjrt.Client, p programJSON) (diffs, inexact []
 	if err != nil {
 		return []string{"jaxexport.Read: " + err.Error()}, nil
 	}
-	fn, err := jit.FromExported(e, jit.Donate(p.Donate...))
+	opts := []jit.Option{jit.Donate(p.Donate...)}
+	pm := fitMesh(c, p.Mesh)
+	if !slices.Equal(pm.DeviceIDs, p.Mesh.DeviceIDs) {
+		opts = append(opts, jit.InSpecs(specsOf(p.InSpecs)...), jit.OutSpecs(specsOf(p.OutSpecs)...))
+	}
+	fn, err := jit.FromExported(e, opts...)
 	if err != nil {
 		return []string{"jit.FromExported: " + err.Error()}, nil
 	}
 	defer fn.Close()
-	return runProgram(t, c, fn, p.Mesh, p.InSpecs, p.Inputs, p.Outputs)
+	return runProgram(t, c, fn, pm, p.InSpecs, p.Inputs, p.Outputs)
 }
 
 // runVariant runs the program re-sharded onto a variant, from its artifact or its module text.
@@ -166,7 +210,7 @@ func runVariant(t *testing.T, c *pjrt.Client, p programJSON, v variantJSON, from
 		return []string{"jit: " + err.Error()}, nil
 	}
 	defer fn.Close()
-	return runProgram(t, c, fn, v.Mesh, v.InSpecs, p.Inputs, v.Outputs)
+	return runProgram(t, c, fn, fitMesh(c, v.Mesh), v.InSpecs, p.Inputs, v.Outputs)
 }
 
 // runProgram places the inputs on the mesh by the specs, calls fn and compares its outputs.

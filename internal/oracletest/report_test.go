@@ -10,6 +10,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/xlamesh/xlamesh/pjrt"
+	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 )
 
 var updateReport = flag.Bool("update-report", false, "rewrite docs/jax-compat.md from this run (all tests must run)")
@@ -112,6 +115,9 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	text, err := report.render()
 	switch {
+	case *updateReport && !defaultDevices():
+		fmt.Fprintf(os.Stderr, "oracletest: -update-report: the report is for %d devices; unset %s\n", pjrt.DefaultCPUDeviceCount, pjrttest.EnvDevices)
+		code = 1
 	case *updateReport && err != nil:
 		fmt.Fprintln(os.Stderr, "oracletest: -update-report:", err)
 		code = 1
@@ -127,6 +133,11 @@ func TestMain(m *testing.M) {
 		// values that are not bit-equal there); a run on another plugin must pass
 		// every case but does not rewrite or compare the report.
 		fmt.Fprintln(os.Stderr, "oracletest: plugin from XLAMESH_PJRT_PLUGIN; the report is for the default plugin, not compared")
+	case code == 0 && !defaultDevices():
+		// The report describes the default 8 CPU devices: with fewer
+		// ($XLAMESH_TEST_DEVICES), the cases whose goldens need 8 are skipped
+		// and the others run on smaller meshes.
+		fmt.Fprintf(os.Stderr, "oracletest: %s is set; the report is for %d devices, not compared\n", pjrttest.EnvDevices, pjrt.DefaultCPUDeviceCount)
 	case err == nil && code == 0:
 		// A full, passing run must match the checked-in report, so the
 		// report never goes stale.
@@ -138,6 +149,13 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(code)
+}
+
+// defaultDevices says whether the tests' client has the default device count, that of the
+// report: pjrttest.Devices() is pjrt.DefaultCPUDeviceCount.
+func defaultDevices() bool {
+	n, err := pjrttest.Devices()
+	return err == nil && n == pjrt.DefaultCPUDeviceCount
 }
 
 // render returns the report's text, or an error if some group did not run
