@@ -3,6 +3,7 @@ package oracletest
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/xlamesh/xlamesh/mesh"
@@ -203,8 +204,12 @@ func floats(host any) ([]float64, error) {
 // plugin and compares the numbers with JAX's, exactly (integer-valued data):
 // first JAX's own module (checks xlamesh's runtime path: pjrt compile and
 // execute, per-device blocks from mesh geometry), then xlamesh's lowering.
-// JAX's module is written for the case's mesh, so a case needs the devices of
-// that mesh (NeedDevices).
+//
+// On a client with fewer devices than the case's mesh, JAX's module (written
+// for that mesh) cannot run: xlamesh's lowering alone runs, on the mesh of the
+// same axes that fitShape makes for the devices there are, as its result is a
+// global value; a case with a shard_map, whose result depends on the mesh,
+// needs the mesh's devices (NeedDevices).
 func TestLoweringNumeric(t *testing.T) {
 	g := loadGolden[loweringCase](t, "lowering")
 	report.noteGroup("lowering_numeric", "Each case runs twice on the pinned CPU plugin through `pjrt` (8 devices, device assignment = mesh order, inputs split by `DevicesIndicesMap`): "+
@@ -214,7 +219,13 @@ func TestLoweringNumeric(t *testing.T) {
 			continue // no numbers: TestLowering compares the error
 		}
 		t.Run(c.Name, func(t *testing.T) {
-			pjrttest.NeedDevices(t, devicesNeeded(c.Mesh.Shape, c.Mesh.Devices))
+			need, n := devicesNeeded(c.Mesh.Shape, c.Mesh.Devices), len(pjrttest.Client(t).Devices())
+			if n < need {
+				if strings.Contains(c.JAX.StableHLO, "sdy.manual_computation") || strings.Contains(c.JAX.StableHLO, "SPMDFullToShardShape") {
+					pjrttest.NeedDevices(t, need)
+				}
+				c.Mesh = meshJSON{Shape: fitShape(n, c.Mesh.Shape), Names: c.Mesh.Names, Types: c.Mesh.Types}
+			}
 			var d []string
 			check := func(label, text string) {
 				got, shape, err := runModule(t, c, text)
@@ -226,7 +237,9 @@ func TestLoweringNumeric(t *testing.T) {
 					d = append(d, fmt.Sprintf("%s: JAX %v %v, xlamesh %v %v", label, c.JAX.Result.Shape, c.JAX.Result.Values, shape, got))
 				}
 			}
-			check("jax module", c.JAX.StableHLO)
+			if n >= need {
+				check("jax module", c.JAX.StableHLO)
+			}
 			if xlameshModule != nil {
 				text, err := xlameshModule(c)
 				if err != nil {
