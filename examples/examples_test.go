@@ -3,7 +3,6 @@ package examples_test
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/xlamesh/xlamesh/jit"
 	"github.com/xlamesh/xlamesh/lower"
@@ -36,37 +35,10 @@ func openN(n int) (*pjrt.Client, []mesh.Device) {
 	return c, jit.Devices(c)
 }
 
-// meshShape fits the mesh shape want (sizes that are powers of two) to n devices: it halves
-// the largest axis (the last of equal ones) until the mesh has at most n devices, so that
-// want itself is kept on a host with enough devices and arrays divisible by want stay
-// divisible by the result: (2, 4) is (2, 2) on 4 devices, (2, 1) on 2 or 3 and (1, 1) on 1.
-func meshShape(n int, want ...int) []int {
-	shape := slices.Clone(want)
-	for size(shape) > n {
-		big := 0
-		for i, s := range shape {
-			if s >= shape[big] {
-				big = i
-			}
-		}
-		shape[big] /= 2
-	}
-	return shape
-}
-
-// size is the number of devices of a mesh of the given shape.
-func size(shape []int) int {
-	n := 1
-	for _, s := range shape {
-		n *= s
-	}
-	return n
-}
-
-// fitMesh returns the mesh of shape meshShape(len(devices), want...) over the first devices.
+// fitMesh returns the mesh of shape pjrttest.FitShape(want, len(devices)) over the first devices.
 func fitMesh(devices []mesh.Device, want []int, names ...string) mesh.Mesh {
-	shape := meshShape(len(devices), want...)
-	return must(mesh.New(devices[:size(shape)], shape, names...))
+	shape := pjrttest.FitShape(want, len(devices))
+	return must(mesh.New(devices[:pjrttest.MeshSize(shape)], shape, names...))
 }
 
 func must[T any](v T, err error) T {

@@ -18,44 +18,12 @@ import (
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 )
 
-// fitShape returns the mesh shape wanted, made to fit n devices: want itself when it has at most
-// n devices, else want with its largest axis (the last of equal ones) divided by its smallest
-// prime factor until it fits. (4, 2) stays (4, 2) on 8 devices or more, and becomes (2, 2) on 4,
-// (2, 1) on 2 and (1, 1) on 1; an array dimension divisible by an axis of want stays divisible by
-// the same axis of the result.
-func fitShape(want []int, n int) []int {
-	shape := slices.Clone(want)
-	for size(shape) > n {
-		big := 0
-		for i, s := range shape {
-			if s >= shape[big] {
-				big = i
-			}
-		}
-		p := 2
-		for shape[big]%p != 0 {
-			p++
-		}
-		shape[big] /= p
-	}
-	return shape
-}
-
-// size returns the number of devices of a mesh of the given shape.
-func size(shape []int) int {
-	n := 1
-	for _, s := range shape {
-		n *= s
-	}
-	return n
-}
-
-// fitMesh returns a mesh with the given axes over the first of devs, of shape fitShape(want,
+// fitMesh returns a mesh with the given axes over the first of devs, of shape pjrttest.FitShape(want,
 // len(devs)).
 func fitMesh(t testing.TB, devs []mesh.Device, want []int, names ...string) mesh.Mesh {
 	t.Helper()
-	shape := fitShape(want, len(devs))
-	m, err := mesh.New(devs[:size(shape)], shape, names...)
+	shape := pjrttest.FitShape(want, len(devs))
+	m, err := mesh.New(devs[:pjrttest.MeshSize(shape)], shape, names...)
 	require.NoError(t, err)
 	return m
 }
@@ -63,7 +31,7 @@ func fitMesh(t testing.TB, devs []mesh.Device, want []int, names ...string) mesh
 // fitMeshReversed is fitMesh over the same devices in reverse order.
 func fitMeshReversed(t testing.TB, devs []mesh.Device, want []int, names ...string) mesh.Mesh {
 	t.Helper()
-	rev := slices.Clone(devs[:size(fitShape(want, len(devs)))])
+	rev := slices.Clone(devs[:pjrttest.MeshSize(pjrttest.FitShape(want, len(devs)))])
 	slices.Reverse(rev)
 	return fitMesh(t, rev, want, names...)
 }

@@ -222,7 +222,7 @@ func BenchmarkFloorChained1000x8Devices(b *testing.B) {
 // fewer where pjrttest.Client has fewer.
 func TestFloorLoop(t *testing.T) {
 	s := seedFor(pjrttest.Client(t))
-	m := fitMesh(len(pjrttest.Client(t).Devices()), 8)[0]
+	m := pjrttest.FitShape([]int{8}, len(pjrttest.Client(t).Devices()))[0]
 	for _, tc := range []struct {
 		name   string
 		module string

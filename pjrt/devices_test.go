@@ -1,48 +1,17 @@
 package pjrt_test
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 
 	"github.com/xlamesh/xlamesh/pjrt"
+	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 )
 
 // The tests follow the device count of pjrttest.Client: 8 CPU devices by default, 1 or 2 with
 // XLAMESH_TEST_DEVICES, every GPU of a GPU host. A test written for a mesh of 8 devices runs on
-// the largest mesh of the same axes that fits (fitMesh), on the first devices of the client.
-
-// fitMesh returns the mesh shape that a test written for the mesh want runs on with n devices:
-// want itself when it has n devices or fewer, else want with its largest axis halved (the last
-// of equal ones) until it fits. With want (4, 2): (4, 2) on 8 devices, (2, 2) on 4, (2, 1) on 2
-// and 3, (1, 1) on 1. The axes of want are powers of two, so every array shape they divide is
-// divided by the result too.
-func fitMesh(n int, want ...int) []int {
-	shape := append([]int(nil), want...)
-	for meshSize(shape) > n {
-		big := 0
-		for i, s := range shape {
-			if s >= shape[big] {
-				big = i
-			}
-		}
-		if shape[big] == 1 {
-			panic(fmt.Sprintf("fitMesh: no mesh of %v fits %d devices", want, n))
-		}
-		shape[big] /= 2
-	}
-	return shape
-}
-
-// meshSize returns the number of devices of a mesh shape.
-func meshSize(shape []int) int {
-	n := 1
-	for _, s := range shape {
-		n *= s
-	}
-	return n
-}
+// the largest mesh of the same axes that fits (pjrttest.FitShape), on the first devices of the client.
 
 // firstIDs returns the ids of the first k devices of c, a device assignment of k partitions.
 func firstIDs(c *pjrt.Client, k int) []int {
@@ -62,12 +31,12 @@ func deviceAt(c *pjrt.Client, i int) *pjrt.Device {
 }
 
 // seedMesh is the mesh (x, y) the seed program runs on: (4, 2) on 8 devices or more (JAX's
-// Shardy announcement), else fitMesh's smaller one.
+// Shardy announcement), else pjrttest.FitShape's smaller one.
 type seedMesh struct{ x, y int }
 
 // seedFor returns the seed program's mesh on c.
 func seedFor(c *pjrt.Client) seedMesh {
-	s := fitMesh(len(c.Devices()), 4, 2)
+	s := pjrttest.FitShape([]int{4, 2}, len(c.Devices()))
 	return seedMesh{s[0], s[1]}
 }
 
@@ -106,20 +75,8 @@ func doubled(v []int64) []int64 {
 	return out
 }
 
-// TestFitMesh pins the meshes the tests run on per device count.
-func TestFitMesh(t *testing.T) {
-	for _, tc := range []struct {
-		n    int
-		want []int
-		got  []int
-	}{
-		{8, []int{4, 2}, []int{4, 2}}, {16, []int{4, 2}, []int{4, 2}}, {4, []int{4, 2}, []int{2, 2}},
-		{3, []int{4, 2}, []int{2, 1}}, {2, []int{4, 2}, []int{2, 1}}, {1, []int{4, 2}, []int{1, 1}},
-		{8, []int{2, 4}, []int{2, 4}}, {4, []int{2, 4}, []int{2, 2}}, {2, []int{2, 4}, []int{2, 1}},
-		{4, []int{8}, []int{4}}, {1, []int{8}, []int{1}},
-	} {
-		assert.Equal(t, tc.got, fitMesh(tc.n, tc.want...), "fitMesh(%d, %v)", tc.n, tc.want)
-	}
+// TestSeedMesh pins the seed program's shards on the meshes it runs on.
+func TestSeedMesh(t *testing.T) {
 	assert.Equal(t, []int64{9, 11}, seedMesh{4, 2}.shard(5))
 	assert.Equal(t, []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, seedMesh{1, 1}.shard(0))
 	assert.Equal(t, []int64{8, 9, 10, 11, 12, 13, 14, 15}, seedMesh{2, 1}.shard(1))

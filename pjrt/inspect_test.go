@@ -56,9 +56,9 @@ func TestCollectives(t *testing.T) {
 	n := len(c.Devices())
 	f32 := func(dims ...int) pjrt.Shape { return shapes.Make(dtypes.Float32, dims...) }
 	// A 1-D mesh of 8 devices, and the mesh x=2, y=4, on fewer where the client has fewer.
-	m := fitMesh(n, 8)[0]
+	m := pjrttest.FitShape([]int{8}, n)[0]
 	mesh1 := fmt.Sprintf(`["x"=%d]`, m)
-	xy := fitMesh(n, 2, 4)
+	xy := pjrttest.FitShape([]int{2, 4}, n)
 	a, b := xy[0], xy[1]
 	mesh2 := fmt.Sprintf(`["x"=%d, "y"=%d]`, a, b)
 	// The partition groups of a reduction over y (rows of the mesh) and over x (its columns):
@@ -152,7 +152,7 @@ func TestCollectiveString(t *testing.T) {
 
 func TestMemoryStats(t *testing.T) {
 	c := pjrttest.Client(t)
-	m := fitMesh(len(c.Devices()), 8)[0] // 8 devices, or fewer where the client has fewer
+	m := pjrttest.FitShape([]int{8}, len(c.Devices()))[0] // 8 devices, or fewer where the client has fewer
 	exe, err := c.Compile(shardedModule(m, fmt.Sprintf(`["x"=%d]`, m),
 		[][2]string{{"tensor<64x64xf32>", `[{}, {"x"}]`}, {"tensor<64x64xf32>", `[{"x"}, {}]`}},
 		[2]string{"tensor<64x64xf32>", `[{}, {}]`}, matmulOp("64x64xf32", "64x64xf32", "64x64xf32")),

@@ -41,7 +41,7 @@ func sumModule(n, parts int) string {
 // distinct buffers on each device, argument i on device d holding i + 10*d.
 func sumArgs(t testing.TB, n int) (*pjrt.Executable, [][]*pjrt.Buffer) {
 	c := pjrttest.Client(t)
-	parts := fitMesh(len(c.Devices()), 8)[0]
+	parts := pjrttest.FitShape([]int{8}, len(c.Devices()))[0]
 	exe, err := c.Compile(sumModule(n, parts), pjrt.CompileOptions{NumPartitions: parts})
 	require.NoError(t, err)
 	t.Cleanup(func() { exe.Close() })

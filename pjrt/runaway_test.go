@@ -404,7 +404,7 @@ func TestResultsBatchCleanup(t *testing.T) {
 	assert.Equal(t, open, pjrt.LiveBuffers(), "one reachable result keeps its execution's block")
 	got, err := keep.ToHost()
 	require.NoError(t, err)
-	size := meshSize(s.dims()) // benchProgram puts d*size+i on device d: 2*(7*2+i) is 28, 30 on 8
+	size := pjrttest.MeshSize(s.dims()) // benchProgram puts d*size+i on device d: 2*(7*2+i) is 28, 30 on 8
 	want := make([]float32, size)
 	for i := range want {
 		want[i] = float32(2 * ((n-1)*size + i))

@@ -16,7 +16,7 @@ import (
 // same shardings and donation.
 func BenchmarkTrainStep(b *testing.B) {
 	c := pjrttest.Client(b)
-	shape := meshShape(len(c.Devices()), 2, 4)
+	shape := pjrttest.FitShape([]int{2, 4}, len(c.Devices()))
 	m, err := mesh.New(jit.Devices(c)[:shape[0]*shape[1]], shape, "data", "model")
 	if err != nil {
 		b.Fatal(err)

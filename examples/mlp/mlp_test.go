@@ -15,22 +15,6 @@ import (
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 )
 
-// meshShape fits the mesh shape want (sizes that are powers of two) to n devices: it halves
-// the largest axis (the last of equal ones) until the mesh has at most n devices, so that
-// want itself is kept on a host with enough devices: (2, 4) is (2, 2) on 4 devices, (2, 1) on
-// 2 or 3 and (1, 1) on 1.
-func meshShape(n int, want ...int) []int {
-	shape := slices.Clone(want)
-	for shape[0]*shape[1] > n {
-		if shape[1] >= shape[0] {
-			shape[1] /= 2
-		} else {
-			shape[0] /= 2
-		}
-	}
-	return shape
-}
-
 // TestStepCollectives shows what the partitioner makes of the data+model-parallel SGD step:
 // the Go program names no collective, and the compiled one has exactly two all-reduces, in
 // Shardy and GSPMD mode alike (on the 2x4 mesh of 8 devices; on fewer, the mesh is fitted by
@@ -44,7 +28,7 @@ func meshShape(n int, want ...int) []int {
 //     (The newer XLA of the second CPU plugin writes this one over all 8 devices instead.)
 func TestStepCollectives(t *testing.T) {
 	c := pjrttest.Client(t)
-	shape := meshShape(len(c.Devices()), 2, 4)
+	shape := pjrttest.FitShape([]int{2, 4}, len(c.Devices()))
 	nData, nModel := shape[0], shape[1]
 	m, err := mesh.New(jit.Devices(c)[:nData*nModel], shape, "data", "model")
 	if err != nil {

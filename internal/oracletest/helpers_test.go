@@ -205,21 +205,3 @@ func devicesNeeded(shape, ids []int) int {
 	}
 	return slices.Max(ids) + 1
 }
-
-// fitShape fits the mesh shape want (sizes that are powers of two) to n devices: it halves
-// the largest axis (the last of equal ones) until the mesh has at most n devices, so that
-// want itself is kept when there are enough devices and an array divisible by want stays
-// divisible by the result: (4, 2) is (2, 2) on 4 devices, (2, 1) on 2 or 3 and (1, 1) on 1.
-func fitShape(n int, want []int) []int {
-	shape := slices.Clone(want)
-	for prod(shape) > n {
-		big := 0
-		for i, s := range shape {
-			if s >= shape[big] {
-				big = i
-			}
-		}
-		shape[big] /= 2
-	}
-	return shape
-}

@@ -224,7 +224,7 @@ func TestLoweringNumeric(t *testing.T) {
 				if strings.Contains(c.JAX.StableHLO, "sdy.manual_computation") || strings.Contains(c.JAX.StableHLO, "SPMDFullToShardShape") {
 					pjrttest.NeedDevices(t, need)
 				}
-				c.Mesh = meshJSON{Shape: fitShape(n, c.Mesh.Shape), Names: c.Mesh.Names, Types: c.Mesh.Types}
+				c.Mesh = meshJSON{Shape: pjrttest.FitShape(c.Mesh.Shape, n), Names: c.Mesh.Names, Types: c.Mesh.Types}
 			}
 			var d []string
 			check := func(label, text string) {

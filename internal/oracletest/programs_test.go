@@ -156,7 +156,7 @@ func fitMesh(c *pjrt.Client, pm programMesh) programMesh {
 	if devicesNeeded(pm.Shape, pm.DeviceIDs) <= n {
 		return pm
 	}
-	shape := fitShape(n, pm.Shape)
+	shape := pjrttest.FitShape(pm.Shape, n)
 	ids := make([]int, prod(shape))
 	for i := range ids {
 		ids[i] = c.Devices()[i].ID()

@@ -488,7 +488,7 @@ func pattern(dims []int, k int, scale float32, offset float32) []float32 {
 // devices the mesh fitShape makes of it (2x2, 2x1, 1x1) over the first ones: the programs'
 // losses and gradients are global values, the same on any mesh.
 func vjpMesh(t *testing.T, c *pjrt.Client) mesh.Mesh {
-	shape := fitShape(len(c.Devices()), []int{2, 4})
+	shape := pjrttest.FitShape([]int{2, 4}, len(c.Devices()))
 	m, err := mesh.New(jit.Devices(c)[:prod(shape)], shape, "data", "model")
 	if err != nil {
 		t.Fatal(err)

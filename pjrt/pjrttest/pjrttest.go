@@ -3,6 +3,7 @@ package pjrttest
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -192,4 +193,37 @@ func open(n int) (*pjrt.Client, bool, error) {
 		clients[key] = c
 	}
 	return c, !ok, check(c, platform, n)
+}
+
+// FitShape returns the mesh shape want made to fit n devices, for tests that follow Client's
+// device count: want itself when it has at most n devices, else want with its largest axis (the
+// last of equal ones) divided by its smallest prime factor until it fits. (4, 2) stays (4, 2) on
+// 8 devices or more and becomes (2, 2) on 4, (2, 1) on 2 or 3 and (1, 1) on 1, so an array
+// dimension divisible by an axis of want stays divisible by the same axis of the result. It
+// returns want's shape of ones for n < 1.
+func FitShape(want []int, n int) []int {
+	shape := slices.Clone(want)
+	for MeshSize(shape) > max(n, 1) {
+		big := 0
+		for i, s := range shape {
+			if s >= shape[big] {
+				big = i
+			}
+		}
+		p := 2
+		for shape[big]%p != 0 {
+			p++
+		}
+		shape[big] /= p
+	}
+	return shape
+}
+
+// MeshSize returns the number of devices of a mesh of the given shape: the product of its sizes.
+func MeshSize(shape []int) int {
+	n := 1
+	for _, s := range shape {
+		n *= s
+	}
+	return n
 }

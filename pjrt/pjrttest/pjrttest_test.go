@@ -3,6 +3,7 @@ package pjrttest
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -150,5 +151,26 @@ func TestNeedDevices(t *testing.T) {
 	}()
 	if want := "pjrttest: needs 8 devices; the cpu client has 2"; s.skipped != want {
 		t.Errorf("skip message %q, want %q", s.skipped, want)
+	}
+}
+
+// TestFitShape pins the meshes the tests run on per device count.
+func TestFitShape(t *testing.T) {
+	for _, tc := range []struct {
+		n         int
+		want, got []int
+	}{
+		{8, []int{4, 2}, []int{4, 2}}, {16, []int{4, 2}, []int{4, 2}}, {4, []int{4, 2}, []int{2, 2}},
+		{3, []int{4, 2}, []int{2, 1}}, {2, []int{4, 2}, []int{2, 1}}, {1, []int{4, 2}, []int{1, 1}},
+		{8, []int{2, 4}, []int{2, 4}}, {4, []int{2, 4}, []int{2, 2}}, {2, []int{2, 4}, []int{2, 1}},
+		{4, []int{8}, []int{4}}, {1, []int{8}, []int{1}}, {2, []int{2, 2, 2}, []int{2, 1, 1}},
+		{4, []int{6, 2}, []int{1, 2}}, {0, []int{4, 2}, []int{1, 1}},
+	} {
+		if got := FitShape(tc.want, tc.n); !slices.Equal(got, tc.got) {
+			t.Errorf("FitShape(%v, %d) = %v, want %v", tc.want, tc.n, got, tc.got)
+		}
+	}
+	if got := MeshSize([]int{2, 4}); got != 8 {
+		t.Errorf("MeshSize(2, 4) = %d", got)
 	}
 }
