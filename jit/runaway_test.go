@@ -3,8 +3,6 @@ package jit_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"testing"
 	"time"
 
@@ -55,17 +53,6 @@ func plus(k int64) []int64 {
 	return out
 }
 
-// within runs f with a context of timeout d and checks that it returns in time.
-func within(t *testing.T, d time.Duration, f func(context.Context) error) error {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	start := time.Now()
-	err := f(ctx)
-	assert.Less(t, time.Since(start), d+2*time.Second, "returned late")
-	return err
-}
-
 // TestCloseAbandonedRunawayCPUOnly calls a program that never ends with a short deadline, then closes
 // its Function and its client with deadlines: CallContext and both CloseContexts return in
 // time, the closes with a *pjrt.StillRunningError; later calls on the closed Function and
@@ -73,8 +60,8 @@ func within(t *testing.T, d time.Duration, f func(context.Context) error) error 
 // the process ends, so the test runs in a child process of its own. CPU only: it opens a client
 // of its own beside the shared one.
 func TestCloseAbandonedRunawayCPUOnly(t *testing.T) {
-	if os.Getenv("XLAMESH_RUNAWAY_CHILD") == "" {
-		runChild(t, "TestCloseAbandonedRunawayCPUOnly")
+	if !pjrttest.IsChild() {
+		pjrttest.RunChild(t, "TestCloseAbandonedRunawayCPUOnly")
 		return
 	}
 	n, err := pjrttest.Devices()
@@ -86,14 +73,14 @@ func TestCloseAbandonedRunawayCPUOnly(t *testing.T) {
 	f := jit.New("count", count)
 	assert.Equal(t, plus(3), callToHost(t, f, c, x, n3), "the loop counts")
 
-	err = within(t, 500*time.Millisecond, func(ctx context.Context) error {
+	err = pjrttest.Within(t, 500*time.Millisecond, func(ctx context.Context) error {
 		_, err := f.CallContext(ctx, c, x, forever)
 		return err
 	})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.EqualError(t, err, "jit: count: context deadline exceeded")
 
-	err = within(t, 300*time.Millisecond, f.CloseContext)
+	err = pjrttest.Within(t, 300*time.Millisecond, f.CloseContext)
 	var still *pjrt.StillRunningError
 	require.ErrorAs(t, err, &still)
 	assert.ErrorIs(t, err, pjrt.ErrStillRunning)
@@ -114,7 +101,7 @@ func TestCloseAbandonedRunawayCPUOnly(t *testing.T) {
 	defer d.Close()
 	assert.Equal(t, doubled[int64](16), callToHost(t, d, c, y))
 
-	err = within(t, 300*time.Millisecond, c.CloseContext)
+	err = pjrttest.Within(t, 300*time.Millisecond, c.CloseContext)
 	require.ErrorAs(t, err, &still)
 	assert.Equal(t, pjrt.StillRunningError{What: fmt.Sprintf("Client(cpu, %d devices)", n), Calls: 1, Executions: 1}, *still)
 	start = time.Now()
@@ -144,8 +131,8 @@ func TestCloseAbandonedRunawayCPUOnly(t *testing.T) {
 // test runs in a child process of its own, on the child's shared client.
 func TestCloseAbandonedRunaway8Devices(t *testing.T) {
 	pjrttest.NeedDevices(t, 2)
-	if os.Getenv("XLAMESH_RUNAWAY_CHILD") == "" {
-		runChild(t, "TestCloseAbandonedRunaway8Devices")
+	if !pjrttest.IsChild() {
+		pjrttest.RunChild(t, "TestCloseAbandonedRunaway8Devices")
 		return
 	}
 	c := pjrttest.Client(t)
@@ -157,23 +144,23 @@ func TestCloseAbandonedRunaway8Devices(t *testing.T) {
 	f := jit.New("count8", count)
 
 	var outs []*jit.Array
-	err = within(t, 5*time.Second, func(ctx context.Context) error {
+	err = pjrttest.Within(t, 5*time.Second, func(ctx context.Context) error {
 		outs, err = f.CallContext(ctx, c, x, forever)
 		return err
 	})
 	require.NoError(t, err, "the call returns; the execution runs on")
 
-	err = within(t, 300*time.Millisecond, f.CloseContext)
+	err = pjrttest.Within(t, 300*time.Millisecond, f.CloseContext)
 	var still *pjrt.StillRunningError
 	require.ErrorAs(t, err, &still)
 	assert.Equal(t, pjrt.StillRunningError{What: `function "count8"`, Calls: 0, Executions: 1}, *still)
 	assert.EqualError(t, err, `jit: close: function "count8": 0 calls in flight, 1 execution unfinished: still running (released when they end)`)
-	err = within(t, 100*time.Millisecond, f.CloseContext)
+	err = pjrttest.Within(t, 100*time.Millisecond, f.CloseContext)
 	require.ErrorAs(t, err, &still, "a second close waits again, and reports again")
 	assert.Equal(t, 1, still.Executions)
 
 	// A copy of the result waits for the execution; abandoned at its deadline, it waits on.
-	err = within(t, 200*time.Millisecond, func(ctx context.Context) error {
+	err = pjrttest.Within(t, 200*time.Millisecond, func(ctx context.Context) error {
 		_, err := outs[0].ToHostContext(ctx)
 		return err
 	})
@@ -196,8 +183,8 @@ func TestCloseAbandonedRunaway8Devices(t *testing.T) {
 // process ends, so the test runs in a child process of its own. CPU only: it is about the CPU
 // plugin's running of a one-device program inside the call.
 func TestCloseArgumentsOfRunaway1DeviceCPUOnly(t *testing.T) {
-	if os.Getenv("XLAMESH_RUNAWAY_CHILD") == "" {
-		runChild(t, "TestCloseArgumentsOfRunaway1DeviceCPUOnly")
+	if !pjrttest.IsChild() {
+		pjrttest.RunChild(t, "TestCloseArgumentsOfRunaway1DeviceCPUOnly")
 		return
 	}
 	n, err := pjrttest.Devices()
@@ -207,7 +194,7 @@ func TestCloseArgumentsOfRunaway1DeviceCPUOnly(t *testing.T) {
 	x, forever := onOneDevice(t, c, -1)
 	f := jit.New("count1", count)
 	live := pjrt.LiveBuffers()
-	err = within(t, 500*time.Millisecond, func(ctx context.Context) error {
+	err = pjrttest.Within(t, 500*time.Millisecond, func(ctx context.Context) error {
 		_, err := f.CallContext(ctx, c, x, forever)
 		return err
 	})
@@ -246,16 +233,16 @@ func TestAbandonedCallReleasedCPUOnly(t *testing.T) {
 	per := time.Since(start) / (1 << 22)
 	_, long := onOneDevice(t, c, int64(time.Second/max(per, time.Nanosecond)))
 
-	err = within(t, 100*time.Millisecond, func(ctx context.Context) error {
+	err = pjrttest.Within(t, 100*time.Millisecond, func(ctx context.Context) error {
 		_, err := f.CallContext(ctx, c, x, long)
 		return err
 	})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	var still *pjrt.StillRunningError
-	require.ErrorAs(t, within(t, 50*time.Millisecond, f.CloseContext), &still)
+	require.ErrorAs(t, pjrttest.Within(t, 50*time.Millisecond, f.CloseContext), &still)
 	assert.Equal(t, 1, still.Calls)
 	assert.Equal(t, execs+1, pjrt.LiveExecutables(), "the running call holds its executable")
-	require.ErrorAs(t, within(t, 50*time.Millisecond, c.CloseContext), &still)
+	require.ErrorAs(t, pjrttest.Within(t, 50*time.Millisecond, c.CloseContext), &still)
 	assert.Equal(t, 1, still.Calls)
 
 	require.NoError(t, c.CloseContext(context.Background()), "the end of the call destroys the client")
@@ -264,19 +251,4 @@ func TestAbandonedCallReleasedCPUOnly(t *testing.T) {
 	assert.Equal(t, execs, pjrt.LiveExecutables(), "executables leaked")
 	assert.Equal(t, bufs, pjrt.LiveBuffers(), "buffers leaked")
 	assert.NoError(t, x.Close(), "closing an array of the destroyed client does nothing")
-}
-
-// runChild runs the test named name in a child process of the test binary, where what it
-// leaves running dies with the child, and fails if the child fails.
-func runChild(t *testing.T, name string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^"+name+"$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), "XLAMESH_RUNAWAY_CHILD=1")
-	out, err := cmd.CombinedOutput()
-	t.Logf("child:\n%s", out)
-	if err != nil {
-		t.Fatalf("the child failed: %v", err)
-	}
 }

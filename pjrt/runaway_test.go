@@ -2,8 +2,6 @@ package pjrt_test
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"runtime"
 	"testing"
 	"time"
@@ -84,25 +82,14 @@ func startRunaway(t *testing.T, c *pjrt.Client, exe *pjrt.Executable, n int64) <
 	return done
 }
 
-// closeWithin runs close with a context of timeout d and checks that it returns in time.
-func closeWithin(t *testing.T, d time.Duration, close func(context.Context) error) error {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	start := time.Now()
-	err := close(ctx)
-	assert.Less(t, time.Since(start), d+2*time.Second, "close returned late")
-	return err
-}
-
 // TestCloseAbandonedRunaway closes an executable and its client while an execution that never
 // ends runs: both CloseContexts return in time with a *StillRunningError, later calls on them
 // fail with ErrClosed at once, and other executables and clients keep working. The runaway
 // spins until the process ends, so the test runs in a child process of its own. It is about the
 // CPU plugin, which runs a 1-device program on the calling thread, and its clients of 8 devices.
 func TestCloseAbandonedRunawayCPUOnly(t *testing.T) {
-	if os.Getenv("XLAMESH_RUNAWAY_CHILD") == "" {
-		runChild(t, "TestCloseAbandonedRunawayCPUOnly")
+	if !pjrttest.IsChild() {
+		pjrttest.RunChild(t, "TestCloseAbandonedRunawayCPUOnly")
 		return
 	}
 	c, err := pjrttest.Open(8)
@@ -116,7 +103,7 @@ func TestCloseAbandonedRunawayCPUOnly(t *testing.T) {
 	require.NoError(t, err)
 
 	runaway := startRunaway(t, c, exe, -1)
-	err = closeWithin(t, 300*time.Millisecond, exe.CloseContext)
+	err = pjrttest.Within(t, 300*time.Millisecond, exe.CloseContext)
 	var still *pjrt.StillRunningError
 	require.ErrorAs(t, err, &still)
 	assert.ErrorIs(t, err, pjrt.ErrStillRunning)
@@ -140,7 +127,7 @@ func TestCloseAbandonedRunawayCPUOnly(t *testing.T) {
 	assert.Equal(t, []float32{2, 3, 4, 5}, host)
 	require.NoError(t, outs[0][0].Close())
 
-	err = closeWithin(t, 300*time.Millisecond, c.CloseContext)
+	err = pjrttest.Within(t, 300*time.Millisecond, c.CloseContext)
 	require.ErrorAs(t, err, &still)
 	assert.Equal(t, pjrt.StillRunningError{What: "Client(cpu, 8 devices)", Calls: 1, Executions: 1}, *still)
 	start = time.Now()
@@ -149,7 +136,7 @@ func TestCloseAbandonedRunawayCPUOnly(t *testing.T) {
 	_, err = other.Execute([][]*pjrt.Buffer{{x}})
 	assert.ErrorIs(t, err, pjrt.ErrClosed)
 	assert.Less(t, time.Since(start), time.Second)
-	err = closeWithin(t, 100*time.Millisecond, c.CloseContext)
+	err = pjrttest.Within(t, 100*time.Millisecond, c.CloseContext)
 	assert.ErrorIs(t, err, pjrt.ErrStillRunning, "a second Close waits again, and reports again")
 
 	// Another client is untouched.
@@ -180,10 +167,10 @@ func TestAbandonedRunawayReleasedCPUOnly(t *testing.T) {
 
 	runaway := startRunaway(t, c, exe, n)
 	var still *pjrt.StillRunningError
-	require.ErrorAs(t, closeWithin(t, 50*time.Millisecond, exe.CloseContext), &still)
+	require.ErrorAs(t, pjrttest.Within(t, 50*time.Millisecond, exe.CloseContext), &still)
 	assert.Equal(t, 1, still.Calls)
 	assert.Equal(t, live, pjrt.LiveExecutables(), "the running call still holds the executable")
-	require.ErrorAs(t, closeWithin(t, 50*time.Millisecond, c.CloseContext), &still)
+	require.ErrorAs(t, pjrttest.Within(t, 50*time.Millisecond, c.CloseContext), &still)
 	assert.Equal(t, 1, still.Calls)
 
 	// The call ends with its result, or with ErrClosed once its client closed: it cannot copy
@@ -206,54 +193,19 @@ func calibrate(t *testing.T, c *pjrt.Client, exe *pjrt.Executable, d time.Durati
 	return int64(d / max(per, time.Nanosecond))
 }
 
-// runChild runs the test named name in a child process of the test binary, where what it
-// leaves running dies with the child, and fails if the child fails.
-func runChild(t *testing.T, name string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^"+name+"$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), "XLAMESH_RUNAWAY_CHILD=1")
-	out, err := cmd.CombinedOutput()
-	t.Logf("child:\n%s", out)
-	if err != nil {
-		t.Fatalf("the child failed: %v", err)
-	}
-}
-
-// spin8Module is a stablehlo.while whose condition, i == i, always holds, on 8 devices: the
-// CPU plugin runs it on threads of its own, so Execute returns and the execution runs on.
-const spin8Module = `module @jit_spin8 attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
-  func.func public @main(%x: tensor<4xf32>) -> tensor<4xf32> {
-    %zero = stablehlo.constant dense<0> : tensor<i32>
-    %0:2 = stablehlo.while(%i = %zero, %v = %x) : tensor<i32>, tensor<4xf32>
-     cond {
-      %c = stablehlo.compare EQ, %i, %i : (tensor<i32>, tensor<i32>) -> tensor<i1>
-      stablehlo.return %c : tensor<i1>
-    } do {
-      %one = stablehlo.constant dense<1> : tensor<i32>
-      %i1 = stablehlo.add %i, %one : tensor<i32>
-      %ones = stablehlo.constant dense<1.0> : tensor<4xf32>
-      %v1 = stablehlo.add %v, %ones : tensor<4xf32>
-      stablehlo.return %i1, %v1 : tensor<i32>, tensor<4xf32>
-    }
-    return %0#1 : tensor<4xf32>
-  }
-}`
-
 // TestCloseAbandonedRunaway8DevicesCPUOnly: an execution on 8 devices that never ends runs on
 // after Execute returned (the CPU plugin runs a program of 8 devices on threads of its own). The
 // executable's CloseContext waits for it until its deadline and reports it (0 calls, 1
 // execution); closing an argument and a result of it returns at once. The runaway spins until
 // the process ends, so the test runs in a child process of its own.
 func TestCloseAbandonedRunaway8DevicesCPUOnly(t *testing.T) {
-	if os.Getenv("XLAMESH_RUNAWAY_CHILD") == "" {
-		runChild(t, "TestCloseAbandonedRunaway8DevicesCPUOnly")
+	if !pjrttest.IsChild() {
+		pjrttest.RunChild(t, "TestCloseAbandonedRunaway8DevicesCPUOnly")
 		return
 	}
 	c, err := pjrttest.Open(8)
 	require.NoError(t, err)
-	exe, err := c.Compile(spin8Module, pjrt.CompileOptions{NumPartitions: 8})
+	exe, err := c.Compile(pjrttest.SpinModule(8), pjrt.CompileOptions{NumPartitions: 8})
 	require.NoError(t, err)
 	args := make([][]*pjrt.Buffer, 8)
 	for d, dev := range exe.Devices() {
@@ -268,13 +220,13 @@ func TestCloseAbandonedRunaway8DevicesCPUOnly(t *testing.T) {
 	assert.Equal(t, 1, exe.Unfinished())
 	assert.Equal(t, 1, pjrt.InFlight(c))
 
-	err = closeWithin(t, 300*time.Millisecond, exe.CloseContext)
+	err = pjrttest.Within(t, 300*time.Millisecond, exe.CloseContext)
 	var still *pjrt.StillRunningError
 	require.ErrorAs(t, err, &still)
 	assert.Equal(t, pjrt.StillRunningError{What: exe.String(), Calls: 0, Executions: 1}, *still)
 	assert.Equal(t, "pjrt: close: "+exe.String()+": 0 calls in flight, 1 execution unfinished: still running (released when they end)", err.Error())
 	assert.Equal(t, 1, exe.Unfinished(), "a later Unfinished still counts it")
-	err = closeWithin(t, 100*time.Millisecond, exe.CloseContext)
+	err = pjrttest.Within(t, 100*time.Millisecond, exe.CloseContext)
 	assert.ErrorIs(t, err, pjrt.ErrStillRunning, "a second Close waits again, and reports again")
 
 	// Closing an argument and a result of the running execution returns at once.
@@ -291,8 +243,8 @@ func TestCloseAbandonedRunaway8DevicesCPUOnly(t *testing.T) {
 // for the call, and later operations on it fail with ErrClosed at once. The runaway spins until
 // the process ends, so the test runs in a child process of its own.
 func TestCloseArgumentOfRunawayCPUOnly(t *testing.T) {
-	if os.Getenv("XLAMESH_RUNAWAY_CHILD") == "" {
-		runChild(t, "TestCloseArgumentOfRunawayCPUOnly")
+	if !pjrttest.IsChild() {
+		pjrttest.RunChild(t, "TestCloseArgumentOfRunawayCPUOnly")
 		return
 	}
 	c, err := pjrttest.Open(8)

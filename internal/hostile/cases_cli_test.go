@@ -42,7 +42,7 @@ var cliFiles = map[string]string{
 	"deep.mlir":   plainModule("", "%x: tensor<2xf32>, %t: "+strings.Repeat("tuple<", 10000)+"tensor<f32>"+strings.Repeat(">", 10000), plainBody),
 	"huge.mlir":   plainModule("", "%x: tensor<2xf32>, %t: tensor<4611686018427387904xf32>", plainBody),
 	"binary.mlir": "\x7fELF\x02\x01\x01\x00 not MLIR at all \xff\xfe\x00",
-	"spin.mlir":   spinModule, // a while loop that never ends
+	"spin.mlir":   pjrttest.SpinModule(1), // a while loop that never ends
 }
 
 // cliFIFO is a FIFO in {dir} that nobody writes: reading it blocks forever.

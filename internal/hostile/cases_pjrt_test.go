@@ -1260,25 +1260,6 @@ func compileCacheCases() []*hcase {
 	}
 }
 
-// spinModule is a stablehlo.while on one device whose condition, i == i, always holds.
-const spinModule = `module @jit_spin attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
-  func.func public @main(%x: tensor<4xf32>) -> tensor<4xf32> {
-    %zero = stablehlo.constant dense<0> : tensor<i32>
-    %0:2 = stablehlo.while(%i = %zero, %v = %x) : tensor<i32>, tensor<4xf32>
-     cond {
-      %c = stablehlo.compare EQ, %i, %i : (tensor<i32>, tensor<i32>) -> tensor<i1>
-      stablehlo.return %c : tensor<i1>
-    } do {
-      %one = stablehlo.constant dense<1> : tensor<i32>
-      %i1 = stablehlo.add %i, %one : tensor<i32>
-      %ones = stablehlo.constant dense<1.0> : tensor<4xf32>
-      %v1 = stablehlo.add %v, %ones : tensor<4xf32>
-      stablehlo.return %i1, %v1 : tensor<i32>, tensor<4xf32>
-    }
-    return %0#1 : tensor<4xf32>
-  }
-}`
-
 // runawayExecuteCases leave an execution running until their child ends (group "runaway").
 func runawayExecuteCases() []*hcase {
 	return []*hcase{{
@@ -1288,7 +1269,7 @@ func runawayExecuteCases() []*hcase {
 		run: func(h *H) error {
 			c, err := pjrttest.Open(8) // never closed: the execution holds it to the end of the child
 			h.Must(err)
-			exe, err := c.Compile(spinModule, pjrt.CompileOptions{})
+			exe, err := c.Compile(pjrttest.SpinModule(1), pjrt.CompileOptions{})
 			h.Must(err)
 			x, err := c.BufferFromHost(exe.Devices()[0], []float32{1, 2, 3, 4}, []int{4})
 			h.Must(err)
@@ -1336,7 +1317,7 @@ func runawayExecuteCases() []*hcase {
 		run: func(h *H) error {
 			c, err := pjrttest.Open(8) // never closed: the execution holds it to the end of the child
 			h.Must(err)
-			exe, err := c.Compile(strings.Replace(spinModule, "mhlo.num_partitions = 1", "mhlo.num_partitions = 8", 1),
+			exe, err := c.Compile(pjrttest.SpinModule(8),
 				pjrt.CompileOptions{NumPartitions: 8})
 			h.Must(err)
 			args := make([][]*pjrt.Buffer, 8)
@@ -1366,7 +1347,7 @@ func runawayExecuteCases() []*hcase {
 		run: func(h *H) error {
 			c, err := pjrttest.Open(8) // never closed: the execution holds it to the end of the child
 			h.Must(err)
-			exe, err := c.Compile(spinModule, pjrt.CompileOptions{})
+			exe, err := c.Compile(pjrttest.SpinModule(1), pjrt.CompileOptions{})
 			h.Must(err)
 			x, err := c.BufferFromHost(exe.Devices()[0], []float32{1, 2, 3, 4}, []int{4})
 			h.Must(err)
