@@ -148,8 +148,7 @@ func NeedDevices(t testing.TB, n int) *pjrt.Client {
 // ClientWithDevices is Client with n devices. On "cpu" (see Platform) clients are shared per
 // device count and have exactly n CPU devices; on "gpu" all tests share one client with every GPU
 // the plugin sees, and a test fails when there are fewer than n, as it does on "cpu" when n is
-// over a $XLAMESH_TEST_DEVICES that is set. Clients stay open until the
-// process exits.
+// over a $XLAMESH_TEST_DEVICES that is set. Clients stay open until the process exits.
 func ClientWithDevices(t testing.TB, n int) *pjrt.Client {
 	t.Helper()
 	if most, err := Devices(); err != nil {
