@@ -240,3 +240,38 @@ func TestCollectives(t *testing.T) {
 		})
 	}
 }
+
+// TestPrinterAlias: an op whose PrintFunc writes its region's ops in place of itself names the
+// region's arguments by its operands and its results by the values the region yields
+// (Printer.Alias), so the module reads as if the body had been written in the function, and
+// an identity region's result prints as the operand itself.
+func TestPrinterAlias(t *testing.T) {
+	s := stablehlo.NewShape(dtypes.Float32, 2)
+	inPlace := func(p *stablehlo.Printer, o *stablehlo.Op) {
+		body := o.Regions()[0]
+		for i, a := range body.Args() {
+			p.Alias(a, o.Operands()[i])
+		}
+		p.Ops(body)
+		for i, r := range o.Results() {
+			p.Alias(r, body.Results()[i])
+		}
+	}
+	m := stablehlo.NewModule("alias")
+	f := m.Main()
+	x := f.Arg(s)
+	y := f.Arg(s)
+	g := f.BuildRegion([]stablehlo.Shape{s, s}, func(g *stablehlo.Function, a []stablehlo.Value) []stablehlo.Value {
+		return []stablehlo.Value{g.Neg(a[0]), a[1]}
+	})
+	r := f.AddOp(stablehlo.OpSpec{Name: "my.in_place", Operands: []stablehlo.Value{x, y}, Results: []stablehlo.Shape{s, s},
+		Regions: []*stablehlo.Function{g}, Print: inPlace})
+	f.Return(f.Add(r[0], r[1]))
+	text, err := m.Build()
+	require.NoError(t, err)
+	require.NoError(t, mlir.Check(text))
+	require.Contains(t, text, "    %0 = \"stablehlo.negate\"(%arg0) : (tensor<2xf32>) -> tensor<2xf32>\n"+
+		"    %1 = \"stablehlo.add\"(%0, %arg1) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>\n"+
+		"    return %1 : tensor<2xf32>\n")
+	require.NotContains(t, text, "my.in_place")
+}
