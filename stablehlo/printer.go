@@ -203,8 +203,8 @@ func (p *Printer) defArg(v *value) {
 
 // Alias makes v print as to from now on. An op whose PrintFunc writes a region's ops in
 // place of the op itself uses it to name the region's arguments by the op's operands and
-// the op's results by the values the region yields: lower's shard_map over manual axes of
-// size 1, which JAX lowers without an sdy.manual_computation. to must be defined (or be
+// the op's results by the values the region yields: lower's shard_map on a one-device mesh,
+// written without an sdy.manual_computation as JAX writes it. to must be defined (or be
 // aliased in turn) before v is printed.
 func (p *Printer) Alias(v, to Value) {
 	if p.aliases == nil {
