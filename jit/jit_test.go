@@ -333,20 +333,26 @@ func TestPutErrors(t *testing.T) {
 	assert.ErrorIs(t, err, mesh.ErrNoDevices)
 }
 
+// otherMesh returns a mesh other than m, an ("x", "y") mesh, of the same size: m's devices in
+// reverse order, or, where that is m itself (one device), m's axes named the other way round.
+func otherMesh(t testing.TB, m mesh.Mesh) mesh.Mesh {
+	t.Helper()
+	devs := m.Devices()
+	slices.Reverse(devs)
+	other, err := mesh.New(devs, m.AxisSizes(), "x", "y")
+	require.NoError(t, err)
+	if other.Equal(m) {
+		other, err = mesh.New(devs, m.AxisSizes(), "y", "x")
+		require.NoError(t, err)
+	}
+	return other
+}
+
 func TestCallErrors(t *testing.T) {
 	c := pjrttest.Client(t)
 	checkNoLeak(t)
 	m := mesh42(t, c)
-	// Another mesh: the same devices in reverse order, or, where that is the same mesh (one
-	// device), the axes in another order.
-	rev := m.Devices()
-	slices.Reverse(rev)
-	other, err := mesh.New(rev, m.AxisSizes(), "x", "y")
-	require.NoError(t, err)
-	if other.Equal(m) {
-		other, err = mesh.New(rev, m.AxisSizes(), "y", "x")
-		require.NoError(t, err)
-	}
+	other := otherMesh(t, m)
 	x, err := jit.Put(c, arange[float32](16), []int{8, 2}, sharding(t, m, mesh.P("x", "y")))
 	require.NoError(t, err)
 	defer x.Close()

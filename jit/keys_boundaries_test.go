@@ -2,7 +2,6 @@ package jit_test
 
 import (
 	"bytes"
-	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -50,16 +49,7 @@ func TestReshardArrayOtherMesh(t *testing.T) {
 	c := pjrttest.Client(t)
 	checkNoLeak(t)
 	m := mesh42(t, c)
-	// The same devices in reverse order, or, where that is the same mesh (one device), the axes in
-	// another order.
-	devs := m.Devices()
-	slices.Reverse(devs)
-	other, err := mesh.New(devs, m.AxisSizes(), "x", "y")
-	require.NoError(t, err)
-	if other.Equal(m) {
-		other, err = mesh.New(devs, m.AxisSizes(), "y", "x")
-		require.NoError(t, err)
-	}
+	other := otherMesh(t, m)
 	require.False(t, other.Equal(m))
 	x, err := jit.Put(c, arange[int32](16), []int{8, 2}, sharding(t, m, mesh.P("x")))
 	require.NoError(t, err)
