@@ -105,12 +105,6 @@ oracle-check: oracle-env
 oracle: oracle-env
 	@bash tools/oracle/generate.sh testdata/oracle
 
-# Rewrites testdata/oracle/export012.json: jax.export artifacts of JAX 0.12.0.1, in its own venv
-# (needs a Python >= 3.12; see tools/oracle/README.md). Not part of `make oracle` yet.
-.PHONY: oracle-export012
-oracle-export012:
-	@bash tools/oracle/export012.sh testdata/oracle
-
 bench: generate setup oracle-env
 	@bash tools/bench.sh
 

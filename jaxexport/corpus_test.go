@@ -9,12 +9,20 @@ import (
 	"testing"
 )
 
-// corpus returns the artifacts of the oracle's programs corpus (testdata/oracle/programs.json,
-// written by JAX 0.8.1's jax.export) by program name, with each program's mesh size and
-// argument and result counts.
+// corpus returns the artifacts of the oracle's programs corpus as JAX 0.12 (programs.json)
+// and JAX 0.8.1 (programs081.json) exported the same programs, by "file:program", with each
+// program's mesh size and argument and result counts.
 func corpus(t testing.TB) (names []string, artifacts map[string][]byte, want map[string][3]int) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "testdata", "oracle", "programs.json"))
+	artifacts, want = map[string][]byte{}, map[string][3]int{}
+	for _, file := range []string{"programs.json", "programs081.json"} {
+		names = append(names, corpusFile(t, file, artifacts, want)...)
+	}
+	return names, artifacts, want
+}
+
+func corpusFile(t testing.TB, file string, artifacts map[string][]byte, want map[string][3]int) (names []string) {
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "oracle", file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +38,6 @@ func corpus(t testing.TB) (names []string, artifacts map[string][]byte, want map
 	if err := json.Unmarshal(data, &f); err != nil {
 		t.Fatal(err)
 	}
-	artifacts, want = map[string][]byte{}, map[string][3]int{}
 	for _, p := range f.Programs {
 		raw, err := base64.StdEncoding.DecodeString(p.Exported)
 		if err != nil {
@@ -40,10 +47,11 @@ func corpus(t testing.TB) (names []string, artifacts map[string][]byte, want map
 		for _, s := range p.Mesh.Shape {
 			n *= s
 		}
-		names = append(names, p.Name)
-		artifacts[p.Name], want[p.Name] = raw, [3]int{n, len(p.Inputs), len(p.Outputs)}
+		name := file + ":" + p.Name
+		names = append(names, name)
+		artifacts[name], want[name] = raw, [3]int{n, len(p.Inputs), len(p.Outputs)}
 	}
-	return names, artifacts, want
+	return names
 }
 
 // TestReadCorpus reads every artifact JAX wrote for the programs corpus.

@@ -85,7 +85,7 @@ func ExampleFromExported() {
 	}
 	// Output:
 	// Exported(donate, in=[f32[8,8], f32[8,8]], out=[f32[8,8], f32[8]], 8 devices, cpu)
-	// exported with {devices=[4,2]<=[8]}
+	// exported with NamedSharding(mesh=AbstractMesh('x': 4, 'y': 2, axis_types=(Auto, Auto)), spec=P('x', 'y'))
 	// [8 8] P('y', 'x') device 0 holds [0:2, 0:4]
 	// [8] P('x',) device 0 holds [0:4]
 	// [0 8 16 24 32 40 48 56]

@@ -225,10 +225,17 @@ func TestExternalDroppedArguments(t *testing.T) {
 }
 
 // corpusProgram returns the jax.export artifact and module text of a program of the oracle's
-// programs corpus (testdata/oracle/programs.json, written by JAX).
+// programs corpus (testdata/oracle/programs.json, written by JAX 0.12).
 func corpusProgram(t testing.TB, name string) (artifact []byte, text string) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "testdata", "oracle", "programs.json"))
+	return corpusProgramIn(t, "programs.json", name)
+}
+
+// corpusProgramIn is corpusProgram for another file of that form (programs081.json: the same
+// programs as JAX 0.8.1 exported them).
+func corpusProgramIn(t testing.TB, file, name string) (artifact []byte, text string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "oracle", file))
 	require.NoError(t, err)
 	var corpus struct {
 		Programs []struct {

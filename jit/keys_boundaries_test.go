@@ -72,14 +72,15 @@ func TestReshardArrayOtherMesh(t *testing.T) {
 }
 
 // TestExportedForCUDAOnCPUCPUOnly: an artifact JAX exported for cuda is refused by a CPU client
-// with ErrExternal (a CUDA client runs it). The corpus artifact's platform string "cpu" (a
-// FlatBuffers string: length 3, the bytes, a NUL) is rewritten in place as "cuda" (length 4,
-// the NUL's byte taken).
+// with ErrExternal (a CUDA client runs it). The JAX 0.8.1 corpus artifact's platform string
+// "cpu" (a FlatBuffers string: length 3, the bytes, a NUL; the only one of its kind there,
+// where a version 12 artifact has several) is rewritten in place as "cuda" (length 4, the
+// NUL's byte taken).
 func TestExportedForCUDAOnCPUCPUOnly(t *testing.T) {
 	c := pjrttest.Client(t)
 	checkNoLeak(t)
 	m := mesh42(t, c)
-	raw, _ := corpusProgram(t, "donate")
+	raw, _ := corpusProgramIn(t, "programs081.json", "donate")
 	cpu := []byte("\x03\x00\x00\x00cpu\x00")
 	require.Equal(t, 1, bytes.Count(raw, cpu), "one platform string")
 	raw = bytes.Replace(raw, cpu, []byte("\x04\x00\x00\x00cuda"), 1)

@@ -84,14 +84,30 @@ func meshGroups(sizes, axes []int) [][]int {
 	return groups
 }
 
-// collectiveSetup checks a collective's operand and derives its replica groups from axes.
-func (f *Function) collectiveSetup(opName string, x Value, axes []string) (Value, [][]int, bool) {
+// collectiveSetup checks a collective's operand and derives its replica groups from axes,
+// and how to print them: with Shardy on a mesh of more than one device, by mesh axes
+// (stablehlo.MeshAxes) as JAX 0.12 does; otherwise dense.
+func (f *Function) collectiveSetup(opName string, x Value, axes []string) (Value, [][]int, []stablehlo.MeshAxes, bool) {
 	vs, ok := f.Operands(opName, x)
 	if !ok {
-		return Value{}, nil, false
+		return Value{}, nil, nil, false
 	}
 	groups, ok := f.axisGroups(opName, vs[0], axes)
-	return vs[0], groups, ok
+	if !ok {
+		return vs[0], nil, nil, false
+	}
+	return vs[0], groups, f.meshAxes(axes), true
+}
+
+// meshAxes returns how a collective over axes of the enclosing shard_map names its
+// groups: by mesh axes under Shardy on a mesh of more than one device (JAX 0.12's
+// replica_group_mesh_axes), else nothing (dense groups).
+func (f *Function) meshAxes(axes []string) []stablehlo.MeshAxes {
+	c := f.manualCtx()
+	if c == nil || f.m.cfg.partitioner != Shardy || c.abs.Size() <= 1 {
+		return nil
+	}
+	return []stablehlo.MeshAxes{{Mesh: f.m.collectiveMesh(c.abs), Axes: slices.Clone(axes)}}
 }
 
 // AllReduce combines x across the devices that differ along axes with r (psum for Sum,
@@ -99,11 +115,11 @@ func (f *Function) collectiveSetup(opName string, x Value, axes []string) (Value
 // ShardMap's replication check). It is stablehlo.Function.AllReduce with the replica
 // groups of axes.
 func (f *Function) AllReduce(x Value, r Reduction, axes ...string) Value {
-	a, groups, ok := f.collectiveSetup("all_reduce", x, axes)
+	a, groups, via, ok := f.collectiveSetup("all_reduce", x, axes)
 	if !ok {
 		return Value{}
 	}
-	out := f.Function.AllReduce(a, r, groups)
+	out := f.Function.AllReduce(a, r, groups, via...)
 	f.setVMA(out, 'd', axes)
 	return out
 }
@@ -111,11 +127,11 @@ func (f *Function) AllReduce(x Value, r Reduction, axes ...string) Value {
 // AllGather concatenates x from the devices along axes in dimension dim (JAX's
 // all_gather with tiled=True): dimension dim grows by the group size.
 func (f *Function) AllGather(x Value, dim int, axes ...string) Value {
-	a, groups, ok := f.collectiveSetup("all_gather", x, axes)
+	a, groups, via, ok := f.collectiveSetup("all_gather", x, axes)
 	if !ok {
 		return Value{}
 	}
-	out := f.Function.AllGather(a, dim, groups)
+	out := f.Function.AllGather(a, dim, groups, via...)
 	f.setVMA(out, 'a', axes)
 	return out
 }
@@ -124,11 +140,11 @@ func (f *Function) AllGather(x Value, dim int, axes ...string) Value {
 // dimension dim at its position in the group (JAX's psum_scatter with tiled=True).
 // Dimension dim must be divisible by the group size.
 func (f *Function) ReduceScatter(x Value, r Reduction, dim int, axes ...string) Value {
-	a, groups, ok := f.collectiveSetup("reduce_scatter", x, axes)
+	a, groups, via, ok := f.collectiveSetup("reduce_scatter", x, axes)
 	if !ok {
 		return Value{}
 	}
-	out := f.Function.ReduceScatter(a, r, dim, groups)
+	out := f.Function.ReduceScatter(a, r, dim, groups, via...)
 	f.setVMA(out, 'a', axes)
 	return out
 }
@@ -137,11 +153,11 @@ func (f *Function) ReduceScatter(x Value, r Reduction, dim int, axes ...string) 
 // block i to the i-th device of the group, and concatenates the received blocks along
 // concatDim (JAX's all_to_all with tiled=True).
 func (f *Function) AllToAll(x Value, splitDim, concatDim int, axes ...string) Value {
-	a, groups, ok := f.collectiveSetup("all_to_all", x, axes)
+	a, groups, via, ok := f.collectiveSetup("all_to_all", x, axes)
 	if !ok {
 		return Value{}
 	}
-	out := f.Function.AllToAll(a, splitDim, concatDim, groups)
+	out := f.Function.AllToAll(a, splitDim, concatDim, groups, via...)
 	f.setVMA(out, 'a', axes)
 	return out
 }
@@ -151,7 +167,7 @@ func (f *Function) AllToAll(x Value, splitDim, concatDim int, axes ...string) Va
 // major) and applies within every group. Devices that receive nothing get zeros.
 func (f *Function) CollectivePermute(x Value, perm [][2]int, axes ...string) Value {
 	const opName = "collective_permute"
-	a, groups, ok := f.collectiveSetup(opName, x, axes)
+	a, groups, _, ok := f.collectiveSetup(opName, x, axes)
 	if !ok {
 		return Value{}
 	}
@@ -209,7 +225,7 @@ func (f *Function) PsumScatter(x Value, dim int, tiled bool, axes ...string) Val
 	if tiled {
 		return f.ReduceScatter(x, Sum, dim, axes...)
 	}
-	a, groups, ok := f.collectiveSetup(opName, x, axes)
+	a, groups, _, ok := f.collectiveSetup(opName, x, axes)
 	if !ok {
 		return Value{}
 	}
@@ -316,7 +332,7 @@ func (f *Function) axisIndex(c *manualCtx, axis string) Value {
 // size 1 at dim, then AllGather along it.
 func (f *Function) AllGatherUntiled(x Value, dim int, axes ...string) Value {
 	const opName = "all_gather"
-	a, _, ok := f.collectiveSetup(opName, x, axes)
+	a, _, _, ok := f.collectiveSetup(opName, x, axes)
 	if !ok {
 		return Value{}
 	}
@@ -337,7 +353,7 @@ func (f *Function) AllGatherUntiled(x Value, dim int, axes ...string) Value {
 // does: a dimension of size 1 inserted for concatDim, AllToAll, then splitDim removed.
 func (f *Function) AllToAllUntiled(x Value, splitDim, concatDim int, axes ...string) Value {
 	const opName = "all_to_all"
-	a, groups, ok := f.collectiveSetup(opName, x, axes)
+	a, groups, _, ok := f.collectiveSetup(opName, x, axes)
 	if !ok {
 		return Value{}
 	}

@@ -28,7 +28,7 @@ func Example() {
 	fmt.Print(prog.Text())
 	// Output:
 	// module @jit_f attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
-	//   sdy.mesh @mesh = <["x"=4, "y"=2]>
+	//   sdy.mesh @mesh = <["x"=4, "y"=2]> {stablehlo.mesh = {axes = [{name = "x", size = 4 : i64}, {name = "y", size = 2 : i64}]}}
 	//   func.func public @main(%arg0: tensor<8x2xi64> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) -> (tensor<8x2xi64> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) {
 	//     %0 = stablehlo.constant dense<2> : tensor<8x2xi64>
 	//     %1 = "stablehlo.multiply"(%arg0, %0) : (tensor<8x2xi64>, tensor<8x2xi64>) -> tensor<8x2xi64>
@@ -92,7 +92,7 @@ func ExampleFunction_ShardingConstraint() {
 	fmt.Print(prog.Text())
 	// Output:
 	// module attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
-	//   sdy.mesh @mesh = <["x"=4, "y"=2]>
+	//   sdy.mesh @mesh = <["x"=4, "y"=2]> {stablehlo.mesh = {axes = [{name = "x", size = 4 : i64}, {name = "y", size = 2 : i64}]}}
 	//   func.func public @main(%arg0: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}) {
 	//     %0 = "stablehlo.exponential"(%arg0) : (tensor<8x4xf32>) -> tensor<8x4xf32>
 	//     %1 = sdy.sharding_constraint %0 <@mesh, [{}, {"y"}]> : tensor<8x4xf32>
@@ -136,7 +136,7 @@ func ExampleWrap() {
 	fmt.Print(prog.Text())
 	// Output:
 	// module @jit_g attributes {mhlo.num_partitions = 2 : i32, mhlo.num_replicas = 1 : i32} {
-	//   sdy.mesh @mesh = <["b"=2]>
+	//   sdy.mesh @mesh = <["b"=2]> {stablehlo.mesh = {axes = [{name = "b", size = 2 : i64}]}}
 	//   func.func public @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"b"}]>}) -> (tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"b"}]>, jax.result_info = "result"}) {
 	//     %0 = stablehlo.sine %arg0 : tensor<8xf32>
 	//     return %0 : tensor<8xf32>

@@ -277,7 +277,7 @@ func allGatherRule(b *autodiff.Backward, op *stablehlo.Op, cts []Value) []Value 
 	if !ok {
 		return nil
 	}
-	return []Value{f.Function.ReduceScatter(cts[0], stablehlo.Sum, p.Dim, p.Groups)}
+	return []Value{f.Function.ReduceScatter(cts[0], stablehlo.Sum, p.Dim, p.Groups, viaOf(p.Via)...)}
 }
 
 // reduceScatterRule: psum_scatter's transpose is all_gather over the same groups and
@@ -291,7 +291,7 @@ func reduceScatterRule(b *autodiff.Backward, op *stablehlo.Op, cts []Value) []Va
 	if !ok {
 		return nil
 	}
-	return []Value{f.Function.AllGather(cts[0], p.Dim, p.Groups)}
+	return []Value{f.Function.AllGather(cts[0], p.Dim, p.Groups, viaOf(p.Via)...)}
 }
 
 // allToAllRule: all_to_all's transpose is all_to_all with split and concat dimensions
@@ -305,7 +305,7 @@ func allToAllRule(b *autodiff.Backward, op *stablehlo.Op, cts []Value) []Value {
 	if !ok {
 		return nil
 	}
-	return []Value{f.Function.AllToAll(cts[0], p.ConcatDim, p.SplitDim, p.Groups)}
+	return []Value{f.Function.AllToAll(cts[0], p.ConcatDim, p.SplitDim, p.Groups, viaOf(p.Via)...)}
 }
 
 // collectivePermuteRule: ppermute's transpose sends each cotangent back from target to
@@ -324,4 +324,12 @@ func collectivePermuteRule(b *autodiff.Backward, op *stablehlo.Op, cts []Value) 
 		inv[i] = [2]int{q[1], q[0]}
 	}
 	return []Value{f.Function.CollectivePermute(cts[0], inv)}
+}
+
+// viaOf passes a collective's mesh-axes naming on to its transpose (none when unset).
+func viaOf(v stablehlo.MeshAxes) []stablehlo.MeshAxes {
+	if v.Mesh == "" {
+		return nil
+	}
+	return []stablehlo.MeshAxes{v}
 }

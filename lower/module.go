@@ -285,7 +285,7 @@ func (m *Module) Build() (*Program, error) {
 	var preamble []string
 	if m.cfg.partitioner == Shardy {
 		for _, s := range m.meshes {
-			preamble = append(preamble, "sdy.mesh @"+s.name+" = "+s.text)
+			preamble = append(preamble, s.op)
 		}
 	}
 	m.hlo.SetPreamble(preamble...)

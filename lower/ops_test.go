@@ -68,7 +68,9 @@ func TestMultipleMeshes(t *testing.T) {
 	f.Return(y)
 	p, err := m.Build()
 	require.NoError(t, err)
-	require.Contains(t, p.Text(), "  sdy.mesh @mesh = <[\"x\"=4, \"y\"=2]>\n  sdy.mesh @mesh_0 = <[\"x\"=2, \"y\"=4]>\n")
+	require.Contains(t, p.Text(), `  sdy.mesh @mesh = <["x"=4, "y"=2]> {stablehlo.mesh = {axes = [{name = "x", size = 4 : i64}, {name = "y", size = 2 : i64}]}}
+  sdy.mesh @mesh_0 = <["x"=2, "y"=4]> {stablehlo.mesh = {axes = [{name = "x", size = 2 : i64}, {name = "y", size = 4 : i64}]}}
+`)
 	require.Contains(t, p.Text(), "sdy.sharding_constraint %arg0 <@mesh_0, [{}, {\"y\"}]> : tensor<8x8xf32>")
 	require.Equal(t, lower.Shardy, m.Partitioner())
 	require.Equal(t, "GSPMD", lower.GSPMD.String())
@@ -116,6 +118,6 @@ func TestFunctionOf(t *testing.T) {
 	f.Return(out...)
 	p, err := m.Build()
 	require.NoError(t, err)
-	require.Contains(t, p.Text(), `replica_groups = dense<[[0, 2, 4, 6], [1, 3, 5, 7]]> : tensor<2x4xi64>`)
+	require.Contains(t, p.Text(), `replica_groups = #stablehlo.replica_group_mesh_axes<mesh = @mesh_0, axes = [#stablehlo.axis_ref<name = "x">]>`)
 	require.Contains(t, p.Text(), `= "test.apply"(%arg1) ({`)
 }

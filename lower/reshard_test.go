@@ -96,7 +96,7 @@ func TestWrapReplace(t *testing.T) {
 		results: []mesh.NamedSharding{on(meshR24, "y"), {}},
 		want: `#loc1 = loc("a")
 module @jit_f attributes {jax.uses_shape_polymorphism = false, mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
-  sdy.mesh @mesh = <["x"=2, "y"=4]>
+  sdy.mesh @mesh = <["x"=2, "y"=4]> {stablehlo.mesh = {axes = [{name = "x", size = 2 : i64}, {name = "y", size = 4 : i64}]}}
   func.func public @main(%arg0: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {"x"}]>} loc("a"), %arg1: tensor<4x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>} loc("b")) -> (tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}]>, jax.result_info = "result[0]"}, tensor<8x6xi32> {jax.result_info = "result[1]"}) {
     %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32> loc(#loc)
     %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : (tensor<8x4xf32>, tensor<4x6xf32>) -> tensor<8x6xf32> loc(#loc)
@@ -196,7 +196,7 @@ func TestWrapReplaceErrors(t *testing.T) {
 
 // shardMapExported is a shard_map over "x" on the 4x2 mesh.
 const shardMapExported = `module @jit_g attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
-  sdy.mesh @mesh = <["x"=4, "y"=2]>
+  sdy.mesh @mesh = <["x"=4, "y"=2]> {stablehlo.mesh = {axes = [{name = "x", size = 4 : i64}, {name = "y", size = 2 : i64}]}}
   func.func public @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> (tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) {
     %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x"}]>] out_shardings=[<@mesh, [{"x"}]>] manual_axes={"x"} (%arg1: tensor<2xf32>) {
       %1 = stablehlo.add %arg1, %arg1 : tensor<2xf32>
@@ -212,7 +212,7 @@ func TestWrapReplaceManual(t *testing.T) {
 	other := mesh.MustNew(reversed(mesh.SimDevices(8)), []int{4, 2}, "x", "y")
 	p, err := lower.Wrap(shardMapExported, []mesh.NamedSharding{on(other, "x")}, []mesh.NamedSharding{on(other, "x")}, lower.ReplaceShardings())
 	require.NoError(t, err)
-	require.Contains(t, p.Text(), `sdy.mesh @mesh = <["x"=4, "y"=2]>`)
+	require.Contains(t, p.Text(), `sdy.mesh @mesh = <["x"=4, "y"=2]> {stablehlo.mesh = {axes = [{name = "x", size = 4 : i64}, {name = "y", size = 2 : i64}]}}`)
 	require.Contains(t, p.Text(), `in_shardings=[<@mesh, [{"x"}]>] out_shardings=[<@mesh, [{"x"}]>] manual_axes={"x"}`)
 }
 
@@ -299,7 +299,7 @@ func TestWrapReplaceAliasing(t *testing.T) {
 
 // shardMapPsum is a shard_map over "x" on the 4x2 mesh with a psum over "x".
 const shardMapPsum = `module @jit_g attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
-  sdy.mesh @mesh = <["x"=4, "y"=2]>
+  sdy.mesh @mesh = <["x"=4, "y"=2]> {stablehlo.mesh = {axes = [{name = "x", size = 4 : i64}, {name = "y", size = 2 : i64}]}}
   func.func public @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> (tensor<2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}) {
     %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x"}]>] out_shardings=[<@mesh, [{}]>] manual_axes={"x"} (%arg1: tensor<2xf32>) {
       %1 = "stablehlo.all_reduce"(%arg1) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 0>, replica_groups = dense<[[0, 2, 4, 6], [1, 3, 5, 7]]> : tensor<2x4xi64>, use_global_device_ids}> ({

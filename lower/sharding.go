@@ -18,8 +18,16 @@ type meshSym struct {
 	abs     mesh.Abstract
 	rel     []int // device ids relative to the module's device assignment; nil when iota
 	maximal bool
-	device  int    // the device of a maximal mesh
-	text    string // printed mesh, e.g. `<["x"=4, "y"=2]>`
+	// collective: the mesh JAX 0.12 lifts out of a shard_map body's mesh-axes replica
+	// groups (collectiveMesh); never the mesh of a sharding.
+	collective bool
+	device     int    // the device of a maximal mesh
+	text       string // printed mesh, e.g. `<["x"=4, "y"=2]>`
+	op         string // printed symbol op, e.g. `sdy.mesh @mesh = <["x"=4, "y"=2]> {stablehlo.mesh = ...}`
+}
+
+func newMeshSym(name string, m shardy.Mesh) *meshSym {
+	return &meshSym{name: name, text: m.String(), op: shardy.NewMeshOp(name, m).JAXString()}
 }
 
 // meshFor returns the module's symbol for the abstract mesh a laid over the concrete
@@ -48,7 +56,7 @@ func (m *Module) meshFor(a mesh.Abstract, ids []int) (*meshSym, error) {
 	}
 	var first *meshSym
 	for _, s := range m.meshes {
-		if s.maximal {
+		if s.maximal || s.collective {
 			continue
 		}
 		if first == nil {
@@ -77,9 +85,35 @@ func (m *Module) meshFor(a mesh.Abstract, ids []int) (*meshSym, error) {
 		}
 		name = "mesh_" + strconv.Itoa(n-1)
 	}
-	s := &meshSym{name: name, abs: a, rel: rel, text: shardy.MeshFromAbstract(a, rel).String()}
+	s := newMeshSym(name, shardy.MeshFromAbstract(a, rel))
+	s.abs, s.rel = a, rel
 	m.meshes = append(m.meshes, s)
 	return s, nil
+}
+
+// collectiveMesh returns the symbol naming the mesh a in the mesh-axes replica groups of
+// a shard_map body's collectives. JAX 0.12 writes each such mesh inline and lifts it into
+// a symbol of its own, @mesh_0 after @mesh, even when a sharding already names the same
+// mesh; xlamesh names it at its first collective, so a module whose sharding meshes are
+// added after that collective numbers them differently from JAX.
+func (m *Module) collectiveMesh(a mesh.Abstract) string {
+	n := 0
+	for _, s := range m.meshes {
+		if s.collective && s.abs.Equal(a) {
+			return s.name
+		}
+		if !s.maximal {
+			n++
+		}
+	}
+	name := "mesh_" + strconv.Itoa(n-1)
+	if n == 0 {
+		name = "mesh"
+	}
+	s := newMeshSym(name, shardy.MeshFromAbstract(a, nil))
+	s.abs, s.collective = a, true
+	m.meshes = append(m.meshes, s)
+	return name
 }
 
 func sameShape(a, b mesh.Abstract) bool {
@@ -108,7 +142,9 @@ func (m *Module) MaximalMesh(device int) string {
 	if device < 0 {
 		m.hlo.Fail(&OpError{Pkg: "lower", Func: "main", Op: "sdy.mesh", Operand: -1, Err: fmt.Errorf("%w: negative device %d for a maximal mesh", ErrSharding, device)})
 	}
-	m.meshes = append(m.meshes, &meshSym{name: name, maximal: true, device: device, text: shardy.MaximalMesh(device).String()})
+	s := newMeshSym(name, shardy.MaximalMesh(device))
+	s.maximal, s.device = true, device
+	m.meshes = append(m.meshes, s)
 	return name
 }
 

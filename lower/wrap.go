@@ -128,7 +128,7 @@ func Wrap(text string, args, results []mesh.NamedSharding, opts ...Option) (*Pro
 	// Module attributes and mesh symbols.
 	if target == formShardy {
 		for _, s := range m.meshes {
-			meshes.WriteString("\n  sdy.mesh @" + s.name + " = " + s.text)
+			meshes.WriteString("\n  " + s.op)
 		}
 	}
 	edits = append(edits, moduleEdits(text, sig, m.numPartitions(), meshes.String(), rt)...)

@@ -39,7 +39,7 @@ func TestWrap(t *testing.T) {
 			name: "jax export", text: jaxExported,
 			args: []mesh.NamedSharding{ns("x", "y"), ns("y")}, results: []mesh.NamedSharding{ns("x", "y")},
 			want: `module @jit_f attributes {jax.uses_shape_polymorphism = false, mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
-  sdy.mesh @mesh = <["x"=4, "y"=2]>
+  sdy.mesh @mesh = <["x"=4, "y"=2]> {stablehlo.mesh = {axes = [{name = "x", size = 4 : i64}, {name = "y", size = 2 : i64}]}}
   func.func public @main(%arg0: tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}, %arg1: tensor<2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}]>, jax.buffer_donor = true}) -> (tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>, jax.result_info = "result"}) {
     %0 = stablehlo.broadcast_in_dim %arg1, dims = [1] : (tensor<2xf32>) -> tensor<8x2xf32>
     %1 = stablehlo.add %arg0, %0 : tensor<8x2xf32>
@@ -63,7 +63,7 @@ func TestWrap(t *testing.T) {
 			name: "bare module, result left open", text: bareModule,
 			args: []mesh.NamedSharding{ns("x")}, results: []mesh.NamedSharding{{}},
 			want: `module attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
-  sdy.mesh @mesh = <["x"=4, "y"=2]>
+  sdy.mesh @mesh = <["x"=4, "y"=2]> {stablehlo.mesh = {axes = [{name = "x", size = 4 : i64}, {name = "y", size = 2 : i64}]}}
   func.func @main(%x: tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>, mhlo.layout_mode = "default"}) -> tensor<8x2xf32> {
     %0 = stablehlo.multiply %x, %x : tensor<8x2xf32>
     return %0 : tensor<8x2xf32>
@@ -121,7 +121,7 @@ func TestWrapStringsAndComments(t *testing.T) {
 	require.NoError(t, err)
 	want := `// func.func @main(%c: tensor<1xf32>) -> tensor<1xf32> in a comment
 module @m attributes {doc = "module { func.func public @main(%s: tensor<3xf32>) -> tensor<3xf32> {", mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
-  sdy.mesh @mesh = <["x"=4, "y"=2]>
+  sdy.mesh @mesh = <["x"=4, "y"=2]> {stablehlo.mesh = {axes = [{name = "x", size = 4 : i64}, {name = "y", size = 2 : i64}]}}
   func.func private @helper(%a: tensor<8x2xf32>) -> tensor<8x2xf32> attributes {note = "func.func @main("} {
     return %a : tensor<8x2xf32> // func.func @main(
   }

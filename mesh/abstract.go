@@ -218,7 +218,7 @@ func (a Abstract) Equal(b Abstract) bool { return a.key == b.key }
 // meshes different keys. Use it as a map key.
 func (a Abstract) Key() string { return a.key }
 
-// String returns what JAX 0.8.1 prints for an AbstractMesh (its str and
+// String returns what JAX (0.8.1 to 0.12) prints for an AbstractMesh (its str and
 // repr are the same): AbstractMesh('x': 4, 'y': 2, axis_types=(Auto, Auto)),
 // every axis type included; the empty mesh is AbstractMesh((), axis_types=()).
 func (a Abstract) String() string {
@@ -228,7 +228,7 @@ func (a Abstract) String() string {
 	return "Abstract" + a.body()
 }
 
-// body returns JAX 0.8.1's str of a Mesh with these axes:
+// body returns JAX's str of a Mesh with these axes:
 // "Mesh('x': 4, 'y': 2, axis_types=(Auto, Auto))", or "Mesh()" when empty.
 func (a Abstract) body() string {
 	if a.Empty() {

@@ -14,7 +14,7 @@ type createConfig struct {
 	allowSplit       bool
 	contiguous       bool
 	processIsGranule bool
-	sortGPUs         bool
+	givenGPUOrder    bool
 }
 
 // AllowSplitPhysicalAxes lets Create split a physical TPU axis over several
@@ -32,12 +32,12 @@ func ContiguousSubmeshes() CreateOption { return func(c *createConfig) { c.conti
 // slice (JAX's process_is_granule).
 func ProcessIsGranule() CreateOption { return func(c *createConfig) { c.processIsGranule = true } }
 
-// SortGPUsByID makes Create (and CreateHybrid, per group) sort GPU devices by
-// id before arranging them row-major, as create_device_mesh does from JAX
-// 0.11: the id is XLA's topology-aware global numbering, which a device list
-// in process order need not follow. Without it GPU devices keep the given
-// order, as in JAX 0.8.1, the version the oracle pins.
-func SortGPUsByID() CreateOption { return func(c *createConfig) { c.sortGPUs = true } }
+// GPUsInGivenOrder makes Create (and CreateHybrid, per group) arrange GPU devices
+// row-major in the order given, as create_device_mesh did up to JAX 0.10 (the
+// oracle's former version, 0.8.1, among them). Without it GPU devices are sorted
+// by id first, as JAX 0.11 and later do: the id is XLA's topology-aware global
+// numbering, which a device list in process order need not follow.
+func GPUsInGivenOrder() CreateOption { return func(c *createConfig) { c.givenGPUOrder = true } }
 
 // Create builds a mesh of the given shape and axis names from devices the way
 // JAX's mesh_utils.create_device_mesh orders them, for good collective
@@ -50,8 +50,8 @@ func SortGPUsByID() CreateOption { return func(c *createConfig) { c.sortGPUs = t
 //     and logical axes, last first, take the first subset of whole physical
 //     axes whose sizes multiply to theirs (AllowSplitPhysicalAxes enables
 //     JAX's search that splits physical axes);
-//   - GPU devices ("cuda", "rocm", "gpu") keep the given order, as in JAX
-//     0.8.1; SortGPUsByID sorts them by id first, as JAX 0.11 and later do;
+//   - GPU devices ("cuda", "rocm", "gpu") are sorted by id, as JAX 0.11 and
+//     later do (GPUsInGivenOrder keeps the given order, as JAX 0.8.1 did);
 //   - CPU and other devices keep the given order.
 //
 // Errors wrap ErrDeviceCount when len(devices) is not the product of shape,
@@ -183,7 +183,7 @@ func deviceOrder(devices []Device, shape []int, cfg createConfig) ([]Device, err
 		return tpuOrder(devices, shape, cfg)
 	case "cuda", "rocm", "gpu":
 		out := slices.Clone(devices)
-		if cfg.sortGPUs {
+		if !cfg.givenGPUOrder {
 			slices.SortStableFunc(out, func(a, b Device) int { return cmp.Compare(a.ID(), b.ID()) })
 		}
 		return out, nil
@@ -707,7 +707,7 @@ func pyList(v []int) string {
 
 // MakeMesh is jax.make_mesh: it takes the first prod(shape) devices, orders
 // them with Create's defaults (splitting physical axes only on v5e, as JAX
-// does; GPU devices in the given order, as JAX 0.8.1) and
+// does; GPU devices sorted by id, as JAX 0.11 and later) and
 // sets the axis types (all Auto when none are given, JAX's default before
 // 0.9). It returns an error wrapping ErrDeviceCount when there are fewer
 // devices than prod(shape), ErrUnsupported for TPU devices from more than

@@ -82,11 +82,11 @@ func TestCreate(t *testing.T) {
 	}{
 		// §7: CPU and other platforms keep the given order.
 		{name: "cpu", devices: devs(3, 1, 2, 0), shape: []int{2, 2}, ids: []int{3, 1, 2, 0}},
-		// GPU: JAX 0.8.1 (the oracle) keeps the given order; §7: JAX 0.11+
-		// sorts by id (SortGPUsByID).
-		{name: "gpu", devices: gpu, shape: []int{4}, ids: []int{3, 1, 2, 0}},
-		{name: "gpu sorted", devices: gpu, shape: []int{2, 2}, opts: []CreateOption{SortGPUsByID()}, ids: []int{0, 1, 2, 3}},
-		{name: "sort only gpus", devices: devs(3, 1, 2, 0), shape: []int{4}, opts: []CreateOption{SortGPUsByID()}, ids: []int{3, 1, 2, 0}},
+		// GPU: §7: JAX 0.11+ (the oracle's 0.12) sorts by id; JAX 0.8.1 kept the
+		// given order (GPUsInGivenOrder).
+		{name: "gpu", devices: gpu, shape: []int{4}, ids: []int{0, 1, 2, 3}},
+		{name: "gpu given order", devices: gpu, shape: []int{2, 2}, opts: []CreateOption{GPUsInGivenOrder()}, ids: []int{3, 1, 2, 0}},
+		{name: "cpu not sorted", devices: devs(3, 1, 2, 0), shape: []int{4}, ids: []int{3, 1, 2, 0}},
 		// mesh_utils_test test_v3_create_device_mesh 2x2_1d: physical ring order over a tray.
 		{name: "v3 2x2 1d", devices: mockTPUDevices(2, 2, 1, "TPU v3", false, 1), shape: []int{8},
 			ids: []int{0, 1, 2, 3, 6, 7, 4, 5}},

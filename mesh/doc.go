@@ -27,9 +27,9 @@
 // New takes devices in the order given. Create orders them first, as JAX's
 // mesh_utils.create_device_mesh does: TPU trays in ring order, and other TPU
 // slices by physical coordinates, mapping the most communication-heavy (last)
-// logical axis onto whole physical axes first. GPUs keep the given order, as
-// in JAX 0.8.1 (the oracle's version); the SortGPUsByID option sorts them by
-// id, as JAX 0.11 and later do. CreateHybrid lays several slices out along
+// logical axis onto whole physical axes first. GPUs are sorted by id, as JAX
+// 0.11 and later do (the oracle's version is 0.12); the GPUsInGivenOrder option
+// keeps the given order, as JAX 0.8.1 did. CreateHybrid lays several slices out along
 // DCN axes, which are major, and MakeMesh is jax.make_mesh (a prefix of the
 // devices, ordered by Create). LocalMesh returns the sub-cube a process owns.
 //

@@ -51,8 +51,9 @@ type Shard struct {
 // count does not divide.
 //
 // Shard geometry (CheckShape, ShardShape, DevicesIndicesMap and the rest of
-// this file) reads an Unconstrained dimension as None, replicated, as JAX
-// 0.8.1's shard_shape, devices_indices_map and device_put do: the layout
+// this file) reads an Unconstrained dimension as None, replicated, as JAX's
+// shard_shape and devices_indices_map do (and device_put did up to 0.8.1; JAX
+// 0.12's device_put fails on it with a KeyError): the layout
 // XLA may pick for it inside a compiled program is not known here.
 func (s NamedSharding) CheckShape(shape []int) error {
 	if err := s.valid(); err != nil {

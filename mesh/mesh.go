@@ -290,7 +290,7 @@ func (m Mesh) Equal(o Mesh) bool { return m.key == o.key }
 // mesh): equal meshes have equal keys. Use it as a map key.
 func (m Mesh) Key() string { return m.key }
 
-// String returns JAX 0.8.1's str of a Mesh, every axis type included:
+// String returns JAX's str of a Mesh, every axis type included:
 // Mesh('x': 4, 'y': 2, axis_types=(Auto, Auto)); the empty mesh is Mesh().
 // (JAX's repr, Mesh(axis_sizes=(4, 2), axis_names=('x', 'y'), axis_types=(Auto, Auto)),
 // has no xlamesh counterpart; GoString adds the device ids.)

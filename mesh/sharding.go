@@ -210,7 +210,7 @@ func (s NamedSharding) Key() string { return s.key }
 
 // String returns NamedSharding(mesh=Mesh('x': 4, 'y': 2, axis_types=(Auto, Auto)), spec=P('x',)):
 // the mesh as Mesh.String (AbstractMesh(...) for an abstract sharding) and the spec as
-// PartitionSpec.String. JAX 0.8.1 also prints ", memory_kind=device" and spells the spec
+// PartitionSpec.String. JAX also prints ", memory_kind=device" and spells the spec
 // PartitionSpec('x',).
 func (s NamedSharding) String() string {
 	var b strings.Builder

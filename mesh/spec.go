@@ -30,7 +30,7 @@ var None = Dim{}
 // Unconstrained leaves a dimension's sharding to the compiler (JAX's
 // P.UNCONSTRAINED). It is allowed only on meshes with an Auto axis. Shard
 // geometry (ShardShape, DevicesIndicesMap, ...) reads it as None,
-// replicated, as JAX 0.8.1 does.
+// replicated, as JAX's shard_shape and devices_indices_map do.
 var Unconstrained = Dim{kind: dimUnconstrained}
 
 // Axes returns a dimension sharded over the named mesh axes, the first

@@ -79,7 +79,7 @@ var (
 		innerAttrs: map[string]attrKind{}, only: recomposable,
 		attrs: map[string]attrKind{"backend_config": kindEmptyConfig, "called_computations": kindEmptyList}}
 	topK = ccRule{operands: 1, results: 2, required: []string{"mhlo.attributes"}, inner: "mhlo.attributes",
-		innerAttrs: map[string]attrKind{"k": kindNonNeg, "largest": kindBool}, innerRequired: []string{"k"}, only: recomposable,
+		innerAttrs: map[string]attrKind{"k": kindNonNeg, "largest": kindBool, "is_stable": kindBool}, innerRequired: []string{"k"}, only: recomposable,
 		attrs: map[string]attrKind{"backend_config": kindEmptyConfig, "called_computations": kindEmptyList}}
 	shardingLike = ccRule{operands: 1, results: 1}
 	// SPMDFullToShardShape makes a manual value: a sharding that is not manual aborts XLA
@@ -586,7 +586,7 @@ func (c *checker) placement(op ccOp, at int, what string) error {
 var compositeRules = func() map[string]ccRule {
 	unary := ccRule{operands: 1, results: 1, inner: "composite_attributes", innerAttrs: map[string]attrKind{}}
 	m := map[string]ccRule{"chlo.top_k": {operands: 1, results: 2, required: []string{"composite_attributes"}, inner: "composite_attributes",
-		innerAttrs: map[string]attrKind{"k": kindNonNeg, "largest": kindBool}, innerRequired: []string{"k"}}}
+		innerAttrs: map[string]attrKind{"k": kindNonNeg, "largest": kindBool, "is_stable": kindBool}, innerRequired: []string{"k"}}}
 	for _, n := range []string{"acos", "acosh", "asin", "asinh", "atanh", "cosh", "sinh", "erf"} {
 		m["chlo."+n] = unary
 	}

@@ -93,7 +93,9 @@ func AdjustForAxisTypes(s TensorSharding, a mesh.Abstract) TensorSharding {
 // XLA prints it: mesh axes of size 1 are dropped; unused axes form the
 // trailing replication dimension (`last_tile_dim_replicate`) or, for Manual
 // axes, a manual one (`last_tile_dims={manual}`); the tile assignment is an
-// iota over the mesh in canonical form. Device positions are mesh positions
+// iota over the mesh in canonical form; on a mesh of one device every
+// sharding is `{replicated}`, as from JAX 0.12 (0.8.1 printed
+// `{devices=[1]<=[1]}` and the like). Device positions are mesh positions
 // (the compile device assignment maps them to devices). Examples on a mesh
 // x=4, y=2:
 //
@@ -108,6 +110,9 @@ func GSPMD(s mesh.NamedSharding, rank int) (string, error) {
 		return "", err
 	}
 	a := s.Abstract()
+	if a.Size() == 1 {
+		return "{replicated}", nil
+	}
 	names, sizes, types := a.AxisNames(), a.AxisSizes(), a.AxisTypes()
 	t := tiling{factors: sizes, dims: make([][]int, rank), manual: make([]bool, len(names))}
 	for i := range names {

@@ -71,7 +71,7 @@
 // last_tile_dim_replicate}`, `{replicated}`, `{maximal device=0}`,
 // `{manual}`. GSPMD reproduces the text JAX computes, and
 // TensorSharding.GSPMD the text of XLA's own sdy export (both checked in
-// testdata against several hundred cases generated with JAX 0.8.1; the
+// testdata against several hundred cases generated with JAX 0.12.0.1; the
 // generators are testdata/gen_*.py).
 //
 // # Shardy version
@@ -85,7 +85,7 @@
 // testdata/shardy_corpus.json by tools/shardy-corpus/generate.py, which
 // records the commit. Where Shardy versions differ, this package follows the
 // one in the plugins the project tests (xla-cpu-pjrt 0.0.1, and the jaxlib
-// 0.8.1 of the oracle): since May 2025 (Shardy commit e23167f) the MeshAttr
+// of the oracle): since May 2025 (Shardy commit e23167f) the MeshAttr
 // builder drops device_ids equal to iota, so the verifier's older rule
 // rejecting them ("if the ordered device ids are the same as
 // iota(product(axes)), no need to specify them") can no longer fire, and

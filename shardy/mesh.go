@@ -214,14 +214,75 @@ func (op MeshOp) Mesh() Mesh { return op.mesh }
 // Equal reports whether op and o define the same name as the same mesh.
 func (op MeshOp) Equal(o MeshOp) bool { return op.name == o.name && op.mesh.Equal(o.mesh) }
 
-// String returns the op text: `sdy.mesh @mesh = <["x"=4, "y"=2]>`.
+// String returns the op text as Shardy prints it: `sdy.mesh @mesh = <["x"=4, "y"=2]>`.
 func (op MeshOp) String() string {
 	var b strings.Builder
-	b.WriteString("sdy.mesh ")
-	writeSymbol(&b, op.name)
-	b.WriteString(" = ")
-	op.mesh.writeTo(&b)
+	op.writeTo(&b)
 	return b.String()
+}
+
+// JAXString returns the op text as JAX 0.12's lowering prints it: Shardy's
+// text, then the dictionary restating the mesh for StableHLO (StableHLOMesh):
+//
+//	sdy.mesh @mesh = <["x"=4, "y"=2]> {stablehlo.mesh = {axes = [{name = "x", size = 4 : i64}, {name = "y", size = 2 : i64}]}}
+func (op MeshOp) JAXString() string {
+	var b strings.Builder
+	op.writeTo(&b)
+	b.WriteString(" {stablehlo.mesh = ")
+	op.mesh.writeStableHLO(&b)
+	b.WriteByte('}')
+	return b.String()
+}
+
+func (op MeshOp) writeTo(b *strings.Builder) {
+	b.WriteString("sdy.mesh ")
+	writeSymbol(b, op.name)
+	b.WriteString(" = ")
+	op.mesh.writeTo(b)
+}
+
+// StableHLOMesh returns the mesh as StableHLO's mesh dictionary, which JAX 0.12
+// attaches to every `sdy.mesh` op as `stablehlo.mesh`:
+// `{axes = [{name = "x", size = 4 : i64}], device_ids = dense<[1, 0, 3, 2]> : tensor<4xi64>}`
+// (device_ids only when the mesh lists them; a one-id list prints as `dense<0>`).
+func (m Mesh) StableHLOMesh() string {
+	var b strings.Builder
+	m.writeStableHLO(&b)
+	return b.String()
+}
+
+func (m Mesh) writeStableHLO(b *strings.Builder) {
+	b.WriteString("{axes = [")
+	for i, a := range m.axes {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("{name = ")
+		writeQuoted(b, a.Name)
+		b.WriteString(", size = ")
+		writeInt(b, a.Size)
+		b.WriteString(" : i64}")
+	}
+	b.WriteByte(']')
+	if len(m.ids) > 0 {
+		b.WriteString(", device_ids = dense<")
+		if len(m.ids) > 1 {
+			b.WriteByte('[')
+		}
+		for i, id := range m.ids {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writeInt(b, id)
+		}
+		if len(m.ids) > 1 {
+			b.WriteByte(']')
+		}
+		b.WriteString("> : tensor<")
+		writeInt(b, len(m.ids))
+		b.WriteString("xi64>")
+	}
+	b.WriteByte('}')
 }
 
 // lookupMesh finds the mesh named name among ops.

@@ -180,7 +180,8 @@ func (p *parser) meshOp() MeshOp {
 
 // skipAttrDict skips the attribute dictionary that may follow a mesh op: JAX 0.12 writes
 // `{stablehlo.mesh = {axes = [{name = "X", size = 2 : i64}, ...]}}`, which restates the mesh's
-// axes for StableHLO; MeshOp does not keep it (printing drops it).
+// axes for StableHLO; MeshOp does not keep it (String prints the op as Shardy does, without
+// it; JAXString writes it anew from the mesh).
 func (p *parser) skipAttrDict() {
 	p.skipSpace()
 	if p.peek() != '{' {

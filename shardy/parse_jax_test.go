@@ -69,7 +69,7 @@ func TestParseJAXModules(t *testing.T) {
 		require.NoError(t, err, mod.Name)
 		require.NoError(t, ValidateMeshOps(meshes), mod.Name)
 		for _, op := range meshes {
-			assert.Contains(t, text, "\n  "+op.String()+"\n", mod.Name)
+			assert.Contains(t, text, "\n  "+op.JAXString()+"\n", mod.Name)
 			counts["sdy.mesh"]++
 		}
 		for _, a := range attrsAfter(t, text, "#sdy.sharding<") {

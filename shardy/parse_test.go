@@ -282,3 +282,22 @@ func TestParseMeshOpJAX012(t *testing.T) {
 		}
 	}
 }
+
+// TestMeshOpJAXString prints mesh ops as JAX 0.12's lowering does, device ids and maximal
+// meshes included (the texts JAX 0.12.0.1 printed for these meshes), and reads them back.
+func TestMeshOpJAXString(t *testing.T) {
+	for _, want := range []string{
+		`sdy.mesh @mesh = <["x"=4, "y"=2]> {stablehlo.mesh = {axes = [{name = "x", size = 4 : i64}, {name = "y", size = 2 : i64}]}}`,
+		`sdy.mesh @mesh = <["x"=2, "y"=4], device_ids=[0, 2, 4, 6, 1, 3, 5, 7]> {stablehlo.mesh = {axes = [{name = "x", size = 2 : i64}, {name = "y", size = 4 : i64}], device_ids = dense<[0, 2, 4, 6, 1, 3, 5, 7]> : tensor<8xi64>}}`,
+		`sdy.mesh @maximal_mesh_0 = <[], device_ids=[0]> {stablehlo.mesh = {axes = [], device_ids = dense<0> : tensor<1xi64>}}`,
+		`sdy.mesh @mesh = <["x"=1]> {stablehlo.mesh = {axes = [{name = "x", size = 1 : i64}]}}`,
+	} {
+		op, err := ParseMeshOp(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := op.JAXString(); got != want {
+			t.Errorf("JAXString() = %q, want %q", got, want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gomlx/gopjrt/dtypes"
+	"github.com/xlamesh/xlamesh/mlir"
 )
 
 // Collectives with explicit replica groups. A replica group lists partition ids (positions
@@ -117,11 +118,52 @@ type i64Prop struct {
 	value int
 }
 
+// MeshAxes names a collective's replica groups by mesh axes, as JAX 0.12 writes the
+// collectives of a shard_map body: `#stablehlo.replica_group_mesh_axes<mesh = @mesh_0,
+// axes = [#stablehlo.axis_ref<name = "x">]>`, the groups of partitions that differ only
+// along Axes of the mesh symbol Mesh (without '@'). The zero value prints the dense groups.
+// A collective given MeshAxes keeps its dense groups too (Params.Groups): they must be the
+// ones the axes stand for, which the caller computes; only the printing differs. Plugins
+// below PJRT API 0.115 read dense groups only, and pjrt.Client.Compile rewrites them so.
+type MeshAxes struct {
+	Mesh string
+	Axes []string
+}
+
+func (m MeshAxes) attr() string {
+	var b strings.Builder
+	b.WriteString("#stablehlo.replica_group_mesh_axes<mesh = ")
+	b.WriteString(mlir.Symbol(m.Mesh))
+	b.WriteString(", axes = [")
+	for i, a := range m.Axes {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("#stablehlo.axis_ref<name = ")
+		mlir.WriteQuoted(&b, a)
+		b.WriteByte('>')
+	}
+	b.WriteString("]>")
+	return b.String()
+}
+
+// firstVia returns the MeshAxes of a variadic via argument (the zero value when none).
+func firstVia(via []MeshAxes) MeshAxes {
+	if len(via) == 0 {
+		return MeshAxes{}
+	}
+	return MeshAxes{Mesh: via[0].Mesh, Axes: slices.Clone(via[0].Axes)}
+}
+
 // groupProps prints the properties of a collective over replica groups, sorted by name as
-// MLIR prints them: the channel handle, the replica groups, the integer properties ints
-// and, when global, use_global_device_ids.
-func groupProps(channel int, groups [][]int, global bool, ints ...i64Prop) string {
-	props := []string{channelProp(channel), "replica_groups = " + DenseI64(groups)}
+// MLIR prints them: the channel handle, the replica groups (by mesh axes when via names a
+// mesh), the integer properties ints and, when global, use_global_device_ids.
+func groupProps(channel int, groups [][]int, via MeshAxes, global bool, ints ...i64Prop) string {
+	rg := DenseI64(groups)
+	if via.Mesh != "" {
+		rg = via.attr()
+	}
+	props := []string{channelProp(channel), "replica_groups = " + rg}
 	for _, p := range ints {
 		props = append(props, p.name+" = "+strconv.Itoa(p.value)+" : i64")
 	}
@@ -137,22 +179,25 @@ type AllReduceParams struct {
 	Reduction Reduction
 	Groups    [][]int
 	Channel   int
+	// Via names the groups by mesh axes when set (see MeshAxes).
+	Via MeshAxes
 }
 
 // Properties returns the channel handle, replica groups and use_global_device_ids.
 func (p AllReduceParams) Properties() string {
-	return groupProps(p.Channel, p.Groups, true)
+	return groupProps(p.Channel, p.Groups, p.Via, true)
 }
 
 // AllReduce combines x across the partitions of each replica group with r (psum for Sum,
-// pmax for Max, ...); every partition gets its group's result. Params: AllReduceParams.
-func (f *Function) AllReduce(x Value, r Reduction, groups [][]int) Value {
+// pmax for Max, ...); every partition gets its group's result. Params: AllReduceParams. A via
+// argument prints the groups by mesh axes (MeshAxes); so for the other collectives.
+func (f *Function) AllReduce(x Value, r Reduction, groups [][]int, via ...MeshAxes) Value {
 	const opName = "all_reduce"
 	a, _, ok := f.groupOperand(opName, x, groups)
 	if !ok || !f.checkReduction(opName, a, r) {
 		return Value{}
 	}
-	p := AllReduceParams{Reduction: r, Groups: cloneGroups(groups), Channel: f.m.nextChannel()}
+	p := AllReduceParams{Reduction: r, Groups: cloneGroups(groups), Channel: f.m.nextChannel(), Via: firstVia(via)}
 	o := &Op{name: "stablehlo.all_reduce", operands: []*value{a}, params: p, regions: []*Function{f.scalarRegion(r, a.shape.DType())}}
 	return f.emitMulti(o, []Shape{a.shape})[0]
 }
@@ -162,17 +207,19 @@ type AllGatherParams struct {
 	Dim     int
 	Groups  [][]int
 	Channel int
+	// Via names the groups by mesh axes when set (see MeshAxes).
+	Via MeshAxes
 }
 
 // Properties returns all_gather_dim, the channel handle, replica groups and use_global_device_ids.
 func (p AllGatherParams) Properties() string {
-	return groupProps(p.Channel, p.Groups, true, i64Prop{"all_gather_dim", p.Dim})
+	return groupProps(p.Channel, p.Groups, p.Via, true, i64Prop{"all_gather_dim", p.Dim})
 }
 
 // AllGather concatenates x from the partitions of each replica group, in group order, in
 // dimension dim (JAX's all_gather with tiled=True): dimension dim grows by the group size.
 // Params: AllGatherParams.
-func (f *Function) AllGather(x Value, dim int, groups [][]int) Value {
+func (f *Function) AllGather(x Value, dim int, groups [][]int, via ...MeshAxes) Value {
 	const opName = "all_gather"
 	a, k, ok := f.groupOperand(opName, x, groups)
 	if !ok {
@@ -189,7 +236,7 @@ func (f *Function) AllGather(x Value, dim int, groups [][]int) Value {
 		return Value{}
 	}
 	dims[dim] = n
-	p := AllGatherParams{Dim: dim, Groups: cloneGroups(groups), Channel: f.m.nextChannel()}
+	p := AllGatherParams{Dim: dim, Groups: cloneGroups(groups), Channel: f.m.nextChannel(), Via: firstVia(via)}
 	return f.emit("stablehlo.all_gather", []*value{a}, NewShape(a.shape.DType(), dims...), p)
 }
 
@@ -200,18 +247,20 @@ type ReduceScatterParams struct {
 	Dim       int
 	Groups    [][]int
 	Channel   int
+	// Via names the groups by mesh axes when set (see MeshAxes).
+	Via MeshAxes
 }
 
 // Properties returns the channel handle, replica groups, scatter_dimension and use_global_device_ids.
 func (p ReduceScatterParams) Properties() string {
-	return groupProps(p.Channel, p.Groups, true, i64Prop{"scatter_dimension", p.Dim})
+	return groupProps(p.Channel, p.Groups, p.Via, true, i64Prop{"scatter_dimension", p.Dim})
 }
 
 // ReduceScatter combines x across each replica group with r and leaves each partition the
 // block of dimension dim at its position in the group (JAX's psum_scatter with tiled=True).
 // Dimension dim must be divisible by the group size (ErrIndivisible). Params:
 // ReduceScatterParams.
-func (f *Function) ReduceScatter(x Value, r Reduction, dim int, groups [][]int) Value {
+func (f *Function) ReduceScatter(x Value, r Reduction, dim int, groups [][]int, via ...MeshAxes) Value {
 	const opName = "reduce_scatter"
 	a, k, ok := f.groupOperand(opName, x, groups)
 	if !ok || !f.checkReduction(opName, a, r) {
@@ -225,7 +274,7 @@ func (f *Function) ReduceScatter(x Value, r Reduction, dim int, groups [][]int) 
 	if !ok {
 		return Value{}
 	}
-	p := ReduceScatterParams{Reduction: r, Dim: dim, Groups: cloneGroups(groups), Channel: f.m.nextChannel()}
+	p := ReduceScatterParams{Reduction: r, Dim: dim, Groups: cloneGroups(groups), Channel: f.m.nextChannel(), Via: firstVia(via)}
 	o := &Op{name: "stablehlo.reduce_scatter", operands: []*value{a}, params: p, regions: []*Function{f.scalarRegion(r, a.shape.DType())}}
 	return f.emitMulti(o, []Shape{NewShape(a.shape.DType(), dims...)})[0]
 }
@@ -248,6 +297,8 @@ type AllToAllParams struct {
 	SplitDim, ConcatDim int
 	Groups              [][]int
 	Channel             int
+	// Via names the groups by mesh axes when set (see MeshAxes).
+	Via MeshAxes
 }
 
 // Properties returns the channel handle, concat_dimension, replica groups, split_count and split_dimension.
@@ -256,14 +307,14 @@ func (p AllToAllParams) Properties() string {
 	if len(p.Groups) > 0 {
 		k = len(p.Groups[0])
 	}
-	return groupProps(p.Channel, p.Groups, false,
+	return groupProps(p.Channel, p.Groups, p.Via, false,
 		i64Prop{"concat_dimension", p.ConcatDim}, i64Prop{"split_count", k}, i64Prop{"split_dimension", p.SplitDim})
 }
 
 // AllToAll splits dimension splitDim of x into one block per partition of its replica
 // group, sends block i to the group's i-th partition, and concatenates the received blocks
 // along concatDim (JAX's all_to_all with tiled=True). Params: AllToAllParams.
-func (f *Function) AllToAll(x Value, splitDim, concatDim int, groups [][]int) Value {
+func (f *Function) AllToAll(x Value, splitDim, concatDim int, groups [][]int, via ...MeshAxes) Value {
 	const opName = "all_to_all"
 	a, k, ok := f.groupOperand(opName, x, groups)
 	if !ok {
@@ -284,7 +335,7 @@ func (f *Function) AllToAll(x Value, splitDim, concatDim int, groups [][]int) Va
 		return Value{}
 	}
 	dims[concatDim] = n
-	p := AllToAllParams{SplitDim: splitDim, ConcatDim: concatDim, Groups: cloneGroups(groups), Channel: f.m.nextChannel()}
+	p := AllToAllParams{SplitDim: splitDim, ConcatDim: concatDim, Groups: cloneGroups(groups), Channel: f.m.nextChannel(), Via: firstVia(via)}
 	return f.emit("stablehlo.all_to_all", []*value{a}, NewShape(a.shape.DType(), dims...), p)
 }
 

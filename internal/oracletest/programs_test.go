@@ -76,9 +76,9 @@ var programDTypes = map[string]dtypes.DType{
 // the array: XLA may order a reduction differently on another mesh (or than JAX's own run).
 const f32Tolerance = 1e-6
 
-func loadPrograms(t *testing.T) programsFile {
+func loadPrograms(t *testing.T, file string) programsFile {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(goldenDir, "programs.json"))
+	data, err := os.ReadFile(filepath.Join(goldenDir, file))
 	if err != nil {
 		t.Fatalf("oracle golden programs: %v (regenerate with `make oracle`)", err)
 	}
@@ -100,16 +100,24 @@ func loadPrograms(t *testing.T) programsFile {
 // On a client with fewer devices than a mesh needs, a jit program (its outputs are global
 // values) runs re-sharded onto the mesh fitMesh makes of it; a program that needsItsMesh
 // needs the devices of its meshes (NeedDevices).
-func TestPrograms(t *testing.T) {
-	f := loadPrograms(t)
+func TestPrograms(t *testing.T) { runPrograms(t, "programs", "programs.json") }
+
+// TestPrograms081 runs the same programs as exported by JAX 0.8.1 (programs081.json, the
+// programs corpus the oracle wrote before it moved to JAX 0.12; frozen, see
+// tools/oracle/frozen.sha256) as TestPrograms does: artifacts of serialization version 9
+// from a year-older JAX still read, run and re-shard to JAX's numbers.
+func TestPrograms081(t *testing.T) { runPrograms(t, "programs081", "programs081.json") }
+
+func runPrograms(t *testing.T, group, file string) {
+	f := loadPrograms(t, file)
 	c := pjrttest.Client(t)
-	report.noteGroup("programs", fmt.Sprintf("The programs of `testdata/oracle/programs.json` (jax %s), run on the pinned CPU plugin with 8 devices through `jit`. "+
+	report.noteGroup(group, fmt.Sprintf("The programs of `testdata/oracle/%s` (jax %s), run on the pinned CPU plugin with 8 devices through `jit`. "+
 		"**exported**: `jaxexport.Read` of the `jax.export` artifact, `jit.FromExported`, inputs placed on the program's mesh and in_specs, the module read from its bytecode to text by `mlir/bytecode`, checked and compiled (pjrt compiles only text it has checked). "+
 		"**variants**: the same function on the variant's mesh, device order and specs (as JAX re-jitted it): from the artifact "+
 		"(`jit.FromExported` with InSpecs/OutSpecs: its module read as text by `mlir/bytecode` and re-sharded by `lower.Wrap` with ReplaceShardings), "+
 		"and, as `<variant> (text)`, from the module text JAX printed (`stablehlo`, `jit.FromText`). "+
 		"Outputs are compared with JAX's: integers, bools, float16 and bfloat16 bit for bit, float32 to %g of the array's largest magnitude.",
-		f.JAXVersion, f32Tolerance))
+		file, f.JAXVersion, f32Tolerance))
 	for _, p := range f.Programs {
 		t.Run(p.Name, func(t *testing.T) {
 			if needsItsMesh(p) {
@@ -121,8 +129,8 @@ func TestPrograms(t *testing.T) {
 			}
 			report.aboutProgram(p.Name, p.About, p.Partitioner)
 			diffs, inexact := runExported(t, c, p)
-			report.check(t, "programs", p.Name+"/exported", diffs)
-			report.noteRun(p.Name+"/exported", inexact)
+			report.check(t, group, p.Name+"/exported", diffs)
+			report.noteRun(group, p.Name+"/exported", inexact)
 			for _, v := range p.Variants {
 				for _, fromText := range []bool{false, true} {
 					name := p.Name + "/" + v.Name
@@ -130,8 +138,8 @@ func TestPrograms(t *testing.T) {
 						name += " (text)"
 					}
 					diffs, inexact := runVariant(t, c, p, v, fromText)
-					report.check(t, "programs", name, diffs)
-					report.noteRun(name, inexact)
+					report.check(t, group, name, diffs)
+					report.noteRun(group, name, inexact)
 				}
 			}
 		})
@@ -467,7 +475,7 @@ func (c *collector) aboutProgram(name, about, partitioner string) {
 }
 
 // noteRun records how a passing run's float32 outputs differ within the tolerance.
-func (c *collector) noteRun(name string, inexact []string) {
+func (c *collector) noteRun(group, name string, inexact []string) {
 	if len(inexact) == 0 {
 		return
 	}
@@ -476,15 +484,15 @@ func (c *collector) noteRun(name string, inexact []string) {
 	if c.runNotes == nil {
 		c.runNotes = map[string][]string{}
 	}
-	c.runNotes[name] = inexact
+	c.runNotes[group+":"+name] = inexact
 }
 
-// renderPrograms writes one section per program: what it is and every run's outcome.
-func (c *collector) renderPrograms(b *strings.Builder) {
+// renderPrograms writes one section per program of group: what it is and every run's outcome.
+func (c *collector) renderPrograms(b *strings.Builder, group string) {
 	var names []string
 	runs := map[string][]outcome{}
 	for _, o := range c.outcomes {
-		if o.group != "programs" {
+		if o.group != group {
 			continue
 		}
 		prog, _, _ := strings.Cut(o.name, "/")
@@ -506,7 +514,7 @@ func (c *collector) renderPrograms(b *strings.Builder) {
 			for _, d := range o.diffs {
 				fmt.Fprintf(b, "  - %s\n", strings.ReplaceAll(d, "\n", " "))
 			}
-			for _, d := range c.runNotes[o.name] {
+			for _, d := range c.runNotes[o.group+":"+o.name] {
 				fmt.Fprintf(b, "  - %s\n", d)
 			}
 		}

@@ -12,11 +12,13 @@ import (
 )
 
 // TestArtifactsPassCheck: pjrt.Client.Compile reads bytecode as text and checks that text
-// before compiling it, so every real artifact of the oracle (bytecode.json and programs.json,
-// JAX 0.8.1's, and export012.json, JAX 0.12's) must read and pass mlir.Check for its own device count: a valid artifact compiles as before.
+// before compiling it, so every real artifact of the oracle (bytecode.json, programs.json and
+// export012.json, JAX 0.12's, and the frozen bytecode081.json and programs081.json, JAX
+// 0.8.1's) must read and pass mlir.Check for its own device count: a valid artifact compiles
+// as before.
 func TestArtifactsPassCheck(t *testing.T) {
 	n := 0
-	for _, file := range []string{"bytecode.json", "programs.json", "export012.json"} {
+	for _, file := range []string{"bytecode.json", "programs.json", "export012.json", "bytecode081.json", "programs081.json"} {
 		raw, err := os.ReadFile("../../testdata/oracle/" + file)
 		if err != nil {
 			t.Fatal(err)

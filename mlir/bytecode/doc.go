@@ -16,7 +16,8 @@
 // attributes and types, properties, resources) and its IR, with the encodings of the
 // builtin dialect, of VHLO (StableHLO's VhloBytecode.cpp) and of sdy (Shardy's
 // bytecode.td). Bytecode versions 0 to 6 are read; JAX 0.8.1 writes version 6 with
-// StableHLO 1.13 ("StableHLO_v1.13.0" in the header, see ReadInfo).
+// StableHLO 1.13 ("StableHLO_v1.13.0" in the header, see ReadInfo), JAX 0.12.0.1 version 6
+// with StableHLO 1.18.
 //
 // # Text
 //

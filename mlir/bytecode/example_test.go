@@ -45,7 +45,7 @@ func ExampleToText() {
 		}
 	}
 	// Output:
-	// StableHLO_v1.13.0
+	// StableHLO_v1.18.0
 	// func.func public @main(%arg0: tensor<8x4xf32> {mhlo.sharding = "{devices=[4,2]<=[8]}"}, %arg1: tensor<4x4xf32> {mhlo.sharding = "{devices=[2,1,4]<=[4,2]T(1,0) last_tile_dim_replicate}"}) -> (tensor<8x4xf32> {jax.result_info = "result", mhlo.sharding = "{devices=[4,1,2]<=[8] last_tile_dim_replicate}"}) {
 	// %3 = "stablehlo.custom_call"(%2) <{call_target_name = "Sharding"}> {mhlo.sharding = "{devices=[4,1,2]<=[8] last_tile_dim_replicate}"} : (tensor<8x4xf32>) -> tensor<8x4xf32>
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -67,24 +66,27 @@ func loadPrograms(t *testing.T, path string) []program {
 // repoRoot is the repository root, two levels above this package.
 const repoRoot = "../.."
 
-// TestGoldensRun converts every artifact of testdata/oracle/bytecode.json to text, compiles
-// the text on the 8-device CPU client with the program's mesh, runs it on the program's
-// inputs laid out with its input shardings, and compares every output with JAX's exactly.
+// TestGoldensRun converts every artifact of testdata/oracle/bytecode.json (JAX 0.12's) and
+// bytecode081.json (JAX 0.8.1's, frozen) to text, compiles the text on the 8-device CPU client
+// with the program's mesh, runs it on the program's inputs laid out with its input shardings,
+// and compares every output with JAX's exactly.
 func TestGoldensRun(t *testing.T) {
-	runAll(t, filepath.Join(repoRoot, "testdata/oracle/bytecode.json"))
+	for _, f := range []string{"bytecode.json", "bytecode081.json"} {
+		t.Run(f, func(t *testing.T) { runAll(t, filepath.Join(repoRoot, "testdata/oracle", f)) })
+	}
 }
 
-// TestProgramsRun does the same for every program of the programs corpus
-// (testdata/oracle/programs.json), once it is there.
+// TestProgramsRun does the same for every program of the programs corpus, as JAX 0.12
+// (testdata/oracle/programs.json) and JAX 0.8.1 (programs081.json) exported it;
+// XLAMESH_PROGRAMS names another file of that form instead.
 func TestProgramsRun(t *testing.T) {
-	path := filepath.Join(repoRoot, "testdata/oracle/programs.json")
+	paths := []string{filepath.Join(repoRoot, "testdata/oracle/programs.json"), filepath.Join(repoRoot, "testdata/oracle/programs081.json")}
 	if p := os.Getenv("XLAMESH_PROGRAMS"); p != "" {
-		path = p
+		paths = []string{p}
 	}
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		t.Skipf("%s is not there yet", path)
+	for _, path := range paths {
+		t.Run(filepath.Base(path), func(t *testing.T) { runAll(t, path) })
 	}
-	runAll(t, path)
 }
 
 func runAll(t *testing.T, path string) {

@@ -246,6 +246,8 @@ def gen(prog):
         blob = exported.serialize()
         args = [jax.device_put(x, s) for x, s in zip(inputs, in_sh)]
         outputs = [np.asarray(o) for o in jax.tree_util.tree_leaves(jf(*args))]
+        # JAX 0.12 calls a GSPMD artifact only with Shardy on (see programs.py).
+        jax.config.update("jax_use_shardy_partitioner", True)
         again = [np.asarray(o) for o in jax.tree_util.tree_leaves(jax.export.deserialize(blob).call(*args))]
         if [o.tobytes() for o in outputs] != [o.tobytes() for o in again]:
             raise SystemExit("bytecode.py: %s: the deserialized export computes other outputs" % prog["name"])

@@ -365,12 +365,12 @@ MESH_UTILS = [
     {"name": "v5p_2x2x2_8", "topo": T(2, 2, 2, "TPU v5p"), "shape": [8]},
     {"name": "v5p_2x2x2_2x2x2", "topo": T(2, 2, 2, "TPU v5p"), "shape": [2, 2, 2]},
     {"name": "split_needed_4x4x4_2x32", "topo": T(4, 4, 4, "TPU v4"), "shape": [2, 32], "allow_split_physical_axes": True},
-    # GPUs: JAX 0.8.1 reshapes them in the given order (JAX 0.11 sorts them by
-    # id first; xlamesh's mesh.SortGPUsByID).
+    # GPUs: JAX 0.11 and later sort them by id before reshaping (JAX 0.8.1
+    # kept the given order; xlamesh's mesh.GPUsInGivenOrder).
     {"name": "gpu_2procs_interleaved_2x4", "topo": G([0, 2, 4, 6, 1, 3, 5, 7], processes=2), "shape": [2, 4],
-     "expect_ids": [0, 2, 4, 6, 1, 3, 5, 7]},
+     "expect_ids": [0, 1, 2, 3, 4, 5, 6, 7]},
     {"name": "gpu_reversed_8", "topo": G([7, 6, 5, 4, 3, 2, 1, 0]), "shape": [8],
-     "expect_ids": [7, 6, 5, 4, 3, 2, 1, 0]},
+     "expect_ids": [0, 1, 2, 3, 4, 5, 6, 7]},
     {"name": "cpu_8_4x2", "cpu": True, "shape": [4, 2]},
     {"name": "cpu_8_2x2x2", "cpu": True, "shape": [2, 2, 2]},
     {"name": "err_count", "cpu": True, "shape": [3, 3], "error": True, "kind": "device_count",

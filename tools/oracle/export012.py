@@ -2,9 +2,7 @@
 version 12), with their inputs and JAX's outputs, for package jaxexport and jit's
 FromExported tests.
 
-It needs JAX 0.12.0.1, which needs Python >= 3.12; it is not one of generate.sh's default
-groups (the oracle venv still pins JAX 0.8.1). Run it with tools/oracle/export012.sh, which
-makes the venv it needs or says what to install.
+generate.sh runs it in the oracle venv (JAX 0.12.0.1), after the other groups.
 
 Programs: x*2 with named shardings on a 2x4 mesh; a shard_map psum over one mesh axis (mesh-axes
 replica groups); a cpu+cuda export (a platform-index argument); an ordered effect, to be refused.

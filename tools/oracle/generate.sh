@@ -2,10 +2,10 @@
 # Regenerates the oracle's goldens: asks JAX (in the oracle venv made by
 # tools/setup/oracle-env.sh) about every case in tools/oracle/cases.py and the
 # op groups tools/oracle/ops_*.py and writes OUTDIR/<group>.json, then
-# OUTDIR/bytecode.json (bytecode.py); with GROUPs after OUTDIR, only those
-# ("programs", "vjp" and "bytecode" name those corpora; "multicontroller" runs
-# multicontroller.py, 2 JAX processes over gloo). `make oracle` runs it with
-# OUTDIR=testdata/oracle.
+# OUTDIR/bytecode.json (bytecode.py) and OUTDIR/export012.json (export012.py);
+# with GROUPs after OUTDIR, only those ("programs", "vjp", "bytecode" and
+# "export012" name those corpora; "multicontroller" runs multicontroller.py, 2
+# JAX processes over gloo). `make oracle` runs it with OUTDIR=testdata/oracle.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -24,13 +24,16 @@ export PYTHONWARNINGS=ignore PYTHONDONTWRITEBYTECODE=1 PYTHONHASHSEED=0
 groups=()
 bytecode=yes
 multicontroller=yes
+export012=yes
 if [[ $# -gt 0 ]]; then
   bytecode=no
   multicontroller=no
+  export012=no
   for g in "$@"; do
     case $g in
     bytecode) bytecode=yes ;;
     multicontroller) multicontroller=yes ;;
+    export012) export012=yes ;;
     *) groups+=("$g") ;;
     esac
   done
@@ -44,5 +47,9 @@ if [[ $multicontroller == yes ]]; then
 fi
 # The jax.export artifacts package mlir/bytecode converts (OUTDIR/bytecode.json).
 if [[ $bytecode == yes ]]; then
-  exec "$py" "$here/bytecode.py" "$out"
+  "$py" "$here/bytecode.py" "$out"
+fi
+# jax.export artifacts of serialization version 12 (OUTDIR/export012.json).
+if [[ $export012 == yes ]]; then
+  "$py" "$here/export012.py" "$out"
 fi

@@ -1,5 +1,5 @@
 module @jit_constraint attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
-  sdy.mesh @mesh = <["x"=4, "y"=2]>
+  sdy.mesh @mesh = <["x"=4, "y"=2]> {stablehlo.mesh = {axes = [{name = "x", size = 4 : i64}, {name = "y", size = 2 : i64}]}}
   func.func public @main(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>}) {
     %0 = "stablehlo.tanh"(%arg0) : (tensor<16x8xf32>) -> tensor<16x8xf32>
     %1 = sdy.sharding_constraint %0 <@mesh, [{}, {"y"}]> : tensor<16x8xf32>
