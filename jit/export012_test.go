@@ -195,3 +195,34 @@ func TestFromTextExport012(t *testing.T) {
 		}
 	}
 }
+
+// TestFromExported012PinnedHost runs JAX 0.12's artifact whose result is in pinned host memory
+// (an annotate_device_placement custom call and mhlo.memory_kind = "pinned_host" on the result):
+// a plugin of PJRT API 0.115 or newer runs it to JAX's values; the API 0.81 CPU plugin refuses
+// it at compile time ("Side-effect ops cannot be replicated"), a typed ErrCompile. This is the
+// evidence docs/plugins.md gives for the default CPU plugin.
+func TestFromExported012PinnedHost(t *testing.T) {
+	c := pjrttest.Client(t)
+	checkNoLeak(t)
+	pjrttest.NeedDevices(t, 8) // the artifact's 2x4 mesh
+	m := mesh012(t, c, "2x4")
+	e, p := export012(t, "times2_to_pinned_host")
+	f, err := jit.FromExported(e)
+	require.NoError(t, err)
+	defer f.Close()
+	x, err := jit.Put(c, p.Inputs[0].Values, p.Inputs[0].Shape, sharding(t, m, mesh.P("X", "Y")))
+	require.NoError(t, err)
+	defer x.Close()
+	out, err := f.Call(c, x)
+	if _, minor := c.Plugin().APIVersion(); minor < 115 {
+		require.ErrorIs(t, err, pjrt.ErrCompile)
+		assert.ErrorContains(t, err, "annotate_device_placement")
+		return
+	}
+	require.NoError(t, err)
+	require.Len(t, out, 1)
+	defer out[0].Close()
+	got, err := out[0].ToHost()
+	require.NoError(t, err)
+	assert.Equal(t, p.Outputs[0].Values, got)
+}

@@ -5,7 +5,8 @@ FromExported tests.
 generate.sh runs it in the oracle venv (JAX 0.12.0.1), after the other groups.
 
 Programs: x*2 with named shardings on a 2x4 mesh; a shard_map psum over one mesh axis (mesh-axes
-replica groups); a cpu+cuda export (a platform-index argument); an ordered effect, to be refused.
+replica groups); a cpu+cuda export (a platform-index argument); x*2 with its result in pinned host
+memory; an ordered effect, to be refused.
 Inputs are np.arange grids, so the goldens stay small and exact.
 """
 
@@ -33,9 +34,10 @@ def arr(x):
     return {"dtype": str(x.dtype), "shape": list(x.shape), "values": x.reshape(-1).tolist()}
 
 
-def program(name, about, fn, mesh, in_specs, out_specs, inputs, platforms=None, run=True, disabled=()):
+def program(name, about, fn, mesh, in_specs, out_specs, inputs, platforms=None, run=True, disabled=(),
+            out_memory=None):
     in_sh = tuple(NamedSharding(mesh, s) for s in in_specs)
-    out_sh = tuple(NamedSharding(mesh, s) for s in out_specs)
+    out_sh = tuple(NamedSharding(mesh, s, memory_kind=out_memory) for s in out_specs)
     j = jax.jit(fn, in_shardings=in_sh, out_shardings=out_sh if len(out_sh) > 1 else out_sh[0])
     args = [jax.device_put(x, s) for x, s in zip(inputs, in_sh)]
     kw = {} if platforms is None else {"platforms": platforms}
@@ -79,6 +81,11 @@ def main(out):
                          mesh, [P("X", "Y")], [P("X", "Y")], [x], platforms=("cpu", "cuda")))
     progs.append(program("times2_cuda_tpu", "x*2 exported for cuda and tpu only", lambda a: a * 2,
                          mesh, [P("X", "Y")], [P("X", "Y")], [x], platforms=("cuda", "tpu"), run=False))
+
+    # The result in pinned host memory: JAX lowers it to an annotate_device_placement custom call
+    # and mhlo.memory_kind = "pinned_host" on the result.
+    progs.append(program("times2_to_pinned_host", "x*2 with its result in pinned host memory", lambda a: a * 2,
+                         mesh, [P("X", "Y")], [P("X", "Y")], [x], out_memory="pinned_host"))
 
     progs.append(program("times2_cuda_nocheck", "x*2 exported for cuda with its platform check disabled",
                          lambda a: a * 2, mesh, [P("X", "Y")], [P("X", "Y")], [x], platforms=("cuda",),
