@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/xlamesh/xlamesh/pjrt"
+	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 )
 
 // Two programs of one signature, so that the entry of one loaded as the other's would run and
@@ -234,12 +235,10 @@ func TestCompileCacheSpecialFiles(t *testing.T) {
 // directory: neither reuses the other's entry, and the other plugin's entry put in a plugin's
 // place is a miss.
 func TestCompileCacheTwoPlugins(t *testing.T) {
-	// Both plugins by name: in make unit's second pass XLAMESH_PJRT_PLUGIN makes the 0.115 plugin
-	// the default, which is also the other one.
-	t.Setenv(pjrt.EnvPlugin, "")
-	first, err := pjrt.FindCPUPlugin()
+	// Both plugins by name, whatever XLAMESH_PJRT_PLUGIN says.
+	first, err := pjrttest.CPUPlugin("cpu")
 	require.NoError(t, err)
-	other, err := pjrt.MultiProcessCPUPlugin()
+	other, err := pjrttest.CPUPlugin("cpu-0.81")
 	require.NoError(t, err)
 	dir := t.TempDir()
 	var logA, logB bytes.Buffer

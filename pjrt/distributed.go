@@ -44,8 +44,8 @@ var ErrDistributed = errors.New("multi-process client failed")
 //     index, kind, attributes) and are never addressable.
 //
 // Without WithPlugin and $XLAMESH_PJRT_PLUGIN, a job of several processes opens the pinned CPU
-// plugin of PJRT API 0.115 (MultiProcessCPUPlugin), since the default xla-cpu-pjrt 0.0.1 ignores
-// process ids. Open fails with an error wrapping ErrDistributed when d's process id is out of
+// plugin of PJRT API 0.115 (MultiProcessCPUPlugin, the default CPU plugin), since the other
+// pinned one, xla-cpu-pjrt 0.0.1, ignores process ids. Open fails with an error wrapping ErrDistributed when d's process id is out of
 // range, when the plugin ignores it (every process's client reports process index 0), or when
 // two processes report the same device id; the other processes see the same error. Waiting for
 // the other processes is bounded by d.InitTimeout(); a store error (a lost process, a timeout)
@@ -57,12 +57,13 @@ var ErrDistributed = errors.New("multi-process client failed")
 func WithDistributed(d Distributed) Option { return func(c *openConfig) { c.dist = d } }
 
 // MultiProcessCPUPluginName is the short name (pjrt/install.Known) of the pinned CPU plugin that
-// can be one process of a multi-process job: lammps-jax-pjrt-cpu 0.11.2, PJRT API 0.115.
-const MultiProcessCPUPluginName = "cpu-0.115"
+// can be one process of a multi-process job: lammps-jax-pjrt-cpu 0.11.2, PJRT API 0.115, the
+// default CPU plugin.
+const MultiProcessCPUPluginName = "cpu"
 
 // MultiProcessCPUPlugin returns the path of the pinned CPU plugin that can be one process of a
 // multi-process job (MultiProcessCPUPluginName: it accepts the "process_id" create option and
-// numbers its devices per process), where `xlamesh install-plugin -plugin cpu-0.115` puts it.
+// numbers its devices per process), where `xlamesh install-plugin -plugin cpu` puts it.
 // The error matches ErrPluginNotFound and gives that command.
 func MultiProcessCPUPlugin() (string, error) {
 	p, err := install.Lookup(MultiProcessCPUPluginName)

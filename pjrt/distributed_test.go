@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/xlamesh/xlamesh/pjrt"
-	"github.com/xlamesh/xlamesh/pjrt/install"
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 )
 
@@ -99,15 +98,12 @@ func TestDistributedCPUClients(t *testing.T) {
 	}
 }
 
-// TestDistributedIgnoredProcessID: the default CPU plugin (xla-cpu-pjrt 0.0.1) takes node_id and
+// TestDistributedIgnoredProcessID: the API 0.81 CPU plugin (xla-cpu-pjrt 0.0.1) takes node_id and
 // num_nodes without a word and ignores them; every process finds out from what the others
 // published, and all fail alike.
 func TestDistributedIgnoredProcessID(t *testing.T) {
-	dir, err := pjrttest.CacheDir()
+	plugin, err := pjrttest.CPUPlugin("cpu-0.81") // whatever XLAMESH_PJRT_PLUGIN says
 	require.NoError(t, err)
-	cpu, err := install.Lookup("cpu") // xla-cpu-pjrt 0.0.1, whatever XLAMESH_PJRT_PLUGIN says
-	require.NoError(t, err)
-	plugin := cpu.Path(dir)
 	_, errs := openJob(t, plugin, 2, 2)
 	for p, err := range errs {
 		require.ErrorIs(t, err, pjrt.ErrDistributed, "process %d", p)

@@ -43,7 +43,8 @@
 // processes' devices (multi-controller execution): the executable runs on this process's part,
 // or the plugin refuses with an error wrapping ErrMultiController, as the CPU plugins do.
 //
-// The default plugin is XLA's CPU plugin from the pinned xla-cpu-pjrt wheel, installed into the
+// The default plugin is JAX 0.11.2's CPU plugin (PJRT API 0.115) from the pinned
+// lammps-jax-pjrt-cpu wheel (xla-cpu-pjrt 0.0.1, API 0.81, is the other one tested), installed into the
 // user cache by `xlamesh install-plugin` (package pjrt/install; `make setup` in the repository)
 // and found there without configuration; see Open and FindCPUPlugin. XLA's C++ logging is kept at
 // warning level unless TF_CPP_MIN_LOG_LEVEL is set. Every value here is safe for concurrent use; resources holding device memory have

@@ -4,7 +4,7 @@
 //	    open a PJRT client and list its devices with their attributes
 //	xlamesh visualize -mesh x=4,y=2 -spec x,y -shape 8,8 [-devices N]
 //	    print jax.debug.visualize_array_sharding's table for a sharding on the CPU devices
-//	xlamesh install-plugin [-plugin cpu|cpu-0.115|cuda12|cuda13|tpu[,...]] [-version V] [-dir D] [-check] [-path] [-index URL]
+//	xlamesh install-plugin [-plugin cpu|cpu-0.81|cuda12|cuda13|tpu[,...]] [-version V] [-dir D] [-check] [-path] [-index URL]
 //	    download a pinned PJRT plugin from PyPI into the user cache (no Python needed) and print
 //	    its path; pjrt.Open finds the CPU plugin there by default. An installed plugin whose size
 //	    or sha256 is not the one installed is downloaded again (-check reports it)

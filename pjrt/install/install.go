@@ -30,7 +30,7 @@ const EnvCacheDir = "XLAMESH_CACHE_DIR"
 
 // Plugin is a PJRT plugin shipped in a PyPI wheel.
 type Plugin struct {
-	Name    string // short name: "cpu", "cpu-0.115", "cuda12", "cuda13", "tpu"
+	Name    string // short name: "cpu", "cpu-0.81", "cuda12", "cuda13", "tpu"
 	Package string // PyPI project, e.g. "xla-cpu-pjrt"
 	Version string // PyPI version, e.g. "0.0.1"
 	SHA256  string // the wheel's sha256 for this machine's platform; "" trusts the index's
@@ -44,14 +44,17 @@ type Plugin struct {
 }
 
 // Known are the plugins xlamesh is tested with, pinned (x86-64 Linux wheels). "cpu" is the one
-// pjrt.Open uses by default.
+// pjrt.Open uses by default: JAX 0.11.2's CPU plugin (PJRT API 0.115), which runs everything
+// the older "cpu-0.81" runs of what JAX 0.12 exports, and more (results in pinned host memory;
+// docs/plugins.md). Until November 2026 "cpu" was xla-cpu-pjrt 0.0.1 and the other one
+// "cpu-0.115", a name Lookup still accepts.
 var Known = []Plugin{
-	{"cpu", "xla-cpu-pjrt", "0.0.1", "55837b6b7b47daa717f2d9a5a03563ea0ceaa338d06a81a1e2d3f060d960decc",
-		"xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so", "0.81",
-		259284552, "88c3f28c5900f48ad4a82cab9e79bba9537809743395e341485f8794268820dc"},
-	{"cpu-0.115", "lammps-jax-pjrt-cpu", "0.11.2", "1319390d948b39f69f7dade496b7c385149d9ca6097a6b62114da113216d9ad1",
+	{"cpu", "lammps-jax-pjrt-cpu", "0.11.2", "1319390d948b39f69f7dade496b7c385149d9ca6097a6b62114da113216d9ad1",
 		"lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so", "0.115",
 		201600336, "ad1309ac822b1b24d51b7f9947c7c9fa9ef5d67f390584cbc3d1fa2428fed9c2"},
+	{"cpu-0.81", "xla-cpu-pjrt", "0.0.1", "55837b6b7b47daa717f2d9a5a03563ea0ceaa338d06a81a1e2d3f060d960decc",
+		"xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so", "0.81",
+		259284552, "88c3f28c5900f48ad4a82cab9e79bba9537809743395e341485f8794268820dc"},
 	{"cuda12", "jax-cuda12-pjrt", "0.12.0.1", "5ec28e06198d094031c37590b4ea753ae8cde4879ab4b60baf40f0dffb673286",
 		"jax_plugins/xla_cuda12/xla_cuda_plugin.so", "0.116",
 		486596368, "921aaa9c635255fb7b7a660d11c8f702c78a70e7f7d005d4f377c2dc5f0fede2"},
@@ -61,8 +64,14 @@ var Known = []Plugin{
 		"libtpu/libtpu.so", "0.117", 0, ""},
 }
 
-// Lookup returns the known plugin with the given short name.
+// renamed are former short names of Known plugins.
+var renamed = map[string]string{"cpu-0.115": "cpu"}
+
+// Lookup returns the known plugin with the given short name (or a former name of it).
 func Lookup(name string) (Plugin, error) {
+	if n, ok := renamed[name]; ok {
+		name = n
+	}
 	var names []string
 	for _, p := range Known {
 		if p.Name == name {

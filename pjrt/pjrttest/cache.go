@@ -1,6 +1,7 @@
 package pjrttest
 
 import (
+	"fmt"
 	"os"
 	"sync"
 
@@ -30,4 +31,41 @@ func useRepoCache() {
 			_ = os.Setenv(pjrt.EnvCacheDir, cache)
 		}
 	})
+}
+
+// CPUPlugin returns the path where `xlamesh install-plugin -plugin name` puts the pinned plugin
+// name (pjrt/install.Known: "cpu", "cpu-0.81", ...) in the tests' cache (CacheDir), whatever
+// $XLAMESH_PJRT_PLUGIN says. The error says how to install it when the file is missing.
+func CPUPlugin(name string) (string, error) {
+	p, err := install.Lookup(name)
+	if err != nil {
+		return "", err
+	}
+	dir, err := CacheDir()
+	if err != nil {
+		return "", err
+	}
+	path := p.Path(dir)
+	if _, err := os.Stat(path); err != nil {
+		return "", fmt.Errorf("pjrttest: %w: the %s plugin is not at %s; install it with `go run ./cmd/xlamesh install-plugin -plugin %s` (make setup does)", pjrt.ErrPluginNotFound, name, path, name)
+	}
+	return path, nil
+}
+
+// OtherCPUPlugin returns the path of the pinned CPU plugin the tests' client does not use: the
+// API 0.81 one ("cpu-0.81") when the client runs the default CPU plugin, else the default one
+// ("cpu"), as in make unit's second pass, where $XLAMESH_PJRT_PLUGIN names the API 0.81 plugin.
+func OtherCPUPlugin() (string, error) {
+	def, err := CPUPlugin("cpu")
+	if err != nil {
+		return "", err
+	}
+	used, err := pjrt.FindCPUPlugin()
+	if err != nil {
+		return "", err
+	}
+	if used == def {
+		return CPUPlugin("cpu-0.81")
+	}
+	return def, nil
 }
