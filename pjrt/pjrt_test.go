@@ -472,3 +472,22 @@ func TestClosedClient(t *testing.T) {
 	assert.True(t, errors.Is(err, pjrt.ErrClosed))
 	assert.NoError(t, b.Close())
 }
+
+// TestCompileProgramsOfEveryShortLength compiles programs that mlir.Check lets through but the
+// plugin cannot parse, of every length up to 40 bytes (a word of that many letters): each is a
+// typed ErrCompile. The program must reach the plugin NUL-terminated: MLIR's lexer reads up to a
+// NUL, and without one the API 0.115 plugin read past the buffer and crashed on every 8-byte
+// program (whose allocation Go does not pad), "A0000000" as FuzzCompile found it.
+func TestCompileProgramsOfEveryShortLength(t *testing.T) {
+	c := pjrttest.Client(t)
+	for n := 1; n <= 40; n++ {
+		for _, text := range []string{strings.Repeat("a", n), "A" + strings.Repeat("0", n-1)} {
+			exe, err := c.Compile(text, pjrt.CompileOptions{})
+			if err == nil {
+				exe.Close()
+				t.Fatalf("%q compiled", text)
+			}
+			require.ErrorIs(t, err, pjrt.ErrCompile, "%q", text)
+		}
+	}
+}
