@@ -109,23 +109,44 @@ func (s NamedSharding) PositionIndices(shape []int) ([]Index, error) {
 	n, rank := s.abs.Size(), len(shape)
 	backing := make([]Range, n*rank)
 	out := make([]Index, n)
-	sizes := s.abs.sizes
-	coords := make([]int, len(sizes))
-	for p := range n {
+	s.forEachBlock(rank, func(p int, block []int) {
 		idx := Index(backing[p*rank : (p+1)*rank : (p+1)*rank])
 		for d := range rank {
-			if d >= len(s.tile) || s.tile[d] == 1 {
-				idx[d] = Range{0, shape[d]}
-				continue
-			}
-			b := 0
-			for _, a := range s.dimAxes[d] {
-				b = b*sizes[a] + coords[a]
-			}
-			k := shape[d] / s.tile[d]
-			idx[d] = Range{b * k, (b + 1) * k}
+			k := shape[d] / s.tileOf(d)
+			idx[d] = Range{block[d] * k, (block[d] + 1) * k}
 		}
 		out[p] = idx
+	})
+	return out, nil
+}
+
+// tileOf returns how many blocks dimension d is split into (1 past the spec).
+func (s NamedSharding) tileOf(d int) int {
+	if d >= len(s.tile) {
+		return 1
+	}
+	return s.tile[d]
+}
+
+// forEachBlock calls f for every mesh position p, in order, with the block each
+// of the first rank array dimensions holds there: dimension d is split into
+// tileOf(d) equal blocks, numbered along its axes, the first one major (0 for
+// an unsplit dimension). block is reused between calls.
+func (s NamedSharding) forEachBlock(rank int, f func(p int, block []int)) {
+	sizes := s.abs.sizes
+	coords := make([]int, len(sizes))
+	block := make([]int, rank)
+	for p := range s.abs.Size() {
+		for d := range rank {
+			b := 0
+			if d < len(s.dimAxes) {
+				for _, a := range s.dimAxes[d] {
+					b = b*sizes[a] + coords[a]
+				}
+			}
+			block[d] = b
+		}
+		f(p, block)
 		for a := len(coords) - 1; a >= 0; a-- {
 			coords[a]++
 			if coords[a] < sizes[a] {
@@ -134,7 +155,6 @@ func (s NamedSharding) PositionIndices(shape []int) ([]Index, error) {
 			coords[a] = 0
 		}
 	}
-	return out, nil
 }
 
 // ReplicaIDs returns each mesh position's replica id, parallel to

@@ -50,13 +50,13 @@ const (
 	maxVisualWidth = 10000
 )
 
-type chunk struct {
-	ids    []int
-	width  float64 // fraction of the columns
-	height float64 // fraction of the rows; < 0 for 1-D
-}
-
 // Fprint writes the table of Visualize with c's sizing.
+//
+// The work is linear in the device count with a constant number of allocations
+// per visible cell: chunks are grouped in flat arrays (every chunk of a dimension
+// has the same length, so chunk (i, j) is at i*cols+j), a label is only built for a
+// cell that can show (its length comes from its ids), and a line stops being
+// written once it reaches the crop width.
 func (c VisualizeConfig) Fprint(w io.Writer, s NamedSharding, shape []int) error {
 	if w == nil {
 		return fmt.Errorf("mesh: %w: visualize to a nil io.Writer", ErrUnsupported)
@@ -84,31 +84,45 @@ func (c VisualizeConfig) Fprint(w io.Writer, s NamedSharding, shape []int) error
 	if err != nil {
 		return err
 	}
-	idx, err := s.DevicesIndicesMap(shape)
-	if err != nil {
+	if err := s.CheckShape(shape); err != nil {
 		return err
 	}
 	platform := strings.ToUpper(m.devices[0].Platform())
 
-	// Group devices by chunk (row, column).
-	chunks := map[[2]int]*chunk{}
-	rows, cols := 0, 0
-	for p, ix := range idx {
-		var key [2]int
-		ch := chunk{height: -1}
-		if len(shape) == 2 {
-			key = [2]int{chunkIndex(ix[0]), chunkIndex(ix[1])}
-			ch.height = float64(ix[0].Len()) / float64(shape[0])
-			ch.width = float64(ix[1].Len()) / float64(shape[1])
-		} else {
-			key = [2]int{0, chunkIndex(ix[0])}
-			ch.width = float64(ix[0].Len()) / float64(shape[0])
+	// Chunks: each dimension is split into equal blocks (tileOf), so every
+	// device's shard is chunk (i, j) of rows x cols, or chunk j of one row (1-D).
+	rowLen, colLen := shape[0], shape[0]/s.tileOf(0)
+	rows, cols := 1, s.tileOf(0)
+	if len(shape) == 2 {
+		rowLen, colLen = shape[0]/s.tileOf(0), shape[1]/s.tileOf(1)
+		rows, cols = s.tileOf(0), s.tileOf(1)
+	}
+	chunk := make([]int, len(m.ids)) // each mesh position's chunk, i*cols+j
+	s.forEachBlock(len(shape), func(p int, block []int) {
+		chunk[p] = block[0]
+		if len(block) == 2 {
+			chunk[p] = block[0]*cols + block[1]
 		}
-		if chunks[key] == nil {
-			chunks[key] = &ch
+	})
+	// The ids of each chunk (CSR: start[k] to start[k+1] in ids), sorted.
+	start := make([]int, rows*cols+1)
+	for _, k := range chunk {
+		start[k+1]++
+	}
+	for k := range rows * cols {
+		start[k+1] += start[k]
+	}
+	ids := make([]int, len(chunk))
+	fill := slices.Clone(start[:rows*cols])
+	for p, k := range chunk {
+		ids[fill[k]] = m.ids[p]
+		fill[k]++
+	}
+	for k := range rows * cols {
+		if start[k] == start[k+1] {
+			return fmt.Errorf("mesh: %w: sharding %s leaves chunk (%d, %d) of shape %s without a device", ErrUnsupported, s, k/cols, k%cols, pyIntTuple(shape))
 		}
-		chunks[key].ids = append(chunks[key].ids, m.ids[p])
-		rows, cols = max(rows, key[0]+1), max(cols, key[1]+1)
+		slices.Sort(ids[start[k]:start[k+1]])
 	}
 
 	baseH := int(10 * c.Scale)
@@ -117,55 +131,61 @@ func (c VisualizeConfig) Fprint(w io.Writer, s NamedSharding, shape []int) error
 		aspect = float64(shape[1]) / float64(shape[0])
 	}
 	baseW := int(float64(baseH) * aspect)
-
-	cells := make([][]cell, rows)
-	for i := range rows {
-		cells[i] = make([]cell, cols)
-		for j := range cols {
-			ch := chunks[[2]int{i, j}]
-			if ch == nil {
-				return fmt.Errorf("mesh: %w: sharding %s leaves chunk (%d, %d) of shape %s without a device", ErrUnsupported, s, i, j, pyIntTuple(shape))
-			}
-			ids := slices.Clone(ch.ids)
-			slices.Sort(ids)
-			strs := make([]string, len(ids))
-			for k, id := range ids {
-				strs[k] = strconv.Itoa(id)
-			}
-			label := platform + " " + strings.Join(strs, ",")
-			width := int(ch.width * float64(baseW) * 2.5)
-			height := 1
-			if ch.height >= 0 {
-				height = int(ch.height * float64(baseH))
-			}
-			width = min(max(width, c.MinWidth), c.MaxWidth)
-			lp, r := floorDivMod(width-len(label)-2, 2)
-			rp := lp + r
-			tp, r := floorDivMod(height-2, 2)
-			bp := tp + r
-			cells[i][j] = cell{label: label, top: max(tp, 0), right: max(rp, 0), bot: max(bp, 0), left: max(lp, 0)}
-		}
+	chunkW, chunkH := float64(colLen)/float64(shape[len(shape)-1]), -1.0
+	if len(shape) == 2 {
+		chunkH = float64(rowLen) / float64(shape[0])
 	}
-	colW := columnWidths(cells, c.MaxWidth-(cols+1))
+	width := int(chunkW * float64(baseW) * 2.5)
+	height := 1
+	if chunkH >= 0 {
+		height = int(chunkH * float64(baseH))
+	}
+	width = min(max(width, c.MinWidth), c.MaxWidth)
+	tp, r := floorDivMod(height-2, 2)
+	bp := tp + r
+
+	cells := make([]cell, rows*cols)
+	for k := range cells {
+		chunkIDs := ids[start[k]:start[k+1]]
+		n := len(platform) + len(chunkIDs) // the space and the commas
+		for _, id := range chunkIDs {
+			n += intLen(id)
+		}
+		lp, r := floorDivMod(width-n-2, 2)
+		rp := lp + r
+		cells[k] = cell{platform: platform, ids: chunkIDs, labelLen: n,
+			top: max(tp, 0), right: max(rp, 0), bot: max(bp, 0), left: max(lp, 0)}
+	}
+	colW := columnWidths(cells, rows, cols, c.MaxWidth-(cols+1))
+	// Columns whose left border starts past the crop width never show.
+	visible, at := 0, 1
+	for visible < cols && at < c.MaxWidth {
+		at += colW[visible] + 1
+		visible++
+	}
 
 	bw := &cropWriter{w: bufio.NewWriter(w), width: c.MaxWidth}
 	border := func(l, mid, r string) {
 		bw.writeString(l)
-		for j, cw := range colW {
+		for j := range visible {
 			if j > 0 {
 				bw.writeString(mid)
 			}
-			bw.writeString(strings.Repeat("─", cw))
+			bw.repeat("─", colW[j])
+		}
+		if visible < cols {
+			r = mid // the border before the first hidden column, if it still fits
 		}
 		bw.writeString(r)
 		bw.writeByte('\n')
 	}
 	border("┌", "┬", "┐")
-	for i, row := range cells {
+	lines := make([][]string, visible)
+	for i := range rows {
 		if i > 0 {
 			border("├", "┼", "┤")
 		}
-		lines := make([][]string, len(row))
+		row := cells[i*cols : i*cols+visible]
 		height := 1 // a row of cells with no lines still takes one
 		for j, ce := range row {
 			lines[j] = ce.lines(colW[j])
@@ -180,14 +200,25 @@ func (c VisualizeConfig) Fprint(w io.Writer, s NamedSharding, shape []int) error
 				if line < len(lines[j]) {
 					bw.writeString(lines[j][line])
 				} else {
-					bw.writeString(strings.Repeat(" ", colW[j]))
+					bw.repeat(" ", colW[j])
 				}
 			}
-			bw.writeString("│\n")
+			bw.writeString("│")
+			bw.writeByte('\n')
 		}
 	}
 	border("└", "┴", "┘")
 	return bw.w.Flush()
+}
+
+// intLen is the number of decimal digits of a non-negative int (a device id).
+func intLen(v int) int {
+	n := 1
+	for v >= 10 {
+		v /= 10
+		n++
+	}
+	return n
 }
 
 // cropWriter writes lines cut after width runes, as rich's console crops what it prints to its
@@ -227,6 +258,13 @@ func (c *cropWriter) writeString(s string) {
 	}
 }
 
+// repeat writes s n times, stopping once the line is full.
+func (c *cropWriter) repeat(s string, n int) {
+	for ; n > 0 && c.col < c.width; n-- {
+		c.writeString(s)
+	}
+}
+
 // writeByte writes an ASCII byte: a newline starts a new line.
 func (c *cropWriter) writeByte(b byte) {
 	if b == '\n' {
@@ -240,11 +278,29 @@ func (c *cropWriter) writeByte(b byte) {
 	}
 }
 
-// cell is one chunk's box: its label and the padding around it (top, right,
-// bottom, left), as JAX computes them.
+// cell is one chunk's box: its label, the upper-case platform and the sorted
+// ids of the devices holding the chunk (labelLen long; built by label only
+// where it shows), and the padding around it (top, right, bottom, left), as JAX
+// computes them.
 type cell struct {
-	label                 string
+	platform              string
+	ids                   []int
+	labelLen              int
 	top, right, bot, left int
+}
+
+// label returns the cell's text, e.g. "CPU 0,2,4,6".
+func (ce cell) label() string {
+	b := make([]byte, 0, ce.labelLen)
+	b = append(b, ce.platform...)
+	b = append(b, ' ')
+	for k, id := range ce.ids {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(id), 10)
+	}
+	return string(b)
 }
 
 // measure returns the width the cell asks for in a column of at most limit
@@ -256,7 +312,7 @@ func (ce cell) measure(limit int) int {
 	case limit-ce.left-ce.right < 1:
 		return limit
 	}
-	return min(min(len(ce.label), limit)+ce.left+ce.right, limit)
+	return min(min(ce.labelLen, limit)+ce.left+ce.right, limit)
 }
 
 // lines renders the cell in a column width columns wide, as rich renders
@@ -268,10 +324,10 @@ func (ce cell) lines(width int) []string {
 	if width < 1 {
 		return nil
 	}
-	inner := min(min(len(ce.label), width)+ce.left+ce.right, width) - ce.left - ce.right
+	inner := min(min(ce.labelLen, width)+ce.left+ce.right, width) - ce.left - ce.right
 	var content []string
 	if inner >= 1 {
-		content = cutLines(ce.label, inner) // inner <= len(label): no centring space
+		content = cutLines(ce.label(), inner) // inner <= len(label): no centring space
 	}
 	blank := strings.Repeat(" ", width)
 	out := make([]string, 0, ce.top+len(content)+ce.bot)
@@ -354,19 +410,19 @@ func fitCells(s string, width int) string {
 	return s
 }
 
-// columnWidths returns the widths rich gives the table's columns when at
-// most limit columns are free for them: each column as wide as its widest
-// cell asks (at least 1); when they do not fit, shrunk by fitWidths and
-// measured again at the new widths.
-func columnWidths(cells [][]cell, limit int) []int {
+// columnWidths returns the widths rich gives the table's columns (cells holds
+// rows x cols cells, row-major) when at most limit columns are free for them:
+// each column as wide as its widest cell asks (at least 1); when they do not
+// fit, shrunk by fitWidths and measured again at the new widths.
+func columnWidths(cells []cell, rows, cols, limit int) []int {
 	measure := func(j, w int) int {
 		out := 0
-		for _, row := range cells {
-			out = max(out, row[j].measure(w))
+		for i := range rows {
+			out = max(out, cells[i*cols+j].measure(w))
 		}
 		return out
 	}
-	widths := make([]int, len(cells[0]))
+	widths := make([]int, cols)
 	total := 0
 	for j := range widths {
 		widths[j] = max(measure(j, limit), 1)
