@@ -185,12 +185,7 @@ func (m Mesh) writeTo(b *strings.Builder) {
 	b.WriteByte(']')
 	if len(m.ids) > 0 {
 		b.WriteString(", device_ids=[")
-		for i, id := range m.ids {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			writeInt(b, id)
-		}
+		writeIDs(b, m.ids)
 		b.WriteByte(']')
 	}
 	b.WriteByte('>')
@@ -269,12 +264,7 @@ func (m Mesh) writeStableHLO(b *strings.Builder) {
 		if len(m.ids) > 1 {
 			b.WriteByte('[')
 		}
-		for i, id := range m.ids {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			writeInt(b, id)
-		}
+		writeIDs(b, m.ids)
 		if len(m.ids) > 1 {
 			b.WriteByte(']')
 		}
@@ -283,6 +273,16 @@ func (m Mesh) writeStableHLO(b *strings.Builder) {
 		b.WriteString("xi64>")
 	}
 	b.WriteByte('}')
+}
+
+// writeIDs writes ids separated by ", ".
+func writeIDs(b *strings.Builder, ids []int) {
+	for i, id := range ids {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		writeInt(b, id)
+	}
 }
 
 // lookupMesh finds the mesh named name among ops.
