@@ -516,15 +516,6 @@ func ratioReduce(total int, ratios, maxima, values []int) []int {
 	return out
 }
 
-// chunkIndex is the index of a range among equal chunks (JAX's
-// _slice_to_chunk_idx): 0 for a full range.
-func chunkIndex(r Range) int {
-	if r.Len() == 0 {
-		return 0
-	}
-	return r.Start / r.Len()
-}
-
 // floorDivMod is Python's divmod for a positive divisor.
 func floorDivMod(a, b int) (int, int) {
 	q, r := a/b, a%b
