@@ -53,9 +53,26 @@
 // a mesh, Build annotates every @main argument and result: unannotated arguments are
 // replicated, unannotated results are left open for XLA to choose.
 //
-// Not done here: JAX's sharding-in-types (on meshes with Explicit axes JAX adds a sharding
-// constraint after every op); lower writes the entry shardings and the constraints the
-// program asks for, and leaves the rest to Shardy's propagation. Results are the same.
+// # Sharding in types
+//
+// On a mesh with Explicit axes (an argument sharded over one, or WithMesh, which is JAX's
+// set_mesh), every value has a sharding type, as in JAX since 0.9: TypeOf(v) prints it as
+// jax.typeof does ("float32[8@X,4@Y]", "float32[8,16]{U:X}"). Each op computes its result's
+// type from its operands' by JAX 0.12's rule, or fails with an error wrapping
+// ErrShardingType that carries JAX's message; where JAX asks for out_sharding, the ...Out
+// methods take one (DotGeneralOut, ReshapeOut, IotaOut, ReduceOut; Out(spec, unreduced...)
+// names partial sums). Reshard moves a value to another sharding (reducing its unreduced
+// axes); ShardingConstraint is an assertion on an all-Explicit mesh and may name only Auto
+// axes on a mixed one. The lowering is JAX's: an `sdy.sharding_constraint` to the result's
+// type after each op (closed dimensions, or open ones with the unused Explicit axes
+// replicated when the mesh has Auto axes), the operands of an elementwise op constrained to
+// its result's sharding first, and on an all-Explicit mesh the results' types as @main's
+// result shardings. Rules exist for the elementwise ops, convert, compare and select,
+// broadcast_in_dim, transpose, reshape, slice, concatenate, reverse, dot_general,
+// reductions, sort and the cumulative ops; any other op is an ErrShardingType naming it
+// (JAX's "sharding rule for ... is not implemented"), and region bodies are not typed.
+// Meshes whose axes are all Auto build as before. The oracle group "explicit" checks types,
+// errors, constraints and numbers against JAX.
 //
 // # Gradients
 //

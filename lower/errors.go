@@ -35,6 +35,10 @@ var (
 	ErrPartitioner = errors.New("unsupported with this partitioner")
 	// ErrWrap: Wrap could not find or annotate @main in the given text.
 	ErrWrap = errors.New("cannot wrap module")
+	// ErrShardingType: under sharding in types (a mesh with Explicit axes), an op whose
+	// operands' shardings have no consistent result, or whose result JAX asks the program to
+	// state with an out sharding (JAX's ShardingTypeError); the error's text is JAX's.
+	ErrShardingType = errors.New("sharding type error")
 )
 
 // OpError is the error Build returns for the first op that failed: stablehlo.OpError,

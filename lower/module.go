@@ -28,7 +28,8 @@ type Option func(*config)
 type config struct {
 	partitioner Partitioner
 	multiMesh   bool
-	existing    existingMode // Wrap only
+	existing    existingMode   // Wrap only
+	ctxMesh     *mesh.Abstract // WithMesh
 }
 
 // WithPartitioner selects the partitioner the module is written for (default Shardy).
@@ -61,7 +62,8 @@ type Module struct {
 	cfg        config
 	funcs      map[*stablehlo.Function]*Function
 	meshes     []*meshSym
-	assignment []int // device ids of the first concrete mesh seen (module device assignment)
+	assignment []int   // device ids of the first concrete mesh seen (module device assignment)
+	typing     *typing // sharding in types; nil when the module's mesh has no Explicit axis
 }
 
 // moduleKey is the stablehlo.Module context key under which a lower Module finds itself.
@@ -78,6 +80,9 @@ func NewModule(name string, opts ...Option) *Module {
 	}
 	m.hlo = stablehlo.NewModule(name, stablehlo.ErrorPrefix("lower"))
 	m.hlo.SetContext(moduleKey{}, m)
+	if a := m.cfg.ctxMesh; a != nil && hasExplicit(*a) {
+		m.startTyping(*a)
+	}
 	return m
 }
 
@@ -176,6 +181,12 @@ func (f *Function) Arg(s Shape, sharding ...mesh.NamedSharding) Value {
 		f.SetArgAttr(idx, a.Name, a.Value)
 		sh := sharding[0]
 		f.argSh[idx] = &sh
+	}
+	if !f.IsRegion() {
+		if err := f.argType(v, f.argSh[idx]); err != nil {
+			f.Fail(opName, idx, v, err)
+			return Value{}
+		}
 	}
 	return v
 }
@@ -346,6 +357,20 @@ func (m *Module) annotateEntry(f *Function) error {
 	for i, r := range f.Results() {
 		if f.resSh[i] != nil || len(f.ResultAttrs(i)) > 0 {
 			continue
+		}
+		if t, ok := m.typeOf(r); ok && allExplicit(t.abs) && len(t.unreduced) == 0 {
+			// Sharding in types on a mesh of Explicit axes: the result's type is its sharding,
+			// as jax.jit writes it.
+			s, err := m.typing.sharding(t)
+			if err == nil {
+				var attr stablehlo.Attr
+				if attr, err = m.entryShardingAttr(s, r.Shape()); err == nil {
+					f.SetResultAttr(i, attr.Name, attr.Value)
+					f.resSh[i] = &s
+					continue
+				}
+			}
+			return &OpError{Pkg: "lower", Func: "main", Op: "func.func result", Operand: i, Err: err}
 		}
 		var b strings.Builder
 		b.WriteString("#sdy.sharding<@")

@@ -214,6 +214,16 @@ func (f *Function) ShardingConstraint(x Value, s mesh.NamedSharding) Value {
 		f.Failf(opName, 0, a, ErrSharding, "spec %v has %d entries for a rank-%d value %v", spec, spec.Len(), rank, a.Shape())
 		return Value{}
 	}
+	if f.m.typing != nil && !f.IsRegion() {
+		merged, done := f.assertConstraint(opName, a, s)
+		if f.Failed() {
+			return Value{}
+		}
+		if done {
+			return a // on a mesh of Explicit axes the constraint is an assertion: nothing is added
+		}
+		s = merged
+	}
 	if c := f.manualCtx(); c != nil {
 		if f.m.cfg.partitioner == GSPMD {
 			f.Failf(opName, 0, a, ErrPartitioner, "sharding constraints inside a shard_map body are not supported in GSPMD mode")
@@ -250,6 +260,7 @@ func (f *Function) ShardingConstraint(x Value, s mesh.NamedSharding) Value {
 type ShardingConstraintParams struct {
 	Sharding mesh.NamedSharding
 	text     string // the printed sharding, without the mesh's device ids
+	typed    *Type  // the result's type, for the constraints of sharding in types and Reshard
 }
 
 func printConstraint(p *stablehlo.Printer, o *stablehlo.Op) {

@@ -107,21 +107,21 @@ func (s Shape) Aval() string {
 }
 
 // names holds, for each Supported element type (indexed by its dtypes number), the names
-// StableHLO text and JAX avals give it.
-var names = [...]struct{ mlir, aval string }{
-	dtypes.Bool:     {"i1", "bool"},
-	dtypes.Int8:     {"i8", "i8"},
-	dtypes.Int16:    {"i16", "i16"},
-	dtypes.Int32:    {"i32", "i32"},
-	dtypes.Int64:    {"i64", "i64"},
-	dtypes.Uint8:    {"ui8", "u8"},
-	dtypes.Uint16:   {"ui16", "u16"},
-	dtypes.Uint32:   {"ui32", "u32"},
-	dtypes.Uint64:   {"ui64", "u64"},
-	dtypes.Float16:  {"f16", "f16"},
-	dtypes.Float32:  {"f32", "f32"},
-	dtypes.Float64:  {"f64", "f64"},
-	dtypes.BFloat16: {"bf16", "bf16"},
+// StableHLO text, JAX avals and NumPy give it.
+var names = [...]struct{ mlir, aval, numpy string }{
+	dtypes.Bool:     {"i1", "bool", "bool"},
+	dtypes.Int8:     {"i8", "i8", "int8"},
+	dtypes.Int16:    {"i16", "i16", "int16"},
+	dtypes.Int32:    {"i32", "i32", "int32"},
+	dtypes.Int64:    {"i64", "i64", "int64"},
+	dtypes.Uint8:    {"ui8", "u8", "uint8"},
+	dtypes.Uint16:   {"ui16", "u16", "uint16"},
+	dtypes.Uint32:   {"ui32", "u32", "uint32"},
+	dtypes.Uint64:   {"ui64", "u64", "uint64"},
+	dtypes.Float16:  {"f16", "f16", "float16"},
+	dtypes.Float32:  {"f32", "f32", "float32"},
+	dtypes.Float64:  {"f64", "f64", "float64"},
+	dtypes.BFloat16: {"bf16", "bf16", "bfloat16"},
 }
 
 // Supported reports whether xlamesh builds and moves arrays of element type d: bool, the signed
@@ -147,6 +147,20 @@ func AvalName(d dtypes.DType) string {
 		return "c64"
 	case d == dtypes.Complex128:
 		return "c128"
+	}
+	return strings.ToLower(d.String())
+}
+
+// NumPyName returns element type d as NumPy (and jax.typeof) writes it ("bool", "uint8",
+// "bfloat16", "float32", "complex64"), or dtypes' own name in lower case for a type without one.
+func NumPyName(d dtypes.DType) string {
+	switch {
+	case Supported(d):
+		return names[d].numpy
+	case d == dtypes.Complex64:
+		return "complex64"
+	case d == dtypes.Complex128:
+		return "complex128"
 	}
 	return strings.ToLower(d.String())
 }

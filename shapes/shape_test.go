@@ -81,3 +81,15 @@ func ExampleShape() {
 	fmt.Println(s, s.Aval(), s.Size(), s.Bytes())
 	// Output: tensor<8x2xf32> f32[8,2] 16 64
 }
+
+func TestNumPyName(t *testing.T) {
+	for d, want := range map[dtypes.DType]string{
+		dtypes.Bool: "bool", dtypes.Int8: "int8", dtypes.Uint64: "uint64", dtypes.Float16: "float16",
+		dtypes.BFloat16: "bfloat16", dtypes.Float32: "float32", dtypes.Float64: "float64",
+		dtypes.Complex64: "complex64", dtypes.Complex128: "complex128", dtypes.F8E4M3FN: "f8e4m3fn",
+	} {
+		if got := shapes.NumPyName(d); got != want {
+			t.Errorf("NumPyName(%v) = %q, want %q", d, got, want)
+		}
+	}
+}

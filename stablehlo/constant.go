@@ -285,8 +285,9 @@ func (f *Function) constant(opName string, s Shape, lits []lit) Value {
 	}
 	b.WriteString(">")
 	r := f.newValue(s)
-	f.ops = append(f.ops, &Op{name: "stablehlo.constant", results: []*value{r}, params: ConstantParams{Value: b.String()}, print: printConstant})
-	return Value{r}
+	o := &Op{name: "stablehlo.constant", results: []*value{r}, params: ConstantParams{Value: b.String()}, print: printConstant}
+	f.ops = append(f.ops, o)
+	return f.added(o, []Value{{r}})[0]
 }
 
 func writeNested(b *strings.Builder, d DType, dims []int, lits []lit, pos *int) error {

@@ -38,6 +38,8 @@ type Module struct {
 	attrs    []Attr   // module attributes, in order
 	preamble []string // top-level ops printed before the functions
 	ctx      map[any]any
+	hook     OpHook
+	inHook   bool // the hook is running: the ops it adds do not call it
 }
 
 // NewModule starts a module named name (printed `module @name`, or `module @"my-fn"` when

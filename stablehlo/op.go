@@ -123,7 +123,7 @@ func (f *Function) AddOp(s OpSpec) []Value {
 		out[i] = Value{v}
 	}
 	f.ops = append(f.ops, o)
-	return out
+	return f.added(o, out)
 }
 
 // emit appends an op with one result of shape s and parameters params.
@@ -133,8 +133,9 @@ func (f *Function) emit(name string, operands []*value, s Shape, params any) Val
 		return Value{}
 	}
 	r := f.newValue(s)
-	f.ops = append(f.ops, &Op{name: name, operands: operands, results: []*value{r}, params: params})
-	return Value{r}
+	o := &Op{name: name, operands: operands, results: []*value{r}, params: params}
+	f.ops = append(f.ops, o)
+	return f.added(o, []Value{{r}})[0]
 }
 
 // emitMulti appends o with one result per shape, numbered %N for one and %N#0, %N#1, ...
@@ -162,5 +163,63 @@ func (f *Function) emitMulti(o *Op, shapes []Shape) []Value {
 		}
 	}
 	f.ops = append(f.ops, o)
-	return out
+	return f.added(o, out)
+}
+
+// OpHook is called after each op is added to a function or region body of a module that has
+// one (Module.SetOpHook), with f the function holding op o. It returns the values that stand
+// for o's results from then on: o's own results, or the results of ops it added after o (lower
+// adds a sharding constraint after each op on a mesh with Explicit axes); nil keeps o's
+// results. The ops the hook adds do not call it again, and it is not called once the module
+// has an error or for ops that Replay copies. A hook that fails records the error with
+// Function.Fail; the op's callers then get zero Values.
+type OpHook func(f *Function, o *Op) []Value
+
+// SetOpHook makes h the module's op hook (nil removes it), for packages that extend the
+// builder with a pass that must see every op as it is added.
+func (m *Module) SetOpHook(h OpHook) { m.hook = h }
+
+// added runs the module's hook on o, whose results are out, and returns what stands for them.
+func (f *Function) added(o *Op, out []Value) []Value {
+	m := f.m
+	if m.hook == nil || m.inHook || m.err != nil {
+		return out
+	}
+	m.inHook = true
+	r := m.hook(f, o)
+	m.inHook = false
+	if m.err != nil {
+		return make([]Value, len(out))
+	}
+	if r == nil {
+		return out
+	}
+	if len(r) != len(out) {
+		f.failf(strings.TrimPrefix(o.name, "stablehlo."), -1, nil, ErrFunction, "the op hook returned %d values for %d results", len(r), len(out))
+		return make([]Value, len(out))
+	}
+	return r
+}
+
+// MoveToEnd moves op o of f behind the ops added after it and gives it the operands vals,
+// which must have the shapes of its operands and be defined before o's new place. It is for
+// an op hook (see OpHook) that computes new operands for the op it is called with, as lower
+// does to constrain an elementwise op's operands to its result's sharding. On error it
+// records the error and leaves o as it was.
+func (f *Function) MoveToEnd(o *Op, vals []Value) {
+	i := slices.Index(f.ops, o)
+	if i < 0 || len(vals) != len(o.operands) {
+		f.failf(strings.TrimPrefix(o.Name(), "stablehlo."), -1, nil, ErrFunction, "MoveToEnd: not an op of this function, or %d operands for %d", len(vals), len(o.operands))
+		return
+	}
+	ops := make([]*value, len(vals))
+	for j, v := range vals {
+		if v.v == nil || !v.v.shape.Equal(o.operands[j].shape) {
+			f.failf(strings.TrimPrefix(o.Name(), "stablehlo."), j, v.v, ErrShape, "MoveToEnd: operand %d must keep its shape %v", j, o.operands[j].shape)
+			return
+		}
+		ops[j] = v.v
+	}
+	o.operands = ops
+	f.ops = append(append(f.ops[:i:i], f.ops[i+1:]...), o)
 }

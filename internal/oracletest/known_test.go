@@ -10,11 +10,6 @@ type knownDiff struct {
 	diffs  []string
 }
 
-const whyShardingInTypes = "on a mesh with Explicit axes JAX (sharding in types) adds an sdy.sharding_constraint after every op " +
-	"(open dims plus replicated={...} for unused Explicit axes when Auto axes remain, closed dims on all-Explicit meshes); " +
-	"xlamesh has no sharding-in-types and emits only the entry shardings, leaving the rest to Shardy's propagation " +
-	"(documented in lower's package doc). Same numbers (lowering_numeric agrees)."
-
 // known lists, by "group/case", every disagreement with JAX that is either a
 // deliberate xlamesh choice or an open issue reported to the package that
 // owns it. Anything else that disagrees fails the tests.
@@ -27,18 +22,6 @@ var known = map[string]knownDiff{
 		`JAX succeeds with {"axis_names":["x","y"],"axis_sizes":[2,2],"axis_types":["Auto","Auto"],"size":4,"device_ids":[0,0,1,1],"str":"Mesh('x': 2, 'y': 2, axis_types=(Auto, Auto))","repr":"Mesh(axis_sizes=(2, 2), axis_names=('x', 'y'), axis_types=(Auto, Auto))"}; xlamesh: mesh: duplicate device: device 0 is at positions 0 and 1`,
 	}},
 
-	"lowering/elementwise_mixed_types_x": {status: statusDeliberate, why: whyShardingInTypes, diffs: []string{
-		`sharding constraints: JAX ["<@mesh, [{\"x\", ?}, {?}]> : tensor<8x2xf32>" "<@mesh, [{\"x\", ?}, {?}]> : tensor<8x2xf32>"], xlamesh []`,
-		`op sequence: JAX ["stablehlo.constant" "sdy.sharding_constraint" "stablehlo.multiply" "sdy.sharding_constraint" "func.return"], xlamesh ["stablehlo.constant" "stablehlo.multiply" "func.return"]`,
-	}},
-	"lowering/elementwise_mixed_types_repl": {status: statusDeliberate, why: whyShardingInTypes, diffs: []string{
-		`sharding constraints: JAX ["<@mesh, [{?}, {?}], replicated={\"x\"}> : tensor<8x2xf32>" "<@mesh, [{?}, {?}], replicated={\"x\"}> : tensor<8x2xf32>"], xlamesh []`,
-		`op sequence: JAX ["stablehlo.constant" "sdy.sharding_constraint" "stablehlo.multiply" "sdy.sharding_constraint" "func.return"], xlamesh ["stablehlo.constant" "stablehlo.multiply" "func.return"]`,
-	}},
-	"lowering/elementwise_explicit_y": {status: statusDeliberate, why: whyShardingInTypes, diffs: []string{
-		`sharding constraints: JAX ["<@mesh, [{}, {\"y\"}]> : tensor<8x2xf32>" "<@mesh, [{}, {\"y\"}]> : tensor<8x2xf32>"], xlamesh []`,
-		`op sequence: JAX ["stablehlo.constant" "sdy.sharding_constraint" "stablehlo.multiply" "sdy.sharding_constraint" "func.return"], xlamesh ["stablehlo.constant" "stablehlo.multiply" "func.return"]`,
-	}},
 	"lowering/shard_map_partial_manual": {status: statusDeliberate, why: "partial-manual shard_map (manual_axes={\"x\"} on a 4x2 mesh): the manual_computation " +
 		"itself matches, but JAX also puts a scalar `sdy.sharding_constraint %3 <@mesh, []>` inside the all_reduce's reduction region, " +
 		"a constraint that cannot change a scalar's layout, and (from JAX 0.12) an all-open `<@mesh, [{?}, {?}]>` on the all_reduce's result, " +

@@ -188,7 +188,7 @@ func runShardMapCase(client *pjrt.Client, devs []mesh.Device, c smapCase, b smap
 	if err != nil {
 		return []string{"xlamesh: " + err.Error()}
 	}
-	got, err := runSharded(client, m, prog, c)
+	got, err := runSharded(client, m, prog, c.Inputs)
 	if err != nil {
 		return []string{"xlamesh: " + err.Error()}
 	}
@@ -293,11 +293,11 @@ func buildShardMap(m mesh.Mesh, c smapCase, b smapBody) (*lower.Program, error) 
 	return mod.Build()
 }
 
-// runSharded compiles prog for m, feeds each device its block of the case's inputs and
+// runSharded compiles prog for m, feeds each device its block of the inputs and
 // returns each result's global bytes, assembled by its sharding: every element from the
 // first device (in mesh order) holding it, as a JAX array reads a replicated value from
 // its first shard.
-func runSharded(client *pjrt.Client, m mesh.Mesh, prog *lower.Program, c smapCase) ([][]byte, error) {
+func runSharded(client *pjrt.Client, m mesh.Mesh, prog *lower.Program, inputs []opsTensor) ([][]byte, error) {
 	exe, err := client.Compile(prog.Text(), pjrt.CompileOptions{NumPartitions: m.Size(), DeviceAssignment: m.DeviceIDs()})
 	if err != nil {
 		return nil, fmt.Errorf("compile: %w", err)
@@ -312,7 +312,7 @@ func runSharded(client *pjrt.Client, m mesh.Mesh, prog *lower.Program, c smapCas
 			}
 		}
 	}()
-	for i, in := range c.Inputs {
+	for i, in := range inputs {
 		s, _ := prog.ArgSharding(i)
 		idx, err := s.DevicesIndicesMap(in.Shape)
 		if err != nil {

@@ -1,0 +1,397 @@
+package oracletest
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gomlx/gopjrt/dtypes"
+	"github.com/xlamesh/xlamesh/lower"
+	"github.com/xlamesh/xlamesh/mesh"
+	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
+	"github.com/xlamesh/xlamesh/stablehlo"
+)
+
+// explicitCase is one case of testdata/oracle/explicit.json (tools/oracle/ops_explicit.py):
+// a jitted function of lax ops on a mesh with Explicit axes, the types jax.typeof gave the
+// values it probed, the sharding constraints and entry shardings of its lowering, and its
+// outputs, or the error JAX raised while tracing it.
+type explicitCase struct {
+	Name            string      `json:"name"`
+	JAX             string      `json:"jax"`
+	Mesh            meshJSON    `json:"mesh"`
+	ExpectError     bool        `json:"expect_error"`
+	Inputs          []opsTensor `json:"inputs"`
+	Specs           [][]any     `json:"specs"`
+	ArgTypes        []string    `json:"arg_types"`
+	Types           []string    `json:"types"`
+	Constraints     []string    `json:"constraints"`
+	ArgShardings    []string    `json:"arg_shardings"`
+	ResultShardings []string    `json:"result_shardings"`
+	Outputs         []opsTensor `json:"outputs"`
+	Error           *jaxError   `json:"error"`
+}
+
+// xenv is what a case's Go body builds with: the function, the case's abstract mesh, and
+// the types of the values it probes.
+type xenv struct {
+	f     *lower.Function
+	m     mesh.Mesh
+	types []string
+}
+
+// p records v's type, as the JAX side's probe() records jax.typeof.
+func (e *xenv) p(v lower.Value) lower.Value {
+	e.types = append(e.types, e.f.TypeOf(v).String())
+	return v
+}
+
+// sh is a sharding over the case's mesh.
+func (e *xenv) sh(entries ...any) mesh.NamedSharding {
+	s, err := mesh.NewNamedSharding(e.m, mesh.P(entries...))
+	if err != nil {
+		panic(err) // a test table bug
+	}
+	return s
+}
+
+type explicitBody struct {
+	call  string
+	build func(e *xenv, a []lower.Value) []lower.Value
+}
+
+func xb(call string, build func(e *xenv, a []lower.Value) lower.Value) explicitBody {
+	return explicitBody{call, func(e *xenv, a []lower.Value) []lower.Value { return []lower.Value{build(e, a)} }}
+}
+
+var (
+	xdot  = lower.DotDims{LhsContracting: []int{1}, RhsContracting: []int{0}}
+	xbdot = lower.DotDims{LhsBatch: []int{0}, RhsBatch: []int{0}, LhsContracting: []int{2}, RhsContracting: []int{1}}
+)
+
+func partialSum(e *xenv, a []lower.Value) lower.Value {
+	return e.f.DotGeneralOut(a[0], a[1], xdot, lower.Out(mesh.P(nil, nil), "X"))
+}
+
+func xless(g *stablehlo.Function, l, r []stablehlo.Value) stablehlo.Value {
+	return g.Compare(l[0], r[0], stablehlo.LT)
+}
+
+// explicitBodies builds each case with package lower; call is shown in the report.
+var explicitBodies = map[string]explicitBody{
+	"add_same":         xb("f.Add(x, y)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Add(a[0], a[1])) }),
+	"add_one_sharded":  xb("f.Add(x, y)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Add(a[0], a[1])) }),
+	"add_two_dims":     xb("f.Add(x, y)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Add(a[0], a[1])) }),
+	"add_incompatible": xb("f.Add(x, y)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Add(a[0], a[1])) }),
+	"add_illegal_result": xb("f.Add(x, y)", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.Add(a[0], a[1]))
+	}),
+	"sub_multi_axis": xb("f.Sub(x, y)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Sub(a[0], a[1])) }),
+	"mul_chain": xb("f.Mul(f.Mul(x, y), x)", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.Mul(e.p(e.f.Mul(a[0], a[1])), a[0]))
+	}),
+	"max_min": xb("f.Min(f.Max(x, y), y)", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.Min(e.p(e.f.Max(a[0], a[1])), a[1]))
+	}),
+	"neg_exp": xb("f.Exp(f.Neg(x))", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Exp(e.p(e.f.Neg(a[0])))) }),
+	"abs":     xb("f.Abs(x)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Abs(a[0])) }),
+	"convert": xb("f.Convert(x, dtypes.Int32)", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.Convert(a[0], dtypes.Int32))
+	}),
+	"compare_select": xb("f.Select(f.Greater(x, y), x, y)", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.Select(e.p(e.f.Greater(a[0], a[1])), a[0], a[1]))
+	}),
+	"select_mismatch": xb("f.Select(f.Greater(x, x), x, y)", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.Select(e.f.Greater(a[0], a[0]), a[0], a[1]))
+	}),
+	"broadcast_then_add": xb("f.Add(f.BroadcastInDim(a, [4 8], [0 1]), f.BroadcastInDim(b, [4 8], [0 1]))", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.Add(e.p(e.f.BroadcastInDim(a[0], []int{4, 8}, []int{0, 1})), e.p(e.f.BroadcastInDim(a[1], []int{4, 8}, []int{0, 1}))))
+	}),
+	"dot_free":              xb("f.DotGeneral(x, y, dims)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.DotGeneral(a[0], a[1], xdot)) }),
+	"dot_contract_one_side": xb("f.DotGeneral(x, y, dims)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.DotGeneral(a[0], a[1], xdot)) }),
+	"dot_contract_rhs_side": xb("f.DotGeneral(x, y, dims)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.DotGeneral(a[0], a[1], xdot)) }),
+	"dot_contract_both":     xb("f.DotGeneral(x, y, dims)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.DotGeneral(a[0], a[1], xdot)) }),
+	"dot_contract_both_out": xb("f.DotGeneralOut(x, y, dims, lower.Out(P(\"X\", nil)))", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.DotGeneralOut(a[0], a[1], xdot, lower.Out(mesh.P("X", nil))))
+	}),
+	"dot_contract_xy":    xb("f.DotGeneral(x, y, dims)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.DotGeneral(a[0], a[1], xdot)) }),
+	"dot_illegal_result": xb("f.DotGeneral(x, y, dims)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.DotGeneral(a[0], a[1], xdot)) }),
+	"dot_batch":          xb("f.DotGeneral(x, y, batch dims)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.DotGeneral(a[0], a[1], xbdot)) }),
+	"dot_batch_mismatch": xb("f.DotGeneral(x, y, batch dims)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.DotGeneral(a[0], a[1], xbdot)) }),
+	"dot_unreduced": xb("f.Reshard(f.DotGeneralOut(x, y, dims, lower.Out(P(nil, nil), \"X\")), P())", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.Reshard(e.p(partialSum(e, a)), e.sh()))
+	}),
+	"dot_unreduced_wrong_axes": xb("f.DotGeneralOut(x, y, dims, lower.Out(P(nil, nil), \"Y\"))", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.DotGeneralOut(a[0], a[1], xdot, lower.Out(mesh.P(nil, nil), "Y")))
+	}),
+	"dot_unreduced_input": xb("f.DotGeneral(partial sum, z, dims)", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.DotGeneral(partialSum(e, a), a[2], xdot))
+	}),
+	"add_unreduced": xb("f.Reshard(f.Add(partial, partial), P(\"Y\"))", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.Reshard(e.p(e.f.Add(partialSum(e, a), partialSum(e, a))), e.sh("Y")))
+	}),
+	"add_unreduced_one_side": xb("f.Add(partial, f.DotGeneralOut(x, y, dims, lower.Out(P(nil, nil))))", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.Add(partialSum(e, a), e.f.DotGeneralOut(a[0], a[1], xdot, lower.Out(mesh.P(nil, nil)))))
+	}),
+	"mul_unreduced_both": xb("f.Mul(partial, partial)", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.Mul(partialSum(e, a), partialSum(e, a)))
+	}),
+	"exp_unreduced": xb("f.Exp(partial)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Exp(partialSum(e, a))) }),
+	"sum_unreduced": xb("f.Reshard(f.Sum(partial, 0), P())", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.Reshard(e.p(e.f.Sum(partialSum(e, a), 0)), e.sh()))
+	}),
+	"sum_sharded_dim": xb("f.Sum(x, 0)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Sum(a[0], 0)) }),
+	"max_dim1":        xb("f.Reduce(x, lower.Max, 1)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Reduce(a[0], lower.Max, 1)) }),
+	"sum_all":         xb("f.Sum(x, 0, 1)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Sum(a[0], 0, 1)) }),
+	"min_3d":          xb("f.Reduce(x, lower.Min, 1)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Reduce(a[0], lower.Min, 1)) }),
+	"sum_out_unreduced": xb("f.Reshard(f.ReduceOut(x, lower.Sum, lower.Out(P(\"Y\"), \"X\"), 0), P(\"Y\"))", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.Reshard(e.p(e.f.ReduceOut(a[0], lower.Sum, lower.Out(mesh.P("Y"), "X"), 0)), e.sh("Y")))
+	}),
+	"sum_out_unreduced_wrong": xb("f.ReduceOut(x, lower.Sum, lower.Out(P(nil), \"Y\"), 0)", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.ReduceOut(a[0], lower.Sum, lower.Out(mesh.P(nil), "Y"), 0))
+	}),
+	"transpose":    xb("f.Transpose(x, 1, 0)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Transpose(a[0], 1, 0)) }),
+	"transpose_3d": xb("f.Transpose(x, 2, 0, 1)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Transpose(a[0], 2, 0, 1)) }),
+	"broadcast_new_dim": xb("f.BroadcastInDim(x, [3 4], [1])", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.BroadcastInDim(a[0], []int{3, 4}, []int{1}))
+	}),
+	"broadcast_keep": xb("f.BroadcastInDim(x, [8 2 4], [0 2])", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.BroadcastInDim(a[0], []int{8, 2, 4}, []int{0, 2}))
+	}),
+	"reshape_split":             xb("f.Reshape(x, 2, 4)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Reshape(a[0], 2, 4)) }),
+	"reshape_split_two_axes":    xb("f.Reshape(x, 2, 8)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Reshape(a[0], 2, 8)) }),
+	"reshape_split_minor":       xb("f.Reshape(x, 2, 4, 4)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Reshape(a[0], 2, 4, 4)) }),
+	"reshape_split_indivisible": xb("f.Reshape(x, 2, 4)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Reshape(a[0], 2, 4)) }),
+	"reshape_merge":             xb("f.Reshape(x, 16)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Reshape(a[0], 16)) }),
+	"reshape_merge_both":        xb("f.Reshape(x, 32)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Reshape(a[0], 32)) }),
+	"reshape_merge_minor":       xb("f.Reshape(x, 16)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Reshape(a[0], 16)) }),
+	"reshape_add_one":           xb("f.Reshape(x, 8, 1, 4)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Reshape(a[0], 8, 1, 4)) }),
+	"reshape_drop_one":          xb("f.Reshape(x, 8, 4)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Reshape(a[0], 8, 4)) }),
+	"reshape_replicated":        xb("f.Reshape(x, 4, 8)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Reshape(a[0], 4, 8)) }),
+	"reshape_two_splits":        xb("f.Reshape(x, 2, 4, 2, 2)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Reshape(a[0], 2, 4, 2, 2)) }),
+	"reshape_out": xb("f.ReshapeOut(x, lower.Out(P(nil, \"Y\")), 2, 4)", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.ReshapeOut(a[0], lower.Out(mesh.P(nil, "Y")), 2, 4))
+	}),
+	"slice_even": xb("f.Slice(x, [0 0], [4 4], nil)", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.Slice(a[0], []int{0, 0}, []int{4, 4}, nil))
+	}),
+	"slice_unsharded_dim": xb("f.Slice(x, [0 1], [8 3], nil)", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.Slice(a[0], []int{0, 1}, []int{8, 3}, nil))
+	}),
+	"slice_indivisible": xb("f.Slice(x, [0 0], [3 4], nil)", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.Slice(a[0], []int{0, 0}, []int{3, 4}, nil))
+	}),
+	"slice_to_one": xb("f.Slice(x, [2 1], [3 2], nil)", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.Slice(a[0], []int{2, 1}, []int{3, 2}, nil))
+	}),
+	"concat_same":     xb("f.Concatenate(1, x, y)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Concatenate(1, a[0], a[1])) }),
+	"concat_mismatch": xb("f.Concatenate(0, x, y)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Concatenate(0, a[0], a[1])) }),
+	"rev":             xb("f.Reverse(x, 0)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Reverse(a[0], 0)) }),
+	"sort_unsharded_dim": xb("f.Sort([x], 1, true, less)", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.Sort(a[:1], 1, true, xless)[0])
+	}),
+	"sort_sharded_dim": xb("f.Sort([x], 0, true, less)", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.Sort(a[:1], 0, true, xless)[0])
+	}),
+	"cumsum_unsharded_dim": xb("f.Cumsum(x, 1, false)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Cumsum(a[0], 1, false)) }),
+	"cumsum_sharded_dim":   xb("f.Cumsum(x, 0, false)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Cumsum(a[0], 0, false)) }),
+	"iota_replicated": xb("f.Add(f.Iota(f32[8,4], 0), x)", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.Add(e.p(e.f.Iota(lower.NewShape(dtypes.Float32, 8, 4), 0)), a[0]))
+	}),
+	"iota_out": xb("f.Add(f.IotaOut(f32[8,4], 1, lower.Out(P(\"X\", \"Y\"))), x)", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.Add(e.p(e.f.IotaOut(lower.NewShape(dtypes.Float32, 8, 4), 1, lower.Out(mesh.P("X", "Y")))), a[0]))
+	}),
+	"reshard":            xb("f.Reshard(x, P(\"Y\", \"X\"))", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Reshard(a[0], e.sh("Y", "X"))) }),
+	"reshard_short_spec": xb("f.Reshard(x, P(\"Y\"))", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Reshard(a[0], e.sh("Y"))) }),
+	"reshard_then_dot": xb("f.DotGeneral(f.Reshard(x, P()), y, dims)", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.DotGeneral(e.p(e.f.Reshard(a[0], e.sh())), a[1], xdot))
+	}),
+	"wsc_assert_match": xb("f.Neg(f.ShardingConstraint(x, P(\"X\", \"Y\")))", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.Neg(e.f.ShardingConstraint(a[0], e.sh("X", "Y"))))
+	}),
+	"wsc_assert_mismatch": xb("f.ShardingConstraint(x, P(\"Y\", nil))", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.ShardingConstraint(a[0], e.sh("Y", nil)))
+	}),
+	"mixed_type":            xb("f.Mul(x, x)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Mul(e.p(a[0]), a[0])) }),
+	"mixed_unused_explicit": xb("f.Neg(x)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Neg(e.p(a[0]))) }),
+	"mixed_dot":             xb("f.DotGeneral(x, y, dims)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.DotGeneral(a[0], a[1], xdot)) }),
+	"mixed_wsc_auto": xb("f.Neg(f.ShardingConstraint(x, P(nil, \"Y\")))", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.Neg(e.f.ShardingConstraint(a[0], e.sh(nil, "Y"))))
+	}),
+	"mixed_wsc_explicit": xb("f.ShardingConstraint(x, P(\"X\"))", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.ShardingConstraint(a[0], e.sh("X")))
+	}),
+}
+
+// TestExplicit compares lower's sharding in types with JAX's (testdata/oracle/explicit.json):
+// the types, the errors, the sharding constraints and entry shardings of the lowering, and
+// the results of the program compiled and run on the 8 CPU devices.
+func TestExplicit(t *testing.T) {
+	g := loadGolden[explicitCase](t, "explicit")
+	var table strings.Builder
+	table.WriteString("Sharding in types: each case builds the same ops with package `lower` on the case's mesh of the pinned " +
+		"CPU plugin's 8 devices (2x4 (\"X\", \"Y\"), all axes Explicit unless the JAX column says Y is Auto), the arguments " +
+		"sharded as JAX's were placed. Compared: `Function.TypeOf` of each probed value with `jax.typeof`; the error " +
+		"(ErrShardingType, JAX's text but for the device kind JAX's abstract mesh of concrete devices prints); the " +
+		"`sdy.sharding_constraint`s of @main's body in order and the entry shardings; the outputs, bit for bit.\n\n" +
+		"| case | JAX | lower |\n|---|---|---|\n")
+	for _, c := range g.Cases {
+		fmt.Fprintf(&table, "| %s | `%s` | `%s` |\n", c.Name, strings.ReplaceAll(c.JAX, "|", "\\|"),
+			strings.ReplaceAll(explicitBodies[c.Name].call, "|", "\\|"))
+	}
+	report.noteGroup("explicit", strings.TrimSuffix(table.String(), "\n"))
+	client := pjrttest.Client(t)
+	pjrttest.NeedDevices(t, 8)
+	seen := map[string]bool{}
+	for _, c := range g.Cases {
+		seen[c.Name] = true
+		t.Run(c.Name, func(t *testing.T) {
+			b, ok := explicitBodies[c.Name]
+			if !ok {
+				t.Fatalf("explicit/%s: no body for this case", c.Name)
+			}
+			report.check(t, "explicit", c.Name, runExplicitCase(t, c, b))
+		})
+	}
+	_ = client
+	for name := range explicitBodies {
+		if !seen[name] {
+			t.Errorf("explicit: body %q has no case in the golden (regenerate with `make oracle`)", name)
+		}
+	}
+}
+
+// mainConstraint finds the sharding of each `sdy.sharding_constraint` of @main's body (not
+// of nested regions), as the generator does.
+var mainConstraint = regexp.MustCompile(`(?m)^    %[\w#]+ = sdy\.sharding_constraint %[\w#]+ (<@.*?>) :`)
+
+// jaxMeshDetail is what JAX's AbstractMesh of concrete devices prints beyond the axes.
+var jaxMeshDetail = regexp.MustCompile(`, device_kind=[^,]*, num_cores=[^,]*, platform=[^)]*`)
+
+func runExplicitCase(t *testing.T, c explicitCase, b explicitBody) []string {
+	client := pjrttest.Client(t)
+	devs := make([]mesh.Device, 8)
+	for i, d := range client.Devices()[:8] {
+		devs[i] = d
+	}
+	m, err := mesh.New(devs, c.Mesh.Shape, c.Mesh.Names...)
+	if err != nil {
+		return []string{"mesh: " + err.Error()}
+	}
+	types, err := parseTypes(c.Mesh.Types)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	if m, err = m.WithAxisTypes(types...); err != nil {
+		return []string{"mesh: " + err.Error()}
+	}
+	mod := lower.NewModule("jit_" + c.Name)
+	f := mod.Main()
+	e := &xenv{f: f, m: m}
+	var args []lower.Value
+	var argTypes []string
+	for i, in := range c.Inputs {
+		s, err := mesh.NewNamedSharding(m, specOf(c.Specs[i]))
+		if err != nil {
+			return []string{"sharding: " + err.Error()}
+		}
+		a := f.Arg(stablehlo.NewShape(opsDTypes[in.DType], in.Shape...), s)
+		args = append(args, a)
+		argTypes = append(argTypes, f.TypeOf(a).String())
+	}
+	var d []string
+	eq(&d, "argument types", c.ArgTypes, argTypes)
+	outs := b.build(e, args)
+	f.Return(outs...)
+	if mod.Err() == nil && !slices.Contains(types, mesh.Auto) {
+		// on an all-Explicit mesh the results' types are their shardings (Build writes them)
+	} else if mod.Err() == nil {
+		// with an Auto axis JAX leaves the results to XLA; the test reads them replicated
+		rs := make([]mesh.NamedSharding, len(outs))
+		for i := range outs {
+			rs[i] = e.sh()
+		}
+		f.ShardResults(rs...)
+	}
+	prog, err := mod.Build()
+	if c.ExpectError {
+		return append(d, explicitErrDiffs(c, err)...)
+	}
+	if err != nil {
+		return append(d, "xlamesh: "+err.Error())
+	}
+	eq(&d, "types", c.Types, e.types)
+	var cons []string
+	for _, mm := range mainConstraint.FindAllStringSubmatch(prog.Text(), -1) {
+		cons = append(cons, mm[1])
+	}
+	eq(&d, "constraints", c.Constraints, cons)
+	argSh, resSh := entryShardings(prog.Text())
+	eq(&d, "argument shardings", c.ArgShardings, argSh)
+	if !slices.Contains(types, mesh.Auto) {
+		eq(&d, "result shardings", c.ResultShardings, resSh)
+	}
+	got, err := runSharded(client, m, prog, c.Inputs)
+	if err != nil {
+		return append(d, "xlamesh: "+err.Error())
+	}
+	if len(got) != len(c.Outputs) {
+		return append(d, fmt.Sprintf("JAX has %d outputs, xlamesh %d", len(c.Outputs), len(got)))
+	}
+	for i, want := range c.Outputs {
+		wantRaw, err := opsEncode(want)
+		if err != nil {
+			return append(d, fmt.Sprintf("output %d: %v", i, err))
+		}
+		if len(wantRaw) != len(got[i]) {
+			d = append(d, fmt.Sprintf("output %d: JAX %d bytes, xlamesh %d", i, len(wantRaw), len(got[i])))
+			continue
+		}
+		d = append(d, opsCompare(i, opsDTypes[want.DType], wantRaw, got[i], 0)...)
+	}
+	return d
+}
+
+var entrySharding = regexp.MustCompile(`sdy\.sharding = #sdy\.sharding(<@[^>]*>)`)
+
+// entryShardings reads the `sdy.sharding` of @main's arguments and results.
+func entryShardings(text string) (args, results []string) {
+	i := strings.Index(text, "func.func public @main")
+	if i < 0 {
+		return nil, nil
+	}
+	head := text[i:]
+	head = head[:strings.Index(head, "{\n")+2]
+	sig, res, _ := strings.Cut(head, ") -> ")
+	for _, mm := range entrySharding.FindAllStringSubmatch(sig, -1) {
+		args = append(args, mm[1])
+	}
+	for _, mm := range entrySharding.FindAllStringSubmatch(res, -1) {
+		results = append(results, mm[1])
+	}
+	return args, results
+}
+
+// explicitErrDiffs compares lower's error with JAX's: ErrShardingType and JAX's message,
+// but for the device kind, core count and platform that JAX's abstract mesh of concrete
+// devices prints.
+func explicitErrDiffs(c explicitCase, err error) []string {
+	if c.Error == nil {
+		return []string{"golden has no JAX error for an error case"}
+	}
+	if err == nil {
+		return []string{fmt.Sprintf("JAX raises %s(%q); xlamesh builds the program", c.Error.Class, c.Error.Message)}
+	}
+	var d []string
+	if !errors.Is(err, lower.ErrShardingType) {
+		d = append(d, fmt.Sprintf("error kind: want wrapping lower.ErrShardingType, got %q", err))
+	}
+	want := jaxMeshDetail.ReplaceAllString(c.Error.Message, "")
+	if !strings.HasSuffix(err.Error(), ": "+want) {
+		d = append(d, fmt.Sprintf("message: JAX %q, xlamesh %q", want, err))
+	}
+	return d
+}

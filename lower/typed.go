@@ -1,0 +1,590 @@
+package lower
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/xlamesh/xlamesh/mesh"
+	"github.com/xlamesh/xlamesh/shapes"
+	"github.com/xlamesh/xlamesh/shardy"
+	"github.com/xlamesh/xlamesh/stablehlo"
+)
+
+// Type is the type of a value built on a mesh with Explicit axes, as jax.typeof gives it:
+// the shape and, per dimension, the Explicit mesh axes it is sharded over, plus the
+// unreduced axes of a partial sum. Auto and Manual axes are not part of types. Type is
+// immutable; the zero Type is the type of a value outside sharding in types.
+type Type struct {
+	shape     Shape
+	abs       mesh.Abstract
+	typed     bool
+	dims      [][]string // Explicit axes per dimension (nil: unsharded)
+	unreduced []string   // in mesh order
+}
+
+// Shape returns the value's shape.
+func (t Type) Shape() Shape { return t.shape }
+
+// Typed reports whether the type carries a sharding (the value was built on a mesh with
+// Explicit axes).
+func (t Type) Typed() bool { return t.typed }
+
+// Mesh returns the abstract mesh of the type's sharding.
+func (t Type) Mesh() mesh.Abstract { return t.abs }
+
+// Spec returns the type's partition spec, one entry per dimension.
+func (t Type) Spec() mesh.PartitionSpec {
+	dims := make([]mesh.Dim, len(t.dims))
+	for i, d := range t.dims {
+		dims[i] = mesh.None
+		if len(d) > 0 {
+			dims[i] = mesh.Axes(d...)
+		}
+	}
+	return mesh.SpecOf(dims...)
+}
+
+// Sharding returns the type's sharding: Spec over Mesh.
+func (t Type) Sharding() (mesh.NamedSharding, error) {
+	return mesh.NewAbstractSharding(t.abs, t.Spec())
+}
+
+// Unreduced returns the axes over which the value is a partial sum still to be reduced
+// (JAX's unreduced axes), in mesh order.
+func (t Type) Unreduced() []string { return slices.Clone(t.unreduced) }
+
+// String returns the type as jax.typeof prints it: "float32[8@X,4@Y]", "float32[8,16]{U:X}",
+// "float32[8@(X,Y)]"; a type without a sharding prints its shape alone ("float32[8,4]").
+func (t Type) String() string { return t.format(shapes.NumPyName(t.shape.DType())) }
+
+// short is the type as JAX's error messages write it, with short dtypes ("f32[4@X,4]").
+func (t Type) short() string { return t.format(shapes.AvalName(t.shape.DType())) }
+
+func (t Type) format(dtype string) string {
+	var b strings.Builder
+	b.WriteString(dtype)
+	b.WriteByte('[')
+	for i := range t.shape.Rank() {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(t.shape.Dim(i)))
+		if i < len(t.dims) && len(t.dims[i]) > 0 {
+			b.WriteByte('@')
+			writeAxes(&b, t.dims[i])
+		}
+	}
+	b.WriteByte(']')
+	if len(t.unreduced) > 0 {
+		b.WriteString("{U:")
+		writeAxes(&b, t.unreduced)
+		b.WriteByte('}')
+	}
+	return b.String()
+}
+
+// writeAxes writes X for one axis and (X,Y) for several, as JAX's types do.
+func writeAxes(b *strings.Builder, axes []string) {
+	if len(axes) == 1 {
+		b.WriteString(axes[0])
+		return
+	}
+	b.WriteByte('(')
+	b.WriteString(strings.Join(axes, ","))
+	b.WriteByte(')')
+}
+
+// pyEntry is one spec entry as Python prints it inside a tuple: None, 'X' or ('X', 'Y').
+func pyEntry(axes []string) string {
+	switch len(axes) {
+	case 0:
+		return "None"
+	case 1:
+		return "'" + axes[0] + "'"
+	}
+	q := make([]string, len(axes))
+	for i, a := range axes {
+		q[i] = "'" + a + "'"
+	}
+	return "(" + strings.Join(q, ", ") + ")"
+}
+
+// pyTuple is a tuple of spec entries as Python prints it: "('X', None)", "('X',)", "()".
+func pyTuple(entries [][]string) string {
+	s := make([]string, len(entries))
+	for i, e := range entries {
+		s[i] = pyEntry(e)
+	}
+	if len(s) == 1 {
+		return "(" + s[0] + ",)"
+	}
+	return "(" + strings.Join(s, ", ") + ")"
+}
+
+// pySpec is a spec as JAX 0.12's PartitionSpec repr prints it: "P('X', None)", "P('X',)".
+func pySpec(entries [][]string) string {
+	s := make([]string, len(entries))
+	for i, e := range entries {
+		s[i] = pyEntry(e)
+	}
+	if len(s) == 1 {
+		return "P(" + s[0] + ",)"
+	}
+	return "P(" + strings.Join(s, ", ") + ")"
+}
+
+// typing is a module's sharding in types: the context mesh (JAX's set_mesh, or the mesh of
+// the arguments' shardings) and each value's type.
+type typing struct {
+	on      bool
+	abs     mesh.Abstract
+	types   map[Value]Type
+	splats  map[Value]bool // splat constants of rank > 0 (JAX's broadcast scalars)
+	pending *pendingOut    // the out sharding of the op being built by an ...Out method
+	devices *mesh.Mesh     // the concrete mesh of the arguments' shardings, when they have one
+}
+
+// sharding returns t's sharding, over the arguments' concrete mesh when they have one (so that
+// the results' shardings place data), else over the abstract mesh.
+func (tg *typing) sharding(t Type) (mesh.NamedSharding, error) {
+	if tg.devices != nil {
+		return mesh.NewNamedSharding(*tg.devices, t.Spec())
+	}
+	return t.Sharding()
+}
+
+// pendingOut is an out sharding waiting for the op it is given to.
+type pendingOut struct {
+	op   string // the op it is for, e.g. "stablehlo.dot_general"
+	out  OutSharding
+	used bool
+}
+
+// OutSharding is JAX's out_sharding argument, for the ops whose result sharding the
+// program states (DotGeneralOut, ReshapeOut, IotaOut, ReduceOut): the result's spec over the
+// module's mesh and, for a partial sum, the axes left unreduced.
+type OutSharding struct {
+	Spec      mesh.PartitionSpec
+	Unreduced []string
+}
+
+// Out returns the OutSharding spec with the given unreduced axes (JAX's
+// P(..., unreduced={...})).
+func Out(spec mesh.PartitionSpec, unreduced ...string) OutSharding {
+	return OutSharding{Spec: spec, Unreduced: slices.Clone(unreduced)}
+}
+
+// WithMesh makes a the module's context mesh, as jax.set_mesh does for tracing: when a has an
+// Explicit axis, every value of the module has a sharding type (see Function.TypeOf) from the
+// first op on, even without arguments. Without it, the first argument sharded over a mesh
+// with an Explicit axis sets the context mesh.
+func WithMesh(a mesh.Abstract) Option { return func(c *config) { c.ctxMesh = &a } }
+
+// hasExplicit reports whether a has an Explicit axis.
+func hasExplicit(a mesh.Abstract) bool { return slices.Contains(a.AxisTypes(), mesh.Explicit) }
+
+// allExplicit reports whether every axis of a is Explicit.
+func allExplicit(a mesh.Abstract) bool {
+	for _, t := range a.AxisTypes() {
+		if t != mesh.Explicit {
+			return false
+		}
+	}
+	return len(a.AxisNames()) > 0
+}
+
+// startTyping turns sharding in types on over a.
+func (m *Module) startTyping(a mesh.Abstract) {
+	m.typing = &typing{on: true, abs: a, types: make(map[Value]Type), splats: make(map[Value]bool)}
+	m.hlo.SetOpHook(m.typeOp)
+}
+
+// TypeOf returns v's type, as jax.typeof does: on a module whose mesh has Explicit axes, its
+// shape with the sharding the op rules gave it ("float32[8@X,4]"); elsewhere a Type without
+// a sharding.
+func (f *Function) TypeOf(v Value) Type {
+	if t, ok := f.m.typeOf(v); ok {
+		return t
+	}
+	return Type{shape: v.Shape()}
+}
+
+// typeOf returns v's sharding type when the module has sharding in types. A value the op
+// rules did not see (a constant, a value of a region body) is replicated.
+func (m *Module) typeOf(v Value) (Type, bool) {
+	tg := m.typing
+	if tg == nil || !v.Valid() {
+		return Type{}, false
+	}
+	if t, ok := tg.types[v]; ok {
+		return t, true
+	}
+	return tg.replicated(v.Shape()), true
+}
+
+func (tg *typing) replicated(s Shape) Type {
+	return Type{shape: s, abs: tg.abs, typed: true, dims: make([][]string, s.Rank())}
+}
+
+// typeFromSharding is the type of a value of shape s with sharding sh: its Explicit axes.
+func (tg *typing) typeFromSharding(s Shape, sh mesh.NamedSharding, unreduced []string) Type {
+	t := tg.replicated(s)
+	spec := sh.Spec()
+	for i := range min(spec.Len(), s.Rank()) {
+		for _, ax := range spec.Dim(i).Axes() {
+			if typ, _ := tg.abs.AxisType(ax); typ == mesh.Explicit {
+				t.dims[i] = append(t.dims[i], ax)
+			}
+		}
+	}
+	t.unreduced = tg.meshOrder(unreduced)
+	return t
+}
+
+// meshOrder returns axes in mesh order, without repeats; nil for none.
+func (tg *typing) meshOrder(axes []string) []string {
+	var out []string
+	for _, n := range tg.abs.AxisNames() {
+		if slices.Contains(axes, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// argType records the type of argument v of a top-level function, sharded by sh (nil:
+// replicated), turning sharding in types on when sh's mesh has an Explicit axis.
+func (f *Function) argType(v Value, sh *mesh.NamedSharding) error {
+	m := f.m
+	if sh != nil && hasExplicit(sh.Abstract()) {
+		switch {
+		case m.typing == nil:
+			m.startTyping(sh.Abstract()) // arguments come before any op (stablehlo checks it)
+		case !sameShape(m.typing.abs, sh.Abstract()) || !slices.Equal(m.typing.abs.AxisTypes(), sh.Abstract().AxisTypes()):
+			return fmt.Errorf("%w: %w: Mesh for all inputs should be equal. Got one mesh: %v and another mesh: %v",
+				ErrMeshMismatch, ErrShardingType, m.typing.abs, sh.Abstract())
+		}
+	}
+	if m.typing == nil {
+		return nil
+	}
+	if sh != nil && m.typing.devices == nil {
+		if c, err := sh.Mesh(); err == nil && sameShape(c.Abstract(), m.typing.abs) {
+			c, err = c.WithAxisTypes(m.typing.abs.AxisTypes()...)
+			if err == nil {
+				m.typing.devices = &c
+			}
+		}
+	}
+	if sh == nil {
+		m.typing.types[v] = m.typing.replicated(v.Shape())
+		return nil
+	}
+	m.typing.types[v] = m.typing.typeFromSharding(v.Shape(), *sh, nil)
+	return nil
+}
+
+// typeOp is the module's op hook under sharding in types: it gives o's results their types
+// by o's rule and, as JAX lowers Explicit shardings, follows each with an
+// `sdy.sharding_constraint` to its type.
+func (m *Module) typeOp(g *stablehlo.Function, o *stablehlo.Op) []stablehlo.Value {
+	tg := m.typing
+	if g.IsRegion() {
+		// A combiner or comparator body (scalars), or a shard_map body (per-device values):
+		// not typed. Control flow, which would type its bodies, has no rule yet.
+		return nil
+	}
+	name := o.Name()
+	switch name {
+	case "stablehlo.constant":
+		// Constants are replicated and not constrained. A splat of rank > 0 stands for JAX's
+		// broadcast scalar, which the op using it constrains to its result's sharding.
+		if p, ok := o.Params().(stablehlo.ConstantParams); ok && o.Results()[0].Shape().Rank() > 0 && !strings.HasPrefix(p.Value, "dense<[") {
+			tg.splats[o.Results()[0]] = true
+		}
+		return nil
+	case "stablehlo.return":
+		return nil
+	case "sdy.sharding_constraint":
+		p, _ := o.Params().(ShardingConstraintParams)
+		r := o.Results()[0]
+		if p.typed != nil {
+			tg.types[r] = *p.typed
+		} else {
+			tg.types[r], _ = m.typeOf(o.Operands()[0])
+		}
+		return nil
+	}
+	var pend *pendingOut
+	if tg.pending != nil && tg.pending.op == name && !tg.pending.used {
+		pend = tg.pending
+		pend.used = true
+	}
+	types, err := m.rule(o, pend)
+	if err != nil {
+		g.Fail(strings.TrimPrefix(name, "stablehlo."), -1, stablehlo.Value{}, err)
+		return nil
+	}
+	f := FunctionOf(g)
+	if preConstrained(o) {
+		// As JAX's elementwise lowering does, an operand sharded otherwise than the result is
+		// constrained to the result's sharding first.
+		ops := o.Operands()
+		moved := false
+		for i, v := range ops {
+			t, _ := m.typeOf(v)
+			same := slices.EqualFunc(t.dims, types[0].dims, slices.Equal) && !tg.splats[v]
+			if v.Shape().Rank() != types[0].shape.Rank() || len(t.unreduced) > 0 || same {
+				continue
+			}
+			want := types[0]
+			want.shape = v.Shape()
+			want.unreduced = nil
+			ops[i] = f.constrainTo(v, want)
+			moved = true
+		}
+		if moved {
+			g.MoveToEnd(o, ops)
+		}
+	}
+	out := o.Results()
+	for i, r := range out {
+		t := types[i]
+		tg.types[r] = t
+		if name != "stablehlo.compare" { // JAX constrains a comparison's operands, not its result
+			out[i] = f.constrainTo(r, t)
+		}
+	}
+	return out
+}
+
+// preConstrained reports whether o is an elementwise op of several operands that JAX lowers
+// with its generic n-ary lowering, which constrains each operand to the result's sharding.
+func preConstrained(o *stablehlo.Op) bool {
+	if len(o.Operands()) < 2 || len(o.Regions()) > 0 || !elementwise(o) {
+		return false
+	}
+	switch o.Name() {
+	case "stablehlo.select", "stablehlo.convert", "stablehlo.bitcast_convert":
+		return false
+	}
+	switch o.Params().(type) {
+	case nil, stablehlo.CompareParams:
+		return true
+	}
+	return false
+}
+
+// constrainTo follows r with `sdy.sharding_constraint` to type t, as JAX's
+// lower_with_sharding_in_types does, and returns the constrained value (whose type is t).
+func (f *Function) constrainTo(r Value, t Type) Value {
+	if f.m.cfg.partitioner == GSPMD {
+		return r // GSPMD: types are checked, not written (no Explicit lowering to follow)
+	}
+	text, err := f.m.typeShardingText(t)
+	if err != nil {
+		f.Fail("sdy.sharding_constraint", 0, r, err)
+		return Value{}
+	}
+	sh, _ := t.Sharding()
+	tt := t
+	c := f.AddOp(stablehlo.OpSpec{Name: "sdy.sharding_constraint", Operands: []Value{r}, Results: []Shape{r.Shape()},
+		Params: ShardingConstraintParams{Sharding: sh, text: text, typed: &tt}, Print: printConstraint})[0]
+	f.m.typing.types[c] = t
+	return c
+}
+
+// typeShardingText is the `<@mesh, [...]>` text of type t's sharding, as JAX writes it:
+// closed dimensions on a mesh of Explicit axes, open ones (and the unused Explicit axes
+// replicated) on a mesh with Auto axes; unreduced axes as `unreduced={...}`.
+func (m *Module) typeShardingText(t Type) (string, error) {
+	sh, err := t.Sharding()
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrSharding, err)
+	}
+	sym, err := m.meshFor(t.abs, nil)
+	if err != nil {
+		return "", err
+	}
+	ts, err := shardy.FromNamedSharding(sh, sym.name, t.shape.Rank())
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrSharding, err)
+	}
+	if len(t.unreduced) > 0 {
+		ts = ts.WithUnreduced(shardy.ReduceSum, shardy.AxisRefs(t.unreduced...)...)
+	}
+	return shardy.AdjustForAxisTypes(ts, t.abs).Stripped(), nil
+}
+
+// withPending runs build with out as the out sharding of the first op named op that it
+// adds, and returns build's value; an out sharding no op took is an error.
+func (f *Function) withPending(op string, out OutSharding, build func() Value) Value {
+	tg := f.m.typing
+	if tg == nil {
+		if f.Failed() {
+			return Value{}
+		}
+		f.Failf(strings.TrimPrefix(op, "stablehlo."), -1, Value{}, ErrSharding,
+			"an out sharding needs a mesh with Explicit axes (WithMesh, or an argument sharded over one)")
+		return Value{}
+	}
+	if err := out.Spec.Err(); err != nil {
+		f.Fail(strings.TrimPrefix(op, "stablehlo."), -1, Value{}, fmt.Errorf("%w: %w", ErrSharding, err))
+		return Value{}
+	}
+	prev := tg.pending
+	p := &pendingOut{op: op, out: out}
+	tg.pending = p
+	v := build()
+	tg.pending = prev
+	if !p.used && !f.Failed() {
+		f.Failf(strings.TrimPrefix(op, "stablehlo."), -1, Value{}, ErrSharding, "the out sharding was given to no %s op", op)
+		return Value{}
+	}
+	return v
+}
+
+// DotGeneralOut is DotGeneral with JAX's out_sharding: the result has out's type, and
+// contracting over sharded dimensions may leave the result unreduced over their axes
+// (Out(P(nil, nil), "X")), to be reduced by Reshard.
+func (f *Function) DotGeneralOut(lhs, rhs Value, dims DotDims, out OutSharding) Value {
+	return f.withPending("stablehlo.dot_general", out, func() Value { return f.DotGeneral(lhs, rhs, dims) })
+}
+
+// ReshapeOut is Reshape with JAX's out_sharding, for reshapes whose result sharding the rules
+// cannot infer.
+func (f *Function) ReshapeOut(x Value, out OutSharding, dims ...int) Value {
+	return f.withPending("stablehlo.reshape", out, func() Value { return f.Reshape(x, dims...) })
+}
+
+// IotaOut is Iota with JAX's out_sharding (jnp.arange(..., out_sharding=...)): the result is
+// sharded as out says instead of replicated.
+func (f *Function) IotaOut(s Shape, dim int, out OutSharding) Value {
+	return f.withPending("stablehlo.iota", out, func() Value { return f.Iota(s, dim) })
+}
+
+// ReduceOut is Reduce with JAX's out_sharding (lax.reduce_sum(..., out_sharding=...)): a sum
+// over sharded dimensions may stay unreduced over their axes.
+func (f *Function) ReduceOut(x Value, r Reduction, out OutSharding, dims ...int) Value {
+	return f.withPending("stablehlo.reduce", out, func() Value { return f.Reduce(x, r, dims...) })
+}
+
+// Reshard returns x moved to sharding s, as jax.sharding.reshard: its type becomes s's spec
+// (unreduced axes of x are reduced), lowered to one `sdy.sharding_constraint`. It needs a
+// module with sharding in types; s must be on the module's mesh.
+func (f *Function) Reshard(x Value, s mesh.NamedSharding) Value {
+	const opName = "reshard"
+	tg := f.m.typing
+	vs, ok := f.Operands(opName, x)
+	if !ok {
+		return Value{}
+	}
+	a := vs[0]
+	if tg == nil {
+		f.Failf(opName, 0, a, ErrSharding, "Reshard needs a mesh with Explicit axes (WithMesh, or an argument sharded over one)")
+		return Value{}
+	}
+	if s.Key() == "" {
+		f.Failf(opName, 0, a, ErrShardingType, "Reshard should only be used with out_shardings which are non-None and have a non-empty mesh. Got sharding None")
+		return Value{}
+	}
+	if !sameShape(s.Abstract(), tg.abs) {
+		f.Failf(opName, 0, a, ErrMeshMismatch, "the sharding's mesh %v is not the module's mesh %v", s.Abstract(), tg.abs)
+		return Value{}
+	}
+	if err := s.CheckShape(a.Shape().Dims()); err != nil {
+		f.Fail(opName, 0, a, fmt.Errorf("%w: %w", ErrSharding, err))
+		return Value{}
+	}
+	t := tg.typeFromSharding(a.Shape(), s, nil)
+	t.dims = padDims(t.dims, a.Shape().Rank())
+	text, err := f.m.typeShardingText(t)
+	if err != nil {
+		f.Fail(opName, 0, a, err)
+		return Value{}
+	}
+	return f.AddOp(stablehlo.OpSpec{Name: "sdy.sharding_constraint", Operands: []Value{a}, Results: []Shape{a.Shape()},
+		Params: ShardingConstraintParams{Sharding: s, text: text, typed: &t}, Print: printConstraint})[0]
+}
+
+func padDims(d [][]string, rank int) [][]string {
+	for len(d) < rank {
+		d = append(d, nil)
+	}
+	return d
+}
+
+// assertConstraint is ShardingConstraint under sharding in types: on a mesh of Explicit axes
+// it asserts that x's type has s's spec and adds nothing (done true); on a mixed mesh s may
+// name only Auto axes, and the constraint to add is s with x's Explicit axes put before the
+// Auto ones in each dimension, as JAX lowers it (done false).
+func (f *Function) assertConstraint(opName string, x Value, s mesh.NamedSharding) (merged mesh.NamedSharding, done bool) {
+	tg := f.m.typing
+	t, _ := f.m.typeOf(x)
+	spec := s.Spec()
+	if allExplicit(tg.abs) {
+		for i := range x.Shape().Rank() {
+			var want []string
+			if i < spec.Len() {
+				if spec.Dim(i).IsUnconstrained() {
+					continue
+				}
+				want = spec.Dim(i).Axes()
+			}
+			if !slices.Equal(t.dims[i], want) {
+				f.Failf(opName, 0, x, ErrShardingType, "`with_sharding_constraint` acts as an assert when all axes of mesh are of type `Explicit`. The array sharding: %s did not match the sharding provided: %s. Please use `jax.sharding.reshard` to shard your input to the sharding you want.",
+					pySpec(t.dims), pySpec(specEntries(spec)))
+				return s, true
+			}
+		}
+		return s, true
+	}
+	for i := range spec.Len() {
+		for _, ax := range spec.Dim(i).Axes() {
+			if typ, _ := tg.abs.AxisType(ax); typ != mesh.Auto {
+				f.Failf(opName, 0, x, ErrShardingType, "The spec of NamedSharding passed to with_sharding_constraint can only refer to Auto axes of the mesh. Got spec=%s and mesh=%v. You probably meant to use `reshard` API?",
+					pySpec(specEntries(spec)), tg.abs)
+				return s, true
+			}
+		}
+	}
+	dims := make([]mesh.Dim, x.Shape().Rank())
+	for i := range dims {
+		var user mesh.Dim = mesh.None
+		if i < spec.Len() {
+			user = spec.Dim(i)
+		}
+		if len(t.dims[i]) == 0 {
+			dims[i] = user
+			continue
+		}
+		if user.IsUnconstrained() {
+			f.Failf(opName, 0, x, ErrSharding, "dimension %d is sharded over Explicit axes %v and cannot be left unconstrained", i, t.dims[i])
+			return s, true
+		}
+		dims[i] = mesh.Axes(append(slices.Clone(t.dims[i]), user.Axes()...)...)
+	}
+	m, err := mesh.NewAbstractSharding(s.Abstract(), mesh.SpecOf(dims...))
+	if err != nil {
+		f.Fail(opName, 0, x, fmt.Errorf("%w: %w", ErrSharding, err))
+		return s, true
+	}
+	if c, err := s.Mesh(); err == nil {
+		if m, err = mesh.NewNamedSharding(c, m.Spec()); err != nil {
+			f.Fail(opName, 0, x, fmt.Errorf("%w: %w", ErrSharding, err))
+			return s, true
+		}
+	}
+	return m, false
+}
+
+// specEntries returns spec's entries as axis lists (nil for None).
+func specEntries(spec mesh.PartitionSpec) [][]string {
+	out := make([][]string, spec.Len())
+	for i := range spec.Len() {
+		out[i] = spec.Dim(i).Axes()
+	}
+	return out
+}

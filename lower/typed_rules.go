@@ -1,0 +1,712 @@
+package lower
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/xlamesh/xlamesh/stablehlo"
+)
+
+// The sharding rules of sharding in types: for each op, the types of its results from the
+// types of its operands, or JAX's ShardingTypeError. Each rule is JAX 0.12's (jax/_src/lax),
+// with JAX's messages; the oracle group "explicit" checks them against JAX.
+
+// jaxNames maps StableHLO op names to the names of the JAX primitives that lower to them,
+// which JAX's messages use.
+var jaxNames = map[string]string{
+	"subtract": "sub", "multiply": "mul", "divide": "div", "maximum": "max", "minimum": "min",
+	"exponential": "exp", "negate": "neg", "remainder": "rem", "power": "pow", "abs": "abs",
+	"log": "log", "sqrt": "sqrt", "rsqrt": "rsqrt", "tanh": "tanh", "logistic": "logistic",
+	"exponential_minus_one": "expm1", "log_plus_one": "log1p", "select": "select_n",
+	"convert": "convert_element_type", "and": "and", "or": "or", "xor": "xor", "not": "not",
+	"sine": "sin", "cosine": "cos", "floor": "floor", "ceil": "ceil", "sign": "sign",
+	"atan2": "atan2", "clamp": "clamp", "dot_general": "dot_general", "reshape": "reshape",
+	"transpose": "transpose", "broadcast_in_dim": "broadcast_in_dim", "iota": "iota",
+	"concatenate": "concatenate", "slice": "slice", "sort": "sort", "reverse": "rev",
+}
+
+// jaxName returns the JAX primitive name of op o (its StableHLO name without the dialect
+// when JAX has no other).
+func jaxName(o *stablehlo.Op) string {
+	n := o.Name()
+	if i := strings.IndexByte(n, '.'); i >= 0 {
+		n = n[i+1:]
+	}
+	if p, ok := o.Params().(stablehlo.CompareParams); ok && n == "compare" {
+		return strings.ToLower(p.Dir.String())
+	}
+	if j, ok := jaxNames[n]; ok {
+		return j
+	}
+	return n
+}
+
+// shardingTypeErr is an error wrapping ErrShardingType with JAX's text.
+func shardingTypeErr(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrShardingType}, args...)...)
+}
+
+// rule returns the types of o's results. pend is the out sharding the program gave the op
+// (nil for none).
+func (m *Module) rule(o *stablehlo.Op, pend *pendingOut) ([]Type, error) {
+	tg := m.typing
+	ops := o.Operands()
+	in := make([]Type, len(ops))
+	for i, v := range ops {
+		in[i], _ = m.typeOf(v)
+	}
+	res := o.Results()
+	prim := jaxName(o)
+	if pend != nil {
+		t, err := m.outType(o, in, res[0].Shape(), pend.out)
+		if err != nil {
+			return nil, err
+		}
+		return []Type{t}, nil
+	}
+	one := func(t Type, err error) ([]Type, error) {
+		if err != nil {
+			return nil, err
+		}
+		if err := checkDuplicates(prim, in, t); err != nil {
+			return nil, err
+		}
+		return []Type{t}, nil
+	}
+	if len(o.Regions()) == 0 {
+		switch p := o.Params().(type) {
+		case nil, stablehlo.CompareParams:
+			if o.Name() == "stablehlo.select" {
+				return one(m.selectRule(in, res[0].Shape()))
+			}
+			if elementwise(o) {
+				return one(m.naryRule(prim, in, res[0].Shape()))
+			}
+			if o.Name() == "stablehlo.reshape" {
+				return one(m.reshapeRule(in[0], res[0].Shape()))
+			}
+		case stablehlo.IotaParams:
+			return []Type{tg.replicated(res[0].Shape())}, nil
+		case stablehlo.BroadcastParams:
+			t := tg.replicated(res[0].Shape())
+			for i, d := range p.Dims {
+				if in[0].shape.Dim(i) == res[0].Shape().Dim(d) {
+					t.dims[d] = in[0].dims[i]
+				}
+			}
+			t.unreduced = in[0].unreduced
+			return one(t, nil)
+		case stablehlo.TransposeParams:
+			t := tg.replicated(res[0].Shape())
+			for i, d := range p.Perm {
+				t.dims[i] = in[0].dims[d]
+			}
+			t.unreduced = in[0].unreduced
+			return one(t, nil)
+		case stablehlo.SliceParams:
+			return one(m.varyingShapeRule("slicing", in[0], res[0].Shape()))
+		case stablehlo.ReverseParams:
+			return one(in[0].withShape(res[0].Shape()), noUnreduced(prim, in))
+		case stablehlo.ConcatenateParams:
+			return one(m.concatRule(in, res[0].Shape()))
+		case stablehlo.DotDims:
+			return one(m.dotRule(in[0], in[1], p, res[0].Shape()))
+		}
+	}
+	switch p := o.Params().(type) {
+	case stablehlo.CumulativeParams:
+		if len(in[0].dims[p.Axis]) > 0 {
+			return nil, shardingTypeErr("Input should be unsharded over the axis being reduced. Got input type=%s and axis=%d", in[0], p.Axis)
+		}
+		return one(in[0].withShape(res[0].Shape()), noUnreduced(prim, in[:1]))
+	case stablehlo.ReduceParams:
+		return m.reduceRule(in, res, p)
+	case stablehlo.SortParams:
+		return m.sortRule(in, p)
+	}
+	return nil, shardingTypeErr("sharding rule for %s is not implemented. Please file an issue at https://github.com/jax-ml/jax/issues. You can work around this error by dropping that operation into full auto sharding mode via: `jax.sharding.auto_axes(fun, out_shardings=...)`", prim)
+}
+
+// withShape returns t with shape s (same rank) and no unreduced axes.
+func (t Type) withShape(s Shape) Type {
+	t.shape = s
+	t.unreduced = nil
+	return t
+}
+
+// elementwise reports whether o is an elementwise op: every operand of rank > 0 has the
+// result's dimensions.
+func elementwise(o *stablehlo.Op) bool {
+	r := o.Results()
+	if len(r) != 1 {
+		return false
+	}
+	for _, v := range o.Operands() {
+		if v.Shape().Rank() > 0 && !slices.Equal(v.Shape().Dims(), r[0].Shape().Dims()) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkDuplicates is JAX's check that no mesh axis shards two dimensions of a result.
+func checkDuplicates(prim string, in []Type, t Type) error {
+	seen := map[string]bool{}
+	for _, d := range t.dims {
+		for _, ax := range d {
+			if seen[ax] {
+				s := make([]string, len(in))
+				for i, a := range in {
+					s[i] = a.short()
+				}
+				return shardingTypeErr("%s operation with inputs: %s produces an illegally sharded result: %s", prim, strings.Join(s, ", "), t.short())
+			}
+			seen[ax] = true
+		}
+	}
+	return nil
+}
+
+// noUnreduced is JAX's refusal of unreduced operands by ops without an unreduced rule.
+func noUnreduced(prim string, in []Type) error {
+	for _, t := range in {
+		if len(t.unreduced) > 0 {
+			return fmt.Errorf("%w: unreduced/reduced rule for %s is not implemented. Please file an issue at https://github.com/jax-ml/jax/issues", ErrShardingType, prim)
+		}
+	}
+	return nil
+}
+
+// naryRule is JAX's broadcasting_sharding_rule and the unreduced rules of add, sub and mul.
+func (m *Module) naryRule(prim string, in []Type, out Shape) (Type, error) {
+	t := m.typing.replicated(out)
+	var ranked []Type
+	for _, a := range in {
+		if a.shape.Rank() > 0 {
+			ranked = append(ranked, a)
+		}
+	}
+	for i := range out.Rank() {
+		first := ranked[0].dims[i]
+		same := true
+		for _, a := range ranked[1:] {
+			same = same && slices.Equal(a.dims[i], first)
+		}
+		if same {
+			t.dims[i] = first
+			continue
+		}
+		for _, a := range ranked {
+			if len(a.dims[i]) == 0 {
+				continue
+			}
+			if t.dims[i] != nil && !slices.Equal(t.dims[i], a.dims[i]) {
+				s := make([]string, len(ranked))
+				for j, r := range ranked {
+					s[j] = pyTuple(r.dims)
+				}
+				return Type{}, shardingTypeErr("%s got incompatible shardings for broadcasting: %s.", prim, strings.Join(s, ", "))
+			}
+			t.dims[i] = a.dims[i]
+		}
+	}
+	u, err := unreducedNary(prim, in)
+	t.unreduced = u
+	return t, err
+}
+
+// unreducedNary is JAX's unreduced rule of the elementwise ops: add and sub keep equal
+// unreduced axes; mul refuses two unreduced operands (and one, without reduced axes, which
+// xlamesh does not have); neg and convert_element_type keep them; other ops, non-linear,
+// refuse them.
+func unreducedNary(prim string, in []Type) ([]string, error) {
+	var any bool
+	for _, t := range in {
+		any = any || len(t.unreduced) > 0
+	}
+	if !any {
+		return nil, nil
+	}
+	if len(in) == 1 {
+		if prim == "neg" || prim == "convert_element_type" {
+			return in[0].unreduced, nil
+		}
+		return nil, shardingTypeErr("%s is a non-linear operation and cannot accept input that is unreduced. Got %s", prim, in[0])
+	}
+	if len(in) != 2 {
+		return nil, nonLinear(prim, in)
+	}
+	x, y := in[0].unreduced, in[1].unreduced
+	switch prim {
+	case "add", "sub":
+		switch {
+		case len(x) > 0 && len(y) > 0:
+			if !slices.Equal(x, y) {
+				return nil, shardingTypeErr("lhs and rhs to `%s` must be unreduced along the same mesh axes. Got lhs=%s, rhs=%s", prim, pySet(x), pySet(y))
+			}
+			return x, nil
+		case len(x) > 0:
+			return nil, shardingTypeErr("lhs is unreduced while rhs is not. `%s` operation does not allow this because there will be implicit communication. Please reduce lhs via `reshard` before calling `%s`.", prim, prim)
+		default:
+			return nil, shardingTypeErr("rhs is unreduced while lhs is not. `%s` operation does not allow this because there will be implicit communication. Please reduce rhs via `reshard` before calling `%s`.", prim, prim)
+		}
+	case "mul":
+		if len(x) > 0 && len(y) > 0 {
+			return nil, shardingTypeErr("lhs and rhs to `mul` cannot be unreduced since mul is bilinear. Got lhs=%s, rhs=%s", pySet(x), pySet(y))
+		}
+		if len(x) > 0 {
+			return nil, shardingTypeErr("RHS should be reduced along the same axes LHS is unreduced on. Got lhs=%s and rhs=%s", in[0], in[1])
+		}
+		return nil, shardingTypeErr("LHS should be reduced along the same axes RHS is unreduced on. Got lhs=%s and rhs=%s", in[0], in[1])
+	}
+	return nil, nonLinear(prim, in)
+}
+
+// nonLinear is JAX's refusal of unreduced operands by an n-ary op that is not linear.
+func nonLinear(prim string, in []Type) error {
+	s := make([]string, len(in))
+	for i, t := range in {
+		s[i] = "ShapedArray(" + t.String() + ")"
+	}
+	return shardingTypeErr("%s is a non-linear operation and cannot accept inputs that are unreduced. Got (%s)", prim, strings.Join(s, ", "))
+}
+
+// pyIntSet is a set of integers as Python prints a frozenset: "frozenset({0, 1})".
+func pyIntSet(xs []int) string {
+	q := make([]string, len(xs))
+	for i, x := range xs {
+		q[i] = strconv.Itoa(x)
+	}
+	return "frozenset({" + strings.Join(q, ", ") + "})"
+}
+
+// pySet is a set of axis names as Python prints a frozenset: "frozenset({'X'})".
+func pySet(axes []string) string {
+	q := make([]string, len(axes))
+	for i, a := range axes {
+		q[i] = "'" + a + "'"
+	}
+	return "frozenset({" + strings.Join(q, ", ") + "})"
+}
+
+// selectRule is JAX's select_n rule: the cases have one sharding; a non-scalar predicate has
+// it too.
+func (m *Module) selectRule(in []Type, out Shape) (Type, error) {
+	which, cases := in[0], in[1:]
+	for _, c := range cases[1:] {
+		if !slices.EqualFunc(c.dims, cases[0].dims, slices.Equal) {
+			// JAX's select_n takes the cases in the reverse order of stablehlo.select's.
+			rev := slices.Clone(cases)
+			slices.Reverse(rev)
+			return Type{}, shardingTypeErr("select cases must have the same shardings, got [%s].", m.pyShardings(rev))
+		}
+	}
+	if which.shape.Rank() > 0 && !slices.EqualFunc(which.dims, cases[0].dims, slices.Equal) {
+		return Type{}, shardingTypeErr("select `which` must be scalar or have the same sharding as cases, got `which` sharding %s but case sharding %s.",
+			m.pyShardings(in[:1]), m.pyShardings(cases[:1]))
+	}
+	t := cases[0]
+	t.shape = out
+	return t, nil
+}
+
+// pyShardings writes the types' shardings as JAX's messages do: str(NamedSharding), but for
+// the device kind, core count and platform JAX's abstract mesh of a concrete mesh prints,
+// which an abstract mesh does not know.
+func (m *Module) pyShardings(ts []Type) string {
+	s := make([]string, len(ts))
+	for i, t := range ts {
+		s[i] = "NamedSharding(mesh=" + m.typing.abs.String() + ", spec=" + pySpec(t.dims) + ")"
+	}
+	return strings.Join(s, ", ")
+}
+
+// concatRule is JAX's: every operand has one sharding.
+func (m *Module) concatRule(in []Type, out Shape) (Type, error) {
+	for _, a := range in[1:] {
+		if !slices.EqualFunc(a.dims, in[0].dims, slices.Equal) {
+			return Type{}, shardingTypeErr("All operands should have the same sharding. Got shardings %s", m.pyShardings(in))
+		}
+	}
+	for _, a := range in[1:] {
+		if !slices.Equal(a.unreduced, in[0].unreduced) {
+			return Type{}, noUnreduced("concatenate", in)
+		}
+	}
+	t := in[0]
+	t.shape = out
+	return t, nil
+}
+
+// subSpecSize is the number of shards of a dimension sharded over axes.
+func (m *Module) subSpecSize(axes []string) int {
+	n := 1
+	for _, a := range axes {
+		s, _ := m.typing.abs.AxisSize(a)
+		n *= s
+	}
+	return n
+}
+
+// pyShape is a shape as a Python tuple: "(3, 4)", "(8,)".
+func pyShape(dims []int) string {
+	s := make([]string, len(dims))
+	for i, d := range dims {
+		s[i] = strconv.Itoa(d)
+	}
+	if len(s) == 1 {
+		return "(" + s[0] + ",)"
+	}
+	return "(" + strings.Join(s, ", ") + ")"
+}
+
+// varyingShapeRule is JAX's rule for ops whose result may be smaller than the operand
+// (slice): the operand's sharding, where every changed sharded dimension still divides.
+func (m *Module) varyingShapeRule(name string, x Type, out Shape) (Type, error) {
+	allOne := true
+	for _, d := range out.Dims() {
+		allOne = allOne && d == 1
+	}
+	if allOne {
+		return m.typing.replicated(out), noUnreduced(name, []Type{x})
+	}
+	for i := range out.Rank() {
+		if len(x.dims[i]) > 0 && x.shape.Dim(i) != out.Dim(i) && out.Dim(i)%m.subSpecSize(x.dims[i]) != 0 {
+			spec := x.dims[i][0]
+			if len(x.dims[i]) > 1 {
+				spec = pyEntry(x.dims[i])
+			}
+			return Type{}, shardingTypeErr("%s on sharded dims where out dim (%d) is not divisible by mesh axes (%d) with spec (%s) is not implemented. Got input type=%s and output shape=%s",
+				name, out.Dim(i), m.subSpecSize(x.dims[i]), spec, x.short(), pyShape(out.Dims()))
+		}
+	}
+	return x.withShape(out), noUnreduced("slice", []Type{x})
+}
+
+// dotRule is JAX's dot_general rule without an out sharding.
+func (m *Module) dotRule(l, r Type, d DotDims, out Shape) (Type, error) {
+	if len(l.unreduced) > 0 || len(r.unreduced) > 0 {
+		return Type{}, shardingTypeErr("lhs or rhs passed to dot_general cannot be unreduced. Got lhs=ShapedArray(%s) and rhs=ShapedArray(%s)", l, r)
+	}
+	pick := func(t Type, idx []int) [][]string {
+		s := make([][]string, len(idx))
+		for i, j := range idx {
+			s[i] = t.dims[j]
+		}
+		return s
+	}
+	lb, rb := pick(l, d.LhsBatch), pick(r, d.RhsBatch)
+	for i := range lb {
+		if !slices.Equal(lb[i], rb[i]) {
+			return Type{}, shardingTypeErr("dot_general requires lhs batch dimensions and rhs batch dimensions to have the same sharding, got %s and %s.", pyTuple(lb), pyTuple(rb))
+		}
+	}
+	lc, rc := pick(l, d.LhsContracting), pick(r, d.RhsContracting)
+	for i := range lc {
+		if len(lc[i]) > 0 && len(rc[i]) > 0 {
+			return Type{}, shardingTypeErr("Contracting dimensions are sharded and it is ambiguous how the output should be sharded. Please specify the output sharding via the `out_sharding` parameter. Got lhs_contracting_spec=%s and rhs_contracting_spec=%s", pyTuple(lc), pyTuple(rc))
+		}
+	}
+	t := m.typing.replicated(out)
+	t.dims = append(t.dims[:0], lb...)
+	for _, src := range []struct {
+		t    Type
+		skip []int
+	}{{l, append(slices.Clone(d.LhsBatch), d.LhsContracting...)}, {r, append(slices.Clone(d.RhsBatch), d.RhsContracting...)}} {
+		for i, ax := range src.t.dims {
+			if !slices.Contains(src.skip, i) {
+				t.dims = append(t.dims, ax)
+			}
+		}
+	}
+	return t, nil
+}
+
+// reduceRule is JAX's reduction rule: the reduced dimensions leave the spec; a sum keeps its
+// operand's unreduced axes, other reductions refuse them.
+func (m *Module) reduceRule(in []Type, res []Value, p stablehlo.ReduceParams) ([]Type, error) {
+	out := make([]Type, len(res))
+	for i := range res {
+		x := in[i]
+		t := m.typing.replicated(res[i].Shape())
+		t.dims = t.dims[:0]
+		for j, ax := range x.dims {
+			if !slices.Contains(p.Dims, j) {
+				t.dims = append(t.dims, ax)
+			}
+		}
+		if len(x.unreduced) > 0 {
+			if p.Reduction != stablehlo.Sum {
+				return nil, noUnreduced("reduce_"+strings.ToLower(p.Reduction.String()), []Type{x})
+			}
+			t.unreduced = x.unreduced
+		}
+		out[i] = t
+	}
+	return out, nil
+}
+
+// sortRule is JAX's: the operands are unsharded along the sorted dimension and share one
+// sharding.
+func (m *Module) sortRule(in []Type, p stablehlo.SortParams) ([]Type, error) {
+	for _, t := range in {
+		if len(t.dims[p.Dim]) > 0 {
+			return nil, shardingTypeErr("Arguments to sort must be unsharded over the sorting dimension. Got arg sharding=%s and sorting dimension=%d", m.pyShardings([]Type{t}), p.Dim)
+		}
+		if !slices.EqualFunc(t.dims, in[0].dims, slices.Equal) {
+			return nil, shardingTypeErr("Arguments to sort must have equal shardings, got: %s", m.pyShardings(in))
+		}
+	}
+	if err := noUnreduced("sort", in); err != nil {
+		return nil, err
+	}
+	return slices.Clone(in), nil
+}
+
+// outType is the type an op given an out sharding produces, after JAX's checks of it.
+func (m *Module) outType(o *stablehlo.Op, in []Type, s Shape, out OutSharding) (Type, error) {
+	tg := m.typing
+	spec := out.Spec
+	if spec.Len() > s.Rank() {
+		return Type{}, fmt.Errorf("%w: out sharding %v has %d entries for a rank-%d result", ErrSharding, spec, spec.Len(), s.Rank())
+	}
+	for _, ax := range append(spec.UsedAxes(), out.Unreduced...) {
+		if _, ok := tg.abs.AxisSize(ax); !ok {
+			return Type{}, fmt.Errorf("%w: axis %q is not an axis of the mesh %v", ErrUnknownAxis, ax, tg.abs)
+		}
+	}
+	t := tg.replicated(s)
+	for i := range spec.Len() {
+		t.dims[i] = spec.Dim(i).Axes()
+	}
+	t.unreduced = tg.meshOrder(out.Unreduced)
+	if err := checkDuplicates(jaxName(o), in, t); err != nil {
+		return Type{}, err
+	}
+	if sh, err := t.Sharding(); err != nil {
+		return Type{}, fmt.Errorf("%w: %w", ErrSharding, err)
+	} else if err := sh.CheckShape(s.Dims()); err != nil {
+		return Type{}, fmt.Errorf("%w: %w", ErrIndivisible, err)
+	}
+	switch p := o.Params().(type) {
+	case stablehlo.DotDims:
+		l, r := in[0], in[1]
+		if len(l.unreduced) > 0 || len(r.unreduced) > 0 {
+			return Type{}, shardingTypeErr("lhs or rhs passed to dot_general cannot be unreduced. Got lhs=ShapedArray(%s) and rhs=ShapedArray(%s)", l, r)
+		}
+		if len(t.unreduced) > 0 {
+			var lc, rc [][]string
+			var flat []string
+			for i := range p.LhsContracting {
+				lc = append(lc, l.dims[p.LhsContracting[i]])
+				rc = append(rc, r.dims[p.RhsContracting[i]])
+				flat = append(flat, l.dims[p.LhsContracting[i]]...)
+			}
+			if !slices.EqualFunc(lc, rc, slices.Equal) {
+				return Type{}, shardingTypeErr("lhs and rhs contracting dims should be sharded identically when out_sharding provided to dot_general mentions unreduced_axes. Got lhs_contracting_spec=%s, rhs_contracting_spec=%s", pyTuple(lc), pyTuple(rc))
+			}
+			if !slices.Equal(t.unreduced, tg.meshOrder(flat)) || len(flat) != len(t.unreduced) {
+				return Type{}, shardingTypeErr("out_sharding's unreduced axes should be equal to the contracting specs. Got unreduced axes=%s and contracting spec=%s", pySet(t.unreduced), pyTuple(lc))
+			}
+		}
+	case stablehlo.ReduceParams:
+		x := in[0]
+		if len(t.unreduced) > 0 {
+			var summed []string
+			for _, d := range p.Dims {
+				summed = append(summed, x.dims[d]...)
+			}
+			for _, u := range t.unreduced {
+				if !slices.Contains(summed, u) {
+					return Type{}, shardingTypeErr("out_sharding's unreduced axes should be in operand's specs that were reduce_sum over. Got operand=ShapedArray(%s), axes=%s, unreduced_spec=%s", x, pyIntSet(p.Dims), pySet(t.unreduced))
+				}
+			}
+		}
+	default:
+		if len(t.unreduced) > 0 {
+			return Type{}, fmt.Errorf("%w: unreduced/reduced rule for %s is not implemented. Please file an issue at https://github.com/jax-ml/jax/issues", ErrShardingType, jaxName(o))
+		}
+	}
+	return t, nil
+}
+
+// reshapeRule is JAX's reshape rule without an out sharding: a replicated operand stays
+// replicated; adding or removing size-1 dimensions keeps the specs; splitting one dimension
+// spreads its axes over the pieces, merging dimensions keeps the major one's axes when the
+// minor ones are unsharded; anything else asks for an out sharding.
+func (m *Module) reshapeRule(x Type, out Shape) (Type, error) {
+	t := m.typing.replicated(out)
+	t.unreduced = x.unreduced
+	sharded := false
+	for _, d := range x.dims {
+		sharded = sharded || len(d) > 0
+	}
+	if !sharded {
+		return t, nil
+	}
+	fail := func() (Type, error) {
+		return Type{}, shardingTypeErr("This reshape is not supported. Please specify the sharding of the output via the `out_sharding` argument of jax.lax.reshape. Got operand type: %s, new sizes: %s", x, pyShape(out.Dims()))
+	}
+	opShape, newSizes := x.shape.Dims(), out.Dims()
+	var opNon1 []int
+	var opSpec [][]string
+	for i, s := range opShape {
+		if s != 1 {
+			opNon1 = append(opNon1, s)
+			opSpec = append(opSpec, x.dims[i])
+		}
+	}
+	var newNon1 []int
+	for _, s := range newSizes {
+		if s != 1 {
+			newNon1 = append(newNon1, s)
+		}
+	}
+	// place puts the specs of the non-1 result dimensions in order, with the size-1
+	// dimensions keeping the operand's spec where the operand has size 1 at that position.
+	place := func(spec [][]string, keep1 bool) Type {
+		k := 0
+		for i, n := range newSizes {
+			if n == 1 {
+				if keep1 && i < len(opShape) && opShape[i] == 1 {
+					t.dims[i] = x.dims[i]
+				}
+				continue
+			}
+			t.dims[i] = spec[k]
+			k++
+		}
+		return t
+	}
+	if slices.Equal(opNon1, newNon1) {
+		return place(opSpec, false), nil
+	}
+	// splitPartitions spreads the axes tup over the pieces out, as JAX's split_partitions.
+	splitPartitions := func(tup []string, pieces []int) ([][]string, bool) {
+		var parts [][]string
+		k := 0
+		for _, o := range pieces {
+			var dim []string
+			for o > 1 && k < len(tup) {
+				size, _ := m.typing.abs.AxisSize(tup[k])
+				if o%size != 0 {
+					return nil, false
+				}
+				o /= size
+				dim = append(dim, tup[k])
+				k++
+			}
+			parts = append(parts, dim)
+		}
+		return parts, k == len(tup)
+	}
+	if split, groups, err := splitOnOneAxis(opNon1, newNon1); err != nil {
+		return fail()
+	} else if split {
+		var spec [][]string
+		for i, g := range groups {
+			if !isSplitGroup(groups, i) {
+				spec = append(spec, opSpec[i])
+				continue
+			}
+			if len(opSpec[i]) == 0 {
+				spec = append(spec, make([][]string, len(g))...)
+				continue
+			}
+			parts, ok := splitPartitions(opSpec[i], g)
+			if !ok {
+				return fail()
+			}
+			spec = append(spec, parts...)
+		}
+		return place(spec, true), nil
+	}
+	merge, groups, err := splitOnOneAxis(newNon1, opNon1)
+	if err != nil || !merge {
+		return fail()
+	}
+	var spec [][]string
+	k := 0
+	for i, g := range groups {
+		if !isSplitGroup(groups, i) {
+			spec = append(spec, opSpec[k])
+			k++
+			continue
+		}
+		tup := opSpec[k : k+len(g)]
+		k += len(g)
+		var flat []string
+		allNone := true
+		n := len(tup)
+		for n > 0 && len(tup[n-1]) == 0 {
+			n--
+		}
+		for j, e := range tup {
+			if len(e) > 0 {
+				allNone = false
+			} else if j < n {
+				return fail() // an unsharded dimension before a sharded one
+			}
+			flat = append(flat, e...)
+		}
+		if allNone {
+			spec = append(spec, nil)
+			continue
+		}
+		parts, ok := splitPartitions(flat, []int{newNon1[i]})
+		if !ok {
+			return fail()
+		}
+		spec = append(spec, parts...)
+	}
+	return place(spec, true), nil
+}
+
+// splitOnOneAxis is JAX's _split_on_one_axis on shapes without size-1 dimensions: whether
+// new splits exactly one dimension of op into several, and per dimension of op the sizes it
+// becomes. A second split is an error.
+func splitOnOneAxis(op, new []int) (bool, [][]int, error) {
+	if len(new) <= len(op) {
+		return false, nil, nil
+	}
+	var out [][]int
+	i, j, count := 0, 0, 0
+	for j < len(new) {
+		if i >= len(op) {
+			return false, nil, nil
+		}
+		if op[i] == new[j] {
+			out = append(out, []int{op[i]})
+		} else {
+			count++
+			if count > 1 {
+				return false, nil, errReshape
+			}
+			temp := []int{new[j]}
+			prod := new[j]
+			for prod != op[i] {
+				if prod > op[i] || j+1 >= len(new) {
+					return false, nil, nil
+				}
+				j++
+				temp = append(temp, new[j])
+				prod *= new[j]
+			}
+			out = append(out, temp)
+		}
+		i++
+		j++
+	}
+	if len(out) != len(op) {
+		return false, nil, nil
+	}
+	return true, out, nil
+}
+
+var errReshape = fmt.Errorf("reshape splits more than one dimension")
+
+// isSplitGroup reports whether group i of splitOnOneAxis's result is a split (JAX keeps these
+// as lists): more than one piece. A group of one piece equal to its dimension is not.
+func isSplitGroup(groups [][]int, i int) bool { return len(groups[i]) > 1 }

@@ -1,0 +1,223 @@
+package lower_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/gomlx/gopjrt/dtypes"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/xlamesh/xlamesh/lower"
+	"github.com/xlamesh/xlamesh/mesh"
+)
+
+// The rules themselves are checked against JAX by the oracle group "explicit"
+// (internal/oracletest); these tests pin the API around them.
+
+var (
+	explicit24 = withTypes(mesh.MustNew(mesh.SimDevices(8), []int{2, 4}, "X", "Y"), mesh.Explicit, mesh.Explicit)
+	mixed24    = withTypes(mesh.MustNew(mesh.SimDevices(8), []int{2, 4}, "X", "Y"), mesh.Explicit, mesh.Auto)
+)
+
+func withTypes(m mesh.Mesh, types ...mesh.AxisType) mesh.Mesh {
+	r, err := m.WithAxisTypes(types...)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+func xsh(t *testing.T, m mesh.Mesh, entries ...any) mesh.NamedSharding {
+	t.Helper()
+	s, err := mesh.NewNamedSharding(m, mesh.P(entries...))
+	require.NoError(t, err)
+	return s
+}
+
+func f32(dims ...int) lower.Shape { return lower.NewShape(dtypes.Float32, dims...) }
+
+func TestTypeOfWithoutExplicitAxes(t *testing.T) {
+	m := lower.NewModule("f")
+	f := m.Main()
+	x := f.Arg(f32(8, 4), ns("x"))
+	ty := f.TypeOf(f.Neg(x))
+	assert.False(t, ty.Typed())
+	assert.Equal(t, "float32[8,4]", ty.String())
+	assert.Equal(t, 0, ty.Spec().Len())
+	f.Return(x)
+	p, err := m.Build()
+	require.NoError(t, err)
+	assert.NotContains(t, p.Text(), "sdy.sharding_constraint", "an Auto mesh builds as before")
+}
+
+func TestTypeAccessors(t *testing.T) {
+	m := lower.NewModule("f")
+	f := m.Main()
+	x := f.Arg(f32(8, 4), xsh(t, explicit24, nil, "X"))
+	y := f.Arg(f32(4, 16), xsh(t, explicit24, "X"))
+	p := f.DotGeneralOut(x, y, lower.DotDims{LhsContracting: []int{1}, RhsContracting: []int{0}}, lower.Out(mesh.P("Y"), "X"))
+	ty := f.TypeOf(p)
+	assert.True(t, ty.Typed())
+	assert.Equal(t, "float32[8@Y,16]{U:X}", ty.String())
+	assert.Equal(t, []string{"X"}, ty.Unreduced())
+	assert.True(t, ty.Spec().Equal(mesh.P("Y", nil)), ty.Spec().String())
+	assert.True(t, ty.Mesh().Equal(explicit24.Abstract()))
+	assert.True(t, ty.Shape().Equal(f32(8, 16)))
+	s, err := ty.Sharding()
+	require.NoError(t, err)
+	assert.True(t, s.Spec().Equal(mesh.P("Y", nil)))
+	r := f.Reshard(p, xsh(t, explicit24, ([]string{"X", "Y"})))
+	assert.Equal(t, "float32[8@(X,Y),16]", f.TypeOf(r).String())
+	f.Return(r)
+	prog, err := m.Build()
+	require.NoError(t, err)
+	assert.Contains(t, prog.Text(), `sdy.sharding_constraint %0 <@mesh, [{"Y"}, {}], unreduced={"X"}> : tensor<8x16xf32>`)
+	assert.Contains(t, prog.Text(), `-> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"X", "Y"}, {}]>})`)
+	rs, ok := prog.ResultSharding(0)
+	require.True(t, ok)
+	_, err = rs.Mesh()
+	assert.NoError(t, err, "the result's sharding is over the arguments' devices")
+}
+
+// A program without arguments takes its mesh from WithMesh, as JAX's set_mesh.
+func TestWithMeshNoArguments(t *testing.T) {
+	m := lower.NewModule("iota", lower.WithMesh(explicit24.Abstract()))
+	f := m.Main()
+	v := f.IotaOut(lower.NewShape(dtypes.Int32, 8, 4), 0, lower.Out(mesh.P("X", "Y")))
+	assert.Equal(t, "int32[8@X,4@Y]", f.TypeOf(v).String())
+	w := f.Iota(lower.NewShape(dtypes.Int32, 8), 0)
+	assert.Equal(t, "int32[8]", f.TypeOf(w).String())
+	f.Return(v)
+	p, err := m.Build()
+	require.NoError(t, err)
+	assert.Contains(t, p.Text(), `sdy.sharding_constraint %0 <@mesh, [{"X"}, {"Y"}]> : tensor<8x4xi32>`)
+	assert.Equal(t, 8, p.NumPartitions())
+}
+
+func TestGSPMDChecksTypesWithoutConstraints(t *testing.T) {
+	m := lower.NewModule("f", lower.WithPartitioner(lower.GSPMD))
+	f := m.Main()
+	x := f.Arg(f32(8, 4), xsh(t, explicit24, "X"))
+	n := f.Neg(x)
+	assert.Equal(t, "float32[8@X,4]", f.TypeOf(n).String())
+	f.Return(n)
+	p, err := m.Build()
+	require.NoError(t, err)
+	assert.NotContains(t, p.Text(), "Sharding")
+}
+
+func TestMixedMeshConstraintMergesExplicitAxes(t *testing.T) {
+	m := lower.NewModule("f")
+	f := m.Main()
+	x := f.Arg(f32(8, 4), xsh(t, mixed24, "X"))
+	c := f.ShardingConstraint(x, xsh(t, mixed24, nil, "Y"))
+	assert.Equal(t, "float32[8@X,4]", f.TypeOf(c).String())
+	f.Return(c)
+	f.ShardResults(xsh(t, mixed24))
+	p, err := m.Build()
+	require.NoError(t, err)
+	assert.Contains(t, p.Text(), `sdy.sharding_constraint %arg0 <@mesh, [{"X"}, {"Y"}]>`)
+}
+
+func TestTypedErrors(t *testing.T) {
+	dot := lower.DotDims{LhsContracting: []int{1}, RhsContracting: []int{0}}
+	other := withTypes(mesh.MustNew(mesh.SimDevices(8), []int{4, 2}, "X", "Y"), mesh.Explicit, mesh.Explicit)
+	tests := []struct {
+		name     string
+		opts     []lower.Option
+		build    func(f *lower.Function)
+		sentinel []error
+		msg      string // a part of the error
+	}{
+		{"reshard without explicit axes", nil, func(f *lower.Function) {
+			x := f.Arg(f32(8), ns("x"))
+			f.Return(f.Reshard(x, ns("x")))
+		}, []error{lower.ErrSharding}, "reshard: operand 0 (%arg0): invalid sharding: Reshard needs a mesh with Explicit axes"},
+		{"reshard to None", nil, func(f *lower.Function) {
+			x := f.Arg(f32(8), xsh(t, explicit24, "X"))
+			f.Return(f.Reshard(x, mesh.NamedSharding{}))
+		}, []error{lower.ErrShardingType}, "Reshard should only be used with out_shardings which are non-None and have a non-empty mesh. Got sharding None"},
+		{"reshard to another mesh", nil, func(f *lower.Function) {
+			x := f.Arg(f32(8), xsh(t, explicit24, "X"))
+			f.Return(f.Reshard(x, xsh(t, other, "X")))
+		}, []error{lower.ErrMeshMismatch}, "is not the module's mesh"},
+		{"reshard indivisible", nil, func(f *lower.Function) {
+			x := f.Arg(f32(6), xsh(t, explicit24))
+			f.Return(f.Reshard(x, xsh(t, explicit24, "Y")))
+		}, []error{lower.ErrSharding}, "reshard"},
+		{"out sharding without explicit axes", nil, func(f *lower.Function) {
+			x := f.Arg(f32(8, 4))
+			f.Return(f.DotGeneralOut(x, f.Transpose(x, 1, 0), dot, lower.Out(mesh.P())))
+		}, []error{lower.ErrSharding}, "an out sharding needs a mesh with Explicit axes"},
+		{"out sharding over an unknown axis", nil, func(f *lower.Function) {
+			x := f.Arg(f32(8), xsh(t, explicit24, "X"))
+			f.Return(f.ReshapeOut(x, lower.Out(mesh.P("Z")), 2, 4))
+		}, []error{lower.ErrUnknownAxis}, `axis "Z" is not an axis of the mesh`},
+		{"out sharding indivisible", nil, func(f *lower.Function) {
+			x := f.Arg(f32(8), xsh(t, explicit24, "X"))
+			f.Return(f.ReshapeOut(x, lower.Out(mesh.P(nil, "Y")), 4, 2))
+		}, []error{lower.ErrIndivisible}, "reshape"},
+		{"unreduced on an op without a partial sum", nil, func(f *lower.Function) {
+			x := f.Arg(f32(8), xsh(t, explicit24, "X"))
+			f.Return(f.ReshapeOut(x, lower.Out(mesh.P("X"), "Y"), 2, 4))
+		}, []error{lower.ErrShardingType}, "unreduced/reduced rule for reshape is not implemented"},
+		{"op without a rule", nil, func(f *lower.Function) {
+			x := f.Arg(f32(8), xsh(t, explicit24, "X"))
+			f.Return(f.Pad(x, f.Constant(float32(0)), []int{1}, []int{1}, []int{0}))
+		}, []error{lower.ErrShardingType}, "pad: sharding type error: sharding rule for pad is not implemented"},
+		{"arguments on two meshes", []lower.Option{lower.WithMultipleMeshes()}, func(f *lower.Function) {
+			x := f.Arg(f32(8), xsh(t, explicit24, "X"))
+			y := f.Arg(f32(8), xsh(t, other, "X"))
+			f.Return(f.Add(x, y))
+		}, []error{lower.ErrMeshMismatch, lower.ErrShardingType}, "Mesh for all inputs should be equal"},
+		{"assertion fails", nil, func(f *lower.Function) {
+			x := f.Arg(f32(8, 4), xsh(t, explicit24, "X", "Y"))
+			f.Return(f.ShardingConstraint(x, xsh(t, explicit24, "Y")))
+		}, []error{lower.ErrShardingType}, "The array sharding: P('X', 'Y') did not match the sharding provided: P('Y',)."},
+		{"unconstrained explicit dimension on a mixed mesh", nil, func(f *lower.Function) {
+			x := f.Arg(f32(8, 4), xsh(t, mixed24, "X"))
+			f.Return(f.ShardingConstraint(x, xsh(t, mixed24, mesh.Unconstrained)))
+		}, []error{lower.ErrSharding}, "cannot be left unconstrained"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := lower.NewModule("f", tc.opts...)
+			tc.build(m.Main())
+			_, err := m.Build()
+			require.Error(t, err)
+			for _, s := range tc.sentinel {
+				assert.True(t, errors.Is(err, s), "%v does not wrap %v", err, s)
+			}
+			assert.True(t, strings.Contains(err.Error(), tc.msg), "%q lacks %q", err, tc.msg)
+			var oe *lower.OpError
+			assert.True(t, errors.As(err, &oe))
+		})
+	}
+}
+
+// The operands of an elementwise op are constrained to its result's sharding first, then
+// moved behind the constraints: the printed module defines every value before its use.
+func TestOperandsConstrainedBeforeTheOp(t *testing.T) {
+	m := lower.NewModule("f")
+	f := m.Main()
+	x := f.Arg(f32(8, 4), xsh(t, explicit24, "X"))
+	y := f.Arg(f32(8, 4), xsh(t, explicit24, nil, "Y"))
+	s := f.Add(x, y)
+	f.Return(s)
+	p, err := m.Build()
+	require.NoError(t, err)
+	want := []string{
+		`%0 = sdy.sharding_constraint %arg0 <@mesh, [{"X"}, {"Y"}]>`,
+		`%1 = sdy.sharding_constraint %arg1 <@mesh, [{"X"}, {"Y"}]>`,
+		`%2 = "stablehlo.add"(%0, %1)`,
+		`%3 = sdy.sharding_constraint %2 <@mesh, [{"X"}, {"Y"}]>`,
+	}
+	text := p.Text()
+	at := 0
+	for _, w := range want {
+		i := strings.Index(text[at:], w)
+		require.GreaterOrEqual(t, i, 0, "%q not in order in\n%s", w, text)
+		at += i
+	}
+}

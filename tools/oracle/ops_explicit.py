@@ -1,0 +1,290 @@
+"""Oracle group explicit: JAX's sharding in types (Explicit mesh axes), op by op.
+
+Each case jits a function of lax ops on fixed global inputs placed with
+jax.device_put(x, NamedSharding(mesh, spec)) on a mesh of the 8 CPU devices (2x4
+("X", "Y"), all axes Explicit as jax.make_mesh gives them since JAX 0.9, unless the
+case's mesh says otherwise). It records:
+
+- types: jax.typeof of the values the function hands to probe(), in order;
+- constraints: the shardings of the `sdy.sharding_constraint` ops of the lowered
+  module, in order, and the `sdy.sharding` of @main's arguments and results;
+- outputs: the results of running it;
+- or the error JAX raises while tracing (class and message).
+
+internal/oracletest/ops_explicit_test.go builds the same ops with package lower on the
+same mesh (each case's Go body is named there) and compares all four. The functions
+use lax ops one to one with lower's builder (no Python scalars, which JAX would
+broadcast with a constraint of their own). Tensor format as in ops_data.py; specs
+are lists of None, "axis" or ["a", "b"].
+"""
+
+import re
+
+import jax
+import numpy as np
+from jax import lax
+from jax.sharding import AxisType, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from opsutil import tensor
+
+GROUP = "explicit"
+MESH = {"shape": [2, 4], "names": ["X", "Y"], "types": ["Explicit", "Explicit"]}
+MIXED = {"shape": [2, 4], "names": ["X", "Y"], "types": ["Explicit", "Auto"]}
+
+CASES = []
+PROBES = []
+
+
+def probe(x):
+    PROBES.append(str(jax.typeof(x)))
+    return x
+
+
+def f32(*shape):
+    n = int(np.prod(shape))
+    return (np.arange(n, dtype=np.float32) - n // 3).reshape(shape)
+
+
+def spec(s):
+    return P(*[tuple(e) if isinstance(e, list) else e for e in s])
+
+
+def case(name, expr, fn, args, error=False, mesh=None):
+    """args: [(array, spec)]."""
+    CASES.append(dict(name=name, jax=expr, fn=fn, args=args, error=error, mesh=mesh or MESH))
+
+
+def make(m):
+    types = tuple(getattr(AxisType, t) for t in m["types"])
+    return jax.make_mesh(tuple(m["shape"]), tuple(m["names"]), axis_types=types)
+
+
+DOT = (((1,), (0,)), ((), ()))
+BDOT = (((2,), (1,)), ((0,), (0,)))
+
+# Elementwise: broadcasting_sharding_rule.
+case("add_same", "lax.add(x, y), both P('X', 'Y')", lambda x, y: probe(lax.add(x, y)),
+     [(f32(8, 4), ["X", "Y"]), (f32(8, 4), ["X", "Y"])])
+case("add_one_sharded", "lax.add(x, y), P('X') + P()", lambda x, y: probe(lax.add(x, y)),
+     [(f32(8, 4), ["X", None]), (f32(8, 4), [])])
+case("add_two_dims", "lax.add(x, y), P('X') + P(None, 'Y')", lambda x, y: probe(lax.add(x, y)),
+     [(f32(8, 4), ["X", None]), (f32(8, 4), [None, "Y"])])
+case("add_incompatible", "lax.add(x, y), P('X') + P('Y')", lambda x, y: probe(lax.add(x, y)),
+     [(f32(8, 8), ["X", None]), (f32(8, 8), ["Y", None])], error=True)
+case("add_illegal_result", "lax.add(x, y), P('X') + P(None, 'X')", lambda x, y: probe(lax.add(x, y)),
+     [(f32(4, 4), ["X", None]), (f32(4, 4), [None, "X"])], error=True)
+case("sub_multi_axis", "lax.sub(x, y), P(('X', 'Y')) - P()", lambda x, y: probe(lax.sub(x, y)),
+     [(f32(16, 2), [["X", "Y"]]), (f32(16, 2), [])])
+case("mul_chain", "lax.mul(lax.mul(x, y), x)", lambda x, y: probe(lax.mul(probe(lax.mul(x, y)), x)),
+     [(f32(8, 4), ["X", None]), (f32(8, 4), [None, "Y"])])
+case("max_min", "lax.min(lax.max(x, y), y)", lambda x, y: probe(lax.min(probe(lax.max(x, y)), y)),
+     [(f32(8, 4), [None, "Y"]), (f32(8, 4), [])])
+case("neg_exp", "lax.exp(lax.neg(x))", lambda x: probe(lax.exp(probe(lax.neg(x)))), [(f32(8, 4) / 8, ["X", "Y"])])
+case("abs", "lax.abs(x)", lambda x: probe(lax.abs(x)), [(f32(8, 4), [None, "Y"])])
+case("convert", "lax.convert_element_type(x, int32)", lambda x: probe(lax.convert_element_type(x, np.int32)),
+     [(f32(8, 4), ["X", "Y"])])
+case("compare_select", "lax.select(x > y, x, y)", lambda x, y: probe(lax.select(probe(lax.gt(x, y)), x, y)),
+     [(f32(8, 4), ["X", None]), (f32(8, 4)[::-1].copy(), ["X", None])])
+case("select_mismatch", "lax.select(p, x, y) with x P('X'), y P(None, 'Y')",
+     lambda x, y: probe(lax.select(lax.gt(x, x), x, y)),
+     [(f32(8, 4), ["X", None]), (f32(8, 4), [None, "Y"])], error=True)
+case("broadcast_then_add", "lax.broadcast_in_dim(a, (4, 8), (0, 1)) + lax.broadcast_in_dim(b, (4, 8), (0, 1))",
+     lambda a, b: probe(lax.add(probe(lax.broadcast_in_dim(a, (4, 8), (0, 1))),
+                                probe(lax.broadcast_in_dim(b, (4, 8), (0, 1))))),
+     [(f32(4, 1), ["X", None]), (f32(1, 8), [None, "Y"])])
+
+# dot_general.
+case("dot_free", "lax.dot_general(x, y) [8@X,4]·[4,16@Y]", lambda x, y: probe(lax.dot_general(x, y, DOT)),
+     [(f32(8, 4), ["X", None]), (f32(4, 16), [None, "Y"])])
+case("dot_contract_one_side", "lax.dot_general(x, y) [8,4@X]·[4,16]", lambda x, y: probe(lax.dot_general(x, y, DOT)),
+     [(f32(8, 4), [None, "X"]), (f32(4, 16), [])])
+case("dot_contract_rhs_side", "lax.dot_general(x, y) [8@Y,4]·[4@X,16]", lambda x, y: probe(lax.dot_general(x, y, DOT)),
+     [(f32(8, 4), ["Y", None]), (f32(4, 16), ["X", None])])
+case("dot_contract_both", "lax.dot_general(x, y) [8,4@X]·[4@X,16]", lambda x, y: probe(lax.dot_general(x, y, DOT)),
+     [(f32(8, 4), [None, "X"]), (f32(4, 16), ["X", None])], error=True)
+case("dot_contract_both_out", "lax.dot_general(x, y, out_sharding=P('X', None))",
+     lambda x, y: probe(lax.dot_general(x, y, DOT, out_sharding=P("X", None))),
+     [(f32(8, 4), [None, "X"]), (f32(4, 16), ["X", None])])
+case("dot_contract_xy", "lax.dot_general(x, y) [8,4@X]·[4@Y,16]", lambda x, y: probe(lax.dot_general(x, y, DOT)),
+     [(f32(8, 4), [None, "X"]), (f32(4, 16), ["Y", None])], error=True)
+case("dot_illegal_result", "lax.dot_general(x, y) [8@X,4]·[4,16@X]", lambda x, y: probe(lax.dot_general(x, y, DOT)),
+     [(f32(8, 4), ["X", None]), (f32(4, 16), [None, "X"])], error=True)
+case("dot_batch", "lax.dot_general(x, y) [2@X,8,4]·[2@X,4,16@Y]", lambda x, y: probe(lax.dot_general(x, y, BDOT)),
+     [(f32(2, 8, 4), ["X", None, None]), (f32(2, 4, 16), ["X", None, "Y"])])
+case("dot_batch_mismatch", "lax.dot_general(x, y) [2@X,8,4]·[2,4,16]", lambda x, y: probe(lax.dot_general(x, y, BDOT)),
+     [(f32(2, 8, 4), ["X", None, None]), (f32(2, 4, 16), [])], error=True)
+case("dot_unreduced", "lax.dot_general(x, y, out_sharding=P(None, None, unreduced={'X'})), then reshard to P()",
+     lambda x, y: probe(jax.sharding.reshard(
+         probe(lax.dot_general(x, y, DOT, out_sharding=P(None, None, unreduced={"X"}))), P())),
+     [(f32(8, 4), [None, "X"]), (f32(4, 16), ["X", None])])
+case("dot_unreduced_wrong_axes", "lax.dot_general(x, y, out_sharding=P(None, None, unreduced={'Y'})), contracting on X",
+     lambda x, y: probe(lax.dot_general(x, y, DOT, out_sharding=P(None, None, unreduced={"Y"}))),
+     [(f32(8, 4), [None, "X"]), (f32(4, 16), ["X", None])], error=True)
+case("dot_unreduced_input", "lax.dot_general of an unreduced value",
+     lambda x, y, z: probe(lax.dot_general(lax.dot_general(x, y, DOT, out_sharding=P(None, None, unreduced={"X"})),
+                                           z, DOT)),
+     [(f32(8, 4), [None, "X"]), (f32(4, 16), ["X", None]), (f32(16, 2), [])], error=True)
+
+# Unreduced elementwise.
+def partial_sum(x, y):
+    return lax.dot_general(x, y, DOT, out_sharding=P(None, None, unreduced={"X"}))
+
+
+case("add_unreduced", "partial sums added, then resharded to P('Y')",
+     lambda x, y: probe(jax.sharding.reshard(probe(lax.add(partial_sum(x, y), partial_sum(x, y))), P("Y"))),
+     [(f32(8, 4), [None, "X"]), (f32(4, 16), ["X", None])])
+case("add_unreduced_one_side", "a partial sum plus a reduced value",
+     lambda x, y: probe(lax.add(partial_sum(x, y), lax.dot_general(x, y, DOT, out_sharding=P(None, None)))),
+     [(f32(8, 4), [None, "X"]), (f32(4, 16), ["X", None])], error=True)
+case("mul_unreduced_both", "two partial sums multiplied",
+     lambda x, y: probe(lax.mul(partial_sum(x, y), partial_sum(x, y))),
+     [(f32(8, 4), [None, "X"]), (f32(4, 16), ["X", None])], error=True)
+case("exp_unreduced", "lax.exp of a partial sum",
+     lambda x, y: probe(lax.exp(partial_sum(x, y))),
+     [(f32(8, 4), [None, "X"]), (f32(4, 16), ["X", None])], error=True)
+case("sum_unreduced", "lax.reduce_sum of a partial sum keeps it unreduced (JAX 0.12), then reshard",
+     lambda x, y: probe(jax.sharding.reshard(probe(lax.reduce_sum(partial_sum(x, y), (0,))), P())),
+     [(f32(8, 4), [None, "X"]), (f32(4, 16), ["X", None])])
+
+# Reductions.
+case("sum_sharded_dim", "lax.reduce_sum(x, (0,)) of [8@X,4@Y]", lambda x: probe(lax.reduce_sum(x, (0,))),
+     [(f32(8, 4), ["X", "Y"])])
+case("max_dim1", "lax.reduce_max(x, (1,)) of [8@X,4@Y]", lambda x: probe(lax.reduce_max(x, (1,))),
+     [(f32(8, 4), ["X", "Y"])])
+case("sum_all", "lax.reduce_sum(x, (0, 1))", lambda x: probe(lax.reduce_sum(x, (0, 1))), [(f32(8, 4), ["X", "Y"])])
+case("min_3d", "lax.reduce_min(x, (1,)) of [2@X,4,8@Y]", lambda x: probe(lax.reduce_min(x, (1,))),
+     [(f32(2, 4, 8), ["X", None, "Y"])])
+case("sum_out_unreduced", "lax.reduce_sum(x, (0,), out_sharding=P('Y', unreduced={'X'})), then reshard to P('Y')",
+     lambda x: probe(jax.sharding.reshard(probe(lax.reduce_sum(x, (0,), out_sharding=P("Y", unreduced={"X"}))), P("Y"))),
+     [(f32(8, 4), ["X", "Y"])])
+case("sum_out_unreduced_wrong", "lax.reduce_sum(x, (0,), out_sharding=P(None, unreduced={'Y'}))",
+     lambda x: probe(lax.reduce_sum(x, (0,), out_sharding=P(None, unreduced={"Y"}))),
+     [(f32(8, 4), ["X", None])], error=True)
+
+# Shape ops.
+case("transpose", "lax.transpose(x, (1, 0))", lambda x: probe(lax.transpose(x, (1, 0))), [(f32(8, 4), ["X", "Y"])])
+case("transpose_3d", "lax.transpose(x, (2, 0, 1))", lambda x: probe(lax.transpose(x, (2, 0, 1))),
+     [(f32(2, 3, 8), ["X", None, "Y"])])
+case("broadcast_new_dim", "lax.broadcast_in_dim(x, (3, 4), (1,))", lambda x: probe(lax.broadcast_in_dim(x, (3, 4), (1,))),
+     [(f32(4), ["Y"])])
+case("broadcast_keep", "lax.broadcast_in_dim(x, (8, 2, 4), (0, 2))",
+     lambda x: probe(lax.broadcast_in_dim(x, (8, 2, 4), (0, 2))), [(f32(8, 4), ["X", "Y"])])
+case("reshape_split", "lax.reshape(x, (2, 4)) of [8@X]", lambda x: probe(lax.reshape(x, (2, 4))), [(f32(8), ["X"])])
+case("reshape_split_two_axes", "lax.reshape(x, (2, 8)) of [16@(X,Y)]", lambda x: probe(lax.reshape(x, (2, 8))),
+     [(f32(16), [["X", "Y"]])])
+case("reshape_split_minor", "lax.reshape(x, (2, 4, 4)) of [8@X,4@Y]", lambda x: probe(lax.reshape(x, (2, 4, 4))),
+     [(f32(8, 4), ["X", "Y"])])
+case("reshape_split_indivisible", "lax.reshape(x, (2, 4)) of [8@Y]", lambda x: probe(lax.reshape(x, (2, 4))),
+     [(f32(8), ["Y"])], error=True)
+case("reshape_merge", "lax.reshape(x, (16,)) of [4@X,4]", lambda x: probe(lax.reshape(x, (16,))), [(f32(4, 4), ["X", None])])
+case("reshape_merge_both", "lax.reshape(x, (32,)) of [8@X,4@Y]", lambda x: probe(lax.reshape(x, (32,))),
+     [(f32(8, 4), ["X", "Y"])])
+case("reshape_merge_minor", "lax.reshape(x, (16,)) of [4,4@X]", lambda x: probe(lax.reshape(x, (16,))),
+     [(f32(4, 4), [None, "X"])], error=True)
+case("reshape_add_one", "lax.reshape(x, (8, 1, 4))", lambda x: probe(lax.reshape(x, (8, 1, 4))), [(f32(8, 4), ["X", "Y"])])
+case("reshape_drop_one", "lax.reshape(x, (8, 4)) of [8@X,1,4@Y]", lambda x: probe(lax.reshape(x, (8, 4))),
+     [(f32(8, 1, 4), ["X", None, "Y"])])
+case("reshape_replicated", "lax.reshape(x, (4, 8))", lambda x: probe(lax.reshape(x, (4, 8))), [(f32(8, 4), [])])
+case("reshape_two_splits", "lax.reshape(x, (2, 4, 2, 2)) of [8@X,4]", lambda x: probe(lax.reshape(x, (2, 4, 2, 2))),
+     [(f32(8, 4), ["X", None])], error=True)
+case("reshape_out", "lax.reshape(x, (2, 4), out_sharding=P(None, 'Y'))",
+     lambda x: probe(lax.reshape(x, (2, 4), out_sharding=P(None, "Y"))), [(f32(8), ["Y"])])
+case("slice_even", "lax.slice(x, (0, 0), (4, 4))", lambda x: probe(lax.slice(x, (0, 0), (4, 4))), [(f32(8, 4), ["X", "Y"])])
+case("slice_unsharded_dim", "lax.slice(x, (0, 1), (8, 3)) of [8@X,4]", lambda x: probe(lax.slice(x, (0, 1), (8, 3))),
+     [(f32(8, 4), ["X", None])])
+case("slice_indivisible", "lax.slice(x, (0, 0), (3, 4)) of [8@X,4]", lambda x: probe(lax.slice(x, (0, 0), (3, 4))),
+     [(f32(8, 4), ["X", None])], error=True)
+case("slice_to_one", "lax.slice(x, (2, 1), (3, 2)) of [8@X,4@Y]", lambda x: probe(lax.slice(x, (2, 1), (3, 2))),
+     [(f32(8, 4), ["X", "Y"])])
+case("concat_same", "lax.concatenate([x, y], 1)", lambda x, y: probe(lax.concatenate([x, y], 1)),
+     [(f32(8, 4), ["X", None]), (f32(8, 4), ["X", None])])
+case("concat_mismatch", "lax.concatenate([x, y], 0), P('X') and P()", lambda x, y: probe(lax.concatenate([x, y], 0)),
+     [(f32(8, 4), ["X", None]), (f32(8, 4), [])], error=True)
+case("rev", "lax.rev(x, (0,))", lambda x: probe(lax.rev(x, (0,))), [(f32(8, 4), ["X", "Y"])])
+case("sort_unsharded_dim", "lax.sort(x, dimension=1) of [8@X,4]", lambda x: probe(lax.sort(x, dimension=1)),
+     [(f32(8, 4)[:, ::-1].copy(), ["X", None])])
+case("sort_sharded_dim", "lax.sort(x, dimension=0) of [8@X,4]", lambda x: probe(lax.sort(x, dimension=0)),
+     [(f32(8, 4), ["X", None])], error=True)
+case("cumsum_unsharded_dim", "lax.cumsum(x, axis=1) of [8@X,4]", lambda x: probe(lax.cumsum(x, axis=1)),
+     [(f32(8, 4), ["X", None])])
+case("cumsum_sharded_dim", "lax.cumsum(x, axis=0) of [8@X,4@Y]", lambda x: probe(lax.cumsum(x, axis=0)),
+     [(f32(8, 4), ["X", "Y"])], error=True)
+case("iota_replicated", "lax.broadcasted_iota(float32, (8, 4), 0) + x",
+     lambda x: probe(lax.add(probe(lax.broadcasted_iota(np.float32, (8, 4), 0)), x)), [(f32(8, 4), ["X", None])])
+case("iota_out", "lax.broadcasted_iota(float32, (8, 4), 1, out_sharding=P('X', 'Y')) + x",
+     lambda x: probe(lax.add(probe(lax.broadcasted_iota(np.float32, (8, 4), 1, out_sharding=P("X", "Y"))), x)),
+     [(f32(8, 4), [])])
+
+# reshard and with_sharding_constraint.
+case("reshard", "jax.sharding.reshard(x, P('Y', 'X'))", lambda x: probe(jax.sharding.reshard(x, P("Y", "X"))),
+     [(f32(8, 4), ["X", "Y"])])
+case("reshard_short_spec", "jax.sharding.reshard(x, P('Y'))", lambda x: probe(jax.sharding.reshard(x, P("Y"))),
+     [(f32(8, 4), ["X", None])])
+case("reshard_then_dot", "dot of x resharded to P(None, None) (out of a both-sharded contraction)",
+     lambda x, y: probe(lax.dot_general(probe(jax.sharding.reshard(x, P())), y, DOT)),
+     [(f32(8, 4), [None, "X"]), (f32(4, 16), ["X", None])])
+case("wsc_assert_match", "jax.lax.with_sharding_constraint(x, P('X', 'Y')) on an all-Explicit mesh (no op)",
+     lambda x: probe(lax.neg(jax.lax.with_sharding_constraint(x, P("X", "Y")))), [(f32(8, 4), ["X", "Y"])])
+case("wsc_assert_mismatch", "jax.lax.with_sharding_constraint(x, P('Y', None)) of [8@X,4@Y]",
+     lambda x: probe(jax.lax.with_sharding_constraint(x, P("Y", None))), [(f32(8, 4), ["X", "Y"])], error=True)
+
+# A mesh with an Auto axis: types hold the Explicit axes only; constraints are open.
+case("mixed_type", "lax.mul(x, x) of P('X', 'Y'), Y Auto", lambda x: probe(lax.mul(probe(x), x)),
+     [(f32(8, 4), ["X", "Y"])], mesh=MIXED)
+case("mixed_unused_explicit", "lax.neg(x) of P(None, 'Y'), Y Auto (X replicated)", lambda x: probe(lax.neg(probe(x))),
+     [(f32(8, 4), [None, "Y"])], mesh=MIXED)
+case("mixed_dot", "lax.dot_general(x, y), X Explicit, Y Auto", lambda x, y: probe(lax.dot_general(x, y, DOT)),
+     [(f32(8, 4), ["X", None]), (f32(4, 16), [None, "Y"])], mesh=MIXED)
+case("mixed_wsc_auto", "with_sharding_constraint(x, P(None, 'Y')), Y Auto",
+     lambda x: probe(lax.neg(jax.lax.with_sharding_constraint(x, P(None, "Y")))), [(f32(8, 4), ["X", None])], mesh=MIXED)
+case("mixed_wsc_explicit", "with_sharding_constraint(x, P('X')), X Explicit: refused",
+     lambda x: probe(jax.lax.with_sharding_constraint(x, P("X"))), [(f32(8, 4), ["X", None])], mesh=MIXED, error=True)
+
+
+# JAX 0.12 ends some errors with the caller's file and line (as in generate.py).
+AT_SOURCE = re.compile(r" This error occurs at source: .*$", re.S)
+# The constraints of @main's body (indented 4), not those inside regions such as sort's
+# comparator, whose ops lower builds differently.
+CONSTRAINT = re.compile(r"^    %[\w#]+ = sdy\.sharding_constraint %[\w#]+ (<@.*?>) :", re.M)
+ARG = re.compile(r"%arg\d+: tensor<[^>]*> \{[^}]*?sdy\.sharding = #sdy\.sharding(<@[^>]*>)")
+RESULT = re.compile(r"-> \((.*)\) \{\n")
+
+
+def entries(text):
+    head = text[text.index("func.func public @main"):]
+    head = head[:head.index("{\n") + 2]
+    sig, res = head.split(") -> ", 1) if ") -> " in head else (head, "")
+    args = ARG.findall(sig + " ")
+    results = re.findall(r"sdy\.sharding = #sdy\.sharding(<@[^>]*>)", res)
+    return args, results
+
+
+def generate():
+    out = []
+    for c in CASES:
+        m = make(c["mesh"])
+        rec = {"name": c["name"], "jax": c["jax"], "mesh": c["mesh"], "expect_error": c["error"],
+               "inputs": [tensor(a) for a, _ in c["args"]], "specs": [s for _, s in c["args"]]}
+        PROBES.clear()
+        try:
+            with jax.set_mesh(m):
+                args = [jax.device_put(a, NamedSharding(m, spec(s))) for a, s in c["args"]]
+                rec["arg_types"] = [str(jax.typeof(a)) for a in args]
+                lowered = jax.jit(c["fn"]).lower(*args)
+                rec["types"] = list(PROBES)
+                text = lowered.as_text()
+                rec["constraints"] = CONSTRAINT.findall(text)
+                rec["arg_shardings"], rec["result_shardings"] = entries(text)
+                outs = jax.jit(c["fn"])(*args)
+            if not isinstance(outs, (tuple, list)):
+                outs = (outs,)
+            rec["outputs"] = [tensor(o) for o in outs]
+            if c["error"]:
+                raise ValueError("explicit: case %s: JAX raised no error" % c["name"])
+        except Exception as e:  # noqa: BLE001 - JAX's error is the answer
+            if not c["error"]:
+                raise
+            rec["error"] = {"class": type(e).__name__, "message": AT_SOURCE.sub("", str(e))}
+        out.append(rec)
+    return out
