@@ -80,6 +80,42 @@ func WithContribution(fn func(b *Backward, primal, ct Value, from *stablehlo.Op)
 	return func(c *config) { c.contribution = fn }
 }
 
+// ContributionKey is the stablehlo.Module context key of a module's own contribution
+// function (a func(b *Backward, primal, ct Value, from *stablehlo.Op) Value): every walk in
+// the module passes each cotangent contribution through it, after the walk's
+// WithContribution. Package lower sets one on modules with sharding in types, giving each
+// contribution its primal value's sharding type, as JAX's cotangents have their primals'.
+type ContributionKey struct{}
+
+// transposingKey is the stablehlo.Module context key under which a walk counts the rules
+// running now (an *int).
+type transposingKey struct{}
+
+// Transposing reports whether a transpose rule is running in f's module: the ops being added
+// compute cotangents. Package lower's sharding in types reads it, resolving as JAX's transpose
+// rules do (with the primal's sharding) what its op rules would refuse for want of an out
+// sharding.
+func Transposing(f *stablehlo.Function) bool {
+	if f == nil {
+		return false
+	}
+	n, ok := f.Module().Context(transposingKey{}).(*int)
+	return ok && *n > 0
+}
+
+// transposing runs rule on op with the module marked as transposing.
+func transposing(b *Backward, rule Rule, op *stablehlo.Op, cts []Value) []Value {
+	m := b.f.Module()
+	n, ok := m.Context(transposingKey{}).(*int)
+	if !ok {
+		n = new(int)
+		m.SetContext(transposingKey{}, n)
+	}
+	*n++
+	defer func() { *n-- }()
+	return rule(b, op, cts)
+}
+
 // Backward is the state of one reverse walk, handed to rules: the function that receives
 // the backward ops and which values the walk differentiates.
 type Backward struct {
@@ -267,7 +303,7 @@ func run(f *stablehlo.Function, cfg *config, ops []*stablehlo.Op, outputs, wrt, 
 			b.Fail(op, "no transpose rule for %s", op.Name())
 			return res
 		}
-		ocs := rule(b, op, rcts)
+		ocs := transposing(b, rule, op, rcts)
 		if f.Failed() {
 			return res
 		}
@@ -282,6 +318,12 @@ func run(f *stablehlo.Function, cfg *config, ops []*stablehlo.Op, outputs, wrt, 
 			}
 			if cfg.contribution != nil {
 				c = cfg.contribution(b, v, c, op)
+				if f.Failed() {
+					return res
+				}
+			}
+			if mc, ok := f.Module().Context(ContributionKey{}).(func(b *Backward, primal, ct Value, from *stablehlo.Op) Value); ok {
+				c = mc(b, v, c, op)
 				if f.Failed() {
 					return res
 				}

@@ -285,6 +285,9 @@ func (f *Function) lowerNow(m mesh.Abstract, args []ArgType) (prog *lower.Progra
 	shardings := make([]mesh.NamedSharding, len(results))
 	for i, r := range results {
 		spec := unconstrained(r.Shape().Rank())
+		if t := main.TypeOf(r); t.Typed() && !slices.Contains(m.AxisTypes(), mesh.Auto) {
+			spec = t.Spec() // sharding in types on a mesh of Explicit axes: the type is the layout
+		}
 		if i < len(f.opt.out) {
 			spec = f.opt.out[i]
 		}

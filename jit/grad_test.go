@@ -60,3 +60,61 @@ func TestValueAndGradErrors(t *testing.T) {
 		})
 	}
 }
+
+// On a mesh of Explicit axes the results' types are their layouts: without OutSpecs,
+// ValueAndGrad's gradients come back with their parameters' shardings, and the values are
+// those of the same program on an Auto mesh.
+func TestValueAndGradExplicit(t *testing.T) {
+	c := pjrttest.Client(t)
+	pjrttest.NeedDevices(t, 8)
+	dot := lower.DotDims{LhsContracting: []int{1}, RhsContracting: []int{0}}
+	run := func(typ mesh.AxisType) []*jit.Array {
+		m, err := mesh.New(jit.Devices(c)[:8], []int{2, 4}, "X", "Y")
+		require.NoError(t, err)
+		m, err = m.WithAxisTypes(typ, typ)
+		require.NoError(t, err)
+		put := func(shape []int, spec mesh.PartitionSpec) *jit.Array {
+			v := make([]float32, shape[0]*shape[1])
+			for i := range v {
+				v[i] = float32(i%7-3) / 4
+			}
+			a, err := jit.Put(c, v, shape, sharding(t, m, spec))
+			require.NoError(t, err)
+			t.Cleanup(func() { a.Close() })
+			return a
+		}
+		x, w1, w2 := put([]int{8, 4}, mesh.P("X", nil)), put([]int{4, 16}, mesh.P(nil, "Y")), put([]int{16, 2}, mesh.P("Y", nil))
+		loss := func(f *lower.Function, a []lower.Value) lower.Value {
+			h := f.Tanh(f.DotGeneral(a[0], a[1], dot))
+			y := f.DotGeneralOut(h, a[2], dot, lower.Out(mesh.P("X", nil)))
+			if typ == mesh.Explicit {
+				require.Equal(t, "float32[8@X,16@Y]", f.TypeOf(h).String())
+				require.Equal(t, "float32[8@X,2]", f.TypeOf(y).String())
+			}
+			return f.Sum(f.Mul(y, y))
+		}
+		if typ == mesh.Auto {
+			loss = func(f *lower.Function, a []lower.Value) lower.Value {
+				y := f.DotGeneral(f.Tanh(f.DotGeneral(a[0], a[1], dot)), a[2], dot)
+				return f.Sum(f.Mul(y, y))
+			}
+		}
+		fn := jit.New("vg", jit.ValueAndGrad(loss, 1, 2))
+		t.Cleanup(func() { fn.Close() })
+		out, err := fn.Call(c, x, w1, w2)
+		require.NoError(t, err)
+		for _, o := range out {
+			t.Cleanup(func() { o.Close() })
+		}
+		return out
+	}
+	auto, typed := run(mesh.Auto), run(mesh.Explicit)
+	for i, want := range []mesh.PartitionSpec{mesh.P(), mesh.P(nil, "Y"), mesh.P("Y", nil)} {
+		require.True(t, typed[i].Sharding().Spec().Equal(want), "result %d: %v", i, typed[i].Sharding())
+		a, err := auto[i].ToHost()
+		require.NoError(t, err)
+		b, err := typed[i].ToHost()
+		require.NoError(t, err)
+		require.InDeltaSlice(t, a, b, 1e-4, "result %d", i)
+	}
+}

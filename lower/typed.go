@@ -1,11 +1,13 @@
 package lower
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/xlamesh/xlamesh/autodiff"
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/shapes"
 	"github.com/xlamesh/xlamesh/shardy"
@@ -199,6 +201,28 @@ func allExplicit(a mesh.Abstract) bool {
 func (m *Module) startTyping(a mesh.Abstract) {
 	m.typing = &typing{on: true, abs: a, types: make(map[Value]Type), splats: make(map[Value]bool)}
 	m.hlo.SetOpHook(m.typeOp)
+	m.hlo.SetContext(autodiff.ContributionKey{}, m.typedContribution)
+}
+
+// typedContribution gives a cotangent contribution its primal value's type, as JAX's
+// cotangents have their primals' types: a Reshard where they differ. Values of region bodies
+// are not typed and pass unchanged.
+func (m *Module) typedContribution(b *autodiff.Backward, primal, ct Value, _ *stablehlo.Op) Value {
+	g := b.Function()
+	if g.IsRegion() || !ct.Valid() {
+		return ct
+	}
+	want, _ := m.typeOf(primal)
+	got, _ := m.typeOf(ct)
+	if slices.EqualFunc(want.dims, got.dims, slices.Equal) && len(got.unreduced) == 0 {
+		return ct
+	}
+	s, err := m.typing.sharding(want)
+	if err != nil {
+		g.Fail("vjp", -1, ct, fmt.Errorf("%w: %w", ErrSharding, err))
+		return ct
+	}
+	return FunctionOf(g).Reshard(ct, s)
 }
 
 // TypeOf returns v's type, as jax.typeof does: on a module whose mesh has Explicit axes, its
@@ -323,6 +347,15 @@ func (m *Module) typeOp(g *stablehlo.Function, o *stablehlo.Op) []stablehlo.Valu
 		pend.used = true
 	}
 	types, err := m.rule(o, pend)
+	if err != nil && autodiff.Transposing(g) && errors.Is(err, ErrShardingType) {
+		// A transpose rule's op that JAX would build with an out sharding (JAX's transpose
+		// rules pass the primal's): its result is replicated here, and the walk reshards
+		// each cotangent contribution to its primal's type (typedContribution).
+		types, err = make([]Type, len(o.Results())), nil
+		for i, r := range o.Results() {
+			types[i] = tg.replicated(r.Shape())
+		}
+	}
 	if err != nil {
 		g.Fail(strings.TrimPrefix(name, "stablehlo."), -1, stablehlo.Value{}, err)
 		return nil
@@ -587,4 +620,68 @@ func specEntries(spec mesh.PartitionSpec) [][]string {
 		out[i] = spec.Dim(i).Axes()
 	}
 	return out
+}
+
+// EinsumOut is Einsum with JAX's out_sharding, for a contraction of two operands: the
+// result has out's type, given to the einsum's dot_general in its own dimension order (JAX's
+// jnp.einsum(..., out_sharding=...)). An einsum of other arity, or one that reduces after
+// its contraction, is an error wrapping ErrSharding.
+func (f *Function) EinsumOut(equation string, out OutSharding, operands ...Value) Value {
+	const opName = "einsum"
+	if f.Failed() {
+		return Value{}
+	}
+	if len(operands) != 2 {
+		f.Failf(opName, -1, Value{}, ErrSharding, "EinsumOut takes two operands, got %d", len(operands))
+		return Value{}
+	}
+	perm, ok := einsumPerm(equation, operands)
+	if !ok {
+		// The equation is wrong or reduces after the contraction: Einsum itself reports the
+		// former; the latter has no single op to give the out sharding to.
+		probe := stablehlo.NewModule("")
+		g := probe.Main()
+		g.Einsum(equation, g.Arg(operands[0].Shape()), g.Arg(operands[1].Shape()))
+		if err := probe.Err(); err != nil {
+			return f.Einsum(equation, operands...)
+		}
+		f.Failf(opName, -1, Value{}, ErrSharding, "EinsumOut: %q does not end in one contraction (it sums or transposes more)", equation)
+		return Value{}
+	}
+	spec := out.Spec
+	if perm != nil && spec.Len() == len(perm) {
+		dims := make([]mesh.Dim, len(perm))
+		for j, p := range perm {
+			dims[p] = spec.Dim(j)
+		}
+		spec = mesh.SpecOf(dims...)
+	}
+	return f.withPending("stablehlo.dot_general", OutSharding{Spec: spec, Unreduced: out.Unreduced},
+		func() Value { return f.Einsum(equation, operands...) })
+}
+
+// einsumPerm builds the einsum of two operands of the given shapes in a scratch module and
+// returns the permutation of the transpose that follows its dot_general (nil for none), or
+// false when the einsum does not end in its dot_general, possibly transposed.
+func einsumPerm(equation string, operands []Value) ([]int, bool) {
+	probe := stablehlo.NewModule("")
+	g := probe.Main()
+	v := g.Einsum(equation, g.Arg(operands[0].Shape()), g.Arg(operands[1].Shape()))
+	ops := g.Ops()
+	if probe.Err() != nil || len(ops) == 0 {
+		return nil, false
+	}
+	last := ops[len(ops)-1]
+	if last.Results()[0] != v {
+		return nil, false
+	}
+	switch p := last.Params().(type) {
+	case stablehlo.DotDims:
+		return nil, true
+	case stablehlo.TransposeParams:
+		if len(ops) >= 2 && last.Operands()[0] == ops[len(ops)-2].Results()[0] && ops[len(ops)-2].Name() == "stablehlo.dot_general" {
+			return p.Perm, true
+		}
+	}
+	return nil, false
 }

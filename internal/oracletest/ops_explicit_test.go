@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gomlx/gopjrt/dtypes"
+	"github.com/xlamesh/xlamesh/autodiff"
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
@@ -33,6 +34,7 @@ type explicitCase struct {
 	ResultShardings []string    `json:"result_shardings"`
 	Outputs         []opsTensor `json:"outputs"`
 	Error           *jaxError   `json:"error"`
+	Grad            bool        `json:"grad"`
 }
 
 // xenv is what a case's Go body builds with: the function, the case's abstract mesh, and
@@ -215,6 +217,37 @@ var explicitBodies = map[string]explicitBody{
 	"wsc_assert_mismatch": xb("f.ShardingConstraint(x, P(\"Y\", nil))", func(e *xenv, a []lower.Value) lower.Value {
 		return e.p(e.f.ShardingConstraint(a[0], e.sh("Y", nil)))
 	}),
+	"einsum_free": xb(`f.Einsum("ij,jk->ik", x, y)`, func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.Einsum("ij,jk->ik", a[0], a[1]))
+	}),
+	"einsum_out": xb(`f.EinsumOut("ij,jk->ik", lower.Out(P("X", "Y")), x, y)`, func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.EinsumOut("ij,jk->ik", lower.Out(mesh.P("X", "Y")), a[0], a[1]))
+	}),
+	"einsum_out_batch": xb(`f.EinsumOut("bij,bjk->bik", lower.Out(P("X", nil, "Y")), x, y)`, func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.EinsumOut("bij,bjk->bik", lower.Out(mesh.P("X", nil, "Y")), a[0], a[1]))
+	}),
+	"einsum_needs_out": xb(`f.Einsum("ij,jk->ik", x, y)`, func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.Einsum("ij,jk->ik", a[0], a[1]))
+	}),
+	"grad_mul_sum": xb("autodiff.ValueAndGrad of f.Sum(f.Mul(x, y))", func(e *xenv, a []lower.Value) lower.Value {
+		return e.f.Sum(e.f.Mul(a[0], a[1]))
+	}),
+	"grad_dot": xb("autodiff.ValueAndGrad of f.Sum(f.DotGeneral(x, w, dims))", func(e *xenv, a []lower.Value) lower.Value {
+		return e.f.Sum(e.p(e.f.DotGeneral(a[0], a[1], xdot)))
+	}),
+	"grad_mlp": xb("autodiff.ValueAndGrad of y = f.DotGeneralOut(f.Tanh(f.DotGeneral(x, w1)), w2, P(\"X\", nil)); f.Sum(f.Mul(y, y))", func(e *xenv, a []lower.Value) lower.Value {
+		h := e.p(e.f.Tanh(e.p(e.f.DotGeneral(a[0], a[1], xdot))))
+		y := e.p(e.f.DotGeneralOut(h, a[2], xdot, lower.Out(mesh.P("X", nil))))
+		return e.f.Sum(e.f.Mul(y, y))
+	}),
+	"grad_fsdp": xb("autodiff.ValueAndGrad of d = f.DotGeneral(x, f.Reshard(w, P())); f.Sum(f.Mul(d, d))", func(e *xenv, a []lower.Value) lower.Value {
+		d := e.p(e.f.DotGeneral(a[0], e.p(e.f.Reshard(a[1], e.sh())), xdot))
+		return e.f.Sum(e.f.Mul(d, d))
+	}),
+	"grad_reshape_transpose": xb("autodiff.ValueAndGrad through Reshape, Transpose and BroadcastInDim", func(e *xenv, a []lower.Value) lower.Value {
+		t := e.p(e.f.Transpose(e.p(e.f.Reshape(a[0], 2, 4, 4)), 0, 2, 1))
+		return e.f.Sum(e.f.Mul(t, e.f.BroadcastInDim(e.f.Sum(a[0], 0), []int{2, 4, 4}, []int{1})))
+	}),
 	"mixed_type":            xb("f.Mul(x, x)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Mul(e.p(a[0]), a[0])) }),
 	"mixed_unused_explicit": xb("f.Neg(x)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Neg(e.p(a[0]))) }),
 	"mixed_dot":             xb("f.DotGeneral(x, y, dims)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.DotGeneral(a[0], a[1], xdot)) }),
@@ -236,7 +269,9 @@ func TestExplicit(t *testing.T) {
 		"CPU plugin's 8 devices (2x4 (\"X\", \"Y\"), all axes Explicit unless the JAX column says Y is Auto), the arguments " +
 		"sharded as JAX's were placed. Compared: `Function.TypeOf` of each probed value with `jax.typeof`; the error " +
 		"(ErrShardingType, JAX's text but for the device kind JAX's abstract mesh of concrete devices prints); the " +
-		"`sdy.sharding_constraint`s of @main's body in order and the entry shardings; the outputs, bit for bit.\n\n" +
+		"`sdy.sharding_constraint`s of @main's body in order and the entry shardings; the outputs, bit for bit. `grad_*` " +
+		"cases run jax.value_and_grad(loss, argnums=all) against autodiff.ValueAndGrad: the gradients' types and the " +
+		"result shardings compare exactly, the values to 1e-5 relative (the backward ops differ from JAX's).\n\n" +
 		"| case | JAX | lower |\n|---|---|---|\n")
 	for _, c := range g.Cases {
 		fmt.Fprintf(&table, "| %s | `%s` | `%s` |\n", c.Name, strings.ReplaceAll(c.JAX, "|", "\\|"),
@@ -305,6 +340,15 @@ func runExplicitCase(t *testing.T, c explicitCase, b explicitBody) []string {
 	var d []string
 	eq(&d, "argument types", c.ArgTypes, argTypes)
 	outs := b.build(e, args)
+	if c.Grad {
+		// The body is the loss: the program returns it and its gradient with respect to every
+		// argument, as jax.value_and_grad(loss, argnums=all), and probes each gradient.
+		l, gs := autodiff.ValueAndGrad(f.Function, outs[0], args...)
+		outs = []lower.Value{l}
+		for _, g := range gs {
+			outs = append(outs, e.p(g))
+		}
+	}
 	f.Return(outs...)
 	if mod.Err() == nil && !slices.Contains(types, mesh.Auto) {
 		// on an all-Explicit mesh the results' types are their shardings (Build writes them)
@@ -328,7 +372,9 @@ func runExplicitCase(t *testing.T, c explicitCase, b explicitBody) []string {
 	for _, mm := range mainConstraint.FindAllStringSubmatch(prog.Text(), -1) {
 		cons = append(cons, mm[1])
 	}
-	eq(&d, "constraints", c.Constraints, cons)
+	if !c.Grad { // a backward pass's ops are autodiff's, not JAX's: types and numbers compare
+		eq(&d, "constraints", c.Constraints, cons)
+	}
 	argSh, resSh := entryShardings(prog.Text())
 	eq(&d, "argument shardings", c.ArgShardings, argSh)
 	if !slices.Contains(types, mesh.Auto) {
@@ -350,7 +396,11 @@ func runExplicitCase(t *testing.T, c explicitCase, b explicitBody) []string {
 			d = append(d, fmt.Sprintf("output %d: JAX %d bytes, xlamesh %d", i, len(wantRaw), len(got[i])))
 			continue
 		}
-		d = append(d, opsCompare(i, opsDTypes[want.DType], wantRaw, got[i], 0)...)
+		tol := 0.0
+		if c.Grad {
+			tol = 1e-5 // the backward ops are autodiff's: float32 sums in another order
+		}
+		d = append(d, opsCompare(i, opsDTypes[want.DType], wantRaw, got[i], tol)...)
 	}
 	return d
 }

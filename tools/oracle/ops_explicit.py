@@ -22,6 +22,7 @@ import re
 
 import jax
 import numpy as np
+import jax.numpy as jnp
 from jax import lax
 from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
@@ -50,9 +51,17 @@ def spec(s):
     return P(*[tuple(e) if isinstance(e, list) else e for e in s])
 
 
-def case(name, expr, fn, args, error=False, mesh=None):
-    """args: [(array, spec)]."""
-    CASES.append(dict(name=name, jax=expr, fn=fn, args=args, error=error, mesh=mesh or MESH))
+def case(name, expr, fn, args, error=False, mesh=None, grad=False):
+    """args: [(array, spec)]. A grad case's fn is a scalar loss: the case runs
+    jax.value_and_grad(fn, argnums=all) and probes each gradient after the loss's own probes."""
+    CASES.append(dict(name=name, jax=expr, fn=fn, args=args, error=error, mesh=mesh or MESH, grad=grad))
+
+
+def with_grads(loss, n):
+    def f(*args):
+        v, gs = jax.value_and_grad(loss, argnums=tuple(range(n)))(*args)
+        return (v, *[probe(g) for g in gs])
+    return f
 
 
 def make(m):
@@ -241,6 +250,44 @@ case("mixed_wsc_auto", "with_sharding_constraint(x, P(None, 'Y')), Y Auto",
 case("mixed_wsc_explicit", "with_sharding_constraint(x, P('X')), X Explicit: refused",
      lambda x: probe(jax.lax.with_sharding_constraint(x, P("X"))), [(f32(8, 4), ["X", None])], mesh=MIXED, error=True)
 
+# jnp.einsum with out_sharding: one dot_general, possibly transposed after.
+case("einsum_free", "jnp.einsum('ij,jk->ik', x, y) [8@X,4]·[4,16@Y]", lambda x, y: probe(jnp.einsum("ij,jk->ik", x, y)),
+     [(f32(8, 4), ["X", None]), (f32(4, 16), [None, "Y"])])
+case("einsum_out", "jnp.einsum('ij,jk->ik', x, y, out_sharding=P('X', 'Y')), contracting sharded on both sides",
+     lambda x, y: probe(jnp.einsum("ij,jk->ik", x, y, out_sharding=P("X", "Y"))),
+     [(f32(8, 4), [None, "X"]), (f32(4, 16), ["X", "Y"])])
+case("einsum_out_batch", "jnp.einsum('bij,bjk->bik', x, y, out_sharding=P('X', None, 'Y'))",
+     lambda x, y: probe(jnp.einsum("bij,bjk->bik", x, y, out_sharding=P("X", None, "Y"))),
+     [(f32(2, 8, 4), ["X", None, "Y"]), (f32(2, 4, 16), ["X", "Y", None])])
+case("einsum_needs_out", "jnp.einsum('ij,jk->ik', x, y), contracting sharded on both sides",
+     lambda x, y: probe(jnp.einsum("ij,jk->ik", x, y)),
+     [(f32(8, 4), [None, "X"]), (f32(4, 16), ["X", "Y"])], error=True)
+
+# Gradients: jax.value_and_grad of a typed loss; each gradient has its parameter's type.
+DIMS = (((1,), (0,)), ((), ()))
+
+
+def mlp_loss(x, w1, w2):
+    h = probe(jnp.tanh(probe(lax.dot_general(x, w1, DIMS))))
+    y = probe(lax.dot_general(h, w2, DIMS, out_sharding=P("X", None)))
+    return jnp.sum(y * y)
+
+
+case("grad_mul_sum", "value_and_grad(sum(x * y)) of P('X', 'Y') and P('X')",
+     lambda x, y: lax.reduce_sum(lax.mul(x, y), (0, 1)),
+     [(f32(8, 4), ["X", "Y"]), (f32(8, 4), ["X", None])], grad=True)
+case("grad_dot", "value_and_grad(sum(dot(x, w))) [8@X,4]·[4,16@Y]",
+     lambda x, w: lax.reduce_sum(probe(lax.dot_general(x, w, DIMS)), (0, 1)),
+     [(f32(8, 4), ["X", None]), (f32(4, 16), [None, "Y"])], grad=True)
+case("grad_mlp", "value_and_grad of a 2-layer tanh MLP, w1 P(None, 'Y'), w2 P('Y', None), out_sharding=P('X', None)",
+     mlp_loss, [(f32(8, 4) / 8, ["X", None]), (f32(4, 16) / 16, [None, "Y"]), (f32(16, 2) / 8, ["Y", None])], grad=True)
+case("grad_fsdp", "value_and_grad with FSDP params P('X', None) resharded to P() before use",
+     lambda x, w: lax.reduce_sum(lax.mul(*(2 * [probe(lax.dot_general(x, probe(jax.sharding.reshard(w, P())), DIMS))])), (0, 1)),
+     [(f32(8, 4) / 8, ["X", None]), (f32(4, 16) / 16, ["X", None])], grad=True)
+case("grad_reshape_transpose", "value_and_grad through reshape, transpose and broadcast",
+     lambda x: lax.reduce_sum(lax.mul(probe(lax.transpose(probe(lax.reshape(x, (2, 4, 4))), (0, 2, 1))),
+                                      lax.broadcast_in_dim(lax.reduce_sum(x, (0,)), (2, 4, 4), (1,))), (0, 1, 2)),
+     [(f32(8, 4) / 8, ["X", "Y"])], grad=True)
 
 # JAX 0.12 ends some errors with the caller's file and line (as in generate.py).
 AT_SOURCE = re.compile(r" This error occurs at source: .*$", re.S)
@@ -271,12 +318,14 @@ def generate():
             with jax.set_mesh(m):
                 args = [jax.device_put(a, NamedSharding(m, spec(s))) for a, s in c["args"]]
                 rec["arg_types"] = [str(jax.typeof(a)) for a in args]
-                lowered = jax.jit(c["fn"]).lower(*args)
+                fn = with_grads(c["fn"], len(args)) if c["grad"] else c["fn"]
+                rec["grad"] = c["grad"]
+                lowered = jax.jit(fn).lower(*args)
                 rec["types"] = list(PROBES)
                 text = lowered.as_text()
                 rec["constraints"] = CONSTRAINT.findall(text)
                 rec["arg_shardings"], rec["result_shardings"] = entries(text)
-                outs = jax.jit(c["fn"])(*args)
+                outs = jax.jit(fn)(*args)
             if not isinstance(outs, (tuple, list)):
                 outs = (outs,)
             rec["outputs"] = [tensor(o) for o in outs]
