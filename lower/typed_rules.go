@@ -1,11 +1,13 @@
 package lower
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/stablehlo"
 )
 
@@ -78,8 +80,16 @@ func (m *Module) rule(o *stablehlo.Op, pend *pendingOut) ([]Type, error) {
 	if len(o.Regions()) == 0 {
 		switch p := o.Params().(type) {
 		case nil, stablehlo.CompareParams:
-			if o.Name() == "stablehlo.select" {
+			switch o.Name() {
+			case "stablehlo.select":
 				return one(m.selectRule(in, res[0].Shape()))
+			case "stablehlo.clamp":
+				// JAX's clamp takes its operand's sharding; the bounds are constrained to it.
+				t := in[1]
+				t.shape = res[0].Shape()
+				return one(t, nonLinearIfUnreduced("clamp", in))
+			case "stablehlo.dynamic_update_slice":
+				return one(m.dusRule(in[0], in[1]))
 			}
 			if elementwise(o) {
 				return one(m.naryRule(prim, in, res[0].Shape()))
@@ -106,7 +116,15 @@ func (m *Module) rule(o *stablehlo.Op, pend *pendingOut) ([]Type, error) {
 			t.unreduced = in[0].unreduced
 			return one(t, nil)
 		case stablehlo.SliceParams:
-			return one(m.varyingShapeRule("slicing", in[0], res[0].Shape()))
+			t, err := m.varyingShapeRule("slicing", in[0], res[0].Shape())
+			return one(t, errors.Join(err, noUnreduced(prim, in[:1])))
+		case stablehlo.DynamicSliceParams:
+			t, err := m.varyingShapeRule("dynamic_slice", in[0], res[0].Shape())
+			return one(t, errors.Join(err, noUnreduced(prim, in[:1])))
+		case stablehlo.PadParams:
+			t, err := m.varyingShapeRule("padding", in[0], res[0].Shape())
+			t.unreduced = in[0].unreduced // JAX pads a partial sum as it is
+			return one(t, err)
 		case stablehlo.ReverseParams:
 			return one(in[0].withShape(res[0].Shape()), noUnreduced(prim, in))
 		case stablehlo.ConcatenateParams:
@@ -116,6 +134,28 @@ func (m *Module) rule(o *stablehlo.Op, pend *pendingOut) ([]Type, error) {
 		}
 	}
 	switch p := o.Params().(type) {
+	case stablehlo.ArgReduceParams:
+		// JAX's argmax/argmin drops the reduced dimension from the spec.
+		t := in[0].withShape(res[0].Shape())
+		t.dims = slices.Delete(slices.Clone(in[0].dims), p.Axis, p.Axis+1)
+		u := t
+		u.shape = res[1].Shape()
+		return []Type{t, u}, noUnreduced(prim, in[:1])
+	case stablehlo.TopKParams:
+		axis := in[0].shape.Rank() - 1
+		if len(in[0].dims[axis]) > 0 {
+			return nil, shardingTypeErr("The input should be unsharded over the axis along which to compute the top_k values. Got input type=%s and axis=%d", in[0], axis)
+		}
+		t := in[0].withShape(res[0].Shape())
+		u := t
+		u.shape = res[1].Shape()
+		return []Type{t, u}, noUnreduced(prim, in)
+	case stablehlo.ReduceWindowParams:
+		t, err := m.varyingShapeRule("reduce_window", in[0], res[0].Shape())
+		if err = errors.Join(err, noUnreduced(prim, in[:1])); err != nil {
+			return nil, err
+		}
+		return []Type{t}, nil
 	case stablehlo.CumulativeParams:
 		if len(in[0].dims[p.Axis]) > 0 {
 			return nil, shardingTypeErr("Input should be unsharded over the axis being reduced. Got input type=%s and axis=%d", in[0], p.Axis)
@@ -127,6 +167,51 @@ func (m *Module) rule(o *stablehlo.Op, pend *pendingOut) ([]Type, error) {
 		return m.sortRule(in, p)
 	}
 	return nil, shardingTypeErr("sharding rule for %s is not implemented. Please file an issue at https://github.com/jax-ml/jax/issues. You can work around this error by dropping that operation into full auto sharding mode via: `jax.sharding.auto_axes(fun, out_shardings=...)`", prim)
+}
+
+// nonLinearIfUnreduced is JAX's refusal of unreduced operands by a non-linear n-ary op.
+func nonLinearIfUnreduced(prim string, in []Type) error {
+	for _, t := range in {
+		if len(t.unreduced) > 0 {
+			return nonLinear(prim, in)
+		}
+	}
+	return nil
+}
+
+// dusRule is JAX's dynamic_update_slice rule: the update has the operand's sharding.
+func (m *Module) dusRule(x, u Type) (Type, error) {
+	if !slices.EqualFunc(x.dims, u.dims, slices.Equal) {
+		return Type{}, shardingTypeErr("dynamic_update_slice operand sharding must be equal to update sharding, got operand sharding %s and update sharding %s.",
+			m.withAxisTypes(x), m.withAxisTypes(u))
+	}
+	if !slices.Equal(x.unreduced, u.unreduced) {
+		return Type{}, shardingTypeErr("dynamic_update_slice operand and update must be unreduced along the same mesh axes")
+	}
+	return x, nil
+}
+
+// withAxisTypes is a type as JAX's str_short(mesh_axis_types=True) writes it:
+// "float32[8@X,4]({Explicit: ('X', 'Y')})", the mesh's axes grouped by type.
+func (m *Module) withAxisTypes(t Type) string {
+	var order []mesh.AxisType
+	groups := map[mesh.AxisType][]string{}
+	types := m.typing.abs.AxisTypes()
+	for i, n := range m.typing.abs.AxisNames() {
+		if _, ok := groups[types[i]]; !ok {
+			order = append(order, types[i])
+		}
+		groups[types[i]] = append(groups[types[i]], n)
+	}
+	parts := make([]string, len(order))
+	for i, at := range order {
+		q := make([][]string, len(groups[at]))
+		for j, n := range groups[at] {
+			q[j] = []string{n}
+		}
+		parts[i] = at.String() + ": " + pyTuple(q)
+	}
+	return t.String() + "({" + strings.Join(parts, ", ") + "})"
 }
 
 // withShape returns t with shape s (same rank) and no unreduced axes.
@@ -362,15 +447,16 @@ func pyShape(dims []int) string {
 	return "(" + strings.Join(s, ", ") + ")"
 }
 
-// varyingShapeRule is JAX's rule for ops whose result may be smaller than the operand
-// (slice): the operand's sharding, where every changed sharded dimension still divides.
+// varyingShapeRule is JAX's rule for ops whose result may differ in size from the operand
+// (slice, dynamic_slice, pad, reduce_window): the operand's sharding, where every changed
+// sharded dimension still divides. The result has no unreduced axes (callers decide).
 func (m *Module) varyingShapeRule(name string, x Type, out Shape) (Type, error) {
 	allOne := true
 	for _, d := range out.Dims() {
 		allOne = allOne && d == 1
 	}
 	if allOne {
-		return m.typing.replicated(out), noUnreduced(name, []Type{x})
+		return m.typing.replicated(out), nil
 	}
 	for i := range out.Rank() {
 		if len(x.dims[i]) > 0 && x.shape.Dim(i) != out.Dim(i) && out.Dim(i)%m.subSpecSize(x.dims[i]) != 0 {
@@ -382,7 +468,7 @@ func (m *Module) varyingShapeRule(name string, x Type, out Shape) (Type, error) 
 				name, out.Dim(i), m.subSpecSize(x.dims[i]), spec, x.short(), pyShape(out.Dims()))
 		}
 	}
-	return x.withShape(out), noUnreduced("slice", []Type{x})
+	return x.withShape(out), nil
 }
 
 // dotRule is JAX's dot_general rule without an out sharding.

@@ -10,6 +10,10 @@ type knownDiff struct {
 	diffs  []string
 }
 
+const whyArgmaxIota = "argmax/argmin reduce the operand together with an iota of its indices: JAX builds that iota " +
+	"with the operand's sharding, stablehlo.Argmax builds it before the rule sees the reduce, so it is typed (and " +
+	"constrained) replicated; the reduce and its results are typed and constrained as JAX's. Same types and numbers."
+
 // known lists, by "group/case", every disagreement with JAX that is either a
 // deliberate xlamesh choice or an open issue reported to the package that
 // owns it. Anything else that disagrees fails the tests.
@@ -22,6 +26,12 @@ var known = map[string]knownDiff{
 		`JAX succeeds with {"axis_names":["x","y"],"axis_sizes":[2,2],"axis_types":["Auto","Auto"],"size":4,"device_ids":[0,0,1,1],"str":"Mesh('x': 2, 'y': 2, axis_types=(Auto, Auto))","repr":"Mesh(axis_sizes=(2, 2), axis_names=('x', 'y'), axis_types=(Auto, Auto))"}; xlamesh: mesh: duplicate device: device 0 is at positions 0 and 1`,
 	}},
 
+	"explicit/argmax_sharded_dim": {status: statusDeliberate, why: whyArgmaxIota, diffs: []string{
+		`constraints: JAX [<@mesh, [{"X"}, {"Y"}]> <@mesh, [{"Y"}]> <@mesh, [{"Y"}]>], xlamesh [<@mesh, [{}, {}]> <@mesh, [{"Y"}]> <@mesh, [{"Y"}]>]`,
+	}},
+	"explicit/argmin_dim1": {status: statusDeliberate, why: whyArgmaxIota, diffs: []string{
+		`constraints: JAX [<@mesh, [{"X"}, {"Y"}]> <@mesh, [{"X"}]> <@mesh, [{"X"}]>], xlamesh [<@mesh, [{}, {}]> <@mesh, [{"X"}]> <@mesh, [{"X"}]>]`,
+	}},
 	"lowering/shard_map_partial_manual": {status: statusDeliberate, why: "partial-manual shard_map (manual_axes={\"x\"} on a 4x2 mesh): the manual_computation " +
 		"itself matches, but JAX also puts a scalar `sdy.sharding_constraint %3 <@mesh, []>` inside the all_reduce's reduction region, " +
 		"a constraint that cannot change a scalar's layout, and (from JAX 0.12) an all-open `<@mesh, [{?}, {?}]>` on the all_reduce's result, " +

@@ -51,10 +51,13 @@ def spec(s):
     return P(*[tuple(e) if isinstance(e, list) else e for e in s])
 
 
-def case(name, expr, fn, args, error=False, mesh=None, grad=False):
+def case(name, expr, fn, args, error=False, mesh=None, grad=False, scalar_constraints=True):
     """args: [(array, spec)]. A grad case's fn is a scalar loss: the case runs
-    jax.value_and_grad(fn, argnums=all) and probes each gradient after the loss's own probes."""
-    CASES.append(dict(name=name, jax=expr, fn=fn, args=args, error=error, mesh=mesh or MESH, grad=grad))
+    jax.value_and_grad(fn, argnums=all) and probes each gradient after the loss's own probes.
+    scalar_constraints=False marks a case whose JAX lowering adds scalar ops of its own (the
+    index arithmetic of dynamic_slice): the comparison leaves out rank-0 constraints."""
+    CASES.append(dict(name=name, jax=expr, fn=fn, args=args, error=error, mesh=mesh or MESH, grad=grad,
+                      scalar_constraints=scalar_constraints))
 
 
 def with_grads(loss, n):
@@ -250,6 +253,42 @@ case("mixed_wsc_auto", "with_sharding_constraint(x, P(None, 'Y')), Y Auto",
 case("mixed_wsc_explicit", "with_sharding_constraint(x, P('X')), X Explicit: refused",
      lambda x: probe(jax.lax.with_sharding_constraint(x, P("X"))), [(f32(8, 4), ["X", None])], mesh=MIXED, error=True)
 
+# More shape ops: pad, dynamic_slice, dynamic_update_slice, clamp, argmax, top_k, reduce_window.
+case("pad_unsharded_dim", "lax.pad(x, 0, [(0, 0, 0), (1, 2, 0)]) of [8@X,4]",
+     lambda x, z: probe(lax.pad(x, z, [(0, 0, 0), (1, 2, 0)])), [(f32(8, 4), ["X", None]), (np.float32(0), [])])
+case("pad_even", "lax.pad(x, 0, [(2, 2, 0), (0, 0, 0)]) of [8@X,4@Y]",
+     lambda x, z: probe(lax.pad(x, z, [(2, 2, 0), (0, 0, 0)])), [(f32(8, 4), ["X", "Y"]), (np.float32(0), [])])
+case("pad_indivisible", "lax.pad(x, 0, [(1, 0, 0), (0, 0, 0)]) of [8@X,4]",
+     lambda x, z: probe(lax.pad(x, z, [(1, 0, 0), (0, 0, 0)])), [(f32(8, 4), ["X", None]), (np.float32(0), [])], error=True)
+case("dynamic_slice", "lax.dynamic_slice(x, (i, j), (8, 2)) of [8@X,4]",
+     lambda x, i, j: probe(lax.dynamic_slice(x, (i, j), (8, 2))),
+     [(f32(8, 4), ["X", None]), (np.int32(0), []), (np.int32(1), [])], scalar_constraints=False)
+case("dynamic_slice_indivisible", "lax.dynamic_slice(x, (i, j), (3, 4)) of [8@X,4]",
+     lambda x, i, j: probe(lax.dynamic_slice(x, (i, j), (3, 4))),
+     [(f32(8, 4), ["X", None]), (np.int32(2), []), (np.int32(0), [])], error=True)
+case("dynamic_update_slice", "lax.dynamic_update_slice(x, u, (i, j)), both P('X')",
+     lambda x, u, i, j: probe(lax.dynamic_update_slice(x, u, (i, j))),
+     [(f32(8, 4), ["X", None]), (f32(8, 2) * 10, ["X", None]), (np.int32(0), []), (np.int32(1), [])], scalar_constraints=False)
+case("dynamic_update_slice_mismatch", "lax.dynamic_update_slice(x, u, (i, j)), P('X') and P()",
+     lambda x, u, i, j: probe(lax.dynamic_update_slice(x, u, (i, j))),
+     [(f32(8, 4), ["X", None]), (f32(8, 2), []), (np.int32(0), []), (np.int32(1), [])], error=True)
+case("clamp", "lax.clamp(lo, x, hi), x P('X', 'Y'), bounds P()",
+     lambda lo, x, hi: probe(lax.clamp(lo, x, hi)),
+     [(np.full((8, 4), -2, np.float32), []), (f32(8, 4), ["X", "Y"]), (np.full((8, 4), 5, np.float32), [])])
+case("argmax_sharded_dim", "lax.argmax(x, 0, int32) of [8@X,4@Y]", lambda x: probe(lax.argmax(x, 0, np.int32)),
+     [(f32(8, 4)[::-1].copy(), ["X", "Y"])])
+case("argmin_dim1", "lax.argmin(x, 1, int32) of [8@X,4@Y]", lambda x: probe(lax.argmin(x, 1, np.int32)),
+     [(f32(8, 4), ["X", "Y"])])
+case("top_k", "lax.top_k(x, 2) of [8@X,4]", lambda x: tuple(probe(v) for v in lax.top_k(x, 2)),
+     [(f32(8, 4)[:, ::-1].copy(), ["X", None])])
+case("top_k_sharded_axis", "lax.top_k(x, 2) of [8,4@Y]", lambda x: tuple(probe(v) for v in lax.top_k(x, 2)),
+     [(f32(8, 4), [None, "Y"])], error=True)
+case("reduce_window_max", "lax.reduce_window(x, -inf, lax.max, (1, 2), (1, 2), 'VALID') of [8@X,4]",
+     lambda x: probe(lax.reduce_window(x, -np.inf, lax.max, (1, 2), (1, 2), "VALID")), [(f32(8, 4), ["X", None])])
+case("reduce_window_indivisible", "lax.reduce_window(x, 0, lax.add, (4, 1), (4, 1), 'VALID') of [8@Y,4]",
+     lambda x: probe(lax.reduce_window(x, np.float32(0), lax.add, (4, 1), (4, 1), "VALID")), [(f32(8, 4), ["Y", None])],
+     error=True)
+
 # jnp.einsum with out_sharding: one dot_general, possibly transposed after.
 case("einsum_free", "jnp.einsum('ij,jk->ik', x, y) [8@X,4]·[4,16@Y]", lambda x, y: probe(jnp.einsum("ij,jk->ik", x, y)),
      [(f32(8, 4), ["X", None]), (f32(4, 16), [None, "Y"])])
@@ -320,6 +359,7 @@ def generate():
                 rec["arg_types"] = [str(jax.typeof(a)) for a in args]
                 fn = with_grads(c["fn"], len(args)) if c["grad"] else c["fn"]
                 rec["grad"] = c["grad"]
+                rec["scalar_constraints"] = c["scalar_constraints"]
                 lowered = jax.jit(fn).lower(*args)
                 rec["types"] = list(PROBES)
                 text = lowered.as_text()
