@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
+	"github.com/xlamesh/xlamesh/stablehlo"
 )
 
 // The rules themselves are checked against JAX by the oracle group "explicit"
@@ -164,8 +165,10 @@ func TestTypedErrors(t *testing.T) {
 		}, []error{lower.ErrShardingType}, "unreduced/reduced rule for reshape is not implemented"},
 		{"op without a rule", nil, func(f *lower.Function) {
 			x := f.Arg(f32(8), xsh(t, explicit24, "X"))
-			f.Return(f.Pad(x, f.Constant(float32(0)), []int{1}, []int{1}, []int{0}))
-		}, []error{lower.ErrShardingType}, "pad: sharding type error: sharding rule for pad is not implemented"},
+			p := f.Arg(lower.NewShape(dtypes.Bool))
+			f.Return(f.If(p, func(g *stablehlo.Function) []lower.Value { return []lower.Value{g.Neg(x)} },
+				func(g *stablehlo.Function) []lower.Value { return []lower.Value{x} })...)
+		}, []error{lower.ErrShardingType}, "if: sharding type error: sharding rule for if is not implemented"},
 		{"arguments on two meshes", []lower.Option{lower.WithMultipleMeshes()}, func(f *lower.Function) {
 			x := f.Arg(f32(8), xsh(t, explicit24, "X"))
 			y := f.Arg(f32(8), xsh(t, other, "X"))
