@@ -245,6 +245,16 @@ func (m *Module) typeOf(v Value) (Type, bool) {
 	if t, ok := tg.types[v]; ok {
 		return t, true
 	}
+	if g := v.Function(); g != nil && g.IsOpen() {
+		// A loop body's argument has the type of the loop's initial value.
+		if inits := g.ArgInits(); inits != nil {
+			if i := slices.Index(g.Args(), v); i >= 0 && i < len(inits) {
+				t, _ := m.typeOf(inits[i])
+				tg.types[v] = t
+				return t, true
+			}
+		}
+	}
 	return tg.replicated(v.Shape()), true
 }
 
@@ -315,9 +325,14 @@ func (f *Function) argType(v Value, sh *mesh.NamedSharding) error {
 // `sdy.sharding_constraint` to its type.
 func (m *Module) typeOp(g *stablehlo.Function, o *stablehlo.Op) []stablehlo.Value {
 	tg := m.typing
-	if g.IsRegion() {
+	if g.IsRegion() && !g.IsOpen() {
 		// A combiner or comparator body (scalars), or a shard_map body (per-device values):
-		// not typed. Control flow, which would type its bodies, has no rule yet.
+		// not typed. The bodies of loops and branches are typed like the function.
+		return nil
+	}
+	if g.IsRegion() && len(g.Args()) > 0 && g.ArgInits() == nil {
+		g.Fail(strings.TrimPrefix(o.Name(), "stablehlo."), -1, stablehlo.Value{}, shardingTypeErr(
+			"sharding in types inside a scan body is not implemented (its arguments have no types); use ForLoop or While"))
 		return nil
 	}
 	name := o.Name()

@@ -134,6 +134,12 @@ func (m *Module) rule(o *stablehlo.Op, pend *pendingOut) ([]Type, error) {
 		}
 	}
 	switch p := o.Params().(type) {
+	case stablehlo.WhileParams:
+		return m.whileRule(o, in, p)
+	case nil:
+		if n := o.Name(); n == "stablehlo.if" || n == "stablehlo.case" {
+			return m.branchRule(o)
+		}
 	case stablehlo.ArgReduceParams:
 		// JAX's argmax/argmin drops the reduced dimension from the spec.
 		t := in[0].withShape(res[0].Shape())
@@ -167,6 +173,59 @@ func (m *Module) rule(o *stablehlo.Op, pend *pendingOut) ([]Type, error) {
 		return m.sortRule(in, p)
 	}
 	return nil, shardingTypeErr("sharding rule for %s is not implemented. Please file an issue at https://github.com/jax-ml/jax/issues. You can work around this error by dropping that operation into full auto sharding mode via: `jax.sharding.auto_axes(fun, out_shardings=...)`", prim)
+}
+
+// sameType reports whether a and b have the same sharding and unreduced axes.
+func sameType(a, b Type) bool {
+	return slices.EqualFunc(a.dims, b.dims, slices.Equal) && slices.Equal(a.unreduced, b.unreduced)
+}
+
+// whileRule is JAX's check of a loop: each carried value keeps its type through the body;
+// the results have the initial values' types. A loop with a trip count is JAX's fori_loop,
+// which JAX runs as a scan and words as one.
+func (m *Module) whileRule(o *stablehlo.Op, in []Type, p stablehlo.WhileParams) ([]Type, error) {
+	body := o.Regions()[1]
+	kind, name := "while_loop", "carry"
+	if p.TripCount >= 0 {
+		kind, name = "scan", "loop_carry"
+	}
+	for i, v := range body.Results() {
+		t, _ := m.typeOf(v)
+		if !sameType(t, in[i]) {
+			return nil, shardingTypeErr("%s body function carry input and carry output must have equal types, but they differ:\n"+
+				"The input carry component %s[%d] has type %s but the corresponding output carry component has type %s.\n"+
+				"Revise the function so that all output types match the corresponding input types.", kind, name, i, in[i], t)
+		}
+	}
+	return slices.Clone(in), nil
+}
+
+// branchRule is JAX's check of cond and switch: the branches' results have equal types,
+// which the results take.
+func (m *Module) branchRule(o *stablehlo.Op) ([]Type, error) {
+	regions := o.Regions()
+	first := make([]Type, len(o.Results()))
+	for i, v := range regions[0].Results() {
+		first[i], _ = m.typeOf(v)
+	}
+	for k, g := range regions[1:] {
+		for i, v := range g.Results() {
+			t, _ := m.typeOf(v)
+			if !sameType(t, first[i]) {
+				if o.Name() == "stablehlo.if" {
+					// stablehlo.if's first region is the true branch, JAX's the false one.
+					return nil, shardingTypeErr("cond branches must have equal output types but they differ.\n"+
+						"The output of true_fun has type %s but the corresponding output of false_fun has type %s.", first[i], t)
+				}
+				return nil, shardingTypeErr("switch branches must have equal output types but they differ.\n"+
+					"The output of branch 0 has type %s but the corresponding output of branch %d has type %s.", first[i], k+1, t)
+			}
+		}
+	}
+	for i, r := range o.Results() {
+		first[i].shape = r.Shape()
+	}
+	return first, nil
 }
 
 // nonLinearIfUnreduced is JAX's refusal of unreduced operands by a non-linear n-ary op.

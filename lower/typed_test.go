@@ -165,10 +165,16 @@ func TestTypedErrors(t *testing.T) {
 		}, []error{lower.ErrShardingType}, "unreduced/reduced rule for reshape is not implemented"},
 		{"op without a rule", nil, func(f *lower.Function) {
 			x := f.Arg(f32(8), xsh(t, explicit24, "X"))
-			p := f.Arg(lower.NewShape(dtypes.Bool))
-			f.Return(f.If(p, func(g *stablehlo.Function) []lower.Value { return []lower.Value{g.Neg(x)} },
-				func(g *stablehlo.Function) []lower.Value { return []lower.Value{x} })...)
-		}, []error{lower.ErrShardingType}, "if: sharding type error: sharding rule for if is not implemented"},
+			i := f.Arg(lower.NewShape(dtypes.Int32, 2))
+			f.Return(f.Take(x, i, 0))
+		}, []error{lower.ErrShardingType}, "gather: sharding type error: sharding rule for gather is not implemented"},
+		{"scan body", nil, func(f *lower.Function) {
+			x := f.Arg(f32(8, 4), xsh(t, explicit24, "X"))
+			c, _ := f.Scan(func(g *stablehlo.Function, c, xs []lower.Value) ([]lower.Value, []lower.Value) {
+				return []lower.Value{g.Add(c[0], xs[0])}, nil
+			}, []lower.Value{f.Sum(x, 0)}, []lower.Value{x}, stablehlo.ScanOptions{})
+			f.Return(c...)
+		}, []error{lower.ErrShardingType}, "sharding in types inside a scan body is not implemented"},
 		{"arguments on two meshes", []lower.Option{lower.WithMultipleMeshes()}, func(f *lower.Function) {
 			x := f.Arg(f32(8), xsh(t, explicit24, "X"))
 			y := f.Arg(f32(8), xsh(t, other, "X"))

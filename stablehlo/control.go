@@ -107,10 +107,12 @@ func (f *Function) loop(opName string, vs []*value, p WhileParams, cond func(g *
 	zeros := make([]Value, len(vs))
 	shapes := valueShapes(vs)
 	c := f.newRegion(true, shapes)
+	c.inits = vs
 	if !c.end(opName, "cond result", []Value{cond(c, c.Args())}, []Shape{NewShape(dtypes.Bool)}) {
 		return zeros
 	}
 	b := f.newRegion(true, shapes)
+	b.inits = vs
 	if !b.end(opName, "body result", body(b, b.Args()), shapes) {
 		return zeros
 	}

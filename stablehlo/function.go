@@ -17,6 +17,7 @@ type Function struct {
 	parent   *Function // enclosing function of a region; nil for func.func
 	inline   bool      // region whose arguments are plain values defined by its owner's printer
 	captures bool      // region that may use values of the functions enclosing it (while, if, case)
+	inits    []*value  // a loop region's: the values its arguments start as (the while's operands)
 	ctx      map[any]any
 
 	args     []*value
@@ -42,6 +43,20 @@ func (f *Function) Parent() *Function { return f.parent }
 
 // IsRegion reports whether f is a region body rather than a func.func.
 func (f *Function) IsRegion() bool { return f.parent != nil }
+
+// IsOpen reports whether f is an open region: a body of While, ForLoop, Scan, If or Case,
+// whose ops may use the values of the functions enclosing it (see region.go).
+func (f *Function) IsOpen() bool { return f.captures }
+
+// ArgInits returns, for the condition or body of a loop (While, ForLoop, Scan), the values
+// its arguments start as: the loop's initial values, one per argument. It returns nil for
+// other functions and regions.
+func (f *Function) ArgInits() []Value {
+	if f.inits == nil {
+		return nil
+	}
+	return wrapValues(f.inits)
+}
 
 // Public reports whether f is the public @main.
 func (f *Function) Public() bool { return f.public }

@@ -51,13 +51,16 @@ def spec(s):
     return P(*[tuple(e) if isinstance(e, list) else e for e in s])
 
 
-def case(name, expr, fn, args, error=False, mesh=None, grad=False, scalar_constraints=True):
+def case(name, expr, fn, args, error=False, mesh=None, grad=False, scalar_constraints=True, first_line=False):
     """args: [(array, spec)]. A grad case's fn is a scalar loss: the case runs
     jax.value_and_grad(fn, argnums=all) and probes each gradient after the loss's own probes.
     scalar_constraints=False marks a case whose JAX lowering adds scalar ops of its own (the
-    index arithmetic of dynamic_slice): the comparison leaves out rank-0 constraints."""
+    index arithmetic of dynamic_slice, a loop's Python-int counter, cond's predicate
+    converted to an index): the comparison leaves out rank-0 constraints.
+    first_line=True: JAX's error goes on to quote the Python source (names of functions and
+    variables), so only its first line is compared."""
     CASES.append(dict(name=name, jax=expr, fn=fn, args=args, error=error, mesh=mesh or MESH, grad=grad,
-                      scalar_constraints=scalar_constraints))
+                      scalar_constraints=scalar_constraints, first_line=first_line))
 
 
 def with_grads(loss, n):
@@ -289,6 +292,29 @@ case("reduce_window_indivisible", "lax.reduce_window(x, 0, lax.add, (4, 1), (4, 
      lambda x: probe(lax.reduce_window(x, np.float32(0), lax.add, (4, 1), (4, 1), "VALID")), [(f32(8, 4), ["Y", None])],
      error=True)
 
+# Control flow: a loop's carry and a cond's branches keep their types.
+case("while_carry", "lax.while_loop(c[0] < 3, (c[0] + 1, c[1] * y), (0, x))[1]",
+     lambda x, y: probe(lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, probe(lax.mul(c[1], y))), (0, x))[1]),
+     [(f32(8, 4) / 4, ["X", None]), (f32(8, 4) / 8, ["X", None])], scalar_constraints=False)
+case("while_carry_changes_type", "lax.while_loop whose body reshards its carry",
+     lambda x: lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, jax.sharding.reshard(c[1], P(None, "Y"))), (0, x))[1],
+     [(f32(8, 4), ["X", None])], error=True, first_line=True)
+case("fori_loop", "lax.fori_loop(0, 3, lambda i, c: c * y, x)",
+     lambda x, y: probe(lax.fori_loop(0, 3, lambda i, c: probe(lax.mul(c, y)), x)),
+     [(f32(8, 4) / 4, [None, "Y"]), (f32(8, 4) / 8, [])], scalar_constraints=False)
+case("fori_loop_changes_type", "lax.fori_loop whose body reshards its carry",
+     lambda x: lax.fori_loop(0, 3, lambda i, c: jax.sharding.reshard(c, P(None, "Y")), x),
+     [(f32(8, 4), ["X", None])], error=True, first_line=True)
+case("cond", "lax.cond(p, lambda: x * y, lambda: -x)",
+     lambda p, x, y: probe(lax.cond(p, lambda: probe(lax.mul(x, y)), lambda: probe(lax.neg(x)))),
+     [(np.bool_(True), []), (f32(8, 4), ["X", None]), (f32(8, 4), ["X", None])], scalar_constraints=False)
+case("cond_false", "lax.cond(p, lambda: x * y, lambda: -x), p false",
+     lambda p, x, y: probe(lax.cond(p, lambda: lax.mul(x, y), lambda: lax.neg(x))),
+     [(np.bool_(False), []), (f32(8, 4), ["X", "Y"]), (f32(8, 4), ["X", "Y"])], scalar_constraints=False)
+case("cond_branches_differ", "lax.cond(p, lambda: x, lambda: y), x P('X'), y P(None, 'Y')",
+     lambda p, x, y: lax.cond(p, lambda: lax.neg(x), lambda: lax.neg(y)),
+     [(np.bool_(True), []), (f32(8, 4), ["X", None]), (f32(8, 4), [None, "Y"])], error=True, first_line=True)
+
 # jnp.einsum with out_sharding: one dot_general, possibly transposed after.
 case("einsum_free", "jnp.einsum('ij,jk->ik', x, y) [8@X,4]·[4,16@Y]", lambda x, y: probe(jnp.einsum("ij,jk->ik", x, y)),
      [(f32(8, 4), ["X", None]), (f32(4, 16), [None, "Y"])])
@@ -360,6 +386,7 @@ def generate():
                 fn = with_grads(c["fn"], len(args)) if c["grad"] else c["fn"]
                 rec["grad"] = c["grad"]
                 rec["scalar_constraints"] = c["scalar_constraints"]
+                rec["first_line"] = c["first_line"]
                 lowered = jax.jit(fn).lower(*args)
                 rec["types"] = list(PROBES)
                 text = lowered.as_text()
@@ -374,6 +401,10 @@ def generate():
         except Exception as e:  # noqa: BLE001 - JAX's error is the answer
             if not c["error"]:
                 raise
-            rec["error"] = {"class": type(e).__name__, "message": AT_SOURCE.sub("", str(e))}
+            rec["first_line"] = c["first_line"]
+            msg = AT_SOURCE.sub("", str(e))
+            if c["first_line"]:
+                msg = msg.split("\n")[0]  # the rest quotes the generator's source and path
+            rec["error"] = {"class": type(e).__name__, "message": msg}
         out.append(rec)
     return out
