@@ -61,16 +61,22 @@
 // type from its operands' by JAX 0.12's rule, or fails with an error wrapping
 // ErrShardingType that carries JAX's message; where JAX asks for out_sharding, the ...Out
 // methods take one (DotGeneralOut, ReshapeOut, IotaOut, ReduceOut; Out(spec, unreduced...)
-// names partial sums). Reshard moves a value to another sharding (reducing its unreduced
-// axes); ShardingConstraint is an assertion on an all-Explicit mesh and may name only Auto
-// axes on a mixed one. The lowering is JAX's: an `sdy.sharding_constraint` to the result's
+// names partial sums; EinsumOut is jnp.einsum's). Reshard moves a value to another sharding
+// (reducing its unreduced axes); ShardingConstraint is an assertion on an all-Explicit mesh and
+// may name only Auto axes on a mixed one; AutoAxes and ExplicitAxes (JAX's auto_axes and
+// explicit_axes) build a part of the program with some axes of another type. The lowering is JAX's: an `sdy.sharding_constraint` to the result's
 // type after each op (closed dimensions, or open ones with the unused Explicit axes
 // replicated when the mesh has Auto axes), the operands of an elementwise op constrained to
 // its result's sharding first, and on an all-Explicit mesh the results' types as @main's
-// result shardings. Rules exist for the elementwise ops, convert, compare and select,
-// broadcast_in_dim, transpose, reshape, slice, concatenate, reverse, dot_general,
-// reductions, sort and the cumulative ops; any other op is an ErrShardingType naming it
-// (JAX's "sharding rule for ... is not implemented"), and region bodies are not typed.
+// result shardings. Rules exist for the elementwise ops, convert, compare, select and clamp,
+// broadcast_in_dim, transpose, reshape, slice, dynamic_slice, dynamic_update_slice, pad,
+// concatenate, reverse, dot_general, reductions, argmax/argmin, reduce_window, sort, top_k,
+// the cumulative ops, and the loops and branches (While, ForLoop, If, Case: carried values
+// and branch results keep their types); any other op (gather and scatter among them; use
+// AutoAxes) is an ErrShardingType naming it (JAX's "sharding rule for ... is not
+// implemented"). Combiner and comparator bodies are not typed; Scan bodies and shard_map
+// bodies are not yet. Gradients are typed too: autodiff's cotangents are resharded to their
+// primals' types, as JAX's transpose rules give them.
 // Meshes whose axes are all Auto build as before. The oracle group "explicit" checks types,
 // errors, constraints and numbers against JAX.
 //

@@ -242,6 +242,9 @@ func (m *Module) typeOf(v Value) (Type, bool) {
 	if tg == nil || !v.Valid() {
 		return Type{}, false
 	}
+	if !hasExplicit(tg.abs) {
+		return tg.replicated(v.Shape()), true // inside AutoAxes over every axis: types are P()
+	}
 	if t, ok := tg.types[v]; ok {
 		return t, true
 	}
@@ -334,6 +337,9 @@ func (m *Module) typeOp(g *stablehlo.Function, o *stablehlo.Op) []stablehlo.Valu
 		g.Fail(strings.TrimPrefix(o.Name(), "stablehlo."), -1, stablehlo.Value{}, shardingTypeErr(
 			"sharding in types inside a scan body is not implemented (its arguments have no types); use ForLoop or While"))
 		return nil
+	}
+	if !hasExplicit(tg.abs) {
+		return nil // inside AutoAxes over every axis (or before ExplicitAxes): no types, no rules
 	}
 	name := o.Name()
 	switch name {
@@ -452,7 +458,7 @@ func (m *Module) typeShardingText(t Type) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", ErrSharding, err)
 	}
-	sym, err := m.meshFor(t.abs, nil)
+	sym, err := m.typedMeshSym(t.abs)
 	if err != nil {
 		return "", err
 	}
@@ -464,6 +470,18 @@ func (m *Module) typeShardingText(t Type) (string, error) {
 		ts = ts.WithUnreduced(shardy.ReduceSum, shardy.AxisRefs(t.unreduced...)...)
 	}
 	return shardy.AdjustForAxisTypes(ts, t.abs).Stripped(), nil
+}
+
+// typedMeshSym returns the module's mesh symbol for a type over a: the one of a's shape in
+// the module's device order, whatever its axis types (AutoAxes and ExplicitAxes change them
+// for a region of the program; JAX names the same @mesh), else a new one.
+func (m *Module) typedMeshSym(a mesh.Abstract) (*meshSym, error) {
+	for _, s := range m.meshes {
+		if !s.maximal && !s.collective && s.rel == nil && sameShape(s.abs, a) {
+			return s, nil
+		}
+	}
+	return m.meshFor(a, nil)
 }
 
 // withPending runs build with out as the out sharding of the first op named op that it
@@ -545,6 +563,9 @@ func (f *Function) Reshard(x Value, s mesh.NamedSharding) Value {
 	if err := s.CheckShape(a.Shape().Dims()); err != nil {
 		f.Fail(opName, 0, a, fmt.Errorf("%w: %w", ErrSharding, err))
 		return Value{}
+	}
+	if !hasExplicit(tg.abs) {
+		return a // on a context mesh without Explicit axes (inside AutoAxes) JAX's reshard adds nothing
 	}
 	t := tg.typeFromSharding(a.Shape(), s, nil)
 	t.dims = padDims(t.dims, a.Shape().Rank())
@@ -699,4 +720,151 @@ func einsumPerm(equation string, operands []Value) ([]int, bool) {
 		}
 	}
 	return nil, false
+}
+
+// AutoAxes is jax.sharding.auto_axes: body runs on the module's mesh with the named axes (all
+// when axes is empty) made Auto, where the compiler chooses the layout along them and ops need
+// no sharding rule for them. The arguments enter with those axes dropped from their types;
+// the results leave resharded to outs, JAX's out_sharding, one sharding per result (required,
+// as in JAX). On a module without sharding in types body just runs, as JAX runs the function
+// when the context mesh has no Explicit axes. A Manual axis cannot be made Auto (JAX's
+// NotImplementedError, wrapping ErrShardingType).
+func (f *Function) AutoAxes(axes []string, outs []mesh.NamedSharding, body func(args []Value) []Value, args ...Value) []Value {
+	const opName = "auto_axes"
+	if f.Failed() {
+		return make([]Value, len(outs))
+	}
+	if outs == nil {
+		f.Failf(opName, -1, Value{}, ErrShardingType, "Missing required keyword argument: 'out_sharding'")
+		return nil
+	}
+	tg := f.m.typing
+	if tg == nil || !hasExplicit(tg.abs) {
+		return body(args)
+	}
+	inner, ok := f.changeAxes(opName, tg.abs, axes, mesh.Auto)
+	if !ok {
+		return make([]Value, len(outs))
+	}
+	prev := tg.abs
+	tg.abs = inner
+	in := make([]Value, len(args))
+	for i, a := range args {
+		t, _ := f.m.typeOf(a)
+		s, err := mesh.NewAbstractSharding(inner, keepExplicit(t.dims, inner))
+		if err != nil {
+			tg.abs = prev
+			f.Fail(opName, i, a, fmt.Errorf("%w: %w", ErrSharding, err))
+			return make([]Value, len(outs))
+		}
+		in[i] = f.Reshard(a, s)
+	}
+	res := body(in)
+	tg.abs = prev
+	if len(res) != len(outs) {
+		if !f.Failed() {
+			f.Failf(opName, -1, Value{}, ErrSharding, "%d out shardings for %d results", len(outs), len(res))
+		}
+		return make([]Value, len(outs))
+	}
+	for i, r := range res {
+		res[i] = f.Reshard(r, outs[i])
+	}
+	return res
+}
+
+// ExplicitAxes is jax.sharding.explicit_axes: the arguments are resharded to ins (JAX's
+// in_sharding, one per argument) on the module's mesh with the named axes (all when axes is
+// empty) made Explicit, body runs there with sharding in types, and its results leave with the
+// axes that are not Explicit on the module's mesh dropped from their types. It starts sharding
+// in types on a module whose mesh has no Explicit axis, taking the mesh from ins.
+func (f *Function) ExplicitAxes(axes []string, ins []mesh.NamedSharding, body func(args []Value) []Value, args ...Value) []Value {
+	const opName = "explicit_axes"
+	if f.Failed() {
+		return nil
+	}
+	if ins == nil {
+		f.Failf(opName, -1, Value{}, ErrShardingType, "Missing required keyword argument: 'in_sharding'")
+		return nil
+	}
+	if len(ins) != len(args) {
+		f.Failf(opName, -1, Value{}, ErrSharding, "%d in shardings for %d arguments", len(ins), len(args))
+		return nil
+	}
+	if f.m.typing == nil {
+		if len(ins) == 0 {
+			f.Failf(opName, -1, Value{}, ErrShardingType, "Context mesh cannot be empty. Please use `jax.set_mesh` API to enter into a mesh context when using `explicit_axes` API.")
+			return nil
+		}
+		f.m.startTyping(ins[0].Abstract())
+	}
+	tg := f.m.typing
+	inner, ok := f.changeAxes(opName, tg.abs, axes, mesh.Explicit)
+	if !ok {
+		return nil
+	}
+	outer := tg.abs
+	tg.abs = inner
+	in := make([]Value, len(args))
+	for i, a := range args {
+		in[i] = f.Reshard(a, ins[i])
+	}
+	res := body(in)
+	tg.abs = outer
+	for i, r := range res {
+		t, _ := f.m.typeOf(r)
+		s, err := mesh.NewAbstractSharding(outer, keepExplicit(t.dims, outer))
+		if err != nil {
+			f.Fail(opName, -1, r, fmt.Errorf("%w: %w", ErrSharding, err))
+			return nil
+		}
+		res[i] = f.Reshard(r, s)
+	}
+	return res
+}
+
+// changeAxes returns a with the named axes (all when none) of type to, refusing unknown axes
+// and Manual ones, as JAX does.
+func (f *Function) changeAxes(opName string, a mesh.Abstract, axes []string, to mesh.AxisType) (mesh.Abstract, bool) {
+	if len(axes) == 0 {
+		axes = a.AxisNames()
+	}
+	types := a.AxisTypes()
+	for _, ax := range axes {
+		i := slices.Index(a.AxisNames(), ax)
+		if i < 0 {
+			f.Failf(opName, -1, Value{}, ErrUnknownAxis, "axis %q is not an axis of the mesh %v", ax, a)
+			return mesh.Abstract{}, false
+		}
+		if types[i] == mesh.Manual {
+			f.Failf(opName, -1, Value{}, ErrShardingType, "Going from `Manual` AxisType to `Auto` or `Explicit` AxisType is not allowed. Please file a bug at https://github.com/jax-ml/jax/issues with your use case")
+			return mesh.Abstract{}, false
+		}
+		types[i] = to
+	}
+	n, err := a.WithAxisTypes(types...)
+	if err != nil {
+		f.Fail(opName, -1, Value{}, fmt.Errorf("%w: %w", ErrSharding, err))
+		return mesh.Abstract{}, false
+	}
+	return n, true
+}
+
+// keepExplicit is JAX's modify_spec_for_auto_manual: the spec of dims with only the axes that
+// are Explicit on a.
+func keepExplicit(dims [][]string, a mesh.Abstract) mesh.PartitionSpec {
+	out := make([]mesh.Dim, len(dims))
+	for i, d := range dims {
+		var keep []string
+		for _, ax := range d {
+			if t, _ := a.AxisType(ax); t == mesh.Explicit {
+				keep = append(keep, ax)
+			}
+		}
+		out[i] = mesh.None
+		if len(keep) > 0 {
+			out[i] = mesh.Axes(keep...)
+		}
+	}
+	return mesh.SpecOf(out...)
 }

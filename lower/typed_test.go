@@ -46,7 +46,10 @@ func TestTypeOfWithoutExplicitAxes(t *testing.T) {
 	assert.False(t, ty.Typed())
 	assert.Equal(t, "float32[8,4]", ty.String())
 	assert.Equal(t, 0, ty.Spec().Len())
-	f.Return(x)
+	// AutoAxes on a mesh without Explicit axes just runs its body, as JAX's auto_axes does.
+	r := f.AutoAxes(nil, []mesh.NamedSharding{ns("x")}, func(a []lower.Value) []lower.Value { return []lower.Value{f.Neg(a[0])} }, x)
+	require.Len(t, r, 1)
+	f.Return(r[0])
 	p, err := m.Build()
 	require.NoError(t, err)
 	assert.NotContains(t, p.Text(), "sdy.sharding_constraint", "an Auto mesh builds as before")
@@ -184,6 +187,32 @@ func TestTypedErrors(t *testing.T) {
 			x := f.Arg(f32(8, 4), xsh(t, explicit24, "X", "Y"))
 			f.Return(f.ShardingConstraint(x, xsh(t, explicit24, "Y")))
 		}, []error{lower.ErrShardingType}, "The array sharding: P('X', 'Y') did not match the sharding provided: P('Y',)."},
+		{"auto axes: unknown axis", nil, func(f *lower.Function) {
+			x := f.Arg(f32(8), xsh(t, explicit24, "X"))
+			f.Return(f.AutoAxes([]string{"Z"}, []mesh.NamedSharding{xsh(t, explicit24)}, func(a []lower.Value) []lower.Value { return a }, x)...)
+		}, []error{lower.ErrUnknownAxis}, `axis "Z" is not an axis of the mesh`},
+		{"auto axes: a Manual axis", nil, func(f *lower.Function) {
+			m := withTypes(mesh.MustNew(mesh.SimDevices(8), []int{2, 4}, "X", "Y"), mesh.Explicit, mesh.Manual)
+			x := f.Arg(f32(8), xsh(t, m, "X"))
+			f.Return(f.AutoAxes([]string{"Y"}, []mesh.NamedSharding{xsh(t, m)}, func(a []lower.Value) []lower.Value { return a }, x)...)
+		}, []error{lower.ErrShardingType}, "Going from `Manual` AxisType to `Auto` or `Explicit` AxisType is not allowed"},
+		{"auto axes: out shardings for another count", nil, func(f *lower.Function) {
+			x := f.Arg(f32(8), xsh(t, explicit24, "X"))
+			f.Return(f.AutoAxes(nil, []mesh.NamedSharding{xsh(t, explicit24), xsh(t, explicit24)}, func(a []lower.Value) []lower.Value { return a }, x)...)
+		}, []error{lower.ErrSharding}, "2 out shardings for 1 results"},
+		{"explicit axes: in shardings for another count", nil, func(f *lower.Function) {
+			x := f.Arg(f32(8), ns("x"))
+			f.Return(f.ExplicitAxes(nil, []mesh.NamedSharding{}, func(a []lower.Value) []lower.Value { return a }, x)...)
+		}, []error{lower.ErrSharding}, "0 in shardings for 1 arguments"},
+		{"explicit axes: no in shardings", nil, func(f *lower.Function) {
+			x := f.Arg(f32(8), ns("x"))
+			f.Return(f.ExplicitAxes(nil, nil, func(a []lower.Value) []lower.Value { return a }, x)...)
+		}, []error{lower.ErrShardingType}, "Missing required keyword argument: 'in_sharding'"},
+		{"explicit axes: no mesh", nil, func(f *lower.Function) {
+			f.Return(f.ExplicitAxes(nil, []mesh.NamedSharding{}, func(a []lower.Value) []lower.Value {
+				return []lower.Value{f.Iota(f32(2), 0)}
+			})...)
+		}, []error{lower.ErrShardingType}, "Context mesh cannot be empty"},
 		{"unconstrained explicit dimension on a mixed mesh", nil, func(f *lower.Function) {
 			x := f.Arg(f32(8, 4), xsh(t, mixed24, "X"))
 			f.Return(f.ShardingConstraint(x, xsh(t, mixed24, mesh.Unconstrained)))

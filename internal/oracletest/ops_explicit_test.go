@@ -300,6 +300,38 @@ var explicitBodies = map[string]explicitBody{
 		return e.f.If(a[0], func(g *stablehlo.Function) []lower.Value { return []lower.Value{g.Neg(a[1])} },
 			func(g *stablehlo.Function) []lower.Value { return []lower.Value{g.Neg(a[2])} })[0]
 	}),
+	"auto_axes_all": xb(`f.AutoAxes(nil, [P("X", nil)], a + b, x, y)`, func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.AutoAxes(nil, []mesh.NamedSharding{e.sh("X", nil)}, func(in []lower.Value) []lower.Value {
+			return []lower.Value{e.p(e.f.Add(e.p(in[0]), e.p(in[1])))}
+		}, a[0], a[1])[0])
+	}),
+	"auto_axes_x": xb(`f.AutoAxes(["X"], [P("X", "Y")], -a, x)`, func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.AutoAxes([]string{"X"}, []mesh.NamedSharding{e.sh("X", "Y")}, func(in []lower.Value) []lower.Value {
+			return []lower.Value{e.p(e.f.Neg(e.p(in[0])))}
+		}, a[0])[0])
+	}),
+	"auto_axes_take": xb(`f.AutoAxes(nil, [P("X", nil)], f.Take(a, i, 0), x, i)`, func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.AutoAxes(nil, []mesh.NamedSharding{e.sh("X", nil)}, func(in []lower.Value) []lower.Value {
+			return []lower.Value{e.f.Take(in[0], in[1], 0)}
+		}, a[0], a[1])[0])
+	}),
+	"auto_axes_no_out": xb(`f.AutoAxes(nil, nil, -a, x)`, func(e *xenv, a []lower.Value) lower.Value {
+		out := e.f.AutoAxes(nil, nil, func(in []lower.Value) []lower.Value { return []lower.Value{e.f.Neg(in[0])} }, a[0])
+		if len(out) == 0 {
+			return lower.Value{}
+		}
+		return out[0]
+	}),
+	"explicit_axes_all": xb(`f.ExplicitAxes(nil, [P("X", nil)], -a, x)`, func(e *xenv, a []lower.Value) lower.Value {
+		return e.f.ExplicitAxes(nil, []mesh.NamedSharding{e.sh("X", nil)}, func(in []lower.Value) []lower.Value {
+			return []lower.Value{e.p(e.f.Neg(e.p(in[0])))}
+		}, a[0])[0]
+	}),
+	"explicit_axes_x": xb(`f.ExplicitAxes(["X"], [P("X", nil)], -a, x)`, func(e *xenv, a []lower.Value) lower.Value {
+		return e.f.ExplicitAxes([]string{"X"}, []mesh.NamedSharding{e.sh("X", nil)}, func(in []lower.Value) []lower.Value {
+			return []lower.Value{e.p(e.f.Neg(e.p(in[0])))}
+		}, a[0])[0]
+	}),
 	"einsum_free": xb(`f.Einsum("ij,jk->ik", x, y)`, func(e *xenv, a []lower.Value) lower.Value {
 		return e.p(e.f.Einsum("ij,jk->ik", a[0], a[1]))
 	}),

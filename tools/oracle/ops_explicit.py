@@ -24,7 +24,7 @@ import jax
 import numpy as np
 import jax.numpy as jnp
 from jax import lax
-from jax.sharding import AxisType, NamedSharding
+from jax.sharding import AxisType, NamedSharding, auto_axes, explicit_axes
 from jax.sharding import PartitionSpec as P
 
 from opsutil import tensor
@@ -314,6 +314,32 @@ case("cond_false", "lax.cond(p, lambda: x * y, lambda: -x), p false",
 case("cond_branches_differ", "lax.cond(p, lambda: x, lambda: y), x P('X'), y P(None, 'Y')",
      lambda p, x, y: lax.cond(p, lambda: lax.neg(x), lambda: lax.neg(y)),
      [(np.bool_(True), []), (f32(8, 4), ["X", None]), (f32(8, 4), [None, "Y"])], error=True, first_line=True)
+
+# auto_axes and explicit_axes: a region of the program where axes change type.
+AUTO = {"shape": [2, 4], "names": ["X", "Y"], "types": ["Auto", "Auto"]}
+
+
+def _add_probed(a, b):
+    return probe(lax.add(probe(a), probe(b)))
+
+
+case("auto_axes_all", "auto_axes(lambda a, b: a + b, out_sharding=P('X', None))(x, y), x P('X'), y P(None, 'X')",
+     lambda x, y: probe(auto_axes(_add_probed, out_sharding=P("X", None))(x, y)),
+     [(f32(4, 4), ["X", None]), (f32(4, 4), [None, "X"])])
+case("auto_axes_x", "auto_axes(lambda a: -a, axes='X', out_sharding=P('X', 'Y'))(x) of [8@X,4@Y]",
+     lambda x: probe(auto_axes(lambda a: probe(lax.neg(probe(a))), axes="X", out_sharding=P("X", "Y"))(x)),
+     [(f32(8, 4), ["X", "Y"])])
+case("auto_axes_take", "auto_axes(lambda a, i: jnp.take(a, i, axis=0), out_sharding=P('X'))(x, i): a gather, which has no rule here",
+     lambda x, i: probe(auto_axes(lambda a, j: jnp.take(a, j, axis=0, mode="clip"), out_sharding=P("X", None))(x, i)),
+     [(f32(8, 4), ["X", "Y"]), (np.array([7, 0, 3, 3, 1, 2, 6, 5], np.int32), [])])
+case("auto_axes_no_out", "auto_axes(lambda a: -a)(x) without out_sharding",
+     lambda x: auto_axes(lambda a: lax.neg(a))(x), [(f32(8, 4), ["X", "Y"])], error=True)
+case("explicit_axes_all", "explicit_axes(lambda a: -a, in_sharding=P('X', None))(x) on a mesh of Auto axes",
+     lambda x: explicit_axes(lambda a: probe(lax.neg(probe(a))), in_sharding=P("X", None))(x),
+     [(f32(8, 4), ["X", "Y"])], mesh=AUTO)
+case("explicit_axes_x", "explicit_axes(lambda a: -a, axes='X', in_sharding=P('X', None))(x) on a mesh of Auto axes",
+     lambda x: explicit_axes(lambda a: probe(lax.neg(probe(a))), axes="X", in_sharding=P("X", None))(x),
+     [(f32(8, 4), ["X", "Y"])], mesh=AUTO)
 
 # jnp.einsum with out_sharding: one dot_general, possibly transposed after.
 case("einsum_free", "jnp.einsum('ij,jk->ik', x, y) [8@X,4]·[4,16@Y]", lambda x, y: probe(jnp.einsum("ij,jk->ik", x, y)),
