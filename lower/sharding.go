@@ -446,6 +446,13 @@ func (f *Function) shardMap(check bool, m mesh.Abstract, inSpecs, outSpecs []mes
 		f.Failf(opName, -1, Value{}, ErrPartitioner, "GSPMD mode supports shard_map over all mesh axes %s, got manual axes %q", axisList(m), manual)
 		return zeros
 	}
+	if tg := f.m.typing; tg != nil && parent == nil && hasExplicit(tg.abs) {
+		// Sharding in types: in_specs are inferred from the arguments' types (nil), or must
+		// equal them, as from JAX 0.9.1.
+		if inSpecs, ok = f.typedInSpecs(opName, inSpecs, vs); !ok {
+			return zeros
+		}
+	}
 	if len(inSpecs) != len(vs) {
 		f.Failf(opName, -1, Value{}, ErrSharding, "%d in_specs for %d operands", len(inSpecs), len(vs))
 		return zeros

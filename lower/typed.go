@@ -24,6 +24,7 @@ type Type struct {
 	typed     bool
 	dims      [][]string // Explicit axes per dimension (nil: unsharded)
 	unreduced []string   // in mesh order
+	varying   []string   // in a shard_map body: the manual axes the value varies over
 }
 
 // Shape returns the value's shape.
@@ -57,6 +58,10 @@ func (t Type) Sharding() (mesh.NamedSharding, error) {
 // (JAX's unreduced axes), in mesh order.
 func (t Type) Unreduced() []string { return slices.Clone(t.unreduced) }
 
+// Varying returns, for a value of a shard_map body, the manual axes it varies over (JAX's
+// vma), in mesh order.
+func (t Type) Varying() []string { return slices.Clone(t.varying) }
+
 // String returns the type as jax.typeof prints it: "float32[8@X,4@Y]", "float32[8,16]{U:X}",
 // "float32[8@(X,Y)]"; a type without a sharding prints its shape alone ("float32[8,4]").
 func (t Type) String() string { return t.format(shapes.NumPyName(t.shape.DType())) }
@@ -79,10 +84,20 @@ func (t Type) format(dtype string) string {
 		}
 	}
 	b.WriteByte(']')
-	if len(t.unreduced) > 0 {
-		b.WriteString("{U:")
-		writeAxes(&b, t.unreduced)
-		b.WriteByte('}')
+	var sets []string
+	for _, s := range []struct {
+		key  string
+		axes []string
+	}{{"V:", t.varying}, {"U:", t.unreduced}} {
+		if len(s.axes) > 0 {
+			var a strings.Builder
+			a.WriteString(s.key)
+			writeAxes(&a, s.axes)
+			sets = append(sets, a.String())
+		}
+	}
+	if len(sets) > 0 {
+		b.WriteString("{" + strings.Join(sets, ", ") + "}")
 	}
 	return b.String()
 }
@@ -229,10 +244,54 @@ func (m *Module) typedContribution(b *autodiff.Backward, primal, ct Value, _ *st
 // shape with the sharding the op rules gave it ("float32[8@X,4]"); elsewhere a Type without
 // a sharding.
 func (f *Function) TypeOf(v Value) Type {
+	if f.m.typing != nil && v.Valid() {
+		// In a shard_map body: the per-device shape and the manual axes it varies over.
+		if axes, ok := f.VaryingAxes(v); ok {
+			return Type{shape: v.Shape(), abs: f.m.typing.abs, typed: true, varying: axes}
+		}
+	}
 	if t, ok := f.m.typeOf(v); ok {
 		return t
 	}
 	return Type{shape: v.Shape()}
+}
+
+// typedInSpecs is shard_map's in_specs under sharding in types: the arguments' types when
+// inSpecs is nil (JAX's inferred in_specs), else inSpecs, each of which must name the
+// Explicit axes of its argument's type (JAX 0.9.1 and later refuse a differing one).
+func (f *Function) typedInSpecs(opName string, inSpecs []mesh.PartitionSpec, vs []Value) ([]mesh.PartitionSpec, bool) {
+	types := make([]Type, len(vs))
+	for i, v := range vs {
+		types[i], _ = f.m.typeOf(v)
+	}
+	if inSpecs == nil {
+		inSpecs = make([]mesh.PartitionSpec, len(vs))
+		for i, t := range types {
+			inSpecs[i] = t.Spec()
+		}
+		return inSpecs, true
+	}
+	if len(inSpecs) != len(vs) {
+		return inSpecs, true // shardMap reports it
+	}
+	for i, spec := range inSpecs {
+		given := make([][]string, types[i].shape.Rank())
+		explicitOnly := true
+		for d := range min(spec.Len(), len(given)) {
+			given[d] = spec.Dim(d).Axes()
+			for _, ax := range given[d] {
+				if at, _ := f.m.typing.abs.AxisType(ax); at != mesh.Explicit {
+					explicitOnly = false
+				}
+			}
+		}
+		if explicitOnly && !slices.EqualFunc(given, types[i].dims, slices.Equal) {
+			f.Failf(opName, i, vs[i], ErrShardingType, "in_specs passed to shard_map: %s does not match the specs of the input: %s for arg: %s. `in_specs` is an optional argument so you can omit specifying it and shard_map will infer the in_specs from the arguments. If you want to reshard your inputs, you can use `jax.reshard` on the arguments and then pass those args to shard_map.",
+				pySpec(specEntries(spec)), pySpec(types[i].dims), types[i])
+			return nil, false
+		}
+	}
+	return inSpecs, true
 }
 
 // typeOf returns v's sharding type when the module has sharding in types. A value the op

@@ -134,6 +134,22 @@ func (m *Module) rule(o *stablehlo.Op, pend *pendingOut) ([]Type, error) {
 		}
 	}
 	switch p := o.Params().(type) {
+	case ShardMapParams:
+		// shard_map's results have the types of its out_specs (their Explicit axes).
+		out := make([]Type, len(res))
+		for i, r := range res {
+			t := m.typing.replicated(r.Shape())
+			spec := p.OutSpec[i]
+			for d := range min(spec.Len(), r.Shape().Rank()) {
+				for _, ax := range spec.Dim(d).Axes() {
+					if at, _ := m.typing.abs.AxisType(ax); at == mesh.Explicit {
+						t.dims[d] = append(t.dims[d], ax)
+					}
+				}
+			}
+			out[i] = t
+		}
+		return out, nil
 	case stablehlo.WhileParams:
 		return m.whileRule(o, in, p)
 	case nil:

@@ -332,6 +332,32 @@ var explicitBodies = map[string]explicitBody{
 			return []lower.Value{e.p(e.f.Neg(e.p(in[0])))}
 		}, a[0])[0]
 	}),
+	"shard_map_infer": xb(`f.ShardMap(mesh, nil, [P(nil, "Y")], nil, g.Psum(b, "X"), x)`, func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.ShardMap(e.m.Abstract(), nil, []mesh.PartitionSpec{mesh.P(nil, "Y")}, nil, func(g *lower.Function, b []lower.Value) []lower.Value {
+			return []lower.Value{e.p(g.Psum(e.p(b[0]), "X"))}
+		}, a[0])[0])
+	}),
+	"shard_map_given": xb(`f.ShardMap(mesh, [P("X", "Y")], [P(nil, "Y")], nil, g.Psum(b, "X"), x)`, func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.ShardMap(e.m.Abstract(), []mesh.PartitionSpec{mesh.P("X", "Y")}, []mesh.PartitionSpec{mesh.P(nil, "Y")}, nil, func(g *lower.Function, b []lower.Value) []lower.Value {
+			return []lower.Value{e.p(g.Psum(e.p(b[0]), "X"))}
+		}, a[0])[0])
+	}),
+	"shard_map_in_specs_differ": xb(`f.ShardMap(mesh, [P("Y", nil)], [P(nil, "Y")], nil, g.Psum(b, "X"), x)`, func(e *xenv, a []lower.Value) lower.Value {
+		return e.f.ShardMap(e.m.Abstract(), []mesh.PartitionSpec{mesh.P("Y", nil)}, []mesh.PartitionSpec{mesh.P(nil, "Y")}, nil, func(g *lower.Function, b []lower.Value) []lower.Value {
+			return []lower.Value{g.Psum(b[0], "X")}
+		}, a[0])[0]
+	}),
+	"shard_map_all_gather": xb(`f.ShardMap(mesh, nil, [P("X", "Y")], nil, g.AllGather(b * b, 1, "Y"), x)`, func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.ShardMap(e.m.Abstract(), nil, []mesh.PartitionSpec{mesh.P("X", "Y")}, nil, func(g *lower.Function, b []lower.Value) []lower.Value {
+			return []lower.Value{e.p(g.AllGather(e.p(g.Mul(b[0], b[0])), 1, "Y"))}
+		}, a[0])[0])
+	}),
+	"shard_map_then_dot": xb(`f.DotGeneral(f.ShardMap(mesh, nil, [P("X", nil)], nil, -b, x), w, dims)`, func(e *xenv, a []lower.Value) lower.Value {
+		s := e.f.ShardMap(e.m.Abstract(), nil, []mesh.PartitionSpec{mesh.P("X", nil)}, nil, func(g *lower.Function, b []lower.Value) []lower.Value {
+			return []lower.Value{g.Neg(b[0])}
+		}, a[0])[0]
+		return e.p(e.f.DotGeneral(s, a[1], xdot))
+	}),
 	"einsum_free": xb(`f.Einsum("ij,jk->ik", x, y)`, func(e *xenv, a []lower.Value) lower.Value {
 		return e.p(e.f.Einsum("ij,jk->ik", a[0], a[1]))
 	}),

@@ -341,6 +341,27 @@ case("explicit_axes_x", "explicit_axes(lambda a: -a, axes='X', in_sharding=P('X'
      lambda x: explicit_axes(lambda a: probe(lax.neg(probe(a))), axes="X", in_sharding=P("X", None))(x),
      [(f32(8, 4), ["X", "Y"])], mesh=AUTO)
 
+# shard_map under sharding in types: in_specs inferred from the arguments' types, bodies typed
+# per device with the manual axes they vary over.
+def _psum_x(b):
+    probe(b)
+    return probe(lax.psum(b, "X"))
+
+
+case("shard_map_infer", "jax.shard_map(lambda b: lax.psum(b, 'X'), out_specs=P(None, 'Y'))(x), in_specs inferred",
+     lambda x: probe(jax.shard_map(_psum_x, out_specs=P(None, "Y"))(x)), [(f32(8, 4), ["X", "Y"])])
+case("shard_map_given", "jax.shard_map(lambda b: lax.psum(b, 'X'), in_specs=P('X', 'Y'), out_specs=P(None, 'Y'))(x)",
+     lambda x: probe(jax.shard_map(_psum_x, in_specs=P("X", "Y"), out_specs=P(None, "Y"))(x)), [(f32(8, 4), ["X", "Y"])])
+case("shard_map_in_specs_differ", "jax.shard_map(..., in_specs=P('Y', None))(x) of [8@X,4@Y]",
+     lambda x: jax.shard_map(_psum_x, in_specs=P("Y", None), out_specs=P(None, "Y"))(x), [(f32(8, 4), ["X", "Y"])],
+     error=True)
+case("shard_map_all_gather", "jax.shard_map(lambda b: lax.all_gather(b * b, 'Y', axis=1, tiled=True), out_specs=P('X', 'Y'))(x)",
+     lambda x: probe(jax.shard_map(lambda b: probe(lax.all_gather(probe(lax.mul(b, b)), "Y", axis=1, tiled=True)),
+                                   out_specs=P("X", "Y"))(x)), [(f32(8, 4), ["X", "Y"])])
+case("shard_map_then_dot", "a shard_map's result (typed by out_specs) in a dot",
+     lambda x, w: probe(lax.dot_general(jax.shard_map(lambda b: lax.neg(b), out_specs=P("X", None))(x), w, DOT)),
+     [(f32(8, 4), ["X", None]), (f32(4, 16), [None, "Y"])])
+
 # jnp.einsum with out_sharding: one dot_general, possibly transposed after.
 case("einsum_free", "jnp.einsum('ij,jk->ik', x, y) [8@X,4]·[4,16@Y]", lambda x, y: probe(jnp.einsum("ij,jk->ik", x, y)),
      [(f32(8, 4), ["X", None]), (f32(4, 16), [None, "Y"])])
