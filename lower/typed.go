@@ -578,6 +578,13 @@ func (f *Function) DotGeneralOut(lhs, rhs Value, dims DotDims, out OutSharding) 
 	return f.withPending("stablehlo.dot_general", out, func() Value { return f.DotGeneral(lhs, rhs, dims) })
 }
 
+// GatherOut is Gather with the out sharding JAX asks for (x.at[idx].get(out_sharding=...))
+// where the rule cannot tell the result's sharding: an indexed dimension that is sharded,
+// or sharded indices.
+func (f *Function) GatherOut(x, indices Value, p stablehlo.GatherParams, out OutSharding) Value {
+	return f.withPending("stablehlo.gather", out, func() Value { return f.Gather(x, indices, p) })
+}
+
 // ReshapeOut is Reshape with JAX's out_sharding, for reshapes whose result sharding the rules
 // cannot infer.
 func (f *Function) ReshapeOut(x Value, out OutSharding, dims ...int) Value {

@@ -134,6 +134,8 @@ func (m *Module) rule(o *stablehlo.Op, pend *pendingOut) ([]Type, error) {
 		}
 	}
 	switch p := o.Params().(type) {
+	case stablehlo.GatherParams:
+		return one(m.gatherRule(in[0], in[1], p, res[0].Shape()))
 	case ShardMapParams:
 		// shard_map's results have the types of its out_specs (their Explicit axes).
 		out := make([]Type, len(res))
@@ -189,6 +191,70 @@ func (m *Module) rule(o *stablehlo.Op, pend *pendingOut) ([]Type, error) {
 		return m.sortRule(in, p)
 	}
 	return nil, shardingTypeErr("sharding rule for %s is not implemented. Please file an issue at https://github.com/jax-ml/jax/issues. You can work around this error by dropping that operation into full auto sharding mode via: `jax.sharding.auto_axes(fun, out_shardings=...)`", prim)
+}
+
+// gatherRule is JAX's gather rule (_gather_spec_computation): the result's sharding when it
+// follows unambiguously from the operand's and the indices' without communication (the
+// indexed operand dimensions fully sliced or unsharded, batching dimensions agreeing, the
+// other index dimensions unsharded), else JAX's request for an out sharding.
+func (m *Module) gatherRule(x, idx Type, p stablehlo.GatherParams, out Shape) (Type, error) {
+	t := m.typing.replicated(out)
+	if err := noUnreduced("gather", []Type{x, idx}); err != nil {
+		return Type{}, err
+	}
+	sharded := false
+	for _, d := range append(slices.Clone(x.dims), idx.dims...) {
+		sharded = sharded || len(d) > 0
+	}
+	if !sharded {
+		return t, nil
+	}
+	d := p.Dims
+	ok := true
+	for _, i := range d.StartIndexMap {
+		ok = ok && (p.SliceSizes[i] == x.shape.Dim(i) || len(x.dims[i]) == 0)
+	}
+	idxSpec := slices.Clone(idx.dims)
+	for k, od := range d.OperandBatchingDims {
+		id := d.StartIndicesBatchingDims[k]
+		if len(x.dims[od]) > 0 && len(idxSpec[id]) > 0 && !slices.Equal(x.dims[od], idxSpec[id]) {
+			ok = false
+		}
+	}
+	for i, s := range idx.dims {
+		if !slices.Contains(d.StartIndicesBatchingDims, i) && len(s) > 0 {
+			ok = false
+		}
+	}
+	if !ok {
+		return Type{}, shardingTypeErr("Use `.at[...].get(out_sharding=)` to provide output PartitionSpec for the gather indexing as out sharding could not be resolved unambiguously (or would require collectives on inputs). Got operand=ShapedArray(%s), indices=ShapedArray(%s)", x, idx)
+	}
+	for k, od := range d.OperandBatchingDims {
+		id := d.StartIndicesBatchingDims[k]
+		if len(idxSpec[id]) == 0 {
+			idxSpec[id] = x.dims[od]
+		}
+	}
+	var offsets [][]string
+	for i := range x.shape.Rank() {
+		if !slices.Contains(d.CollapsedSliceDims, i) && !slices.Contains(d.OperandBatchingDims, i) {
+			offsets = append(offsets, x.dims[i])
+		}
+	}
+	var batch [][]string
+	for i, s := range idxSpec {
+		if i != d.IndexVectorDim {
+			batch = append(batch, s)
+		}
+	}
+	for i := range out.Rank() {
+		if slices.Contains(d.OffsetDims, i) {
+			t.dims[i], offsets = offsets[0], offsets[1:]
+		} else {
+			t.dims[i], batch = batch[0], batch[1:]
+		}
+	}
+	return t, nil
 }
 
 // sameType reports whether a and b have the same sharding and unreduced axes.

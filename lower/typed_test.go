@@ -169,8 +169,13 @@ func TestTypedErrors(t *testing.T) {
 		{"op without a rule", nil, func(f *lower.Function) {
 			x := f.Arg(f32(8), xsh(t, explicit24, "X"))
 			i := f.Arg(lower.NewShape(dtypes.Int32, 2))
+			f.Return(f.ScatterAdd(x, i, f.Arg(f32(2))))
+		}, []error{lower.ErrShardingType}, "scatter: sharding type error: sharding rule for scatter is not implemented"},
+		{"gather on a sharded dimension", nil, func(f *lower.Function) {
+			x := f.Arg(f32(8), xsh(t, explicit24, "X"))
+			i := f.Arg(lower.NewShape(dtypes.Int32, 2))
 			f.Return(f.Take(x, i, 0))
-		}, []error{lower.ErrShardingType}, "gather: sharding type error: sharding rule for gather is not implemented"},
+		}, []error{lower.ErrShardingType}, "Use `.at[...].get(out_sharding=)` to provide output PartitionSpec"},
 		{"scan body", nil, func(f *lower.Function) {
 			x := f.Arg(f32(8, 4), xsh(t, explicit24, "X"))
 			c, _ := f.Scan(func(g *stablehlo.Function, c, xs []lower.Value) ([]lower.Value, []lower.Value) {
@@ -232,6 +237,21 @@ func TestTypedErrors(t *testing.T) {
 			assert.True(t, errors.As(err, &oe))
 		})
 	}
+}
+
+// GatherOut states the sharding a gather on a sharded dimension cannot infer.
+func TestGatherOut(t *testing.T) {
+	m := lower.NewModule("f")
+	f := m.Main()
+	x := f.Arg(f32(8, 4), xsh(t, explicit24, "X", "Y"))
+	i := f.Arg(lower.NewShape(dtypes.Int32, 3, 1))
+	rows := stablehlo.GatherParams{Dims: stablehlo.GatherDims{OffsetDims: []int{1}, CollapsedSliceDims: []int{0},
+		StartIndexMap: []int{0}, IndexVectorDim: 1}, SliceSizes: []int{1, 4}}
+	g := f.GatherOut(x, i, rows, lower.Out(mesh.P(nil, "Y")))
+	assert.Equal(t, "float32[3,4@Y]", f.TypeOf(g).String())
+	f.Return(g)
+	_, err := m.Build()
+	require.NoError(t, err)
 }
 
 // The operands of an elementwise op are constrained to its result's sharding first, then

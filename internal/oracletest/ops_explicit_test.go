@@ -76,6 +76,8 @@ func xb(call string, build func(e *xenv, a []lower.Value) lower.Value) explicitB
 }
 
 var (
+	xrows = stablehlo.GatherParams{Dims: stablehlo.GatherDims{OffsetDims: []int{1}, CollapsedSliceDims: []int{0}, StartIndexMap: []int{0}, IndexVectorDim: 1}, SliceSizes: []int{1, 4}}
+	xcols = stablehlo.GatherParams{Dims: stablehlo.GatherDims{OffsetDims: []int{0}, CollapsedSliceDims: []int{1}, StartIndexMap: []int{1}, IndexVectorDim: 1}, SliceSizes: []int{8, 1}}
 	xdot  = lower.DotDims{LhsContracting: []int{1}, RhsContracting: []int{0}}
 	xbdot = lower.DotDims{LhsBatch: []int{0}, RhsBatch: []int{0}, LhsContracting: []int{2}, RhsContracting: []int{1}}
 )
@@ -358,6 +360,11 @@ var explicitBodies = map[string]explicitBody{
 		}, a[0])[0]
 		return e.p(e.f.DotGeneral(s, a[1], xdot))
 	}),
+	"gather_rows":                xb("f.Gather(x, i, rows, [1 4])", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Gather(a[0], a[1], xrows)) }),
+	"gather_cols":                xb("f.Gather(x, i, columns, [8 1])", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Gather(a[0], a[1], xcols)) }),
+	"gather_indexed_dim_sharded": xb("f.Gather(x, i, rows, [1 4])", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Gather(a[0], a[1], xrows)) }),
+	"gather_indices_sharded":     xb("f.Gather(x, i, rows, [1 4])", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Gather(a[0], a[1], xrows)) }),
+	"gather_replicated":          xb("f.Gather(x, i, rows, [1 4])", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Gather(a[0], a[1], xrows)) }),
 	"einsum_free": xb(`f.Einsum("ij,jk->ik", x, y)`, func(e *xenv, a []lower.Value) lower.Value {
 		return e.p(e.f.Einsum("ij,jk->ik", a[0], a[1]))
 	}),

@@ -362,6 +362,23 @@ case("shard_map_then_dot", "a shard_map's result (typed by out_specs) in a dot",
      lambda x, w: probe(lax.dot_general(jax.shard_map(lambda b: lax.neg(b), out_specs=P("X", None))(x), w, DOT)),
      [(f32(8, 4), ["X", None]), (f32(4, 16), [None, "Y"])])
 
+# gather (lax.gather with the index vector as the last dimension, indices in bounds).
+ROWS = lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,))
+COLS = lax.GatherDimensionNumbers(offset_dims=(0,), collapsed_slice_dims=(1,), start_index_map=(1,))
+PROMISE = lax.GatherScatterMode.PROMISE_IN_BOUNDS
+IDX = np.array([[7], [0], [3]], np.int32)
+case("gather_rows", "lax.gather(x, i, rows, (1, 4)) of [8,4@Y]",
+     lambda x, i: probe(lax.gather(x, i, ROWS, (1, 4), mode=PROMISE)), [(f32(8, 4), [None, "Y"]), (IDX, [])])
+case("gather_cols", "lax.gather(x, i, columns, (8, 1)) of [8@X,4]",
+     lambda x, i: probe(lax.gather(x, i, COLS, (8, 1), mode=PROMISE)), [(f32(8, 4), ["X", None]), (IDX % 4, [])])
+case("gather_indexed_dim_sharded", "lax.gather(x, i, rows, (1, 4)) of [8@X,4]",
+     lambda x, i: probe(lax.gather(x, i, ROWS, (1, 4), mode=PROMISE)), [(f32(8, 4), ["X", None]), (IDX, [])], error=True)
+case("gather_indices_sharded", "lax.gather(x, i, rows, (1, 4)), i P('X')",
+     lambda x, i: probe(lax.gather(x, i, ROWS, (1, 4), mode=PROMISE)),
+     [(f32(8, 4), []), (np.array([[7], [0], [3], [1]], np.int32), ["X", None])], error=True)
+case("gather_replicated", "lax.gather(x, i, rows, (1, 4)), all replicated",
+     lambda x, i: probe(lax.gather(x, i, ROWS, (1, 4), mode=PROMISE)), [(f32(8, 4), []), (IDX, [])])
+
 # jnp.einsum with out_sharding: one dot_general, possibly transposed after.
 case("einsum_free", "jnp.einsum('ij,jk->ik', x, y) [8@X,4]·[4,16@Y]", lambda x, y: probe(jnp.einsum("ij,jk->ik", x, y)),
      [(f32(8, 4), ["X", None]), (f32(4, 16), [None, "Y"])])
