@@ -82,6 +82,11 @@ var (
 	xbdot = lower.DotDims{LhsBatch: []int{0}, RhsBatch: []int{0}, LhsContracting: []int{2}, RhsContracting: []int{1}}
 )
 
+// xbin is a case whose body is one binary op of package stablehlo, probed.
+func xbin(call string, op func(f *stablehlo.Function, x, y stablehlo.Value) stablehlo.Value) explicitBody {
+	return xb(call, func(e *xenv, a []lower.Value) lower.Value { return e.p(op(e.f.Function, a[0], a[1])) })
+}
+
 func partialSum(e *xenv, a []lower.Value) lower.Value {
 	return e.f.DotGeneralOut(a[0], a[1], xdot, lower.Out(mesh.P(nil, nil), "X"))
 }
@@ -365,6 +370,63 @@ var explicitBodies = map[string]explicitBody{
 	"gather_indexed_dim_sharded": xb("f.Gather(x, i, rows, [1 4])", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Gather(a[0], a[1], xrows)) }),
 	"gather_indices_sharded":     xb("f.Gather(x, i, rows, [1 4])", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Gather(a[0], a[1], xrows)) }),
 	"gather_replicated":          xb("f.Gather(x, i, rows, [1 4])", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Gather(a[0], a[1], xrows)) }),
+	"div":                        xbin("f.Div(x, y)", (*stablehlo.Function).Div),
+	"pow":                        xbin("f.Pow(x, y)", (*stablehlo.Function).Pow),
+	"rem":                        xbin("f.Rem(x, y)", (*stablehlo.Function).Rem),
+	"atan2":                      xbin("f.Atan2(x, y)", (*stablehlo.Function).Atan2),
+	"max_3d":                     xbin("f.Max(x, y)", (*stablehlo.Function).Max),
+	"add_incompatible_multi":     xbin("f.Add(x, y)", (*stablehlo.Function).Add),
+	"compare_eq_int":             xbin("f.Equal(a, b)", (*stablehlo.Function).Equal),
+	"and_or": xb("f.Or(f.And(a, b), b)", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.Or(e.p(e.f.And(a[0], a[1])), a[1]))
+	}),
+	"not":       xb("f.Not(a)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Not(a[0])) }),
+	"sqrt_log":  xb("f.Log(f.Sqrt(x))", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Log(e.p(e.f.Sqrt(a[0])))) }),
+	"tanh_exp":  xb("f.Exp(f.Tanh(x))", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Exp(e.p(e.f.Tanh(a[0])))) }),
+	"floor_neg": xb("f.Neg(f.Floor(x))", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Neg(e.p(e.f.Floor(a[0])))) }),
+	"select_scalar_pred": xb("f.Select(p, x, y)", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.Select(a[0], a[1], a[2]))
+	}),
+	"dot_vector_matrix": xb("f.DotGeneral(v, w, [0]x[0])", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.DotGeneral(a[0], a[1], lower.DotDims{LhsContracting: []int{0}, RhsContracting: []int{0}}))
+	}),
+	"dot_matrix_vector": xb("f.DotGeneral(w, v, [1]x[0])", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.DotGeneral(a[0], a[1], xdot)) }),
+	"dot_batch_unreduced": xb("f.Reshard(f.DotGeneralOut(x, y, batch, lower.Out(P(\"X\", nil, nil), \"Y\")), P(\"X\"))", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.Reshard(e.p(e.f.DotGeneralOut(a[0], a[1], xbdot, lower.Out(mesh.P("X", nil, nil), "Y"))), e.sh("X")))
+	}),
+	"dot_two_free_same_axis": xb("f.DotGeneral(x, y, dims)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.DotGeneral(a[0], a[1], xdot)) }),
+	"prod_dim0":              xb("f.Reduce(x, lower.Prod, 0)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Reduce(a[0], lower.Prod, 0)) }),
+	"sum_dim1":               xb("f.Sum(x, 1)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Sum(a[0], 1)) }),
+	"sum_3d_two_dims":        xb("f.Sum(x, 0, 2)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Sum(a[0], 0, 2)) }),
+	"reshape_merge_multi":    xb("f.Reshape(x, 32)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Reshape(a[0], 32)) }),
+	"reshape_split_three":    xb("f.Reshape(x, 2, 2, 4)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Reshape(a[0], 2, 2, 4)) }),
+	"reshape_out_merge": xb("f.ReshapeOut(x, lower.Out(P(\"Y\")), 32)", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.ReshapeOut(a[0], lower.Out(mesh.P("Y")), 32))
+	}),
+	"transpose_multi_axes": xb("f.Transpose(x, 1, 0)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Transpose(a[0], 1, 0)) }),
+	"broadcast_3d": xb("f.BroadcastInDim(x, [2 8 4], [1 2])", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.BroadcastInDim(a[0], []int{2, 8, 4}, []int{1, 2}))
+	}),
+	"concat_three": xb("f.Concatenate(0, x, y, z)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Concatenate(0, a[0], a[1], a[2])) }),
+	"slice_strided": xb("f.Slice(x, [0 0], [8 4], [1 2])", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.Slice(a[0], []int{0, 0}, []int{8, 4}, []int{1, 2}))
+	}),
+	"rev_both":        xb("f.Reverse(x, 0, 1)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Reverse(a[0], 0, 1)) }),
+	"mixed_sum":       xb("f.Sum(x, 1)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Sum(a[0], 1)) }),
+	"mixed_reshape":   xb("f.Reshape(x, 2, 4, 4)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Reshape(a[0], 2, 4, 4)) }),
+	"mixed_transpose": xb("f.Transpose(x, 1, 0)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Transpose(a[0], 1, 0)) }),
+	"sub_unreduced": xb("f.Reshard(f.Sub(partial, partial), P())", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.Reshard(e.p(e.f.Sub(partialSum(e, a), partialSum(e, a))), e.sh()))
+	}),
+	"neg_unreduced": xb("f.Reshard(f.Neg(partial), P())", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.Reshard(e.p(e.f.Neg(partialSum(e, a))), e.sh()))
+	}),
+	"transpose_unreduced": xb("f.Reshard(f.Transpose(partial, 1, 0), P())", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.Reshard(e.p(e.f.Transpose(partialSum(e, a), 1, 0)), e.sh()))
+	}),
+	"reshape_unreduced": xb("f.Reshard(f.Reshape(partial, 128), P())", func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.Reshard(e.p(e.f.Reshape(partialSum(e, a), 128)), e.sh()))
+	}),
 	"einsum_free": xb(`f.Einsum("ij,jk->ik", x, y)`, func(e *xenv, a []lower.Value) lower.Value {
 		return e.p(e.f.Einsum("ij,jk->ik", a[0], a[1]))
 	}),

@@ -379,6 +379,72 @@ case("gather_indices_sharded", "lax.gather(x, i, rows, (1, 4)), i P('X')",
 case("gather_replicated", "lax.gather(x, i, rows, (1, 4)), all replicated",
      lambda x, i: probe(lax.gather(x, i, ROWS, (1, 4), mode=PROMISE)), [(f32(8, 4), []), (IDX, [])])
 
+# Variants of the rules above, one op family at a time.
+XY = (f32(8, 4), ["X", "Y"])
+XN = (f32(8, 4), ["X", None])
+NY = (f32(8, 4), [None, "Y"])
+POS = (f32(8, 4) + 12, ["X", "Y"])
+case("div", "lax.div(x, y)", lambda x, y: probe(lax.div(x, y)), [XN, POS])
+case("pow", "lax.pow(x, y)", lambda x, y: probe(lax.pow(x, y)), [(f32(8, 4) / 8 + 3, ["X", None]), (f32(8, 4) / 16, [None, "Y"])])
+case("rem", "lax.rem(x, y)", lambda x, y: probe(lax.rem(x, y)), [XY, (f32(8, 4) % 5 + 1, ["X", "Y"])])
+case("atan2", "lax.atan2(x, y)", lambda x, y: probe(lax.atan2(x, y)), [XN, (f32(8, 4) + 1, [])])
+case("and_or", "lax.bitwise_or(lax.bitwise_and(a, b), b) of bools",
+     lambda a, b: probe(lax.bitwise_or(probe(lax.bitwise_and(a, b)), b)),
+     [(f32(8, 4) > 0, ["X", None]), (f32(8, 4) % 3 == 0, [None, "Y"])])
+case("not", "lax.bitwise_not(a) of bools", lambda a: probe(lax.bitwise_not(a)), [(f32(8, 4) > 0, ["X", "Y"])])
+case("sqrt_log", "lax.log(lax.sqrt(x))", lambda x: probe(lax.log(probe(lax.sqrt(x)))), [POS])
+case("tanh_exp", "lax.exp(lax.tanh(x))", lambda x: probe(lax.exp(probe(lax.tanh(x)))), [(f32(8, 4) / 8, [None, "Y"])])
+case("floor_neg", "lax.neg(lax.floor(x))", lambda x: probe(lax.neg(probe(lax.floor(x)))), [(f32(8, 4) / 3, ["X", "Y"])])
+case("compare_eq_int", "lax.eq(a, b) of int32", lambda a, b: probe(lax.eq(a, b)),
+     [(np.arange(32, dtype=np.int32).reshape(8, 4) % 3, ["X", None]), (np.arange(32, dtype=np.int32).reshape(8, 4) % 2, [])])
+case("select_scalar_pred", "lax.select(p, x, y) with a scalar p", lambda p, x, y: probe(lax.select(p, x, y)),
+     [(np.bool_(False), []), XY, (f32(8, 4) * 2, ["X", "Y"])])
+case("max_3d", "lax.max(x, y) of [2@X,4,8@Y] and [2,4,8]", lambda x, y: probe(lax.max(x, y)),
+     [(f32(2, 4, 8), ["X", None, "Y"]), (f32(2, 4, 8)[::-1].copy(), [])])
+case("add_incompatible_multi", "lax.add(x, y), P(('X', 'Y')) + P('Y')", lambda x, y: probe(lax.add(x, y)),
+     [(f32(16, 2), [["X", "Y"]]), (f32(16, 2), ["Y"])], error=True)
+case("dot_vector_matrix", "lax.dot_general(v, w) [4@X]·[4,8@Y]", lambda v, w: probe(lax.dot_general(v, w, (((0,), (0,)), ((), ())))),
+     [(f32(4), ["X"]), (f32(4, 8), [None, "Y"])])
+case("dot_matrix_vector", "lax.dot_general(w, v) [8@X,4]·[4]", lambda w, v: probe(lax.dot_general(w, v, DOT)),
+     [XN, (f32(4), [])])
+case("dot_batch_unreduced", "lax.dot_general(x, y, batch, out_sharding=P('X', None, None, unreduced={'Y'})), then reshard",
+     lambda x, y: probe(jax.sharding.reshard(probe(lax.dot_general(x, y, BDOT, out_sharding=P("X", None, None, unreduced={"Y"}))), P("X"))),
+     [(f32(2, 8, 4), ["X", None, "Y"]), (f32(2, 4, 16), ["X", "Y", None])])
+case("dot_two_free_same_axis", "lax.dot_general(x, y) [8@Y,4]·[4,16@Y]", lambda x, y: probe(lax.dot_general(x, y, DOT)),
+     [(f32(8, 4), ["Y", None]), (f32(4, 16), [None, "Y"])], error=True)
+case("prod_dim0", "lax.reduce_prod(x, (0,)) of [8@X,4@Y]", lambda x: probe(lax.reduce_prod(x, (0,))), [(f32(8, 4) / 16 + 1, ["X", "Y"])])
+case("sum_dim1", "lax.reduce_sum(x, (1,)) of [8@X,4@Y]", lambda x: probe(lax.reduce_sum(x, (1,))), [XY])
+case("sum_3d_two_dims", "lax.reduce_sum(x, (0, 2)) of [2@X,4,8@Y]", lambda x: probe(lax.reduce_sum(x, (0, 2))),
+     [(f32(2, 4, 8), ["X", None, "Y"])])
+case("reshape_merge_multi", "lax.reshape(x, (32,)) of [8@(X,Y),4]", lambda x: probe(lax.reshape(x, (32,))),
+     [(f32(8, 4), [["X", "Y"], None])])
+case("reshape_split_three", "lax.reshape(x, (2, 2, 4)) of [16@X]", lambda x: probe(lax.reshape(x, (2, 2, 4))), [(f32(16), ["X"])])
+case("reshape_out_merge", "lax.reshape(x, (32,), out_sharding=P('Y')) of [8,4@Y]",
+     lambda x: probe(lax.reshape(x, (32,), out_sharding=P("Y"))), [NY])
+case("transpose_multi_axes", "lax.transpose(x, (1, 0)) of [16@(X,Y),2]", lambda x: probe(lax.transpose(x, (1, 0))),
+     [(f32(16, 2), [["X", "Y"], None])])
+case("broadcast_3d", "lax.broadcast_in_dim(x, (2, 8, 4), (1, 2)) of [8@X,4@Y]",
+     lambda x: probe(lax.broadcast_in_dim(x, (2, 8, 4), (1, 2))), [XY])
+case("concat_three", "lax.concatenate([x, y, z], 0), all P(None, 'Y')", lambda x, y, z: probe(lax.concatenate([x, y, z], 0)),
+     [NY, NY, NY])
+case("slice_strided", "lax.slice(x, (0, 0), (8, 4), (1, 2)) of [8@X,4]", lambda x: probe(lax.slice(x, (0, 0), (8, 4), (1, 2))), [XN])
+case("rev_both", "lax.rev(x, (0, 1))", lambda x: probe(lax.rev(x, (0, 1))), [XY])
+case("mixed_sum", "lax.reduce_sum(x, (1,)) of P('X', 'Y'), Y Auto", lambda x: probe(lax.reduce_sum(x, (1,))), [XY], mesh=MIXED)
+case("mixed_reshape", "lax.reshape(x, (2, 4, 4)) of P('X'), Y Auto", lambda x: probe(lax.reshape(x, (2, 4, 4))), [XN], mesh=MIXED)
+case("mixed_transpose", "lax.transpose(x, (1, 0)) of P('X', 'Y'), Y Auto", lambda x: probe(lax.transpose(x, (1, 0))), [XY], mesh=MIXED)
+case("sub_unreduced", "partial sums subtracted, then resharded to P()",
+     lambda x, y: probe(jax.sharding.reshard(probe(lax.sub(partial_sum(x, y), partial_sum(x, y))), P())),
+     [(f32(8, 4), [None, "X"]), (f32(4, 16), ["X", None])])
+case("neg_unreduced", "lax.neg of a partial sum keeps it unreduced",
+     lambda x, y: probe(jax.sharding.reshard(probe(lax.neg(partial_sum(x, y))), P())),
+     [(f32(8, 4), [None, "X"]), (f32(4, 16), ["X", None])])
+case("transpose_unreduced", "lax.transpose of a partial sum keeps it unreduced",
+     lambda x, y: probe(jax.sharding.reshard(probe(lax.transpose(partial_sum(x, y), (1, 0))), P())),
+     [(f32(8, 4), [None, "X"]), (f32(4, 16), ["X", None])])
+case("reshape_unreduced", "lax.reshape of a partial sum keeps it unreduced",
+     lambda x, y: probe(jax.sharding.reshard(probe(lax.reshape(partial_sum(x, y), (128,))), P())),
+     [(f32(8, 4), [None, "X"]), (f32(4, 16), ["X", None])])
+
 # jnp.einsum with out_sharding: one dot_general, possibly transposed after.
 case("einsum_free", "jnp.einsum('ij,jk->ik', x, y) [8@X,4]·[4,16@Y]", lambda x, y: probe(jnp.einsum("ij,jk->ik", x, y)),
      [(f32(8, 4), ["X", None]), (f32(4, 16), [None, "Y"])])
