@@ -585,6 +585,22 @@ func (f *Function) GatherOut(x, indices Value, p stablehlo.GatherParams, out Out
 	return f.withPending("stablehlo.gather", out, func() Value { return f.Gather(x, indices, p) })
 }
 
+// ScatterOut is Scatter with the out sharding JAX asks for (x.at[idx].add(..., out_sharding=...))
+// where the rule cannot tell the result's sharding.
+func (f *Function) ScatterOut(x, indices, updates Value, p stablehlo.ScatterParams, out OutSharding) Value {
+	return f.withPending("stablehlo.scatter", out, func() Value { return f.Scatter(x, indices, updates, p) })
+}
+
+// RngBitGeneratorOut is RngBitGenerator with JAX's out_sharding for the bits
+// (lax.rng_bit_generator(..., out_sharding=...)); the new state keeps the state's type.
+func (f *Function) RngBitGeneratorOut(state Value, alg stablehlo.RngAlgorithm, shape Shape, out OutSharding) (newState, bits Value) {
+	f.withPending("stablehlo.rng_bit_generator", out, func() Value {
+		newState, bits = f.RngBitGenerator(state, alg, shape)
+		return bits
+	})
+	return newState, bits
+}
+
 // ReshapeOut is Reshape with JAX's out_sharding, for reshapes whose result sharding the rules
 // cannot infer.
 func (f *Function) ReshapeOut(x Value, out OutSharding, dims ...int) Value {

@@ -62,6 +62,11 @@ func (m *Module) rule(o *stablehlo.Op, pend *pendingOut) ([]Type, error) {
 	res := o.Results()
 	prim := jaxName(o)
 	if pend != nil {
+		if _, rng := o.Params().(stablehlo.RngParams); rng {
+			// The out sharding is the bits' (the second result); the state keeps its type.
+			t, err := m.outType(o, in, res[1].Shape(), pend.out)
+			return []Type{in[0], t}, err
+		}
 		t, err := m.outType(o, in, res[0].Shape(), pend.out)
 		if err != nil {
 			return nil, err
@@ -136,6 +141,12 @@ func (m *Module) rule(o *stablehlo.Op, pend *pendingOut) ([]Type, error) {
 	switch p := o.Params().(type) {
 	case stablehlo.GatherParams:
 		return one(m.gatherRule(in[0], in[1], p, res[0].Shape()))
+	case stablehlo.ScatterParams:
+		return one(m.scatterRule(in[0], in[1], in[2], p))
+	case stablehlo.RngParams:
+		// JAX's rng_bit_generator: the new key keeps the key's type; the bits are replicated
+		// (RngBitGeneratorOut gives them an out sharding).
+		return []Type{in[0], m.typing.replicated(res[1].Shape())}, noUnreduced("rng_bit_generator", in)
 	case ShardMapParams:
 		// shard_map's results have the types of its out_specs (their Explicit axes).
 		out := make([]Type, len(res))
@@ -252,6 +263,105 @@ func (m *Module) gatherRule(x, idx Type, p stablehlo.GatherParams, out Shape) (T
 			t.dims[i], offsets = offsets[0], offsets[1:]
 		} else {
 			t.dims[i], batch = batch[0], batch[1:]
+		}
+	}
+	return t, nil
+}
+
+// scatterRule is JAX's scatter rule (_scatter_spec_computation), the gather rule in inverse:
+// the operand's sharding, completed from the indices' and updates' batching and window
+// dimensions, when they all agree without communication; else JAX's request for an out
+// sharding.
+func (m *Module) scatterRule(x, idx, upd Type, p stablehlo.ScatterParams) (Type, error) {
+	if err := noUnreduced("scatter", []Type{x, idx, upd}); err != nil {
+		return Type{}, err
+	}
+	sharded := false
+	for _, d := range slices.Concat(x.dims, idx.dims, upd.dims) {
+		sharded = sharded || len(d) > 0
+	}
+	if !sharded {
+		return m.typing.replicated(x.shape), nil
+	}
+	d := p.Dims
+	var queries []int // the indices dimensions other than the index vector's
+	for i := range idx.shape.Rank() {
+		if i != d.IndexVectorDim {
+			queries = append(queries, i)
+		}
+	}
+	// The updates dimension of each indices dimension (JAX's _get_updates_batching_dims).
+	inUpdates := slices.Clone(queries)
+	for _, w := range d.UpdateWindowDims {
+		if w <= len(inUpdates) {
+			inUpdates = slices.Insert(inUpdates, w, -1)
+		}
+	}
+	updBatch := make([]int, len(d.ScatterIndicesBatchingDims))
+	for k, id := range d.ScatterIndicesBatchingDims {
+		updBatch[k] = slices.Index(inUpdates, id)
+	}
+	var windows []int // operand dimensions of the update windows
+	for i := range x.shape.Rank() {
+		if !slices.Contains(d.InsertedWindowDims, i) && !slices.Contains(d.InputBatchingDims, i) {
+			windows = append(windows, i)
+		}
+	}
+	resolvable := func(specs ...[]string) bool {
+		var first []string
+		for _, s := range specs {
+			if len(s) == 0 {
+				continue
+			}
+			if first != nil && !slices.Equal(first, s) {
+				return false
+			}
+			first = s
+		}
+		return true
+	}
+	ok := true
+	for k, od := range d.InputBatchingDims {
+		if updBatch[k] < 0 || !resolvable(x.dims[od], idx.dims[d.ScatterIndicesBatchingDims[k]], upd.dims[updBatch[k]]) {
+			ok = false
+		}
+	}
+	for k, ud := range d.UpdateWindowDims {
+		od := windows[k]
+		full := upd.shape.Dim(ud) == x.shape.Dim(od) && slices.Equal(upd.dims[ud], x.dims[od])
+		if !full && (len(upd.dims[ud]) > 0 || len(x.dims[od]) > 0) {
+			ok = false
+		}
+	}
+	for _, i := range d.InsertedWindowDims {
+		ok = ok && len(x.dims[i]) == 0
+	}
+	for i, s := range upd.dims {
+		if !slices.Contains(updBatch, i) && !slices.Contains(d.UpdateWindowDims, i) && len(s) > 0 {
+			ok = false
+		}
+	}
+	for i, s := range idx.dims {
+		if !slices.Contains(d.ScatterIndicesBatchingDims, i) && len(s) > 0 {
+			ok = false // a query dimension, or the index vector dimension, that is sharded
+		}
+	}
+	if !ok {
+		return Type{}, shardingTypeErr("Use `.at[...].set/add/mul/...(out_sharding=)` to provide output PartitionSpec for the scatter update as out sharding could not be resolved unambiguously (or would require collectives on inputs). Got operand=ShapedArray(%s), indices=ShapedArray(%s), updates=ShapedArray(%s)", x, idx, upd)
+	}
+	t := x
+	t.dims = slices.Clone(x.dims)
+	for k, od := range d.InputBatchingDims {
+		if len(t.dims[od]) == 0 {
+			t.dims[od] = idx.dims[d.ScatterIndicesBatchingDims[k]]
+			if len(t.dims[od]) == 0 {
+				t.dims[od] = upd.dims[updBatch[k]]
+			}
+		}
+	}
+	for k, ud := range d.UpdateWindowDims {
+		if od := windows[k]; len(t.dims[od]) == 0 {
+			t.dims[od] = upd.dims[ud]
 		}
 	}
 	return t, nil

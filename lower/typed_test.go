@@ -168,9 +168,13 @@ func TestTypedErrors(t *testing.T) {
 		}, []error{lower.ErrShardingType}, "unreduced/reduced rule for reshape is not implemented"},
 		{"op without a rule", nil, func(f *lower.Function) {
 			x := f.Arg(f32(8), xsh(t, explicit24, "X"))
+			f.Return(f.BitcastConvert(x, dtypes.Uint16))
+		}, []error{lower.ErrShardingType}, "bitcast_convert: sharding type error: sharding rule for bitcast_convert is not implemented"},
+		{"scatter on a sharded dimension", nil, func(f *lower.Function) {
+			x := f.Arg(f32(8), xsh(t, explicit24, "X"))
 			i := f.Arg(lower.NewShape(dtypes.Int32, 2))
 			f.Return(f.ScatterAdd(x, i, f.Arg(f32(2))))
-		}, []error{lower.ErrShardingType}, "scatter: sharding type error: sharding rule for scatter is not implemented"},
+		}, []error{lower.ErrShardingType}, "Use `.at[...].set/add/mul/...(out_sharding=)` to provide output PartitionSpec"},
 		{"gather on a sharded dimension", nil, func(f *lower.Function) {
 			x := f.Arg(f32(8), xsh(t, explicit24, "X"))
 			i := f.Arg(lower.NewShape(dtypes.Int32, 2))
@@ -252,6 +256,24 @@ func TestGatherOut(t *testing.T) {
 	f.Return(g)
 	_, err := m.Build()
 	require.NoError(t, err)
+}
+
+// rng_bit_generator's state keeps its type and its bits are replicated, unless given an out
+// sharding (JAX's rule; the oracle cannot compare it: JAX passes the key as u32[4] through a
+// bitcast that changes rank).
+func TestRngBitGeneratorTypes(t *testing.T) {
+	m := lower.NewModule("f")
+	f := m.Main()
+	s := f.Arg(lower.NewShape(dtypes.Uint64, 2), xsh(t, explicit24))
+	_, bits := f.RngBitGenerator(s, stablehlo.RngThreeFry, lower.NewShape(dtypes.Uint32, 8, 4))
+	ns, sharded := f.RngBitGeneratorOut(s, stablehlo.RngThreeFry, lower.NewShape(dtypes.Uint32, 8, 4), lower.Out(mesh.P("X", "Y")))
+	assert.Equal(t, "uint32[8,4]", f.TypeOf(bits).String())
+	assert.Equal(t, "uint32[8@X,4@Y]", f.TypeOf(sharded).String())
+	assert.Equal(t, "uint64[2]", f.TypeOf(ns).String())
+	f.Return(bits, sharded)
+	p, err := m.Build()
+	require.NoError(t, err)
+	assert.Contains(t, p.Text(), `<@mesh, [{"X"}, {"Y"}]> : tensor<8x4xui32>`)
 }
 
 // The operands of an elementwise op are constrained to its result's sharding first, then

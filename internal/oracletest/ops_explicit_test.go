@@ -76,10 +76,11 @@ func xb(call string, build func(e *xenv, a []lower.Value) lower.Value) explicitB
 }
 
 var (
-	xrows = stablehlo.GatherParams{Dims: stablehlo.GatherDims{OffsetDims: []int{1}, CollapsedSliceDims: []int{0}, StartIndexMap: []int{0}, IndexVectorDim: 1}, SliceSizes: []int{1, 4}}
-	xcols = stablehlo.GatherParams{Dims: stablehlo.GatherDims{OffsetDims: []int{0}, CollapsedSliceDims: []int{1}, StartIndexMap: []int{1}, IndexVectorDim: 1}, SliceSizes: []int{8, 1}}
-	xdot  = lower.DotDims{LhsContracting: []int{1}, RhsContracting: []int{0}}
-	xbdot = lower.DotDims{LhsBatch: []int{0}, RhsBatch: []int{0}, LhsContracting: []int{2}, RhsContracting: []int{1}}
+	xsrows = stablehlo.ScatterParams{Dims: stablehlo.ScatterDims{UpdateWindowDims: []int{1}, InsertedWindowDims: []int{0}, ScatterDimsToOperandDims: []int{0}, IndexVectorDim: 1}, Combine: stablehlo.Sum}
+	xrows  = stablehlo.GatherParams{Dims: stablehlo.GatherDims{OffsetDims: []int{1}, CollapsedSliceDims: []int{0}, StartIndexMap: []int{0}, IndexVectorDim: 1}, SliceSizes: []int{1, 4}}
+	xcols  = stablehlo.GatherParams{Dims: stablehlo.GatherDims{OffsetDims: []int{0}, CollapsedSliceDims: []int{1}, StartIndexMap: []int{1}, IndexVectorDim: 1}, SliceSizes: []int{8, 1}}
+	xdot   = lower.DotDims{LhsContracting: []int{1}, RhsContracting: []int{0}}
+	xbdot  = lower.DotDims{LhsBatch: []int{0}, RhsBatch: []int{0}, LhsContracting: []int{2}, RhsContracting: []int{1}}
 )
 
 // xbin is a case whose body is one binary op of package stablehlo, probed.
@@ -427,6 +428,11 @@ var explicitBodies = map[string]explicitBody{
 	"reshape_unreduced": xb("f.Reshard(f.Reshape(partial, 128), P())", func(e *xenv, a []lower.Value) lower.Value {
 		return e.p(e.f.Reshard(e.p(e.f.Reshape(partialSum(e, a), 128)), e.sh()))
 	}),
+	"scatter_rows":                  xb("f.Scatter(x, i, u, rows, Sum)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Scatter(a[0], a[1], a[2], xsrows)) }),
+	"scatter_updates_sharded_alone": xb("f.Scatter(x, i, u, rows, Sum)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Scatter(a[0], a[1], a[2], xsrows)) }),
+	"scatter_inserted_dim_sharded":  xb("f.Scatter(x, i, u, rows, Sum)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Scatter(a[0], a[1], a[2], xsrows)) }),
+	"scatter_window_differs":        xb("f.Scatter(x, i, u, rows, Sum)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Scatter(a[0], a[1], a[2], xsrows)) }),
+	"scatter_replicated":            xb("f.Scatter(x, i, u, rows, Sum)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Scatter(a[0], a[1], a[2], xsrows)) }),
 	"einsum_free": xb(`f.Einsum("ij,jk->ik", x, y)`, func(e *xenv, a []lower.Value) lower.Value {
 		return e.p(e.f.Einsum("ij,jk->ik", a[0], a[1]))
 	}),

@@ -445,6 +445,22 @@ case("reshape_unreduced", "lax.reshape of a partial sum keeps it unreduced",
      lambda x, y: probe(jax.sharding.reshard(probe(lax.reshape(partial_sum(x, y), (128,))), P())),
      [(f32(8, 4), [None, "X"]), (f32(4, 16), ["X", None])])
 
+# scatter (lax.scatter_add, the index vector as the last dimension, indices in bounds).
+SROWS = lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+case("scatter_rows", "lax.scatter_add(x, i, u, rows) of [8,4@Y], u [3,4@Y]",
+     lambda x, i, u: probe(lax.scatter_add(x, i, u, SROWS, mode=PROMISE)), [(f32(8, 4), [None, "Y"]), (IDX, []), (f32(3, 4), [None, "Y"])])
+case("scatter_updates_sharded_alone", "lax.scatter_add(x, i, u, rows) of [8,4], u [3,4@Y]",
+     lambda x, i, u: probe(lax.scatter_add(x, i, u, SROWS, mode=PROMISE)), [(f32(8, 4), []), (IDX, []), (f32(3, 4), [None, "Y"])],
+     error=True)
+case("scatter_inserted_dim_sharded", "lax.scatter_add(x, i, u, rows) of [8@X,4]",
+     lambda x, i, u: probe(lax.scatter_add(x, i, u, SROWS, mode=PROMISE)), [(f32(8, 4), ["X", None]), (IDX, []), (f32(3, 4), [])],
+     error=True)
+case("scatter_window_differs", "lax.scatter_add(x, i, u, rows) of [8,4@Y], u [3,4]",
+     lambda x, i, u: probe(lax.scatter_add(x, i, u, SROWS, mode=PROMISE)), [(f32(8, 4), [None, "Y"]), (IDX, []), (f32(3, 4), [])],
+     error=True)
+case("scatter_replicated", "lax.scatter_add(x, i, u, rows), all replicated",
+     lambda x, i, u: probe(lax.scatter_add(x, i, u, SROWS, mode=PROMISE)), [(f32(8, 4), []), (IDX, []), (f32(3, 4), [])])
+
 # jnp.einsum with out_sharding: one dot_general, possibly transposed after.
 case("einsum_free", "jnp.einsum('ij,jk->ik', x, y) [8@X,4]·[4,16@Y]", lambda x, y: probe(jnp.einsum("ij,jk->ik", x, y)),
      [(f32(8, 4), ["X", None]), (f32(4, 16), [None, "Y"])])
