@@ -384,3 +384,38 @@ func (f *Function) AllToAllUntiled(x Value, splitDim, concatDim int, axes ...str
 	}
 	return f.Reshape(out, slices.Delete(out.Shape().Dims(), splitDim, splitDim+1)...)
 }
+
+// Pcast marks x, a value of a shard_map body, as varying over the manual axes named (JAX's
+// lax.pcast(x, axes, to="varying"), which replaced pvary): the replication check and
+// TypeOf then count it as varying over them, as an operand that does would make it. Its
+// value is unchanged: Pcast adds an identity stablehlo.convert, which XLA removes (JAX adds
+// no op). Its gradient sums the cotangent over the axes (JAX's psum), through the rule for
+// contributions that vary where their primal does not (see the package doc).
+func (f *Function) Pcast(x Value, axes ...string) Value {
+	const opName = "pcast"
+	c := f.manualCtx()
+	if c == nil {
+		f.Failf(opName, -1, Value{}, ErrNotManual, "pcast over axes %q needs a ShardMap body", axes)
+		return Value{}
+	}
+	for i, a := range axes {
+		switch {
+		case c.abs.AxisIndex(a) < 0:
+			f.Failf(opName, -1, Value{}, ErrUnknownAxis, "unknown axis %q (mesh has %s)", a, axisList(c.abs))
+			return Value{}
+		case !c.isManual(a):
+			f.Failf(opName, -1, Value{}, ErrNotManual, "axis %q is not a manual axis of the enclosing shard_map (manual: %q)", a, c.axes)
+			return Value{}
+		case slices.Index(axes, a) != i:
+			f.Failf(opName, -1, Value{}, ErrNotManual, "axis %q named twice", a)
+			return Value{}
+		}
+	}
+	vs, ok := f.Operands(opName, x)
+	if !ok {
+		return Value{}
+	}
+	v := f.Convert(vs[0], vs[0].DType())
+	f.setVMA(v, 'a', slices.Clone(axes))
+	return v
+}

@@ -301,3 +301,33 @@ func TestOperandsConstrainedBeforeTheOp(t *testing.T) {
 		at += i
 	}
 }
+
+func TestPcastErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		axes  []string
+		outer bool
+		want  error
+		msg   string
+	}{
+		{"outside a shard_map", []string{"x"}, true, lower.ErrNotManual, "needs a ShardMap body"},
+		{"unknown axis", []string{"z"}, false, lower.ErrUnknownAxis, `unknown axis "z"`},
+		{"not manual", []string{"y"}, false, lower.ErrNotManual, `axis "y" is not a manual axis`},
+		{"twice", []string{"x", "x"}, false, lower.ErrNotManual, `axis "x" named twice`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := lower.NewModule("f")
+			f := m.Main()
+			x := f.Arg(f32(8, 4), ns("x"))
+			if tc.outer {
+				f.Return(f.Pcast(x, tc.axes...))
+			} else {
+				f.Return(f.ShardMap(mesh42.Abstract(), []mesh.PartitionSpec{mesh.P("x")}, []mesh.PartitionSpec{mesh.P("x")}, []string{"x"},
+					func(g *lower.Function, a []lower.Value) []lower.Value { return []lower.Value{g.Pcast(a[0], tc.axes...)} }, x)...)
+			}
+			_, err := m.Build()
+			require.ErrorIs(t, err, tc.want)
+			assert.Contains(t, err.Error(), tc.msg)
+		})
+	}
+}

@@ -433,6 +433,17 @@ var explicitBodies = map[string]explicitBody{
 	"scatter_inserted_dim_sharded":  xb("f.Scatter(x, i, u, rows, Sum)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Scatter(a[0], a[1], a[2], xsrows)) }),
 	"scatter_window_differs":        xb("f.Scatter(x, i, u, rows, Sum)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Scatter(a[0], a[1], a[2], xsrows)) }),
 	"scatter_replicated":            xb("f.Scatter(x, i, u, rows, Sum)", func(e *xenv, a []lower.Value) lower.Value { return e.p(e.f.Scatter(a[0], a[1], a[2], xsrows)) }),
+	"shard_map_pcast": xb(`f.ShardMap(mesh, nil, [P(nil, "Y")], nil, g.Psum(g.Pcast(b, "X"), "X"), x)`, func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.ShardMap(e.m.Abstract(), nil, []mesh.PartitionSpec{mesh.P(nil, "Y")}, nil, func(g *lower.Function, b []lower.Value) []lower.Value {
+			return []lower.Value{e.p(g.Psum(e.p(g.Pcast(e.p(b[0]), "X")), "X"))}
+		}, a[0])[0])
+	}),
+	"grad_shard_map_pcast": xb("autodiff.ValueAndGrad of f.Sum(f.ShardMap(..., g.Mul(g.Psum(g.Pcast(b, \"X\"), \"X\"), b)))", func(e *xenv, a []lower.Value) lower.Value {
+		s := e.f.ShardMap(e.m.Abstract(), nil, []mesh.PartitionSpec{mesh.P("X", "Y")}, nil, func(g *lower.Function, b []lower.Value) []lower.Value {
+			return []lower.Value{g.Mul(g.Psum(g.Pcast(b[0], "X"), "X"), b[0])}
+		}, a[0])[0]
+		return e.f.Sum(s)
+	}),
 	"einsum_free": xb(`f.Einsum("ij,jk->ik", x, y)`, func(e *xenv, a []lower.Value) lower.Value {
 		return e.p(e.f.Einsum("ij,jk->ik", a[0], a[1]))
 	}),

@@ -460,6 +460,13 @@ case("scatter_window_differs", "lax.scatter_add(x, i, u, rows) of [8,4@Y], u [3,
      error=True)
 case("scatter_replicated", "lax.scatter_add(x, i, u, rows), all replicated",
      lambda x, i, u: probe(lax.scatter_add(x, i, u, SROWS, mode=PROMISE)), [(f32(8, 4), []), (IDX, []), (f32(3, 4), [])])
+case("shard_map_pcast", "jax.shard_map(lambda b: lax.psum(lax.pcast(b, 'X', to='varying'), 'X'), out_specs=P(None, 'Y'))(x)",
+     lambda x: probe(jax.shard_map(lambda b: probe(lax.psum(probe(lax.pcast(probe(b), "X", to="varying")), "X")),
+                                   out_specs=P(None, "Y"))(x)), [(f32(8, 4), [None, "Y"])])
+case("grad_shard_map_pcast", "value_and_grad(sum(shard_map(psum(pcast(b, 'X'), 'X') * b)))",
+     lambda x: lax.reduce_sum(jax.shard_map(lambda b: lax.mul(lax.psum(lax.pcast(b, "X", to="varying"), "X"), b),
+                                            out_specs=P("X", "Y"))(x), (0, 1)),
+     [(f32(8, 4) / 8, [None, "Y"])], grad=True)
 
 # jnp.einsum with out_sharding: one dot_general, possibly transposed after.
 case("einsum_free", "jnp.einsum('ij,jk->ik', x, y) [8@X,4]·[4,16@Y]", lambda x, y: probe(jnp.einsum("ij,jk->ik", x, y)),
