@@ -60,8 +60,10 @@
 // jax.typeof does ("float32[8@X,4@Y]", "float32[8,16]{U:X}"). Each op computes its result's
 // type from its operands' by JAX 0.12's rule, or fails with an error wrapping
 // ErrShardingType that carries JAX's message; where JAX asks for out_sharding, the ...Out
-// methods take one (DotGeneralOut, ReshapeOut, IotaOut, ReduceOut; Out(spec, unreduced...)
-// names partial sums; EinsumOut is jnp.einsum's). Reshard moves a value to another sharding
+// methods take one (DotGeneralOut, EinsumOut, ReshapeOut, ReduceOut, GatherOut, ScatterOut,
+// IotaOut, FullOut, RngBitGeneratorOut; Out(spec, unreduced...) names partial sums). In a
+// shard_map body TypeOf gives the per-device type with the manual axes the value varies over
+// ("float32[4,1]{V:(X,Y)}"), and Pcast is JAX's lax.pcast to varying. Reshard moves a value to another sharding
 // (reducing its unreduced axes); ShardingConstraint is an assertion on an all-Explicit mesh and
 // may name only Auto axes on a mixed one; AutoAxes and ExplicitAxes (JAX's auto_axes and
 // explicit_axes) build a part of the program with some axes of another type. The lowering is JAX's: an `sdy.sharding_constraint` to the result's
@@ -71,11 +73,11 @@
 // result shardings. Rules exist for the elementwise ops, convert, compare, select and clamp,
 // broadcast_in_dim, transpose, reshape, slice, dynamic_slice, dynamic_update_slice, pad,
 // concatenate, reverse, dot_general, reductions, argmax/argmin, reduce_window, sort, top_k,
-// the cumulative ops, and the loops and branches (While, ForLoop, If, Case: carried values
-// and branch results keep their types); any other op (gather and scatter among them; use
-// AutoAxes) is an ErrShardingType naming it (JAX's "sharding rule for ... is not
-// implemented"). Combiner and comparator bodies are not typed; Scan bodies and shard_map
-// bodies are not yet. Gradients are typed too: autodiff's cotangents are resharded to their
+// the cumulative ops, gather, scatter, rng_bit_generator, shard_map (in_specs inferred from
+// the arguments' types when nil) and the loops and branches (While, ForLoop, If, Case:
+// carried values and branch results keep their types); any other op is an ErrShardingType
+// naming it (JAX's "sharding rule for ... is not implemented"; AutoAxes is JAX's way
+// around it). Combiner and comparator bodies are not typed; Scan bodies are not yet. Gradients are typed too: autodiff's cotangents are resharded to their
 // primals' types, as JAX's transpose rules give them.
 // Meshes whose axes are all Auto build as before. The oracle group "explicit" checks types,
 // errors, constraints and numbers against JAX.

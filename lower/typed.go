@@ -950,3 +950,27 @@ func keepExplicit(dims [][]string, a mesh.Abstract) mesh.PartitionSpec {
 	}
 	return mesh.SpecOf(out...)
 }
+
+// FullOut is Full with JAX's out_sharding (jnp.zeros/ones/full(..., out_sharding=...)): a
+// constant of shape s filled with v, of out's type, constrained to it as JAX constrains the
+// broadcast it builds.
+func (f *Function) FullOut(s Shape, v any, out OutSharding) Value {
+	const opName = "full"
+	tg := f.m.typing
+	if tg == nil {
+		if !f.Failed() {
+			f.Failf(opName, -1, Value{}, ErrSharding, "an out sharding needs a mesh with Explicit axes (WithMesh, or an argument sharded over one)")
+		}
+		return Value{}
+	}
+	c := f.Full(s, v)
+	if !c.Valid() {
+		return Value{}
+	}
+	t, err := f.m.outType(nil, nil, s, out)
+	if err != nil {
+		f.Fail(opName, -1, Value{}, err)
+		return Value{}
+	}
+	return f.constrainTo(c, t)
+}

@@ -802,9 +802,14 @@ func (m *Module) sortRule(in []Type, p stablehlo.SortParams) ([]Type, error) {
 	return slices.Clone(in), nil
 }
 
-// outType is the type an op given an out sharding produces, after JAX's checks of it.
+// outType is the type an op given an out sharding produces, after JAX's checks of it (o is
+// nil for FullOut's constant).
 func (m *Module) outType(o *stablehlo.Op, in []Type, s Shape, out OutSharding) (Type, error) {
 	tg := m.typing
+	prim, params := "broadcast_in_dim", any(nil) // FullOut's: JAX broadcasts a scalar
+	if o != nil {
+		prim, params = jaxName(o), o.Params()
+	}
 	spec := out.Spec
 	if spec.Len() > s.Rank() {
 		return Type{}, fmt.Errorf("%w: out sharding %v has %d entries for a rank-%d result", ErrSharding, spec, spec.Len(), s.Rank())
@@ -819,7 +824,7 @@ func (m *Module) outType(o *stablehlo.Op, in []Type, s Shape, out OutSharding) (
 		t.dims[i] = spec.Dim(i).Axes()
 	}
 	t.unreduced = tg.meshOrder(out.Unreduced)
-	if err := checkDuplicates(jaxName(o), in, t); err != nil {
+	if err := checkDuplicates(prim, in, t); err != nil {
 		return Type{}, err
 	}
 	if sh, err := t.Sharding(); err != nil {
@@ -827,7 +832,7 @@ func (m *Module) outType(o *stablehlo.Op, in []Type, s Shape, out OutSharding) (
 	} else if err := sh.CheckShape(s.Dims()); err != nil {
 		return Type{}, fmt.Errorf("%w: %w", ErrIndivisible, err)
 	}
-	switch p := o.Params().(type) {
+	switch p := params.(type) {
 	case stablehlo.DotDims:
 		l, r := in[0], in[1]
 		if len(l.unreduced) > 0 || len(r.unreduced) > 0 {
@@ -863,7 +868,7 @@ func (m *Module) outType(o *stablehlo.Op, in []Type, s Shape, out OutSharding) (
 		}
 	default:
 		if len(t.unreduced) > 0 {
-			return Type{}, fmt.Errorf("%w: unreduced/reduced rule for %s is not implemented. Please file an issue at https://github.com/jax-ml/jax/issues", ErrShardingType, jaxName(o))
+			return Type{}, fmt.Errorf("%w: unreduced/reduced rule for %s is not implemented. Please file an issue at https://github.com/jax-ml/jax/issues", ErrShardingType, prim)
 		}
 	}
 	return t, nil

@@ -154,6 +154,12 @@ func TestTypedErrors(t *testing.T) {
 			x := f.Arg(f32(8, 4))
 			f.Return(f.DotGeneralOut(x, f.Transpose(x, 1, 0), dot, lower.Out(mesh.P())))
 		}, []error{lower.ErrSharding}, "an out sharding needs a mesh with Explicit axes"},
+		{"full with an out sharding, no explicit axes", nil, func(f *lower.Function) {
+			f.Return(f.FullOut(f32(8), float32(0), lower.Out(mesh.P("x"))))
+		}, []error{lower.ErrSharding}, "an out sharding needs a mesh with Explicit axes"},
+		{"full with an indivisible out sharding", []lower.Option{lower.WithMesh(explicit24.Abstract())}, func(f *lower.Function) {
+			f.Return(f.FullOut(f32(6), float32(0), lower.Out(mesh.P("Y"))))
+		}, []error{lower.ErrIndivisible}, "full"},
 		{"out sharding over an unknown axis", nil, func(f *lower.Function) {
 			x := f.Arg(f32(8), xsh(t, explicit24, "X"))
 			f.Return(f.ReshapeOut(x, lower.Out(mesh.P("Z")), 2, 4))
@@ -323,7 +329,9 @@ func TestPcastErrors(t *testing.T) {
 				f.Return(f.Pcast(x, tc.axes...))
 			} else {
 				f.Return(f.ShardMap(mesh42.Abstract(), []mesh.PartitionSpec{mesh.P("x")}, []mesh.PartitionSpec{mesh.P("x")}, []string{"x"},
-					func(g *lower.Function, a []lower.Value) []lower.Value { return []lower.Value{g.Pcast(a[0], tc.axes...)} }, x)...)
+					func(g *lower.Function, a []lower.Value) []lower.Value {
+						return []lower.Value{g.Pcast(a[0], tc.axes...)}
+					}, x)...)
 			}
 			_, err := m.Build()
 			require.ErrorIs(t, err, tc.want)

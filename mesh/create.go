@@ -708,8 +708,8 @@ func pyList(v []int) string {
 // MakeMesh is jax.make_mesh: it takes the first prod(shape) devices, orders
 // them with Create's defaults (splitting physical axes only on v5e, as JAX
 // does; GPU devices sorted by id, as JAX 0.11 and later) and
-// sets the axis types (all Auto when none are given, JAX's default before
-// 0.9). It returns an error wrapping ErrDeviceCount when there are fewer
+// sets the axis types (all Explicit when none are given, JAX's default since
+// 0.9: values built on the mesh carry sharding types; see package lower). It returns an error wrapping ErrDeviceCount when there are fewer
 // devices than prod(shape), ErrUnsupported for TPU devices from more than
 // one slice (use CreateHybrid), and the errors of Create and WithAxisTypes.
 func MakeMesh(devices []Device, shape []int, names []string, types ...AxisType) (Mesh, error) {
@@ -753,7 +753,10 @@ func MakeMesh(devices []Device, shape []int, names []string, types ...AxisType) 
 		return Mesh{}, err
 	}
 	if len(types) == 0 {
-		return m, nil
+		types = make([]AxisType, len(shape))
+		for i := range types {
+			types[i] = Explicit
+		}
 	}
 	return m.WithAxisTypes(types...)
 }

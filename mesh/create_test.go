@@ -298,9 +298,12 @@ func TestMakeMesh(t *testing.T) {
 		str     string
 		err     string
 	}{
-		// JAX 0.8.1 make_mesh (oracle make_mesh group): takes a prefix of the devices.
-		{name: "4x2", devices: SimDevices(8), shape: []int{4, 2}, names: []string{"x", "y"}, ids: seq(8), str: "Mesh('x': 4, 'y': 2, axis_types=(Auto, Auto))"},
-		{name: "prefix", devices: SimDevices(8), shape: []int{2, 2}, names: []string{"x", "y"}, ids: seq(4), str: "Mesh('x': 2, 'y': 2, axis_types=(Auto, Auto))"},
+		// JAX 0.12 make_mesh (oracle make_mesh group): takes a prefix of the devices; Explicit
+		// axes unless told otherwise.
+		{name: "4x2", devices: SimDevices(8), shape: []int{4, 2}, names: []string{"x", "y"}, ids: seq(8), str: "Mesh('x': 4, 'y': 2, axis_types=(Explicit, Explicit))"},
+		{name: "prefix", devices: SimDevices(8), shape: []int{2, 2}, names: []string{"x", "y"}, ids: seq(4), str: "Mesh('x': 2, 'y': 2, axis_types=(Explicit, Explicit))"},
+		{name: "auto", devices: SimDevices(8), shape: []int{4, 2}, names: []string{"x", "y"}, types: []AxisType{Auto, Auto},
+			ids: seq(8), str: "Mesh('x': 4, 'y': 2, axis_types=(Auto, Auto))"},
 		{name: "types", devices: SimDevices(8), shape: []int{8}, names: []string{"x"}, types: []AxisType{Explicit},
 			ids: seq(8), str: "Mesh('x': 8, axis_types=(Explicit,))"},
 		// "Number of devices 8 must be >= the product of mesh_shape (4, 4)".
@@ -310,7 +313,7 @@ func TestMakeMesh(t *testing.T) {
 		{name: "multi-slice", devices: mockTPUDevices(2, 2, 1, "TPU v4", true, 2), shape: []int{8}, names: []string{"x"},
 			err: "MakeMesh does not support multi-slice TPU (devices span 2 slices)"},
 		{name: "tpu", devices: mockTPUDevices(2, 2, 1, "TPU v4", true, 1), shape: []int{4}, names: []string{"x"},
-			ids: []int{0, 2, 1, 3}, str: "Mesh('x': 4, axis_types=(Auto,))"},
+			ids: []int{0, 2, 1, 3}, str: "Mesh('x': 4, axis_types=(Explicit,))"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

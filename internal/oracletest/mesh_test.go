@@ -68,22 +68,21 @@ type makeMeshCase struct {
 	Shape []int     `json:"shape"`
 	Names []string  `json:"names"`
 	JAX   meshProps `json:"jax"`
+	Types []string  `json:"types"`
 }
 
-// TestMakeMesh compares jax.make_mesh (which takes the first prod(shape)
-// devices) with mesh.New over that many CPU devices; xlamesh has no
-// make_mesh, so too few devices is mesh.New's device-count error.
+// TestMakeMesh compares jax.make_mesh with mesh.MakeMesh on the 8 CPU devices: both take the
+// first prod(shape) devices and give Explicit axes (JAX's default since 0.9).
 func TestMakeMesh(t *testing.T) {
 	g := loadGolden[makeMeshCase](t, "make_mesh")
-	report.noteGroup("make_mesh", "xlamesh has no `make_mesh`; `jax.make_mesh(shape, names)` is compared with `mesh.New(first prod(shape) of the 8 CPU devices, shape, names...)`, and JAX's too-few-devices error with mesh.New's on all 8 devices.")
+	report.noteGroup("make_mesh", "`jax.make_mesh(shape, names, axis_types=...)` against `mesh.MakeMesh(the 8 CPU devices, shape, names, types...)`: the first prod(shape) devices, Explicit axes when no types are given; JAX's too-few-devices error against MakeMesh's.")
 	for _, c := range g.Cases {
 		t.Run(c.Name, func(t *testing.T) {
-			n := 1
-			for _, s := range c.Shape {
-				n *= s
+			types, err := parseTypes(c.Types)
+			if err != nil {
+				t.Fatal(err)
 			}
-			devs := cpuDevices[:min(n, len(cpuDevices))]
-			m, err := mesh.New(devs, c.Shape, c.Names...)
+			m, err := mesh.MakeMesh(cpuDevices, c.Shape, c.Names, types...)
 			var d []string
 			if c.ExpectError {
 				d = errDiffs(c.caseHead, c.JAX.Error, err)

@@ -444,6 +444,12 @@ var explicitBodies = map[string]explicitBody{
 		}, a[0])[0]
 		return e.f.Sum(s)
 	}),
+	"zeros_out": xb(`f.Add(f.FullOut(f32[8,4], 0, lower.Out(P("X", "Y"))), x)`, func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.Add(e.p(e.f.FullOut(lower.NewShape(dtypes.Float32, 8, 4), float32(0), lower.Out(mesh.P("X", "Y")))), a[0]))
+	}),
+	"full_out_row": xb(`f.Mul(f.FullOut(f32[8,4], 2.5, lower.Out(P(nil, "Y"))), x)`, func(e *xenv, a []lower.Value) lower.Value {
+		return e.p(e.f.Mul(e.p(e.f.FullOut(lower.NewShape(dtypes.Float32, 8, 4), float32(2.5), lower.Out(mesh.P(nil, "Y")))), a[0]))
+	}),
 	"einsum_free": xb(`f.Einsum("ij,jk->ik", x, y)`, func(e *xenv, a []lower.Value) lower.Value {
 		return e.p(e.f.Einsum("ij,jk->ik", a[0], a[1]))
 	}),

@@ -94,6 +94,8 @@ MESH = [
 # make_mesh(shape, names): device count check (pjit_test / mesh tests).
 MAKE_MESH = [
     {"name": "make_4x2", "shape": [4, 2], "names": ["x", "y"]},
+    {"name": "make_4x2_auto", "shape": [4, 2], "names": ["x", "y"], "types": ["Auto", "Auto"]},
+    {"name": "make_mixed", "shape": [2, 4], "names": ["x", "y"], "types": ["Explicit", "Auto"]},
     {"name": "make_2x2_takes_prefix", "shape": [2, 2], "names": ["x", "y"]},
     {"name": "make_2x2x2", "shape": [2, 2, 2], "names": ["x", "y", "z"]},
     {"name": "err_make_too_few_devices", "shape": [4, 4], "names": ["x", "y"], "error": True,

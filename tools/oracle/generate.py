@@ -160,8 +160,10 @@ def gen_mesh(case):
 
 def gen_make_mesh(case):
     def f():
-        m = jax.make_mesh(tuple(case["shape"]), tuple(case["names"]),
-                          axis_types=(AxisType.Auto,) * len(case["names"]))
+        kw = {}
+        if "types" in case:
+            kw["axis_types"] = tuple(getattr(AxisType, t) for t in case["types"])
+        m = jax.make_mesh(tuple(case["shape"]), tuple(case["names"]), **kw)
         return mesh_props(m)
     return run(case, f)
 

@@ -467,6 +467,10 @@ case("grad_shard_map_pcast", "value_and_grad(sum(shard_map(psum(pcast(b, 'X'), '
      lambda x: lax.reduce_sum(jax.shard_map(lambda b: lax.mul(lax.psum(lax.pcast(b, "X", to="varying"), "X"), b),
                                             out_specs=P("X", "Y"))(x), (0, 1)),
      [(f32(8, 4) / 8, [None, "Y"])], grad=True)
+case("zeros_out", "jnp.zeros((8, 4), out_sharding=P('X', 'Y')) + x",
+     lambda x: probe(lax.add(probe(jnp.zeros((8, 4), jnp.float32, out_sharding=P("X", "Y"))), x)), [(f32(8, 4), [])])
+case("full_out_row", "jnp.full((8, 4), 2.5, out_sharding=P(None, 'Y')) * x",
+     lambda x: probe(lax.mul(probe(jnp.full((8, 4), 2.5, jnp.float32, out_sharding=P(None, "Y"))), x)), [(f32(8, 4), [None, "Y"])])
 
 # jnp.einsum with out_sharding: one dot_general, possibly transposed after.
 case("einsum_free", "jnp.einsum('ij,jk->ik', x, y) [8@X,4]·[4,16@Y]", lambda x, y: probe(jnp.einsum("ij,jk->ik", x, y)),
