@@ -259,18 +259,8 @@ func (f *Function) AxisIndex(axes ...string) Value {
 		f.Failf(opName, -1, Value{}, ErrNotManual, "no axis names given")
 		return Value{}
 	}
-	for i, a := range axes {
-		switch {
-		case c.abs.AxisIndex(a) < 0:
-			f.Failf(opName, -1, Value{}, ErrUnknownAxis, "unknown axis %q (mesh has %s)", a, axisList(c.abs))
-			return Value{}
-		case !c.isManual(a):
-			f.Failf(opName, -1, Value{}, ErrNotManual, "axis %q is not a manual axis of the enclosing shard_map (manual: %q)", a, c.axes)
-			return Value{}
-		case slices.Index(axes, a) != i:
-			f.Failf(opName, -1, Value{}, ErrNotManual, "axis %q named twice", a)
-			return Value{}
-		}
+	if !f.checkManualAxes(opName, c, axes) {
+		return Value{}
 	}
 	if len(axes) == 1 {
 		return f.axisIndex(c, axes[0])
@@ -398,18 +388,8 @@ func (f *Function) Pcast(x Value, axes ...string) Value {
 		f.Failf(opName, -1, Value{}, ErrNotManual, "pcast over axes %q needs a ShardMap body", axes)
 		return Value{}
 	}
-	for i, a := range axes {
-		switch {
-		case c.abs.AxisIndex(a) < 0:
-			f.Failf(opName, -1, Value{}, ErrUnknownAxis, "unknown axis %q (mesh has %s)", a, axisList(c.abs))
-			return Value{}
-		case !c.isManual(a):
-			f.Failf(opName, -1, Value{}, ErrNotManual, "axis %q is not a manual axis of the enclosing shard_map (manual: %q)", a, c.axes)
-			return Value{}
-		case slices.Index(axes, a) != i:
-			f.Failf(opName, -1, Value{}, ErrNotManual, "axis %q named twice", a)
-			return Value{}
-		}
+	if !f.checkManualAxes(opName, c, axes) {
+		return Value{}
 	}
 	vs, ok := f.Operands(opName, x)
 	if !ok {
@@ -418,4 +398,23 @@ func (f *Function) Pcast(x Value, axes ...string) Value {
 	v := f.Convert(vs[0], vs[0].DType())
 	f.setVMA(v, 'a', slices.Clone(axes))
 	return v
+}
+
+// checkManualAxes reports whether axes are manual axes of the shard_map body c, each named
+// once; otherwise it records the error of op opName.
+func (f *Function) checkManualAxes(opName string, c *manualCtx, axes []string) bool {
+	for i, a := range axes {
+		switch {
+		case c.abs.AxisIndex(a) < 0:
+			f.Failf(opName, -1, Value{}, ErrUnknownAxis, "unknown axis %q (mesh has %s)", a, axisList(c.abs))
+			return false
+		case !c.isManual(a):
+			f.Failf(opName, -1, Value{}, ErrNotManual, "axis %q is not a manual axis of the enclosing shard_map (manual: %q)", a, c.axes)
+			return false
+		case slices.Index(axes, a) != i:
+			f.Failf(opName, -1, Value{}, ErrNotManual, "axis %q named twice", a)
+			return false
+		}
+	}
+	return true
 }

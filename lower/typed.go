@@ -141,16 +141,7 @@ func pyTuple(entries [][]string) string {
 }
 
 // pySpec is a spec as JAX 0.12's PartitionSpec repr prints it: "P('X', None)", "P('X',)".
-func pySpec(entries [][]string) string {
-	s := make([]string, len(entries))
-	for i, e := range entries {
-		s[i] = pyEntry(e)
-	}
-	if len(s) == 1 {
-		return "P(" + s[0] + ",)"
-	}
-	return "P(" + strings.Join(s, ", ") + ")"
-}
+func pySpec(entries [][]string) string { return "P" + pyTuple(entries) }
 
 // typing is a module's sharding in types: the context mesh (JAX's set_mesh, or the mesh of
 // the arguments' shardings) and each value's type.
