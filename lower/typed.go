@@ -301,8 +301,18 @@ func (m *Module) typeOf(v Value) (Type, bool) {
 	if g := v.Function(); g != nil && g.IsOpen() {
 		// A loop body's argument has the type of the loop's initial value.
 		if inits := g.ArgInits(); inits != nil {
-			if i := slices.Index(g.Args(), v); i >= 0 && i < len(inits) {
+			i := slices.Index(g.Args(), v)
+			if i >= 0 && i < len(inits) {
 				t, _ := m.typeOf(inits[i])
+				tg.types[v] = t
+				return t, true
+			}
+			if y, ok := g.ArgStacks(i); ok {
+				// A Scan's stacked output: its element's type under an unsharded leading
+				// dimension, as JAX types scan's ys.
+				t, _ := m.typeOf(y)
+				t.shape = v.Shape()
+				t.dims = append([][]string{nil}, t.dims...)
 				tg.types[v] = t
 				return t, true
 			}
@@ -381,11 +391,6 @@ func (m *Module) typeOp(g *stablehlo.Function, o *stablehlo.Op) []stablehlo.Valu
 	if g.IsRegion() && !g.IsOpen() {
 		// A combiner or comparator body (scalars), or a shard_map body (per-device values):
 		// not typed. The bodies of loops and branches are typed like the function.
-		return nil
-	}
-	if g.IsRegion() && len(g.Args()) > 0 && g.ArgInits() == nil {
-		g.Fail(strings.TrimPrefix(o.Name(), "stablehlo."), -1, stablehlo.Value{}, shardingTypeErr(
-			"sharding in types inside a scan body is not implemented (its arguments have no types); use ForLoop or While"))
 		return nil
 	}
 	if !hasExplicit(tg.abs) {

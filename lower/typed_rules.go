@@ -377,19 +377,27 @@ func sameType(a, b Type) bool {
 // which JAX runs as a scan and words as one.
 func (m *Module) whileRule(o *stablehlo.Op, in []Type, p stablehlo.WhileParams) ([]Type, error) {
 	body := o.Regions()[1]
-	kind, name := "while_loop", "carry"
-	if p.TripCount >= 0 {
+	kind, name, first := "while_loop", "carry", 0
+	switch {
+	case p.Scan != nil:
+		kind, name, first = "scan", "carry", 1 // JAX counts lax.scan's carry without the counter
+	case p.TripCount >= 0:
 		kind, name = "scan", "loop_carry"
 	}
+	out := slices.Clone(in)
 	for i, v := range body.Results() {
 		t, _ := m.typeOf(v)
+		if p.Scan != nil && i >= 1+p.Scan.Carry+p.Scan.Xs {
+			out[i] = t // a stacked output: its type is the body's (its initial zeros have none)
+			continue
+		}
 		if !sameType(t, in[i]) {
 			return nil, shardingTypeErr("%s body function carry input and carry output must have equal types, but they differ:\n"+
 				"The input carry component %s[%d] has type %s but the corresponding output carry component has type %s.\n"+
-				"Revise the function so that all output types match the corresponding input types.", kind, name, i, in[i], t)
+				"Revise the function so that all output types match the corresponding input types.", kind, name, i-first, in[i], t)
 		}
 	}
-	return slices.Clone(in), nil
+	return out, nil
 }
 
 // branchRule is JAX's check of cond and switch: the branches' results have equal types,

@@ -186,22 +186,6 @@ func TestTypedErrors(t *testing.T) {
 			i := f.Arg(lower.NewShape(dtypes.Int32, 2))
 			f.Return(f.Take(x, i, 0))
 		}, []error{lower.ErrShardingType}, "Use `.at[...].get(out_sharding=)` to provide output PartitionSpec"},
-		{"scan body", nil, func(f *lower.Function) {
-			x := f.Arg(f32(8, 4), xsh(t, explicit24, "X"))
-			c, _ := f.Scan(func(g *stablehlo.Function, c, xs []lower.Value) ([]lower.Value, []lower.Value) {
-				return []lower.Value{g.Add(c[0], xs[0])}, nil
-			}, []lower.Value{f.Sum(x, 0)}, []lower.Value{x}, stablehlo.ScanOptions{})
-			f.Return(c...)
-		}, []error{lower.ErrShardingType}, "sharding in types inside a scan body is not implemented"},
-		{"arguments on two meshes", []lower.Option{lower.WithMultipleMeshes()}, func(f *lower.Function) {
-			x := f.Arg(f32(8), xsh(t, explicit24, "X"))
-			y := f.Arg(f32(8), xsh(t, other, "X"))
-			f.Return(f.Add(x, y))
-		}, []error{lower.ErrMeshMismatch, lower.ErrShardingType}, "Mesh for all inputs should be equal"},
-		{"assertion fails", nil, func(f *lower.Function) {
-			x := f.Arg(f32(8, 4), xsh(t, explicit24, "X", "Y"))
-			f.Return(f.ShardingConstraint(x, xsh(t, explicit24, "Y")))
-		}, []error{lower.ErrShardingType}, "The array sharding: P('X', 'Y') did not match the sharding provided: P('Y',)."},
 		{"auto axes: unknown axis", nil, func(f *lower.Function) {
 			x := f.Arg(f32(8), xsh(t, explicit24, "X"))
 			f.Return(f.AutoAxes([]string{"Z"}, []mesh.NamedSharding{xsh(t, explicit24)}, func(a []lower.Value) []lower.Value { return a }, x)...)

@@ -18,6 +18,7 @@ type Function struct {
 	inline   bool      // region whose arguments are plain values defined by its owner's printer
 	captures bool      // region that may use values of the functions enclosing it (while, if, case)
 	inits    []*value  // a loop region's: the values its arguments start as (the while's operands)
+	stacks   map[int]*value // a Scan body's: the per-iteration value each output argument stacks
 	ctx      map[any]any
 
 	args     []*value
@@ -49,13 +50,25 @@ func (f *Function) IsRegion() bool { return f.parent != nil }
 func (f *Function) IsOpen() bool { return f.captures }
 
 // ArgInits returns, for the condition or body of a loop (While, ForLoop, Scan), the values
-// its arguments start as: the loop's initial values, one per argument. It returns nil for
-// other functions and regions.
+// its arguments start as: the loop's initial values, in argument order. A Scan body's list
+// stops before the arguments of its stacked outputs, which are added after the body has
+// run. It returns nil for other functions and regions.
 func (f *Function) ArgInits() []Value {
 	if f.inits == nil {
 		return nil
 	}
 	return wrapValues(f.inits)
+}
+
+// ArgStacks returns, for argument i of a Scan body that accumulates a stacked output, the
+// per-iteration value the body stacks there (the output's element, whose shape is the
+// argument's without its leading dimension); false for other arguments and functions.
+func (f *Function) ArgStacks(i int) (Value, bool) {
+	v, ok := f.stacks[i]
+	if !ok {
+		return Value{}, false
+	}
+	return Value{v}, true
 }
 
 // Public reports whether f is the public @main.

@@ -62,6 +62,13 @@ func (f *Function) Scan(body func(g *Function, carry, x []Value) (next, y []Valu
 		}
 	}
 	b := f.newRegion(true, args)
+	// The loop's initial values as far as they are known before the body: the counter, the
+	// carry and the inputs (ArgInits); the stacked outputs' follow once the body has told them.
+	var counter *value
+	if len(ops) == nc+nx && !f.failed() {
+		counter = f.constant(opName, NewShape(dtypes.Int32), []lit{{kind: 'i'}}).v
+		b.inits = append([]*value{counter}, ops...)
+	}
 	ba := b.Args()
 	i := ba[0]
 	idx := i
@@ -102,6 +109,10 @@ func (f *Function) Scan(body func(g *Function, carry, x []Value) (next, y []Valu
 		stacked[k] = NewShape(v.shape.DType(), append([]int{n}, v.shape.Dims()...)...)
 		acc := b.newArg(stacked[k])
 		b.args = append(b.args, acc)
+		if b.stacks == nil {
+			b.stacks = make(map[int]*value)
+		}
+		b.stacks[len(b.args)-1] = v
 		if n == 0 { // never runs: nothing to write
 			yields = append(yields, Value{acc})
 			continue
@@ -115,17 +126,17 @@ func (f *Function) Scan(body func(g *Function, carry, x []Value) (next, y []Valu
 		return carry, make([]Value, len(y))
 	}
 
-	// The condition, the initial values and the loop.
-	c := f.newRegion(true, all)
-	if !c.end(opName, "cond result", []Value{c.Less(c.Args()[0], c.Constant(int32(n)))}, []Shape{NewShape(dtypes.Bool)}) {
-		return carry, make([]Value, len(y))
-	}
-	operands := []*value{f.constant(opName, NewShape(dtypes.Int32), []lit{{kind: 'i'}}).v}
-	operands = append(operands, ops...)
+	// The initial values, the condition and the loop.
+	operands := append([]*value{counter}, ops...)
 	for _, s := range stacked {
 		operands = append(operands, f.constant(opName, s, []lit{zeroLitOf(s.DType())}).v)
 	}
 	if f.failed() {
+		return carry, make([]Value, len(y))
+	}
+	c := f.newRegion(true, all)
+	c.inits = operands
+	if !c.end(opName, "cond result", []Value{c.Less(c.Args()[0], c.Constant(int32(n)))}, []Shape{NewShape(dtypes.Bool)}) {
 		return carry, make([]Value, len(y))
 	}
 	p := WhileParams{TripCount: n, Scan: &ScanParams{Length: n, Reverse: opts.Reverse, Carry: nc, Xs: nx, Ys: len(yv)}}
