@@ -13,11 +13,11 @@ type Function struct {
 	m        *Module
 	name     string
 	public   bool
-	top      *Function // enclosing func.func (itself for a top-level function)
-	parent   *Function // enclosing function of a region; nil for func.func
-	inline   bool      // region whose arguments are plain values defined by its owner's printer
-	captures bool      // region that may use values of the functions enclosing it (while, if, case)
-	inits    []*value  // a loop region's: the values its arguments start as (the while's operands)
+	top      *Function      // enclosing func.func (itself for a top-level function)
+	parent   *Function      // enclosing function of a region; nil for func.func
+	inline   bool           // region whose arguments are plain values defined by its owner's printer
+	captures bool           // region that may use values of the functions enclosing it (while, if, case)
+	inits    []*value       // a loop region's: the values its arguments start as (the while's operands)
 	stacks   map[int]*value // a Scan body's: the per-iteration value each output argument stacks
 	ctx      map[any]any
 
