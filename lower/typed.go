@@ -146,7 +146,6 @@ func pySpec(entries [][]string) string { return "P" + pyTuple(entries) }
 // typing is a module's sharding in types: the context mesh (JAX's set_mesh, or the mesh of
 // the arguments' shardings) and each value's type.
 type typing struct {
-	on      bool
 	abs     mesh.Abstract
 	types   map[Value]Type
 	splats  map[Value]bool // splat constants of rank > 0 (JAX's broadcast scalars)
@@ -171,7 +170,8 @@ type pendingOut struct {
 }
 
 // OutSharding is JAX's out_sharding argument, for the ops whose result sharding the
-// program states (DotGeneralOut, ReshapeOut, IotaOut, ReduceOut): the result's spec over the
+// program states (the ...Out methods: DotGeneralOut, EinsumOut, ReshapeOut, ReduceOut,
+// GatherOut, ScatterOut, IotaOut, FullOut, RngBitGeneratorOut): the result's spec over the
 // module's mesh and, for a partial sum, the axes left unreduced.
 type OutSharding struct {
 	Spec      mesh.PartitionSpec
@@ -205,7 +205,7 @@ func allExplicit(a mesh.Abstract) bool {
 
 // startTyping turns sharding in types on over a.
 func (m *Module) startTyping(a mesh.Abstract) {
-	m.typing = &typing{on: true, abs: a, types: make(map[Value]Type), splats: make(map[Value]bool)}
+	m.typing = &typing{abs: a, types: make(map[Value]Type), splats: make(map[Value]bool)}
 	m.hlo.SetOpHook(m.typeOp)
 	m.hlo.SetContext(autodiff.ContributionKey{}, m.typedContribution)
 }
