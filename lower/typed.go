@@ -388,9 +388,10 @@ func (f *Function) argType(v Value, sh *mesh.NamedSharding) error {
 // `sdy.sharding_constraint` to its type.
 func (m *Module) typeOp(g *stablehlo.Function, o *stablehlo.Op) []stablehlo.Value {
 	tg := m.typing
-	if g.IsRegion() && !g.IsOpen() {
-		// A combiner or comparator body (scalars), or a shard_map body (per-device values):
-		// not typed. The bodies of loops and branches are typed like the function.
+	if inClosedRegion(g) {
+		// A combiner or comparator body (scalars), or a shard_map body (per-device values),
+		// and the loops and branches inside them: not typed. The bodies of loops and branches
+		// of the function itself are typed like it.
 		return nil
 	}
 	if !hasExplicit(tg.abs) {
@@ -482,6 +483,17 @@ func preConstrained(o *stablehlo.Op) bool {
 	switch o.Params().(type) {
 	case nil, stablehlo.CompareParams:
 		return true
+	}
+	return false
+}
+
+// inClosedRegion reports whether g is, or is nested in, a closed region body (see
+// stablehlo's region.go): one whose values are not the function's.
+func inClosedRegion(g *stablehlo.Function) bool {
+	for h := g; h != nil && h.IsRegion(); h = h.Parent() {
+		if !h.IsOpen() {
+			return true
+		}
 	}
 	return false
 }

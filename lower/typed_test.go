@@ -233,6 +233,24 @@ func TestTypedErrors(t *testing.T) {
 	}
 }
 
+// A loop inside a shard_map body is per-device code: not typed, no constraints in it.
+func TestShardMapBodyLoopUntyped(t *testing.T) {
+	m := lower.NewModule("f")
+	f := m.Main()
+	x := f.Arg(f32(8, 4), xsh(t, explicit24, "X", "Y"))
+	out := f.ShardMap(explicit24.Abstract(), nil, []mesh.PartitionSpec{mesh.P("X", "Y")}, nil,
+		func(g *lower.Function, b []lower.Value) []lower.Value {
+			return g.ForLoop(2, b, func(h *stablehlo.Function, _ lower.Value, c []lower.Value) []lower.Value {
+				return []lower.Value{h.Add(c[0], c[0])}
+			})
+		}, x)
+	assert.Equal(t, "float32[8@X,4@Y]", f.TypeOf(out[0]).String())
+	f.Return(out...)
+	p, err := m.Build()
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(p.Text(), "sdy.sharding_constraint"), "only the shard_map's result is constrained:\n%s", p.Text())
+}
+
 // GatherOut states the sharding a gather on a sharded dimension cannot infer.
 func TestGatherOut(t *testing.T) {
 	m := lower.NewModule("f")
