@@ -828,6 +828,10 @@ func (f *Function) AutoAxes(axes []string, outs []mesh.NamedSharding, body func(
 		f.Failf(opName, -1, Value{}, ErrShardingType, "Missing required keyword argument: 'out_sharding'")
 		return nil
 	}
+	if body == nil {
+		f.Failf(opName, -1, Value{}, ErrFunction, "auto_axes needs a body, got nil")
+		return make([]Value, len(outs))
+	}
 	tg := f.m.typing
 	if tg == nil || !hasExplicit(tg.abs) {
 		return body(args)
@@ -875,6 +879,10 @@ func (f *Function) ExplicitAxes(axes []string, ins []mesh.NamedSharding, body fu
 	}
 	if ins == nil {
 		f.Failf(opName, -1, Value{}, ErrShardingType, "Missing required keyword argument: 'in_sharding'")
+		return nil
+	}
+	if body == nil {
+		f.Failf(opName, -1, Value{}, ErrFunction, "explicit_axes needs a body, got nil")
 		return nil
 	}
 	if len(ins) != len(args) {

@@ -481,18 +481,20 @@ func (t Type) withShape(s Shape) Type {
 }
 
 // elementwise reports whether o is an elementwise op: every operand of rank > 0 has the
-// result's dimensions.
+// result's dimensions, and one has (a reshape of a scalar to [1] is not elementwise).
 func elementwise(o *stablehlo.Op) bool {
 	r := o.Results()
 	if len(r) != 1 {
 		return false
 	}
+	same := r[0].Shape().Rank() == 0 // a scalar op; else some operand has the result's dimensions
 	for _, v := range o.Operands() {
 		if v.Shape().Rank() > 0 && !slices.Equal(v.Shape().Dims(), r[0].Shape().Dims()) {
 			return false
 		}
+		same = same || v.Shape().Rank() > 0
 	}
-	return true
+	return same
 }
 
 // checkDuplicates is JAX's check that no mesh axis shards two dimensions of a result.

@@ -207,6 +207,14 @@ func TestTypedErrors(t *testing.T) {
 			x := f.Arg(f32(8), ns("x"))
 			f.Return(f.ExplicitAxes(nil, nil, func(a []lower.Value) []lower.Value { return a }, x)...)
 		}, []error{lower.ErrShardingType}, "Missing required keyword argument: 'in_sharding'"},
+		{"auto axes: no body", nil, func(f *lower.Function) {
+			x := f.Arg(f32(8), xsh(t, explicit24, "X"))
+			f.Return(f.AutoAxes(nil, []mesh.NamedSharding{xsh(t, explicit24)}, nil, x)...)
+		}, []error{lower.ErrFunction}, "auto_axes needs a body"},
+		{"explicit axes: no body", nil, func(f *lower.Function) {
+			x := f.Arg(f32(8), ns("x"))
+			f.Return(f.ExplicitAxes(nil, []mesh.NamedSharding{ns("x")}, nil, x)...)
+		}, []error{lower.ErrFunction}, "explicit_axes needs a body"},
 		{"explicit axes: no mesh", nil, func(f *lower.Function) {
 			f.Return(f.ExplicitAxes(nil, []mesh.NamedSharding{}, func(a []lower.Value) []lower.Value {
 				return []lower.Value{f.Iota(f32(2), 0)}

@@ -1,0 +1,134 @@
+package lower_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/gomlx/gopjrt/dtypes"
+	"github.com/xlamesh/xlamesh/lower"
+	"github.com/xlamesh/xlamesh/mesh"
+)
+
+// FuzzTypedOps builds programs from the fuzzer's bytes on a 2x4 mesh of Explicit axes (or a
+// mixed one): arguments of random shapes and shardings, then a run of ops with random
+// parameters, each through the sharding rules. Whatever the bytes, Build returns (no panic),
+// and an error it returns is a typed one of package lower.
+func FuzzTypedOps(f *testing.F) {
+	f.Add([]byte{0, 2, 8, 4, 1, 2, 4, 8, 3, 0, 1, 2, 3, 4, 5, 6, 7})
+	f.Add([]byte{1, 1, 16, 2, 5, 9, 0, 0, 2, 1, 6, 7, 8, 9, 10})
+	f.Add([]byte{0, 3, 4, 4, 2, 2, 4, 4, 1, 3, 4, 4, 0, 11, 12, 13, 14, 15, 3, 2})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r := &byteReader{data: data}
+		types := []mesh.AxisType{mesh.Explicit, mesh.Explicit}
+		if r.next()%2 == 1 {
+			types[1] = mesh.Auto
+		}
+		m := withTypes(mesh.MustNew(mesh.SimDevices(8), []int{2, 4}, "X", "Y"), types...)
+		mod := lower.NewModule("fuzz")
+		fn := mod.Main()
+		specs := [][]any{{}, {"X"}, {nil, "Y"}, {"X", "Y"}, {"Y", "X"}, {[]string{"X", "Y"}}, {nil, "X"}, {"Y"}}
+		var vals []lower.Value
+		for range 1 + r.next()%3 {
+			rank := 1 + int(r.next()%3)
+			dims := make([]int, rank)
+			for i := range dims {
+				dims[i] = []int{1, 2, 4, 8, 16}[r.next()%5]
+			}
+			spec := specs[int(r.next())%len(specs)]
+			if len(spec) > rank {
+				spec = spec[:rank]
+			}
+			s, err := mesh.NewNamedSharding(m, mesh.P(spec...))
+			if err != nil || s.CheckShape(dims) != nil {
+				s, _ = mesh.NewNamedSharding(m, mesh.P())
+			}
+			vals = append(vals, fn.Arg(lower.NewShape(dtypes.Float32, dims...), s))
+		}
+		pick := func() lower.Value { return vals[int(r.next())%len(vals)] }
+		for range r.next() % 8 {
+			x := pick()
+			rank := x.Shape().Rank()
+			var v lower.Value
+			switch r.next() % 12 {
+			case 0:
+				v = fn.Add(x, pick())
+			case 1:
+				v = fn.Mul(x, x)
+			case 2:
+				if rank >= 1 {
+					v = fn.DotGeneral(x, pick(), lower.DotDims{LhsContracting: []int{rank - 1}, RhsContracting: []int{0}})
+				}
+			case 3:
+				v = fn.Sum(x, int(r.next())%max(rank, 1))
+			case 4:
+				n := x.Shape().Size()
+				v = fn.Reshape(x, []int{n}...)
+				if n%2 == 0 && r.next()%2 == 0 {
+					v = fn.Reshape(x, 2, n/2)
+				}
+			case 5:
+				perm := make([]int, rank)
+				for i := range perm {
+					perm[i] = rank - 1 - i
+				}
+				v = fn.Transpose(x, perm...)
+			case 6:
+				if rank >= 1 {
+					lim := x.Shape().Dims()
+					lim[0] = max(1, lim[0]/2)
+					v = fn.Slice(x, make([]int, rank), lim, nil)
+				}
+			case 7:
+				v = fn.Concatenate(0, x, pick())
+			case 8:
+				v = fn.Reshard(x, mustNamed(m, firstEntry(specs[int(r.next())%len(specs)], rank)))
+			case 9:
+				v = fn.DotGeneralOut(x, pick(), lower.DotDims{LhsContracting: []int{rank - 1}, RhsContracting: []int{0}},
+					lower.Out(mesh.P(), []string{"X", "Y"}[r.next()%2]))
+			case 10:
+				v = fn.Exp(x)
+			case 11:
+				v = fn.ShardingConstraint(x, mustNamed(m, firstEntry(specs[int(r.next())%len(specs)], rank)))
+			}
+			if v.Valid() {
+				vals = append(vals, v)
+				_ = fn.TypeOf(v).String()
+			}
+		}
+		fn.Return(vals[len(vals)-1])
+		_, err := mod.Build()
+		if err == nil {
+			return
+		}
+		var oe *lower.OpError
+		if !errors.As(err, &oe) {
+			t.Fatalf("an error that is not an *OpError: %v", err)
+		}
+	})
+}
+
+// firstEntry is spec cut to at most one entry (and to rank).
+func firstEntry(spec []any, rank int) []any { return spec[:min(len(spec), rank, 1)] }
+
+// mustNamed is spec on m (every spec of the fuzzer's list is valid on it).
+func mustNamed(m mesh.Mesh, spec []any) mesh.NamedSharding {
+	s, err := mesh.NewNamedSharding(m, mesh.P(spec...))
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// byteReader hands out the fuzzer's bytes, then zeros.
+type byteReader struct {
+	data []byte
+	pos  int
+}
+
+func (r *byteReader) next() byte {
+	if r.pos >= len(r.data) {
+		return 0
+	}
+	r.pos++
+	return r.data[r.pos-1]
+}
