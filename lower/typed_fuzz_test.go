@@ -7,6 +7,7 @@ import (
 	"github.com/gomlx/gopjrt/dtypes"
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
+	"github.com/xlamesh/xlamesh/stablehlo"
 )
 
 // FuzzTypedOps builds programs from the fuzzer's bytes on a 2x4 mesh of Explicit axes (or a
@@ -49,7 +50,7 @@ func FuzzTypedOps(f *testing.F) {
 			x := pick()
 			rank := x.Shape().Rank()
 			var v lower.Value
-			switch r.next() % 12 {
+			switch r.next() % 24 {
 			case 0:
 				v = fn.Add(x, pick())
 			case 1:
@@ -89,6 +90,70 @@ func FuzzTypedOps(f *testing.F) {
 				v = fn.Exp(x)
 			case 11:
 				v = fn.ShardingConstraint(x, mustNamed(m, firstEntry(specs[int(r.next())%len(specs)], rank)))
+			case 12:
+				dims := append([]int{2}, x.Shape().Dims()...)
+				bd := make([]int, rank)
+				for i := range bd {
+					bd[i] = i + 1
+				}
+				v = fn.BroadcastInDim(x, dims, bd)
+			case 13:
+				v = fn.Select(fn.Greater(x, pick()), x, pick())
+			case 14:
+				if rank >= 1 {
+					lo := make([]int, rank)
+					lo[0] = int(r.next() % 3)
+					v = fn.Pad(x, fn.Constant(float32(0)), lo, make([]int, rank), make([]int, rank))
+				}
+			case 15:
+				if rank >= 1 {
+					starts := make([]lower.Value, rank)
+					for i := range starts {
+						starts[i] = fn.Constant(int32(r.next() % 4))
+					}
+					sizes := x.Shape().Dims()
+					sizes[0] = max(1, sizes[0]/int(1+r.next()%3))
+					v = fn.DynamicSlice(x, starts, sizes)
+				}
+			case 16:
+				if rank >= 1 {
+					v = fn.Argmax(x, int(r.next())%rank, dtypes.Int32)
+				}
+			case 17:
+				if rank >= 1 {
+					v = fn.Cumsum(x, int(r.next())%rank, false)
+				}
+			case 18:
+				out := fn.ForLoop(2, []lower.Value{x}, func(g *stablehlo.Function, _ lower.Value, c []lower.Value) []lower.Value {
+					if r.next()%3 == 0 {
+						return []lower.Value{lower.FunctionOf(g).Reshard(c[0], mustNamed(m, firstEntry(specs[int(r.next())%len(specs)], rank)))}
+					}
+					return []lower.Value{g.Add(c[0], pick())}
+				})
+				v = out[0]
+			case 19:
+				p := fn.Arg(lower.NewShape(dtypes.Bool))
+				out := fn.If(p, func(g *stablehlo.Function) []lower.Value { return []lower.Value{g.Neg(x)} },
+					func(g *stablehlo.Function) []lower.Value { return []lower.Value{pick()} })
+				v = out[0]
+			case 20:
+				v = fn.AutoAxes(nil, []mesh.NamedSharding{mustNamed(m, nil)}, func(a []lower.Value) []lower.Value {
+					return []lower.Value{fn.Add(a[0], a[0])}
+				}, x)[0]
+			case 21:
+				if rank >= 1 {
+					idx := fn.Iota(lower.NewShape(dtypes.Int32, 2, 1), 0)
+					dims := x.Shape().Dims()
+					dims[0] = 1
+					v = fn.Gather(x, idx, stablehlo.GatherParams{Dims: stablehlo.GatherDims{OffsetDims: seqFrom(1, rank-1),
+						CollapsedSliceDims: []int{0}, StartIndexMap: []int{0}, IndexVectorDim: 1}, SliceSizes: dims})
+				}
+			case 22:
+				v = fn.FullOut(x.Shape(), float32(1), lower.Out(mesh.P(firstEntry(specs[int(r.next())%len(specs)], rank)...)))
+			case 23:
+				outs := fn.ShardMap(m.Abstract(), nil, []mesh.PartitionSpec{mesh.P()}, nil,
+					func(g *lower.Function, b []lower.Value) []lower.Value { return []lower.Value{g.Psum(b[0], "X", "Y")} }, x)
+				v = outs[0]
 			}
 			if v.Valid() {
 				vals = append(vals, v)
@@ -105,6 +170,15 @@ func FuzzTypedOps(f *testing.F) {
 			t.Fatalf("an error that is not an *OpError: %v", err)
 		}
 	})
+}
+
+// seqFrom is start, start+1, ..., n values.
+func seqFrom(start, n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = start + i
+	}
+	return out
 }
 
 // firstEntry is spec cut to at most one entry (and to rank).
