@@ -140,9 +140,6 @@ func pyTuple(entries [][]string) string {
 	return "(" + strings.Join(s, ", ") + ")"
 }
 
-// pySpec is a spec as JAX 0.12's PartitionSpec repr prints it: "P('X', None)", "P('X',)".
-func pySpec(entries [][]string) string { return "P" + pyTuple(entries) }
-
 // typing is a module's sharding in types: the context mesh (JAX's set_mesh, or the mesh of
 // the arguments' shardings) and each value's type.
 type typing struct {
@@ -278,7 +275,7 @@ func (f *Function) typedInSpecs(opName string, inSpecs []mesh.PartitionSpec, vs 
 		}
 		if explicitOnly && !slices.EqualFunc(given, types[i].dims, slices.Equal) {
 			f.Failf(opName, i, vs[i], ErrShardingType, "in_specs passed to shard_map: %s does not match the specs of the input: %s for arg: %s. `in_specs` is an optional argument so you can omit specifying it and shard_map will infer the in_specs from the arguments. If you want to reshard your inputs, you can use `jax.reshard` on the arguments and then pass those args to shard_map.",
-				pySpec(specEntries(spec)), pySpec(types[i].dims), types[i])
+				spec.String(), types[i].Spec().String(), types[i])
 			return nil, false
 		}
 	}
@@ -694,7 +691,7 @@ func (f *Function) assertConstraint(opName string, x Value, s mesh.NamedSharding
 			}
 			if !slices.Equal(t.dims[i], want) {
 				f.Failf(opName, 0, x, ErrShardingType, "`with_sharding_constraint` acts as an assert when all axes of mesh are of type `Explicit`. The array sharding: %s did not match the sharding provided: %s. Please use `jax.sharding.reshard` to shard your input to the sharding you want.",
-					pySpec(t.dims), pySpec(specEntries(spec)))
+					t.Spec().String(), spec.String())
 				return s, true
 			}
 		}
@@ -704,7 +701,7 @@ func (f *Function) assertConstraint(opName string, x Value, s mesh.NamedSharding
 		for _, ax := range spec.Dim(i).Axes() {
 			if typ, _ := tg.abs.AxisType(ax); typ != mesh.Auto {
 				f.Failf(opName, 0, x, ErrShardingType, "The spec of NamedSharding passed to with_sharding_constraint can only refer to Auto axes of the mesh. Got spec=%s and mesh=%v. You probably meant to use `reshard` API?",
-					pySpec(specEntries(spec)), tg.abs)
+					spec.String(), tg.abs)
 				return s, true
 			}
 		}
@@ -737,15 +734,6 @@ func (f *Function) assertConstraint(opName string, x Value, s mesh.NamedSharding
 		}
 	}
 	return m, false
-}
-
-// specEntries returns spec's entries as axis lists (nil for None).
-func specEntries(spec mesh.PartitionSpec) [][]string {
-	out := make([][]string, spec.Len())
-	for i := range spec.Len() {
-		out[i] = spec.Dim(i).Axes()
-	}
-	return out
 }
 
 // EinsumOut is Einsum with JAX's out_sharding, for a contraction of two operands: the

@@ -664,7 +664,7 @@ func (m *Module) selectRule(in []Type, out Shape) (Type, error) {
 func (m *Module) pyShardings(ts []Type) string {
 	s := make([]string, len(ts))
 	for i, t := range ts {
-		s[i] = "NamedSharding(mesh=" + m.typing.abs.String() + ", spec=" + pySpec(t.dims) + ")"
+		s[i] = "NamedSharding(mesh=" + m.typing.abs.String() + ", spec=" + t.Spec().String() + ")"
 	}
 	return strings.Join(s, ", ")
 }
