@@ -214,7 +214,7 @@ func (f *Function) ShardingConstraint(x Value, s mesh.NamedSharding) Value {
 		f.Failf(opName, 0, a, ErrSharding, "spec %v has %d entries for a rank-%d value %v", spec, spec.Len(), rank, a.Shape())
 		return Value{}
 	}
-	if f.m.typing != nil && !f.IsRegion() {
+	if f.m.typing != nil && !inClosedRegion(f.Function) {
 		merged, done := f.assertConstraint(opName, a, s)
 		if f.Failed() {
 			return Value{}

@@ -241,6 +241,19 @@ func TestTypedErrors(t *testing.T) {
 	}
 }
 
+// In a loop's body, as in the function, a constraint on an all-Explicit mesh is an assertion.
+func TestConstraintInLoopBodyAsserts(t *testing.T) {
+	m := lower.NewModule("f")
+	f := m.Main()
+	x := f.Arg(f32(8, 4), xsh(t, explicit24, "X", "Y"))
+	f.Return(f.ForLoop(2, []lower.Value{x}, func(g *stablehlo.Function, _ lower.Value, c []lower.Value) []lower.Value {
+		return []lower.Value{lower.FunctionOf(g).ShardingConstraint(c[0], xsh(t, explicit24, "Y"))}
+	})...)
+	_, err := m.Build()
+	require.ErrorIs(t, err, lower.ErrShardingType)
+	assert.Contains(t, err.Error(), "did not match the sharding provided: P('Y',)")
+}
+
 // A loop inside a shard_map body is per-device code: not typed, no constraints in it.
 func TestShardMapBodyLoopUntyped(t *testing.T) {
 	m := lower.NewModule("f")
