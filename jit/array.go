@@ -51,7 +51,10 @@ func Put(c *pjrt.Client, flat any, shape []int, s mesh.NamedSharding) (*Array, e
 	return PutBytes(c, dt, shape, data, s)
 }
 
-// PutBytes is Put for raw row-major bytes of the given dtype (the only way to put F16 and BF16).
+// PutBytes is Put for raw row-major bytes of the given dtype (the way to put f16, bf16, the
+// float8 family and the sub-byte types), laid out as shapes.ElementBytes says: a sub-byte
+// element in the low bits of its own byte, the rest 0 (pjrt.CheckElements), as NumPy's
+// ml_dtypes arrays hold them.
 func PutBytes(c *pjrt.Client, dtype dtypes.DType, shape []int, data []byte, s mesh.NamedSharding) (*Array, error) {
 	if !pjrt.Supported(dtype) {
 		return nil, fmt.Errorf("jit: put: %w: unsupported element type %v", pjrt.ErrHostData, dtype)
@@ -60,11 +63,14 @@ func PutBytes(c *pjrt.Client, dtype dtypes.DType, shape []int, data []byte, s me
 		return nil, fmt.Errorf("jit: put: %w", err)
 	}
 	global := shapes.Make(dtype, shape...)
-	if n, ok := checkedSize(shape, dtype.Size()); !ok {
+	if n, ok := checkedSize(shape, shapes.ElementBytes(dtype)); !ok {
 		return nil, fmt.Errorf("jit: put: %w: global shape %v has more bytes than an int holds", pjrt.ErrHostData, shape)
 	} else if len(data) != n {
 		return nil, fmt.Errorf("jit: put: %w: global shape %s needs %d bytes (%d elements), got %d bytes",
 			pjrt.ErrHostData, global.Aval(), global.Bytes(), global.Size(), len(data))
+	}
+	if err := pjrt.CheckElements(global, data); err != nil {
+		return nil, fmt.Errorf("jit: put: %w", err)
 	}
 	placed, shardShape, err := placement(c, s, shape)
 	if err != nil {
@@ -73,7 +79,7 @@ func PutBytes(c *pjrt.Client, dtype dtypes.DType, shape []int, data []byte, s me
 	// Every shard goes in place from the global array, with its byte strides: pjrt gathers the
 	// blocks on all cores into staging memory that the CPU devices use as their own (one copy),
 	// and starts every transfer before waiting for any.
-	strides := byteStrides(shape, dtype.Size())
+	strides := byteStrides(shape, shapes.ElementBytes(dtype))
 	empty := shapes.Make(dtype, shardShape...).Size() == 0
 	transfers := make([]pjrt.HostTransfer, len(placed))
 	for i, p := range placed {
@@ -161,7 +167,7 @@ func FromCallback(c *pjrt.Client, shape []int, dtype dtypes.DType, s mesh.NamedS
 			}
 			if err == nil && len(raw) != want.Bytes() {
 				err = fmt.Errorf("%w: expected shard shape %v (%d elements), callback returned %d elements",
-					ErrShard, shardShape, want.Size(), len(raw)/dtype.Size())
+					ErrShard, shardShape, want.Size(), len(raw)/shapes.ElementBytes(dtype))
 			}
 			if err != nil {
 				closeShards(placed[:i])
@@ -328,7 +334,9 @@ func (a *Array) String() string {
 }
 
 // ToHost gathers the global array into a new flat row-major Go slice of its dtype ([]uint16 raw
-// bits for F16 and BF16), reading each distinct shard once, from its replica 0.
+// bits for F16 and BF16, []complex64 and []complex128, []uint8 raw bits for the float8 family,
+// f4E2M1FN and the sub-byte integers: see pjrt.FlatFromBytes), reading each distinct shard
+// once, from its replica 0.
 func (a *Array) ToHost() (any, error) {
 	if a == nil {
 		return nil, fmt.Errorf("jit: to host: %w: nil *Array", ErrNil)
@@ -344,9 +352,9 @@ func (a *Array) ToHost() (any, error) {
 	return flat, nil
 }
 
-// ToHostBytes is ToHost returning raw row-major bytes. Like ToHost, it returns an error wrapping
-// pjrt.ErrHostData, naming the element type, for an array of a type pjrt cannot read (complex,
-// float8, sub-byte integers), never fewer bytes than the array holds.
+// ToHostBytes is ToHost returning raw row-major bytes, laid out as shapes.ElementBytes says (a
+// sub-byte element in the low bits of its own byte). It returns every byte the array holds, or
+// an error.
 func (a *Array) ToHostBytes() ([]byte, error) {
 	if a == nil {
 		return nil, fmt.Errorf("jit: to host: %w: nil *Array", ErrNil)
@@ -364,11 +372,11 @@ func (a *Array) ToHostBytes() ([]byte, error) {
 
 // hostSize returns the bytes of the row-major host copy of an array of element type d and
 // dimensions dims, or an error wrapping pjrt.ErrHostData that names d when pjrt cannot read
-// arrays of that type (complex, the float8 family, sub-byte integers): reads go through it so that
-// none returns fewer bytes than the array holds without an error. op words the error.
+// arrays of that type (none that an Array can hold today): reads go through it so that none
+// returns fewer bytes than the array holds without an error. op words the error.
 func hostSize(op string, d dtypes.DType, dims []int) (int, error) {
 	if !pjrt.Supported(d) {
-		return 0, fmt.Errorf("jit: %s: %w: arrays of element type %s (%v) cannot be read to the host yet",
+		return 0, fmt.Errorf("jit: %s: %w: arrays of element type %s (%v) cannot be read to the host",
 			op, pjrt.ErrHostData, shapes.AvalName(d), d)
 	}
 	return shapes.Make(d, dims...).Bytes(), nil
@@ -404,7 +412,7 @@ func (a *Array) toHostInto(out []byte) error {
 	if len(firsts) != a.sharding.NumShards() {
 		return fmt.Errorf("jit: to host: %w: this process holds %d of the %d distinct shards", ErrNotAddressable, len(firsts), a.sharding.NumShards())
 	}
-	strides := byteStrides(a.shape, a.dtype.Size())
+	strides := byteStrides(a.shape, shapes.ElementBytes(a.dtype))
 	copies := make([]pjrt.HostCopy, len(firsts))
 	for i, s := range firsts {
 		copies[i] = pjrt.HostCopy{Buffer: s.Data, Dst: out[blockOffset(s.Index, strides):], DstByteStrides: strides}

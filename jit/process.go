@@ -84,7 +84,7 @@ func FromProcessLocalBytes(c *pjrt.Client, s mesh.NamedSharding, dtype dtypes.DT
 		return nil, fmt.Errorf("jit: %s: %w: %d addressable shards, %d process-local blocks", op, ErrDevice, len(placed), len(locals))
 	}
 	// Each shard goes in place from the local array, with the local array's byte strides.
-	strides := byteStrides(localShape, dtype.Size())
+	strides := byteStrides(localShape, shapes.ElementBytes(dtype))
 	empty := shapes.Make(dtype, shardShape...).Size() == 0
 	transfers := make([]pjrt.HostTransfer, len(placed))
 	for i, p := range placed {
@@ -140,7 +140,7 @@ func (a *Array) ProcessLocalData() (any, []int, error) {
 	}
 	out := make([]byte, n)
 	// Read each local block once, from the first shard that holds it, straight into its place.
-	strides := byteStrides(localShape, a.dtype.Size())
+	strides := byteStrides(localShape, shapes.ElementBytes(a.dtype))
 	var copies []pjrt.HostCopy
 	var blocks []mesh.Index
 	for i, l := range locals {
@@ -277,7 +277,7 @@ func gatherGlobal(ctx context.Context, d pjrt.Distributed, a *Array, prefix stri
 		} else if _, data, err = getChunks(ctx, d, prefix+strconv.Itoa(k), deadline); err != nil {
 			return nil, nil, fmt.Errorf("jit: %s: shard %s (from process %d): %w", op, b.Index, b.Device.ProcessIndex(), err)
 		}
-		insertBlock(out, a.shape, b.Index, a.dtype.Size(), data)
+		insertBlock(out, a.shape, b.Index, shapes.ElementBytes(a.dtype), data)
 	}
 	flat, err := pjrt.FlatFromBytes(a.dtype, out)
 	if err != nil {

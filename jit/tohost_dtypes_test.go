@@ -17,59 +17,94 @@ import (
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 )
 
-// TestToHostUnreadableDTypes reads arrays of every element type pjrt cannot read yet (complex,
-// the float8 family, sub-byte integers), made by a real program on the CPU plugin: each read
-// path returns an error wrapping pjrt.ErrHostData that names the type, never fewer bytes than
-// the array holds.
-func TestToHostUnreadableDTypes(t *testing.T) {
+// TestToHostBytesEveryDType reads arrays of the element types Go has no slice type for, or that
+// came late (complex, the float8 family, sub-byte integers), made by a real program on the CPU
+// plugin: every read path returns all of the array's bytes, each element as XLA holds it (one
+// element a byte for the sub-byte types), and a destination of another length is an error
+// wrapping pjrt.ErrHostData, never a short read.
+func TestToHostBytesEveryDType(t *testing.T) {
 	c := pjrttest.Client(t)
 	checkNoLeak(t)
+	c64 := func(re, im float32) []byte { return bytesOf([]complex64{complex(re, im)}) }
+	c128 := func(re, im float64) []byte { return bytesOf([]complex128{complex(re, im)}) }
 	for _, tc := range []struct {
 		mlir, value string
 		dtype       dtypes.DType
+		elem        []byte // the bytes of one element
 	}{
-		{"complex<f32>", "(1.0, 2.0)", dtypes.Complex64},
-		{"complex<f64>", "(1.0, 2.0)", dtypes.Complex128},
-		{"f8E5M2", "1.0", dtypes.F8E5M2},
-		{"f8E4M3FN", "1.0", dtypes.F8E4M3FN},
-		{"f8E4M3B11FNUZ", "1.0", dtypes.F8E4M3B11FNUZ},
-		{"f8E5M2FNUZ", "1.0", dtypes.F8E5M2FNUZ},
-		{"f8E4M3FNUZ", "1.0", dtypes.F8E4M3FNUZ},
-		{"i4", "3", dtypes.S4},
-		{"ui4", "3", dtypes.U4},
-		{"i2", "1", dtypes.S2},
-		{"ui2", "1", dtypes.U2},
+		{"complex<f32>", "(1.0, 2.0)", dtypes.Complex64, c64(1, 2)},
+		{"complex<f64>", "(1.0, -2.5)", dtypes.Complex128, c128(1, -2.5)},
+		{"f8E5M2", "1.0", dtypes.F8E5M2, []byte{0x3c}},
+		{"f8E4M3FN", "1.0", dtypes.F8E4M3FN, []byte{0x38}},
+		{"f8E4M3B11FNUZ", "1.0", dtypes.F8E4M3B11FNUZ, []byte{0x58}},
+		{"f8E5M2FNUZ", "1.0", dtypes.F8E5M2FNUZ, []byte{0x40}},
+		{"f8E4M3FNUZ", "1.0", dtypes.F8E4M3FNUZ, []byte{0x40}},
+		{"f8E4M3", "-2.0", dtypes.F8E4M3, []byte{0xc0}},
+		{"f8E3M4", "1.0", dtypes.F8E3M4, []byte{0x30}},
+		{"f8E8M0FNU", "1.0", dtypes.F8E8M0FNU, []byte{0x7f}},
+		{"f4E2M1FN", "-1.0", dtypes.F4E2M1FN, []byte{0x0a}},
+		{"i4", "-3", dtypes.S4, []byte{0x0d}},
+		{"ui4", "3", dtypes.U4, []byte{0x03}},
+		{"i2", "-1", dtypes.S2, []byte{0x03}},
+		{"ui2", "1", dtypes.U2, []byte{0x01}},
 	} {
 		t.Run(tc.mlir, func(t *testing.T) {
 			a := constantArray(t, c, tc.mlir, tc.value)
 			defer a.Close()
 			require.Equal(t, tc.dtype, a.DType())
-			name := tc.dtype.String()
-			check := func(what string, n int, err error) {
+			want := bytesRepeat(tc.elem, 4)
+			flatBytes := func(what string, flat any, err error) []byte {
 				t.Helper()
-				require.Error(t, err, "%s of %s returned %d bytes and no error", what, tc.mlir, n)
-				assert.True(t, errors.Is(err, pjrt.ErrHostData), "%s: %v", what, err)
-				assert.Contains(t, err.Error(), name, what)
+				require.NoError(t, err, what)
+				raw, d, err := pjrt.HostBytes(flat)
+				require.NoError(t, err, "%s gives %T", what, flat)
+				assert.Equal(t, tc.dtype == dtypes.Complex64 || tc.dtype == dtypes.Complex128, d == tc.dtype, "%s: %T", what, flat)
+				return raw
 			}
 			b, err := a.ToHostBytes()
-			check("ToHostBytes", len(b), err)
-			_, err = a.ToHost()
-			check("ToHost", -1, err)
-			_, err = a.ToHostContext(context.Background())
-			check("ToHostContext", -1, err)
+			require.NoError(t, err)
+			assert.Equal(t, want, b, "ToHostBytes")
+			flat, err := a.ToHost()
+			assert.Equal(t, want, flatBytes("ToHost", flat, err), "ToHost")
+			flat, err = a.ToHostContext(context.Background())
+			assert.Equal(t, want, flatBytes("ToHostContext", flat, err), "ToHostContext")
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			_, err = a.ToHostContext(ctx)
-			check("ToHostContext with a cancellable context", -1, err)
-			_, _, err = a.ProcessLocalData()
-			check("ProcessLocalData", -1, err)
+			flat, err = a.ToHostContext(ctx)
+			assert.Equal(t, want, flatBytes("ToHostContext (cancellable)", flat, err))
+			local, _, err := a.ProcessLocalData()
+			assert.Equal(t, want, flatBytes("ProcessLocalData", local, err))
 			shard := a.AddressableShards()[0].Data
-			_, err = shard.ToHost()
-			check("pjrt Buffer.ToHost", -1, err)
-			err = shard.CopyToHost(make([]byte, 64))
-			check("pjrt Buffer.CopyToHost", -1, err)
+			flat, err = shard.ToHost()
+			assert.Equal(t, want, flatBytes("pjrt Buffer.ToHost", flat, err))
+			dst := make([]byte, len(want))
+			require.NoError(t, shard.CopyToHost(dst))
+			assert.Equal(t, want, dst, "pjrt Buffer.CopyToHost")
+			for _, n := range []int{0, len(want) - 1, len(want) + 1} {
+				err := shard.CopyToHost(make([]byte, n))
+				require.Error(t, err, "CopyToHost into %d bytes", n)
+				assert.True(t, errors.Is(err, pjrt.ErrHostData), "%v", err)
+			}
 		})
 	}
+}
+
+// bytesRepeat returns n copies of elem, one after the other.
+func bytesRepeat(elem []byte, n int) []byte {
+	var out []byte
+	for range n {
+		out = append(out, elem...)
+	}
+	return out
+}
+
+// bytesOf returns the memory of a slice as bytes (a copy).
+func bytesOf[T any](s []T) []byte {
+	raw, _, err := pjrt.HostBytes(s)
+	if err != nil {
+		panic(err)
+	}
+	return append([]byte(nil), raw...)
 }
 
 // constantArray runs a one-device program returning a constant of element type elem (as

@@ -76,8 +76,11 @@ func TestDTypes(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, dtypes.Int32, d)
 	require.Equal(t, "bf16", lower.MLIRType(dtypes.BFloat16))
-	_, err = lower.ParseDType("c64")
-	require.EqualError(t, err, `lower: element type mismatch: unknown element type "c64"`)
+	d, err = lower.ParseDType("c64")
+	require.NoError(t, err)
+	require.Equal(t, dtypes.Complex64, d)
+	_, err = lower.ParseDType("c32")
+	require.EqualError(t, err, `lower: element type mismatch: unknown element type "c32"`)
 	require.ErrorIs(t, err, lower.ErrDType)
 }
 

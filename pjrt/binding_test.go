@@ -102,7 +102,9 @@ func TestErrorKinds(t *testing.T) {
 	// Host data the binding checks itself: a typed error, not an *Error from the plugin.
 	_, err = c.BufferFromBytes(c.AddressableDevices()[0], dtypes.Float32, []int{2}, []byte{1})
 	require.ErrorIs(t, err, pjrt.ErrHostData)
-	_, err = c.BufferFromBytes(c.AddressableDevices()[0], dtypes.Complex64, []int{1}, make([]byte, 8))
+	_, err = c.BufferFromBytes(c.AddressableDevices()[0], dtypes.S4, []int{1}, []byte{0x10})
+	require.ErrorIs(t, err, pjrt.ErrHostData)
+	_, err = c.BufferFromBytes(c.AddressableDevices()[0], dtypes.TOKEN, []int{1}, make([]byte, 1))
 	require.ErrorIs(t, err, pjrt.ErrHostData)
 
 	// Execution: arguments that do not fit, caught before the plugin; closed executables.

@@ -304,9 +304,9 @@ func (c *Client) BuffersFromHost(ts []HostTransfer) ([]*Buffer, error) {
 			}
 			strides := t.ByteStrides
 			if strides == nil {
-				strides = denseStrides(t.Dims, t.DType.Size())
+				strides = denseStrides(t.Dims, shapes.ElementBytes(t.DType))
 			}
-			l := newLayout(t.Dims, strides, t.DType.Size())
+			l := newLayout(t.Dims, strides, shapes.ElementBytes(t.DType))
 			tasks = l.copyTasks(tasks, staged[i].bytes(n), t.Data, true)
 		}
 		runTasks(tasks)
@@ -408,7 +408,7 @@ func (c *Client) checkTransfer(t HostTransfer) error {
 		}
 		n *= d
 	}
-	if n > math.MaxInt/max(1, t.DType.Size()) {
+	if n > math.MaxInt/max(1, shapes.ElementBytes(t.DType)) {
 		return fmt.Errorf("%w: %v has more bytes than an int holds", ErrHostData, t.Dims)
 	}
 	if t.ByteStrides == nil {
@@ -416,8 +416,10 @@ func (c *Client) checkTransfer(t HostTransfer) error {
 			return fmt.Errorf("%w: %s needs %d bytes (%d elements), got %d bytes", ErrHostData,
 				shapes.Make(t.DType, t.Dims...).Aval(), nb, n, len(t.Data))
 		}
-		return nil
+		return CheckElements(shapes.Make(t.DType, t.Dims...), t.Data)
 	}
+	// A strided transfer reads part of a larger array, whose elements its caller checks once
+	// (jit.PutBytes does): not once per shard here.
 	return checkStrides(shapes.Make(t.DType, t.Dims...), t.ByteStrides, len(t.Data), "reads")
 }
 
@@ -527,7 +529,7 @@ func (c *Client) copyFromHostMemory(copies []HostCopy) (bool, error) {
 	for i, hc := range copies {
 		s := hc.Buffer.shape
 		src := unsafe.Slice((*byte)(ptrs[i]), s.Bytes())
-		dims, size := s.Dims(), s.DType().Size()
+		dims, size := s.Dims(), shapes.ElementBytes(s.DType())
 		strides := hc.DstByteStrides
 		if strides == nil {
 			strides = denseStrides(dims, size)
@@ -573,7 +575,7 @@ func (c *Client) copyToHostBuffers(copies []HostCopy) error {
 	for i, hc := range copies {
 		if hc.DstByteStrides != nil {
 			s := hc.Buffer.shape
-			tasks = newLayout(s.Dims(), hc.DstByteStrides, s.DType().Size()).copyTasks(tasks, dense[i], hc.Dst, false)
+			tasks = newLayout(s.Dims(), hc.DstByteStrides, shapes.ElementBytes(s.DType())).copyTasks(tasks, dense[i], hc.Dst, false)
 		}
 	}
 	runTasks(tasks)

@@ -267,6 +267,12 @@ func (c *Client) newGlobalExecutable(loaded *C.PJRT_LoadedExecutable, devices []
 			_ = e.Close()
 			return nil, fmt.Errorf("pjrt: compile: reading the program's parameters: %w", err)
 		}
+		if len(global) > 1 || len(devices) > 1 {
+			if err := checkSubByteCollectives(code, format, info.numPartitions); err != nil {
+				_ = e.Close()
+				return nil, err
+			}
+		}
 	}
 	e.info = info
 	return e, nil

@@ -13,6 +13,8 @@ import (
 	"unsafe"
 
 	"github.com/gomlx/gopjrt/dtypes"
+
+	"github.com/xlamesh/xlamesh/shapes"
 )
 
 // Host-side copies between a dense row-major block and a strided view of a larger host array
@@ -214,7 +216,7 @@ func hostBytes(d dtypes.DType, dims []int) int {
 	if !Supported(d) {
 		return 0
 	}
-	n := d.Size()
+	n := shapes.ElementBytes(d)
 	for _, x := range dims {
 		n *= x
 	}
@@ -234,7 +236,7 @@ func checkStrides(s Shape, strides []int64, n int, verb string) error {
 	}
 	// The last byte touched is at sum((dim-1)*stride) + element size; every step is checked
 	// against overflow (a wrapped sum would let a copy run past the memory).
-	end := int64(s.DType().Size())
+	end := int64(shapes.ElementBytes(s.DType()))
 	for i := range s.Rank() {
 		d := s.Dim(i)
 		st := strides[i]

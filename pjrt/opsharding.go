@@ -215,8 +215,9 @@ func parseOpSharding(b []byte) (OpSharding, error) {
 
 // parameterShapes reads the entry computation's parameter shapes (per partition, after SPMD
 // partitioning) from a serialized optimized program: HloModuleProto.host_program_shape (4),
-// ProgramShapeProto.parameters (1), ShapeProto.element_type (2) and dimensions (3). A tuple or
-// an element type pjrt does not move gives InvalidDType, which no argument matches.
+// ProgramShapeProto.parameters (1), ShapeProto.element_type (2, mapped by hloDType) and
+// dimensions (3). A tuple or an element type pjrt does not move gives InvalidDType, which no
+// argument matches.
 func parameterShapes(code []byte, format string) ([]Shape, error) {
 	module, err := hloModule(code, format)
 	if err != nil {
@@ -236,7 +237,7 @@ func parameterShapes(code []byte, format string) ([]Shape, error) {
 		err := xlaproto.Walk(data, func(field protowire.Number, typ protowire.Type, v uint64, data []byte) error {
 			switch field {
 			case 2:
-				dt = fromPrimitiveType(int(v))
+				dt = hloDType(int(v))
 			case 3:
 				ds, err := varints(typ, v, data)
 				dims = append(dims, ds...)
@@ -248,17 +249,4 @@ func parameterShapes(code []byte, format string) ([]Shape, error) {
 		return err
 	})
 	return params, err
-}
-
-// fromPrimitiveType maps XLA's PrimitiveType numbers (xla_data.proto) to dtypes: they equal
-// PJRT_Buffer_Type for the integer and 16/32/64-bit float types except BF16 (16 in XLA, 13 in
-// PJRT); everything else pjrt does not move is InvalidDType.
-func fromPrimitiveType(t int) dtypes.DType {
-	switch {
-	case t >= 1 && t <= 12:
-		return dtypes.DType(t)
-	case t == 16:
-		return dtypes.BFloat16
-	}
-	return dtypes.InvalidDType
 }

@@ -52,14 +52,9 @@ func (s Shape) Size() int {
 	return n
 }
 
-// Bytes returns the size of an array of this shape in bytes, or 0 for an element type that is
-// not Supported.
-func (s Shape) Bytes() int {
-	if !Supported(s.dtype) {
-		return 0
-	}
-	return s.Size() * s.dtype.Size()
-}
+// Bytes returns the size of an array of this shape in host memory ([ElementBytes] per element),
+// or 0 for an element type that is not Supported.
+func (s Shape) Bytes() int { return s.Size() * ElementBytes(s.dtype) }
 
 // Equal reports whether s and t have the same element type and dimensions.
 func (s Shape) Equal(t Shape) bool { return s.dtype == t.dtype && slices.Equal(s.dims, t.dims) }
@@ -104,63 +99,4 @@ func (s Shape) Aval() string {
 	}
 	b.WriteByte(']')
 	return b.String()
-}
-
-// names holds, for each Supported element type (indexed by its dtypes number), the names
-// StableHLO text, JAX avals and NumPy give it.
-var names = [...]struct{ mlir, aval, numpy string }{
-	dtypes.Bool:     {"i1", "bool", "bool"},
-	dtypes.Int8:     {"i8", "i8", "int8"},
-	dtypes.Int16:    {"i16", "i16", "int16"},
-	dtypes.Int32:    {"i32", "i32", "int32"},
-	dtypes.Int64:    {"i64", "i64", "int64"},
-	dtypes.Uint8:    {"ui8", "u8", "uint8"},
-	dtypes.Uint16:   {"ui16", "u16", "uint16"},
-	dtypes.Uint32:   {"ui32", "u32", "uint32"},
-	dtypes.Uint64:   {"ui64", "u64", "uint64"},
-	dtypes.Float16:  {"f16", "f16", "float16"},
-	dtypes.Float32:  {"f32", "f32", "float32"},
-	dtypes.Float64:  {"f64", "f64", "float64"},
-	dtypes.BFloat16: {"bf16", "bf16", "bfloat16"},
-}
-
-// Supported reports whether xlamesh builds and moves arrays of element type d: bool, the signed
-// and unsigned integers of 8 to 64 bits, f16, bf16, f32 and f64.
-func Supported(d dtypes.DType) bool { return d > 0 && int(d) < len(names) && names[d].mlir != "" }
-
-// MLIRName returns element type d as StableHLO text writes it ("i1", "ui8", "bf16", "f32"), or
-// "invalid" for a type that is not Supported.
-func MLIRName(d dtypes.DType) string {
-	if Supported(d) {
-		return names[d].mlir
-	}
-	return "invalid"
-}
-
-// AvalName returns element type d as JAX avals write it ("bool", "u8", "bf16", "f32", "c64"),
-// or dtypes' own name in lower case for a type without a short name.
-func AvalName(d dtypes.DType) string {
-	switch {
-	case Supported(d):
-		return names[d].aval
-	case d == dtypes.Complex64:
-		return "c64"
-	case d == dtypes.Complex128:
-		return "c128"
-	}
-	return strings.ToLower(d.String())
-}
-
-// NumPyName returns element type d as NumPy (and jax.typeof) writes it ("bool", "uint8",
-// "bfloat16", "float32", "complex64"), or dtypes' own name in lower case for a type without one.
-func NumPyName(d dtypes.DType) string {
-	switch {
-	case Supported(d):
-		return names[d].numpy
-	case d == dtypes.Complex64:
-		return "complex64"
-	case d == dtypes.Complex128:
-		return "complex128"
-	}
-	return strings.ToLower(d.String())
 }

@@ -1,6 +1,7 @@
 package shapes_test
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"testing"
@@ -21,7 +22,10 @@ func TestShape(t *testing.T) {
 		{shapes.Make(dtypes.Uint8, 3), "tensor<3xui8>", "u8[3]", 1, 3, 3},
 		{shapes.Make(dtypes.BFloat16, 2, 0, 4), "tensor<2x0x4xbf16>", "bf16[2,0,4]", 3, 0, 0},
 		{shapes.Make(dtypes.Int64, 5), "tensor<5xi64>", "i64[5]", 1, 5, 40},
-		{shapes.Make(dtypes.Complex64, 2), "tensor<2xinvalid>", "c64[2]", 1, 2, 0},
+		{shapes.Make(dtypes.Complex64, 2), "tensor<2xcomplex<f32>>", "c64[2]", 1, 2, 16},
+		{shapes.Make(dtypes.F8E4M3FN, 3), "tensor<3xf8E4M3FN>", "f8_e4m3fn[3]", 1, 3, 3},
+		{shapes.Make(dtypes.S4, 5), "tensor<5xi4>", "i4[5]", 1, 5, 5},
+		{shapes.Make(dtypes.TOKEN, 2), "tensor<2xinvalid>", "token[2]", 1, 2, 0},
 		{shapes.Shape{}, "tensor<invalid>", "invaliddtype[]", 0, 1, 0},
 	} {
 		if got := tc.s.String(); got != tc.text {
@@ -61,18 +65,77 @@ func TestValueSemantics(t *testing.T) {
 	}
 }
 
+// TestSupported: every array element type of PJRT that dtypes names, with four names, its
+// width and its host size; names read back with ParseDType; not the token or invalid types.
 func TestSupported(t *testing.T) {
 	var n int
 	for d := range dtypes.DType(64) {
-		if shapes.Supported(d) {
-			n++
-			if shapes.MLIRName(d) == "invalid" || shapes.AvalName(d) == "" {
-				t.Errorf("%v: supported without names", d)
+		if !shapes.Supported(d) {
+			if shapes.MLIRName(d) != "invalid" || shapes.Bits(d) != 0 || shapes.ElementBytes(d) != 0 {
+				t.Errorf("%v: names or sizes without support", d)
+			}
+			continue
+		}
+		n++
+		for _, name := range []string{shapes.MLIRName(d), shapes.XLAName(d)} {
+			if got, err := shapes.ParseDType(name); err != nil || got != d {
+				t.Errorf("ParseDType(%q) = %v, %v; want %v", name, got, err, d)
+			}
+		}
+		if kinds := btoi(shapes.IsFloat(d)) + btoi(shapes.IsComplex(d)) + btoi(shapes.IsSigned(d)) + btoi(shapes.IsUnsigned(d)); kinds != 1 && d != dtypes.Bool {
+			t.Errorf("%v is of %d kinds", d, kinds)
+		}
+		if shapes.ElementBytes(d) != max(1, shapes.Bits(d)/8) {
+			t.Errorf("%v: %d bits, %d host bytes", d, shapes.Bits(d), shapes.ElementBytes(d))
+		}
+	}
+	if n != 28 || shapes.Supported(dtypes.InvalidDType) || shapes.Supported(dtypes.TOKEN) {
+		t.Errorf("%d supported element types, want 28 (not invalid, not token)", n)
+	}
+	for d, want := range map[dtypes.DType][5]any{
+		dtypes.Bool:       {"i1", "pred", "bool", 8, 1},
+		dtypes.Complex128: {"complex<f64>", "c128", "c128", 128, 16},
+		dtypes.F8E5M2FNUZ: {"f8E5M2FNUZ", "f8e5m2fnuz", "f8_e5m2fnuz", 8, 1},
+		dtypes.U2:         {"ui2", "u2", "u2", 2, 1},
+		dtypes.F4E2M1FN:   {"f4E2M1FN", "f4e2m1fn", "f4_e2m1fn", 4, 1},
+	} {
+		got := [5]any{shapes.MLIRName(d), shapes.XLAName(d), shapes.AvalName(d), shapes.Bits(d), shapes.ElementBytes(d)}
+		if got != want {
+			t.Errorf("%v: %v, want %v", d, got, want)
+		}
+	}
+	for _, bad := range []string{"", "c32", "complex64", "float32", "i3", "F32"} {
+		if _, err := shapes.ParseDType(bad); !errors.Is(err, shapes.ErrUnknownDType) {
+			t.Errorf("ParseDType(%q): %v, want ErrUnknownDType", bad, err)
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestParseTensorType reads back what String writes, and refuses the rest.
+func TestParseTensorType(t *testing.T) {
+	for d := range dtypes.DType(32) {
+		if !shapes.Supported(d) {
+			continue
+		}
+		for _, s := range []shapes.Shape{shapes.Make(d), shapes.Make(d, 8, 8), shapes.Make(d, 0, 1, 3)} {
+			got, err := shapes.ParseTensorType(s.String())
+			if err != nil || !got.Equal(s) {
+				t.Errorf("ParseTensorType(%q) = %v, %v", s.String(), got, err)
 			}
 		}
 	}
-	if n != 13 || shapes.Supported(dtypes.InvalidDType) || shapes.Supported(dtypes.Complex64) || shapes.MLIRName(dtypes.F8E4M3FN) != "invalid" {
-		t.Errorf("%d supported element types, want 13 (no invalid, complex or f8)", n)
+	for _, bad := range []string{"tensor<?x4xf32>", "tensor<-1xf32>", "memref<4xf32>", "tensor<4xc32>", "tensor<>",
+		"tensor<4x>", "tensor<4xf32", "tensor<4xf32, #enc>", "tensor<99999999999999999999xf32>"} {
+		if s, err := shapes.ParseTensorType(bad); err == nil {
+			t.Errorf("ParseTensorType(%q) = %v, want an error", bad, s)
+		}
 	}
 }
 
@@ -86,7 +149,8 @@ func TestNumPyName(t *testing.T) {
 	for d, want := range map[dtypes.DType]string{
 		dtypes.Bool: "bool", dtypes.Int8: "int8", dtypes.Uint64: "uint64", dtypes.Float16: "float16",
 		dtypes.BFloat16: "bfloat16", dtypes.Float32: "float32", dtypes.Float64: "float64",
-		dtypes.Complex64: "complex64", dtypes.Complex128: "complex128", dtypes.F8E4M3FN: "f8e4m3fn",
+		dtypes.Complex64: "complex64", dtypes.Complex128: "complex128", dtypes.F8E4M3FN: "float8_e4m3fn",
+		dtypes.S4: "int4", dtypes.F4E2M1FN: "float4_e2m1fn", dtypes.TOKEN: "token",
 	} {
 		if got := shapes.NumPyName(d); got != want {
 			t.Errorf("NumPyName(%v) = %q, want %q", d, got, want)

@@ -17,7 +17,10 @@ func TestDTypes(t *testing.T) {
 		{dtypes.Int32, "s32", "i32"}, {dtypes.Int64, "s64", "i64"}, {dtypes.Uint8, "u8", "ui8"},
 		{dtypes.Uint16, "u16", "ui16"}, {dtypes.Uint32, "u32", "ui32"}, {dtypes.Uint64, "u64", "ui64"},
 		{dtypes.Float16, "f16", "f16"}, {dtypes.BFloat16, "bf16", "bf16"}, {dtypes.Float32, "f32", "f32"},
-		{dtypes.Float64, "f64", "f64"},
+		{dtypes.Float64, "f64", "f64"}, {dtypes.Complex64, "c64", "complex<f32>"},
+		{dtypes.Complex128, "c128", "complex<f64>"}, {dtypes.F8E4M3FN, "f8e4m3fn", "f8E4M3FN"},
+		{dtypes.F8E8M0FNU, "f8e8m0fnu", "f8E8M0FNU"}, {dtypes.S4, "s4", "i4"}, {dtypes.U2, "u2", "ui2"},
+		{dtypes.F4E2M1FN, "f4e2m1fn", "f4E2M1FN"},
 	}
 	for _, tc := range tests {
 		require.Equal(t, tc.mlir, stablehlo.MLIRType(tc.d))
@@ -28,10 +31,10 @@ func TestDTypes(t *testing.T) {
 			require.Equal(t, tc.d, d)
 		}
 	}
-	for _, d := range []stablehlo.DType{dtypes.InvalidDType, dtypes.Complex64, dtypes.F8E4M3FN, stablehlo.DType(99)} {
+	for _, d := range []stablehlo.DType{dtypes.InvalidDType, dtypes.TOKEN, stablehlo.DType(99)} {
 		require.Equal(t, "invalid", stablehlo.MLIRType(d), "%v is not a stablehlo element type", d)
 	}
-	for _, name := range []string{"c64", "float32", "Float32", "i4", ""} {
+	for _, name := range []string{"c32", "float32", "Float32", "i3", "complex<i32>", ""} {
 		_, err := stablehlo.ParseDType(name)
 		require.EqualError(t, err, `stablehlo: element type mismatch: unknown element type "`+name+`"`)
 		require.ErrorIs(t, err, stablehlo.ErrDType)
@@ -69,7 +72,14 @@ func TestParseShape(t *testing.T) {
 	got, err := stablehlo.ParseShape("tensor<4xs32>")
 	require.NoError(t, err)
 	require.Equal(t, "tensor<4xi32>", got.String())
-	for _, bad := range []string{"tensor<?x4xf32>", "tensor<-1xf32>", "memref<4xf32>", "tensor<4xc64>", "tensor<>"} {
+	// "complex" has an "x" in it: the element type is what follows the last dimension.
+	got, err = stablehlo.ParseShape("tensor<8x8xcomplex<f32>>")
+	require.NoError(t, err)
+	require.True(t, got.Equal(stablehlo.NewShape(dtypes.Complex64, 8, 8)), "%v", got)
+	_, err = stablehlo.ParseShape("tensor<4xc32>")
+	require.EqualError(t, err, `element type mismatch: "tensor<4xc32>": unknown element type "c32"`)
+	require.ErrorIs(t, err, stablehlo.ErrDType)
+	for _, bad := range []string{"tensor<?x4xf32>", "tensor<-1xf32>", "memref<4xf32>", "tensor<4xc32>", "tensor<>", "tensor<4xf32, #enc>"} {
 		_, err := stablehlo.ParseShape(bad)
 		require.Error(t, err, bad)
 	}

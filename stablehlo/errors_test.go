@@ -86,7 +86,7 @@ func TestBuildErrors(t *testing.T) {
 				f.Return(f.Arg(stablehlo.NewShape(dtypes.Complex64, 4)))
 			},
 			sentinel: stablehlo.ErrDType, op: "func.func argument", operand: 0,
-			msg: "stablehlo: @main: func.func argument: operand 0: element type mismatch: invalid element type Complex64",
+			msg: "stablehlo: @main: func.func argument: operand 0: element type mismatch: invalid element type c64",
 		},
 		{
 			name: "convert to invalid type",

@@ -1,10 +1,9 @@
 package stablehlo
 
 import (
+	"errors"
 	"fmt"
 	"math"
-	"strconv"
-	"strings"
 
 	"github.com/xlamesh/xlamesh/shapes"
 )
@@ -37,8 +36,8 @@ func validShape(s Shape) error {
 			return fmt.Errorf("%w: %v: the element count overflows int64 at dimension %d", ErrShape, s, i)
 		}
 	}
-	if _, ok := mulDims(n, max(1, s.DType().Size())); !ok {
-		return fmt.Errorf("%w: %v: %d elements of %d bytes overflow int64 bytes", ErrShape, s, n, max(1, s.DType().Size()))
+	if _, ok := mulDims(n, max(1, shapes.ElementBytes(s.DType()))); !ok {
+		return fmt.Errorf("%w: %v: %d elements of %d bytes overflow int64 bytes", ErrShape, s, n, max(1, shapes.ElementBytes(s.DType())))
 	}
 	return nil
 }
@@ -64,25 +63,14 @@ func addDims(a, b int) (int, bool) {
 func scalarOf(s Shape) Shape { return shapes.Make(s.DType()) }
 
 // ParseShape reads a static ranked tensor type as StableHLO text writes it, such as
-// "tensor<8x2xf32>" or "tensor<i1>" (element types in either MLIR or XLA spelling, see
-// ParseDType); it is the inverse of Shape.String. Any other text, including dynamic
-// ("?") or negative dimensions, gives an error that quotes it.
+// "tensor<8x2xf32>", "tensor<i1>" or "tensor<4xcomplex<f32>>" (element types in either MLIR
+// or XLA spelling, see ParseDType); it is the inverse of Shape.String
+// ([shapes.ParseTensorType]). Any other text, including dynamic ("?") or negative
+// dimensions, gives an error that quotes it and, for an unknown element type, wraps ErrDType.
 func ParseShape(t string) (Shape, error) {
-	if !strings.HasPrefix(t, "tensor<") || !strings.HasSuffix(t, ">") {
-		return Shape{}, fmt.Errorf("%q is not a ranked tensor type", t)
+	s, err := shapes.ParseTensorType(t)
+	if errors.Is(err, shapes.ErrUnknownDType) {
+		return Shape{}, fmt.Errorf("%w: %w", ErrDType, err)
 	}
-	parts := strings.Split(t[len("tensor<"):len(t)-1], "x")
-	d, err := ParseDType(parts[len(parts)-1])
-	if err != nil {
-		return Shape{}, fmt.Errorf("%q: %w", t, err)
-	}
-	dims := make([]int, len(parts)-1)
-	for i, p := range parts[:len(parts)-1] {
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 0 {
-			return Shape{}, fmt.Errorf("%q is not a static tensor type", t)
-		}
-		dims[i] = n
-	}
-	return NewShape(d, dims...), nil
+	return s, err
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/xlamesh/xlamesh/mlir"
 	"github.com/xlamesh/xlamesh/pjrt"
+	"github.com/xlamesh/xlamesh/shapes"
 )
 
 // A StableHLO file is compiled and run as written: for its mhlo.num_partitions devices (1 when
@@ -92,10 +93,11 @@ func fileArguments(c *pjrt.Client, exe *pjrt.Executable) ([][]*pjrt.Buffer, erro
 }
 
 // fill returns the row-major bytes of an array of shape s holding small values: floats in
-// [-0.5, 0.5), integers 0..6, booleans alternating.
+// [-0.5, 0.5) (complex: as the real part; the float8 family zero), integers 0..6 (sub-byte
+// ones 0 and 1), booleans alternating.
 func fill(s pjrt.Shape) ([]byte, error) {
 	n := s.Size()
-	size := s.DType().Size()
+	size := shapes.ElementBytes(s.DType())
 	if !pjrt.Supported(s.DType()) || size == 0 {
 		return nil, fmt.Errorf("element type %s is not one bench can fill", s.DType())
 	}
@@ -115,8 +117,19 @@ func fill(s pjrt.Shape) ([]byte, error) {
 			le.PutUint16(at, []uint16{0x3800, 0xb800}[i%2]) // ±0.5
 		case dtypes.Bool:
 			at[0] = byte(i % 2)
-		default: // integers, little-endian: the low byte is enough for 0..6
-			at[0] = byte(i % 7)
+		case dtypes.Complex64:
+			le.PutUint32(at, math.Float32bits(float32(f)))
+		case dtypes.Complex128:
+			le.PutUint64(at, math.Float64bits(f))
+		default:
+			switch {
+			case shapes.IsFloat(s.DType()): // the float8 family and f4E2M1FN: 0 is zero, or a small power of 2
+				at[0] = 0
+			case shapes.Bits(s.DType()) < 8: // int4, int2: 0 and 1 fit every width
+				at[0] = byte(i % 2)
+			default: // integers, little-endian: the low byte is enough for 0..6
+				at[0] = byte(i % 7)
+			}
 		}
 	}
 	return b, nil

@@ -33,7 +33,8 @@ func Bytes(n int) []byte {
 }
 
 // Flat returns a flat Go slice of n elements of type d, the slice types pjrt's HostBytes takes
-// ([]uint16 for Float16, BFloat16 and Uint16), and its memory as bytes, with contents undefined
+// ([]uint16 for Float16, BFloat16 and Uint16; []uint8 for Uint8, the float8 family, f4E2M1FN
+// and the sub-byte integers, one element a byte), and its memory as bytes, with contents undefined
 // as for Bytes; nil, nil for a type pjrt does not move.
 func Flat(d dtypes.DType, n int) (any, []byte) {
 	if n < 0 {
@@ -50,7 +51,8 @@ func Flat(d dtypes.DType, n int) (any, []byte) {
 		return flat[int32](n)
 	case dtypes.Int64:
 		return flat[int64](n)
-	case dtypes.Uint8:
+	case dtypes.Uint8, dtypes.F8E5M2, dtypes.F8E4M3FN, dtypes.F8E4M3B11FNUZ, dtypes.F8E5M2FNUZ, dtypes.F8E4M3FNUZ,
+		dtypes.F8E4M3, dtypes.F8E3M4, dtypes.F8E8M0FNU, dtypes.F4E2M1FN, dtypes.S4, dtypes.U4, dtypes.S2, dtypes.U2:
 		return flat[uint8](n)
 	case dtypes.Uint16, dtypes.Float16, dtypes.BFloat16:
 		return flat[uint16](n)
@@ -62,6 +64,10 @@ func Flat(d dtypes.DType, n int) (any, []byte) {
 		return flat[float32](n)
 	case dtypes.Float64:
 		return flat[float64](n)
+	case dtypes.Complex64:
+		return flat[complex64](n)
+	case dtypes.Complex128:
+		return flat[complex128](n)
 	}
 	return nil, nil
 }
