@@ -22,6 +22,7 @@ type external struct {
 	args, outs  []lower.Shape       // what callers pass and get (every exported argument)
 	kept        []int               // module argument i is caller argument kept[i]
 	partitions  int                 // the module's mhlo.num_partitions
+	unsaid      bool                // the module's text does not say mhlo.num_partitions
 	partitioner lower.Partitioner   // the partitioner the module's own annotations are written for
 
 	multiPlatform bool // the module takes a platform index first (bindPlatformArg)
@@ -65,7 +66,9 @@ func (ext *external) moduleText(name string) (string, lower.Partitioner, error) 
 // ErrExternal and lower's error.
 //
 // Without InSpecs and OutSpecs the module runs as it was written: its own shardings, compiled
-// for its mhlo.num_partitions devices, which are the devices of the arguments' mesh. The
+// for its mhlo.num_partitions devices (NumPartitions for a module that does not say), which
+// are the devices of the arguments' mesh (for a module without arguments, WithMesh's, or the
+// client's first device). The
 // arguments must already be laid out as the compiled program expects (read back from XLA with
 // pjrt.Executable.InputShardings); a call whose argument is laid out otherwise fails with
 // ErrArguments, or, with Reshard, moves it first. Results carry the layout XLA gave them.
@@ -149,7 +152,8 @@ func readText(name, text string) (*external, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jit: %s: %w: %w", name, ErrExternal, err)
 	}
-	ext := &external{text: text, args: p.ArgShapes(), outs: p.ResultShapes(), partitions: p.NumPartitions(), partitioner: p.Partitioner()}
+	ext := &external{text: text, args: p.ArgShapes(), outs: p.ResultShapes(), partitions: p.NumPartitions(),
+		unsaid: !p.SaysNumPartitions(), partitioner: p.Partitioner()}
 	for i := range ext.args {
 		ext.kept = append(ext.kept, i)
 	}
@@ -179,9 +183,17 @@ func (f *Function) lowerExternal(m mesh.Abstract, args []ArgType) (*lowering, er
 		outs[i] = unconstrained(s.Rank())
 	}
 	if !f.resharded() {
-		if m.Size() != ext.partitions {
+		parts := ext.partitions
+		if n := f.opt.partitions; n > 0 && n != parts {
+			if !ext.unsaid {
+				return nil, fmt.Errorf("jit: %s: %w: NumPartitions(%d) for a module that says mhlo.num_partitions = %d",
+					f.name, ErrArguments, n, parts)
+			}
+			parts = n
+		}
+		if m.Size() != parts {
 			return nil, fmt.Errorf("jit: %s: %w: the module was written for %d devices, the arguments are on a mesh of %d (%v); re-shard it with InSpecs",
-				f.name, ErrArguments, ext.partitions, m.Size(), m)
+				f.name, ErrArguments, parts, m.Size(), m)
 		}
 		l := &lowering{shapes: ext.outs, outs: outs, text: ext.text, partitioner: ext.partitioner, exported: true}
 		if ext.code != nil {

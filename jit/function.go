@@ -64,6 +64,8 @@ type options struct {
 	reshard        bool
 	partitioner    lower.Partitioner
 	partitionerSet bool
+	mesh           *mesh.Mesh // WithMesh
+	partitions     int        // NumPartitions; 0 when not given
 }
 
 // Option configures New.
@@ -98,6 +100,25 @@ func Reshard() Option { return func(o *options) { o.reshard = true } }
 // WithPartitioner selects Shardy (the default) or GSPMD lowering and partitioning.
 func WithPartitioner(p lower.Partitioner) Option {
 	return func(o *options) { o.partitioner, o.partitionerSet = p, true }
+}
+
+// WithMesh gives the mesh of calls without arguments, as jax.set_mesh does for a jitted
+// function that takes none: the program runs on m's devices, its results are laid out on m
+// (by OutSpecs; a result without one is replicated or laid out as XLA chooses). Without it, a
+// call without arguments runs on one device, the client's first, on a one-device mesh whose
+// axis is named "device" (JAX runs such a call on its default device). A call with arguments
+// must have them on m, or it fails with ErrArguments.
+func WithMesh(m mesh.Mesh) Option {
+	return func(o *options) { o.mesh = &m }
+}
+
+// NumPartitions says how many devices a module written elsewhere (FromText, FromBytecode)
+// runs on when its text does not say (no mhlo.num_partitions attribute, as in GSPMD modules
+// written by hand or by older tools, which then count as written for one device). A module that
+// says another number fails the call with ErrArguments. It has no effect on functions built
+// with New, whose mesh says it.
+func NumPartitions(n int) Option {
+	return func(o *options) { o.partitions = n }
 }
 
 // New returns a jitted function named name (the module is "jit_<name>").
@@ -582,9 +603,6 @@ func (f *Function) checkCall(ctx context.Context, c *pjrt.Client, args []*Array)
 	if len(f.opt.in) > 0 && len(f.opt.in) != len(args) {
 		return fmt.Errorf("jit: %s: %w: %d arguments for %d InSpecs", f.name, ErrArguments, len(args), len(f.opt.in))
 	}
-	if len(args) == 0 {
-		return fmt.Errorf("jit: %s: %w: no arguments: the mesh comes from the arguments' shardings", f.name, ErrArguments)
-	}
 	for _, d := range f.opt.donate {
 		if d < 0 || d >= len(args) {
 			return fmt.Errorf("jit: %s: %w: donated argument %d out of range for %d arguments", f.name, ErrArguments, d, len(args))
@@ -603,15 +621,9 @@ func (f *Function) checkCall(ctx context.Context, c *pjrt.Client, args []*Array)
 // temporaries it made to *resharded), and remembers the plan for the next call when no
 // resharding was needed.
 func (f *Function) plan(ctx context.Context, c *pjrt.Client, args []*Array, resharded *[]*Array) (p *callPlan, use []*Array, err error) {
-	m, err := args[0].sharding.Mesh()
+	m, err := f.callMesh(c, args)
 	if err != nil {
-		return nil, nil, fmt.Errorf("jit: %s: argument 0: %w", f.name, err)
-	}
-	for i, a := range args[1:] {
-		if am, err := a.sharding.Mesh(); err != nil || !am.Equal(m) {
-			return nil, nil, fmt.Errorf("jit: %s: %w: argument %d is on %#v, argument 0 on %#v; all arguments must share one mesh",
-				f.name, ErrArguments, i+1, am, m)
-		}
+		return nil, nil, err
 	}
 	// Meshes of two clients with the same device ids are equal; the shards' devices tell them apart.
 	for i, a := range args {
@@ -648,6 +660,45 @@ func (f *Function) plan(ctx context.Context, c *pjrt.Client, args []*Array, resh
 		f.last.Store(p)
 	}
 	return p, use, nil
+}
+
+// callMesh returns the mesh of a call: the arguments' (all on one mesh, WithMesh's when it was
+// given), or, for a call without arguments, WithMesh's or a one-device mesh of the client's
+// first device.
+func (f *Function) callMesh(c *pjrt.Client, args []*Array) (mesh.Mesh, error) {
+	if len(args) == 0 {
+		if f.opt.mesh != nil {
+			for _, d := range f.opt.mesh.Devices() {
+				if _, err := clientDevice(c, d); err != nil {
+					return mesh.Mesh{}, fmt.Errorf("jit: %s: WithMesh: %w", f.name, err)
+				}
+			}
+			return *f.opt.mesh, nil
+		}
+		devs := Devices(c)
+		if len(devs) == 0 {
+			return mesh.Mesh{}, fmt.Errorf("jit: %s: %w: the client has no devices", f.name, ErrDevice)
+		}
+		m, err := mesh.New(devs[:1], []int{1}, "device")
+		if err != nil {
+			return mesh.Mesh{}, fmt.Errorf("jit: %s: %w", f.name, err)
+		}
+		return m, nil
+	}
+	m, err := args[0].sharding.Mesh()
+	if err != nil {
+		return mesh.Mesh{}, fmt.Errorf("jit: %s: argument 0: %w", f.name, err)
+	}
+	for i, a := range args[1:] {
+		if am, err := a.sharding.Mesh(); err != nil || !am.Equal(m) {
+			return mesh.Mesh{}, fmt.Errorf("jit: %s: %w: argument %d is on %#v, argument 0 on %#v; all arguments must share one mesh",
+				f.name, ErrArguments, i+1, am, m)
+		}
+	}
+	if f.opt.mesh != nil && !f.opt.mesh.Equal(m) {
+		return mesh.Mesh{}, fmt.Errorf("jit: %s: %w: the arguments are on %#v, WithMesh gave %#v", f.name, ErrArguments, m, *f.opt.mesh)
+	}
+	return m, nil
 }
 
 // reshardArgs checks arguments against InSpecs and, with Reshard, moves mismatched ones. It returns

@@ -236,12 +236,13 @@ func (f *Function) Call(g *Function, args ...Value) []Value {
 // Program is a built module: its MLIR text and what a compiler needs to know about it.
 // It is immutable and safe for concurrent use.
 type Program struct {
-	text          string
-	partitioner   Partitioner
-	numPartitions int
-	assignment    []int
-	args, results []Shape
-	argSh, resSh  []*mesh.NamedSharding
+	text             string
+	partitioner      Partitioner
+	numPartitions    int
+	partitionsUnsaid bool // the text does not say mhlo.num_partitions (Wrap with KeepShardings)
+	assignment       []int
+	args, results    []Shape
+	argSh, resSh     []*mesh.NamedSharding
 }
 
 // Text returns the MLIR module text.
@@ -255,6 +256,11 @@ func (p *Program) Partitioner() Partitioner { return p.partitioner }
 
 // NumPartitions returns mhlo.num_partitions: the device count of the module's mesh (1 without one).
 func (p *Program) NumPartitions() int { return p.numPartitions }
+
+// SaysNumPartitions reports whether the module's text says how many partitions it has
+// (mhlo.num_partitions). Modules built here and by Wrap with shardings to attach always do; a
+// module read by Wrap with KeepShardings whose text does not counts as written for one device.
+func (p *Program) SaysNumPartitions() bool { return !p.partitionsUnsaid }
 
 // DeviceAssignment returns the device ids, in mesh order, of the first concrete mesh the
 // module's shardings used, or nil when only abstract meshes were used (then any device

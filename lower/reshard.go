@@ -514,10 +514,11 @@ func roundTripMeshes(syms []*meshSym) string {
 	return mlir.Quote("{" + strings.Join(parts, ", ") + "}")
 }
 
-// moduleNumPartitions reads mhlo.num_partitions from the module attributes (1 when absent).
-func moduleNumPartitions(text string, sig *mainSig) (int, error) {
+// moduleNumPartitions reads mhlo.num_partitions from the module attributes (1 when absent;
+// said reports whether it was there).
+func moduleNumPartitions(text string, sig *mainSig) (n int, said bool, err error) {
 	if sig.moduleAttrs[0] < 0 {
-		return 1, nil
+		return 1, false, nil
 	}
 	parts, keys := dictEntries(text, sig.moduleAttrs[0])
 	for i, k := range keys {
@@ -531,11 +532,11 @@ func moduleNumPartitions(text string, sig *mainSig) (int, error) {
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
-			return 0, fmt.Errorf("lower: wrap: %w: mhlo.num_partitions = %s", ErrWrap, v)
+			return 0, false, fmt.Errorf("lower: wrap: %w: mhlo.num_partitions = %s", ErrWrap, v)
 		}
-		return n, nil
+		return n, true, nil
 	}
-	return 1, nil
+	return 1, false, nil
 }
 
 // sigEntryEdit returns the edit that gives @main's argument or result e the attribute attr

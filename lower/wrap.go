@@ -149,11 +149,11 @@ func keepProgram(text string, sig *mainSig, ex *existing, args, results []mesh.N
 		return nil, fmt.Errorf("lower: wrap: %w: @main has %d arguments and %d results, got %d and %d shardings",
 			ErrWrap, len(sig.args), len(sig.results), len(args), len(results))
 	}
-	n, err := moduleNumPartitions(text, sig)
+	n, said, err := moduleNumPartitions(text, sig)
 	if err != nil {
 		return nil, err
 	}
-	p := &Program{text: text, partitioner: def, numPartitions: n}
+	p := &Program{text: text, partitioner: def, numPartitions: n, partitionsUnsaid: !said}
 	switch ex.form {
 	case formGSPMD:
 		p.partitioner = GSPMD
