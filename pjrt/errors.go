@@ -3,6 +3,7 @@ package pjrt
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Sentinel errors, wrapped with context by every function of the package; test them with errors.Is.
@@ -99,4 +100,31 @@ func (c Code) String() string {
 		return s
 	}
 	return fmt.Sprintf("Code(%d)", int(c))
+}
+
+// explainMissingHandler adds to a compile error about a custom call that no FFI handler serves
+// ("No FFI handler registered for lapack_spotrf_ffi ...") where its kernels come from: the
+// lapack_* and blas_* targets of jax.numpy.linalg (and ducc_fft) are jaxlib's own CPU kernels,
+// which jaxlib registers with XLA inside its Python extension; plain XLA PJRT plugins do not
+// have them. Any other error is returned as it is.
+func explainMissingHandler(err error) error {
+	const marker = "No FFI handler registered for "
+	msg := err.Error()
+	i := strings.Index(msg, marker)
+	if i < 0 {
+		return err
+	}
+	target := msg[i+len(marker):]
+	if j := strings.IndexAny(target, " \n"); j >= 0 {
+		target = target[:j]
+	}
+	switch {
+	case strings.HasPrefix(target, "lapack_") || strings.HasPrefix(target, "blas_"):
+		return fmt.Errorf("%w (%s is a LAPACK kernel of jaxlib, which registers it with XLA from jaxlib's "+
+			"Python extension (jaxlib/cpu/lapack); PJRT plugins do not have it, so jnp.linalg programs "+
+			"exported for CPU do not run here yet)", err, target)
+	case strings.HasPrefix(target, "ducc_"):
+		return fmt.Errorf("%w (%s is jaxlib's FFT kernel (jaxlib/cpu, DUCC), which PJRT plugins do not have)", err, target)
+	}
+	return err
 }

@@ -229,7 +229,7 @@ func (c *Client) compile(mlir string, options []byte) (*C.PJRT_LoadedExecutable,
 	}
 	c.stats.compiles.Add(1)
 	if err := c.api.toError("compile", ErrCompile, C.xm_Client_Compile(c.api.p, &args)); err != nil {
-		return nil, err
+		return nil, explainMissingHandler(err)
 	}
 	return args.executable, nil
 }

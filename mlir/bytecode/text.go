@@ -102,6 +102,9 @@ func (p *printer) props(o *op) []nattr {
 		return p.named(o, d)
 	}
 	if o.propsRaw == nil {
+		if p.f.version < versionNativeProperties {
+			return p.inherentFromAttrs(o, true)
+		}
 		return nil
 	}
 	name := p.opName(o)
@@ -186,6 +189,9 @@ func (p *printer) named(o *op, d aDict) []nattr {
 }
 
 func (p *printer) discardable(o *op) []nattr {
+	if p.f.version < versionNativeProperties {
+		return p.inherentFromAttrs(o, false)
+	}
 	if o.attrs == nil {
 		return nil
 	}
@@ -195,6 +201,40 @@ func (p *printer) discardable(o *op) []nattr {
 		return nil
 	}
 	return p.named(o, d)
+}
+
+// inherentFromAttrs splits the attribute dictionary of an op of bytecode before version 5,
+// which had no properties: an op's inherent attributes (a function's sym_name and
+// function_type, a comparison's direction) are entries of that dictionary, beside the
+// discardable ones. It returns the inherent ones (by the names the reader knows for the op:
+// vhloOpAttrs, otherOpProps) with inherent, the others without.
+func (p *printer) inherentFromAttrs(o *op, inherent bool) []nattr {
+	if o.attrs == nil {
+		return nil
+	}
+	d, ok := o.attrs.(aDict)
+	if !ok {
+		p.fail(o, ErrBytecode, "attributes of %s are not a dictionary", p.opName(o))
+		return nil
+	}
+	known := map[string]bool{}
+	if p.f.dialects[o.name.dialect].name == "vhlo" {
+		for _, n := range vhloOpAttrs[o.name.name] {
+			known[n] = true
+		}
+	} else {
+		for _, fl := range otherOpProps[p.opName(o)] {
+			known[fl.name] = true
+		}
+	}
+	all := p.named(o, d)
+	out := make([]nattr, 0, len(all))
+	for _, a := range all {
+		if known[a.name] == inherent {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 func (p *printer) topOp(o *op) {

@@ -2,9 +2,10 @@
 # Regenerates the oracle's goldens: asks JAX (in the oracle venv made by
 # tools/setup/oracle-env.sh) about every case in tools/oracle/cases.py and the
 # op groups tools/oracle/ops_*.py and writes OUTDIR/<group>.json, then
-# OUTDIR/bytecode.json (bytecode.py) and OUTDIR/export012.json (export012.py);
+# OUTDIR/bytecode.json (bytecode.py), OUTDIR/export012.json (export012.py) and
+# OUTDIR/backcompat.json (backcompat.py: JAX's own export back-compat data);
 # with GROUPs after OUTDIR, only those ("programs", "vjp", "bytecode" and
-# "export012" name those corpora; "multicontroller" runs multicontroller.py, 2
+# "export012", "backcompat" name those corpora; "multicontroller" runs multicontroller.py, 2
 # JAX processes over gloo). `make oracle` runs it with OUTDIR=testdata/oracle.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -25,15 +26,18 @@ groups=()
 bytecode=yes
 multicontroller=yes
 export012=yes
+backcompat=yes
 if [[ $# -gt 0 ]]; then
   bytecode=no
   multicontroller=no
   export012=no
+  backcompat=no
   for g in "$@"; do
     case $g in
     bytecode) bytecode=yes ;;
     multicontroller) multicontroller=yes ;;
     export012) export012=yes ;;
+    backcompat) backcompat=yes ;;
     *) groups+=("$g") ;;
     esac
   done
@@ -52,4 +56,8 @@ fi
 # jax.export artifacts of serialization version 12 (OUTDIR/export012.json).
 if [[ $export012 == yes ]]; then
   "$py" "$here/export012.py" "$out"
+fi
+# JAX's export back-compat data, read from the installed JAX (OUTDIR/backcompat.json).
+if [[ $backcompat == yes ]]; then
+  "$py" "$here/backcompat.py" "$out"
 fi
