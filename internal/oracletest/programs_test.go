@@ -3,6 +3,7 @@ package oracletest
 import (
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/pjrt"
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
+	"github.com/xlamesh/xlamesh/shapes"
 )
 
 // programsFile is testdata/oracle/programs.json (tools/oracle/programs.py): JAX programs
@@ -64,13 +66,20 @@ type arrayJSON struct {
 	Shape  []int  `json:"shape"`
 	DType  string `json:"dtype"`
 	Values []any  `json:"values"`
+	Hex    string `json:"hex"` // raw bytes, for the types beyond programs.py's PLAIN_DTYPES
 }
 
-// programDTypes maps the corpus's numpy names to dtypes.
-var programDTypes = map[string]dtypes.DType{
-	"float32": dtypes.Float32, "float16": dtypes.Float16, "bfloat16": dtypes.BFloat16, "int8": dtypes.Int8,
-	"int32": dtypes.Int32, "uint32": dtypes.Uint32, "bool": dtypes.Bool,
-}
+// programDTypes maps the corpus's numpy names to dtypes: "float32", "bfloat16",
+// "float8_e4m3fn", "int4", "complex64", ... (shapes.NumPyName).
+var programDTypes = func() map[string]dtypes.DType {
+	out := map[string]dtypes.DType{}
+	for d := range dtypes.DType(64) {
+		if shapes.Supported(d) {
+			out[shapes.NumPyName(d)] = d
+		}
+	}
+	return out
+}()
 
 // f32Tolerance is the relative tolerance of float32 results, against the largest magnitude of
 // the array: XLA may order a reduction differently on another mesh (or than JAX's own run).
@@ -107,6 +116,14 @@ func TestPrograms(t *testing.T) { runPrograms(t, "programs", "programs.json") }
 // tools/oracle/frozen.sha256) as TestPrograms does: artifacts of serialization version 9
 // from a year-older JAX still read, run and re-shard to JAX's numbers.
 func TestPrograms081(t *testing.T) { runPrograms(t, "programs081", "programs081.json") }
+
+// TestProgramsTypes runs the element-type corpus (programs_types.json, by
+// tools/oracle/programs_types.py) as TestPrograms does: programs whose inputs and outputs are
+// complex64, each float8 type, float4_e2m1fn, int4, uint4, bfloat16, float16 and bool, and
+// programs without inputs (called with jit.WithMesh), from the artifact and the text, as
+// exported and re-sharded. Arrays beyond float32, the integers and the 16-bit floats are
+// compared bit for bit, complex64 as float32 pairs.
+func TestProgramsTypes(t *testing.T) { runPrograms(t, "programs_types", "programs_types.json") }
 
 func runPrograms(t *testing.T, group, file string) {
 	f := loadPrograms(t, file)
@@ -188,6 +205,9 @@ func runExported(t *testing.T, c *pjrt.Client, p programJSON) (diffs, inexact []
 	if !slices.Equal(pm.DeviceIDs, p.Mesh.DeviceIDs) {
 		opts = append(opts, jit.InSpecs(specsOf(p.InSpecs)...), jit.OutSpecs(specsOf(p.OutSpecs)...))
 	}
+	if opts, err = withMeshOf(c, pm, p, opts); err != nil {
+		return []string{err.Error()}, nil
+	}
 	fn, err := jit.FromExported(e, opts...)
 	if err != nil {
 		return []string{"jit.FromExported: " + err.Error()}, nil
@@ -200,7 +220,10 @@ func runExported(t *testing.T, c *pjrt.Client, p programJSON) (diffs, inexact []
 func runVariant(t *testing.T, c *pjrt.Client, p programJSON, v variantJSON, fromText bool) (diffs, inexact []string) {
 	opts := []jit.Option{jit.Donate(p.Donate...), jit.InSpecs(specsOf(v.InSpecs)...), jit.OutSpecs(specsOf(v.OutSpecs)...)}
 	var fn *jit.Function
-	var err error
+	opts, err := withMeshOf(c, fitMesh(c, v.Mesh), p, opts)
+	if err != nil {
+		return []string{err.Error()}, nil
+	}
 	if !fromText {
 		raw, derr := base64.StdEncoding.DecodeString(p.Exported)
 		if derr != nil {
@@ -221,21 +244,43 @@ func runVariant(t *testing.T, c *pjrt.Client, p programJSON, v variantJSON, from
 	return runProgram(t, c, fn, fitMesh(c, v.Mesh), v.InSpecs, p.Inputs, v.Outputs)
 }
 
-// runProgram places the inputs on the mesh by the specs, calls fn and compares its outputs.
-// Besides the differences it returns the float32 outputs that agree only within the tolerance.
-func runProgram(t *testing.T, c *pjrt.Client, fn *jit.Function, pm programMesh, inSpecs [][]any, inputs, want []arrayJSON) (diffs, inexact []string) {
-	t.Helper()
+// withMeshOf adds jit.WithMesh(the mesh of pm) to opts for a program without inputs, whose
+// mesh no argument says.
+func withMeshOf(c *pjrt.Client, pm programMesh, p programJSON, opts []jit.Option) ([]jit.Option, error) {
+	if len(p.Inputs) > 0 {
+		return opts, nil
+	}
+	m, err := meshOf(c, pm)
+	if err != nil {
+		return nil, err
+	}
+	return append(opts, jit.WithMesh(m)), nil
+}
+
+// meshOf builds the mesh pm describes over c's devices.
+func meshOf(c *pjrt.Client, pm programMesh) (mesh.Mesh, error) {
 	devs := make([]mesh.Device, len(pm.DeviceIDs))
 	for i, id := range pm.DeviceIDs {
 		d, err := c.Device(id)
 		if err != nil {
-			return []string{"device: " + err.Error()}, nil
+			return mesh.Mesh{}, fmt.Errorf("device: %w", err)
 		}
 		devs[i] = d
 	}
 	m, err := mesh.New(devs, pm.Shape, pm.Axes...)
 	if err != nil {
-		return []string{"mesh: " + err.Error()}, nil
+		return mesh.Mesh{}, fmt.Errorf("mesh: %w", err)
+	}
+	return m, nil
+}
+
+// runProgram places the inputs on the mesh by the specs, calls fn and compares its outputs.
+// Besides the differences it returns the float32 outputs that agree only within the tolerance.
+func runProgram(t *testing.T, c *pjrt.Client, fn *jit.Function, pm programMesh, inSpecs [][]any, inputs, want []arrayJSON) (diffs, inexact []string) {
+	t.Helper()
+	m, err := meshOf(c, pm)
+	if err != nil {
+		return []string{err.Error()}, nil
 	}
 	args := make([]*jit.Array, len(inputs))
 	defer func() {
@@ -316,7 +361,11 @@ func encodeArray(a arrayJSON) (dtypes.DType, []byte, error) {
 	if !ok {
 		return dt, nil, fmt.Errorf("dtype %q", a.DType)
 	}
-	size := dt.Size()
+	if a.Hex != "" {
+		data, err := hex.DecodeString(a.Hex)
+		return dt, data, err
+	}
+	size := shapes.ElementBytes(dt)
 	data := make([]byte, 0, len(a.Values)*size)
 	for _, v := range a.Values {
 		x, err := number(v)
@@ -411,7 +460,10 @@ func compareProgramOutput(w arrayJSON, dt dtypes.DType, shape []int, got []byte)
 	if dt != wdt || fmt.Sprint(shape) != fmt.Sprint(w.Shape) {
 		return fmt.Sprintf("JAX %s%v, xlamesh %s%v", w.DType, w.Shape, dt, shape), ""
 	}
-	if len(got) != len(w.Values)*dt.Size() {
+	if w.Hex != "" {
+		return compareRaw(w, dt, shape, got)
+	}
+	if len(got) != len(w.Values)*shapes.ElementBytes(dt) {
 		return fmt.Sprintf("%d bytes for %d values", len(got), len(w.Values)), ""
 	}
 	scale := 0.0
@@ -459,6 +511,49 @@ func compareProgramOutput(w arrayJSON, dt dtypes.DType, shape []int, got []byte)
 		msg += fmt.Sprintf(" (largest difference %.3g of the largest magnitude)", worst)
 	}
 	return msg, ""
+}
+
+// compareRaw compares got with JAX's raw bytes: bit for bit, except complex64, whose real and
+// imaginary parts are compared as float32 values are (a reduction may be ordered otherwise).
+func compareRaw(w arrayJSON, dt dtypes.DType, shape []int, got []byte) (diff, near string) {
+	want, err := hex.DecodeString(w.Hex)
+	if err != nil {
+		return "hex: " + err.Error(), ""
+	}
+	if len(got) != len(want) {
+		return fmt.Sprintf("%d bytes, JAX's array has %d", len(got), len(want)), ""
+	}
+	if dt == dtypes.Complex64 {
+		parts := arrayJSON{Shape: []int{len(want) / 4}, DType: "float32", Values: make([]any, len(want)/4)}
+		for i := range parts.Values {
+			x := decodeValue(dtypes.Float32, want, i)
+			switch {
+			case math.IsNaN(x):
+				parts.Values[i] = "nan"
+			case math.IsInf(x, 0):
+				parts.Values[i] = map[bool]string{true: "inf", false: "-inf"}[x > 0]
+			default:
+				parts.Values[i] = x
+			}
+		}
+		d, n := compareProgramOutput(parts, dtypes.Float32, parts.Shape, got)
+		if d != "" {
+			d = "complex64 as float32 pairs: " + d
+		}
+		if n != "" {
+			n = "(complex64 parts) " + strings.TrimPrefix(n, "(float32): ")
+		}
+		return d, n
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			e := shapes.ElementBytes(dt)
+			at := i / e * e
+			return fmt.Sprintf("bytes differ; first at flat %d (byte %d of %d): JAX %x, xlamesh %x", i/e, i, len(got),
+				want[at:at+e], got[at:at+e]), ""
+		}
+	}
+	return "", ""
 }
 
 // programInfo is what the report says about a program.

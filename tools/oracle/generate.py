@@ -32,6 +32,7 @@ warnings.simplefilter("ignore")  # make_mesh's axis_types deprecation notice
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import jaxlib  # noqa: E402
+import ml_dtypes  # noqa: E402
 import numpy as np  # noqa: E402
 from jax._src import array as jax_array  # noqa: E402
 from jax._src import sharding_impls  # noqa: E402
@@ -42,6 +43,7 @@ from jax.sharding import PartitionSpec as P  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cases  # noqa: E402
 import programs  # noqa: E402
+import programs_types  # noqa: E402
 import vjp  # noqa: E402
 
 TYPES = {"Auto": AxisType.Auto, "Explicit": AxisType.Explicit, "Manual": AxisType.Manual}
@@ -642,6 +644,15 @@ def main(argv):
         with open(os.path.join(outdir, "programs.json"), "w", encoding="utf-8") as fh:
             fh.write(dump(doc) + "\n")
         print("oracle: %-14s %4d programs" % ("programs", len(progs)))
+    if wanted("programs_types"):
+        tprogs = programs.generate(programs_types.TYPE_PROGRAMS)
+        doc = {"group": "programs_types", "jax_version": jax.__version__, "jaxlib_version": jaxlib.__version__,
+               "numpy_version": np.__version__, "ml_dtypes_version": ml_dtypes.__version__,
+               "generator": "tools/oracle/programs_types.py", "programs": tprogs}
+        with open(os.path.join(outdir, "programs_types.json"), "w", encoding="utf-8") as fh:
+            fh.write(dump(doc) + "\n")
+        print("oracle: %-14s %4d programs" % ("programs_types", len(tprogs)))
+        progs = progs + tprogs
     if wanted("vjp"):
         grads = vjp.generate()
         doc = {"group": "vjp", "jax_version": jax.__version__, "jaxlib_version": jaxlib.__version__,

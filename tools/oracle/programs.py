@@ -25,6 +25,7 @@ ALLOWED_CUSTOM_CALLS.
 """
 
 import base64
+import contextlib
 import math
 import re
 
@@ -714,19 +715,30 @@ def enc_float(v):
     return v
 
 
+# The dtypes whose arrays the corpus writes as values alone; every other (complex, the
+# float8 family, float4, int4, int2...) also gets "hex", its raw bytes as NumPy's ml_dtypes
+# hold them (one element a byte for the sub-byte types), which xlamesh reads and compares.
+PLAIN_DTYPES = {"bool", "int8", "int32", "uint32", "float16", "bfloat16", "float32"}
+
+
 def enc_array(a):
     a = np.asarray(a)
     flat = a.reshape(-1)
     if a.dtype == np.bool_:
         vals = [bool(v) for v in flat]
+    elif a.dtype.kind == "c":
+        vals = [[enc_float(float(v.real)), enc_float(float(v.imag))] for v in flat]
     elif a.dtype.kind in "iu":
         vals = [int(v) for v in flat]
     else:
         vals = [enc_float(float(v)) for v in flat.astype(np.float64)]
-    return {"shape": list(a.shape), "dtype": str(a.dtype), "values": vals}
+    out = {"shape": list(a.shape), "dtype": str(a.dtype), "values": vals}
+    if str(a.dtype) not in PLAIN_DTYPES:
+        out["hex"] = np.ascontiguousarray(a).tobytes().hex()
+    return out
 
 
-TOL = {"float32": 1e-4, "bfloat16": 3e-2, "float16": 3e-3}
+TOL = {"float32": 1e-4, "bfloat16": 3e-2, "float16": 3e-3, "complex64": 1e-4}
 
 
 def check_close(name, what, got, want):
@@ -736,8 +748,11 @@ def check_close(name, what, got, want):
     if got.dtype != want.dtype or got.shape != want.shape:
         raise ProgramError("program %s: %s gives %s%s, base gives %s%s" % (
             name, what, got.dtype, got.shape, want.dtype, want.shape))
-    if got.dtype.kind in "biu":
-        ok = np.array_equal(got, want)
+    if got.dtype.kind in "biu" or str(got.dtype) not in TOL:
+        ok = got.tobytes() == want.tobytes()
+    elif got.dtype.kind == "c":
+        ok = np.allclose(got.astype(np.complex128), want.astype(np.complex128), rtol=TOL[str(got.dtype)],
+                         atol=TOL[str(got.dtype)], equal_nan=True)
     else:
         tol = TOL[str(got.dtype)]
         ok = np.allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol, atol=tol, equal_nan=True)
@@ -806,7 +821,9 @@ def gen_program(prog):
         # JAX 0.12 calls a GSPMD artifact only with Shardy on (it then falls
         # back to GSPMD for that module); with Shardy off its verifier rejects
         # the @Sharding custom call the caller wraps around the arguments.
-        with _config(jax_use_shardy_partitioner=True):
+        # A program without inputs is called on its mesh (there are no arguments to say it).
+        with _config(jax_use_shardy_partitioner=True), \
+                (jax.set_mesh(make_mesh(prog["mesh"])) if not inputs else contextlib.nullcontext()):
             again = _outputs(back.call(*args))
         if len(again) != len(outputs) or not all(same_bits(a, b) for a, b in zip(again, outputs)):
             raise ProgramError("program %s: the deserialized export computes other outputs" % name)
@@ -839,11 +856,12 @@ def gen_program(prog):
 NAME = re.compile(r"^[a-z0-9_]+$")
 
 
-def generate():
-    """Exports and runs every program; returns the entries sorted by name."""
+def generate(progs=None):
+    """Exports and runs every program (of PROGRAMS, or progs); returns the entries sorted by
+    name."""
     seen = set()
     out = []
-    for prog in PROGRAMS:
+    for prog in PROGRAMS if progs is None else progs:
         if not NAME.match(prog["name"]) or prog["name"] in seen:
             raise ProgramError("program name %r: duplicate or not [a-z0-9_]+" % prog["name"])
         seen.add(prog["name"])

@@ -1,0 +1,171 @@
+package oracletest
+
+import (
+	"encoding/base64"
+	"errors"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/xlamesh/xlamesh/jit"
+	"github.com/xlamesh/xlamesh/mesh"
+	"github.com/xlamesh/xlamesh/pjrt"
+	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
+)
+
+// backCompatFile is testdata/oracle/backcompat.json (tools/oracle/backcompat.py): the modules of
+// JAX's export backward-compatibility test data, with JAX's inputs and expected outputs.
+type backCompatFile struct {
+	JAXVersion string `json:"jax_version"`
+	Artifacts  []struct {
+		Name              string      `json:"name"`
+		Platform          string      `json:"platform"`
+		BytecodeVersion   int         `json:"bytecode_version"`
+		NrDevices         int         `json:"nr_devices"`
+		CustomCallTargets []string    `json:"custom_call_targets"`
+		Module            string      `json:"module"`
+		Text              string      `json:"text"`
+		Inputs            []arrayJSON `json:"inputs"`
+		Outputs           []arrayJSON `json:"outputs"`
+	} `json:"artifacts"`
+}
+
+// xlaTargets are the custom calls the plain XLA CPU plugin runs itself (the partitioner's
+// markers and Shardy's round-trip calls); an artifact that calls only these runs on CPU.
+var xlaTargets = []string{"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "xla.sdy.FuncResultSharding",
+	"annotate_device_placement"}
+
+// TestBackCompatRun runs, on the pinned CPU plugin, every module of JAX's export
+// backward-compatibility data that plain XLA can run on CPU (whatever platform it was
+// exported for: custom calls only of xlaTargets, static shapes), written from 2023 on in MLIR
+// bytecode versions 0 to 6: jit.FromBytecode, as written, on the first nr_devices devices
+// (NumPartitions for the modules that do not say), inputs replicated and moved by Reshard;
+// outputs compared with JAX's expected ones like the programs corpus's. Modules that call
+// LAPACK must fail to compile with an error that names the handler and the package that
+// provides it (issue 32 brings them).
+func TestBackCompatRun(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(goldenDir, "backcompat.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f backCompatFile
+	if err := json.Unmarshal(raw, &f); err != nil {
+		t.Fatal(err)
+	}
+	c := pjrttest.Client(t)
+	report.noteGroup("backcompat", fmt.Sprintf("The modules of JAX's own export backward-compatibility test data "+
+		"(`testdata/oracle/backcompat.json`, read from jax %s by tools/oracle/backcompat.py) that plain XLA runs on CPU, "+
+		"whatever platform they were exported for: `jit.FromBytecode` as written, with `NumPartitions` and `Reshard`, "+
+		"outputs compared with JAX's expected outputs.", f.JAXVersion))
+	ran := map[int]int{}
+	for _, a := range f.Artifacts {
+		runnable := !strings.Contains(a.Text, "?x") && !strings.Contains(a.Text, "tensor<?")
+		lapack := false
+		for _, cc := range a.CustomCallTargets {
+			if !slices.Contains(xlaTargets, cc) {
+				runnable = false
+			}
+			if strings.HasPrefix(cc, "lapack_") || strings.HasPrefix(cc, "blas_") {
+				lapack = true
+			}
+		}
+		if !runnable && !lapack {
+			continue
+		}
+		t.Run(a.Name, func(t *testing.T) {
+			code, err := base64.StdEncoding.DecodeString(a.Module)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := max(1, a.NrDevices)
+			pjrttest.NeedDevices(t, n)
+			m, err := mesh.New(jit.Devices(c)[:n], []int{n}, "x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			fn, err := jit.FromBytecode(strings.ReplaceAll(a.Name, "/", "_"), code, jit.NumPartitions(n), jit.Reshard(), jit.WithMesh(m))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fn.Close()
+			args := make([]*jit.Array, len(a.Inputs))
+			defer func() {
+				for _, x := range args {
+					if x != nil {
+						x.Close()
+					}
+				}
+			}()
+			for i, in := range a.Inputs {
+				dt, data, err := encodeArray(in)
+				if err != nil {
+					t.Fatalf("input %d: %v", i, err)
+				}
+				s, err := mesh.NewNamedSharding(m, mesh.P())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if args[i], err = jit.PutBytes(c, dt, in.Shape, data, s); err != nil {
+					t.Fatalf("input %d: %v", i, err)
+				}
+			}
+			outs, err := fn.Call(c, args...)
+			if lapack {
+				if err == nil {
+					for _, o := range outs {
+						o.Close()
+					}
+					t.Fatal("a LAPACK module compiled")
+				}
+				if !errors.Is(err, pjrt.ErrCompile) || !strings.Contains(err.Error(), a.CustomCallTargets[0]+" is a LAPACK kernel of jaxlib") {
+					t.Errorf("the error does not name %s and the package that provides it: %v", a.CustomCallTargets[0], err)
+				}
+				return
+			}
+			var diffs []string
+			_, minor := c.Plugin().APIVersion()
+			if err != nil && minor < 100 && slices.Contains(a.CustomCallTargets, "annotate_device_placement") &&
+				strings.Contains(err.Error(), "No registered implementation for untyped custom call to annotate_device_placement") {
+				// The API 0.81 plugin (2024) predates memory kinds: it refuses JAX's placement
+				// annotations with an ordinary compile error.
+				t.Logf("refused by the API 0.%d plugin, which has no memory kinds: %v", minor, err)
+				return
+			}
+			if err != nil {
+				diffs = []string{"call: " + err.Error()}
+			} else {
+				defer func() {
+					for _, o := range outs {
+						o.Close()
+					}
+				}()
+				if len(outs) != len(a.Outputs) {
+					diffs = append(diffs, fmt.Sprintf("JAX returns %d outputs, xlamesh %d", len(a.Outputs), len(outs)))
+				}
+				for i := range min(len(outs), len(a.Outputs)) {
+					got, err := outs[i].ToHostBytes()
+					if err != nil {
+						diffs = append(diffs, fmt.Sprintf("output %d: %v", i, err))
+						continue
+					}
+					if d, _ := compareProgramOutput(a.Outputs[i], outs[i].DType(), outs[i].Shape(), got); d != "" {
+						diffs = append(diffs, fmt.Sprintf("output %d: %s", i, d))
+					}
+				}
+			}
+			report.aboutProgram(a.Name, fmt.Sprintf("JAX's back-compat module, exported for %s, MLIR bytecode version %d", a.Platform, a.BytecodeVersion), "as written")
+			report.check(t, "backcompat", a.Name+"/as written", diffs)
+			if len(diffs) == 0 {
+				ran[a.BytecodeVersion]++
+			}
+		})
+	}
+	t.Logf("ran, by bytecode version: %v", ran)
+	if ran[1] == 0 || ran[6] < 2 {
+		t.Errorf("ran %v by bytecode version; want modules of versions 1 and 6", ran)
+	}
+}
