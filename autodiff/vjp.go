@@ -5,6 +5,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/xlamesh/xlamesh/shapes"
 	"github.com/xlamesh/xlamesh/stablehlo"
 )
 
@@ -195,6 +196,13 @@ func VJP(f *stablehlo.Function, outputs, wrt, cts []Value, opts ...Option) []Val
 	return run(f, cfg, f.Ops(), outputs, wrt, cts)
 }
 
+// unDifferentiated reports whether d is an inexact type JAX differentiates and xlamesh does not
+// yet: complex, the float8 family and f4E2M1FN. A value of such a type that a differentiated
+// value reaches is an error (ErrNotDifferentiable), never a silent zero cotangent.
+func unDifferentiated(d stablehlo.DType) bool {
+	return shapes.IsComplex(d) || shapes.IsFloat(d) && !d.IsFloat()
+}
+
 // run is one reverse walk over ops in f.
 func run(f *stablehlo.Function, cfg *config, ops []*stablehlo.Op, outputs, wrt, cts []Value) []Value {
 	const opName = "vjp"
@@ -228,8 +236,13 @@ func run(f *stablehlo.Function, cfg *config, ops []*stablehlo.Op, outputs, wrt, 
 	}
 	b := &Backward{f: f, cfg: cfg, active: make(map[Value]bool)}
 	keep := make(map[Value]bool, len(wrt)) // cotangents the walk returns
-	for _, w := range wrt {
+	for i, w := range wrt {
 		keep[w] = true
+		if unDifferentiated(w.DType()) {
+			f.Failf(opName, i, w, ErrNotDifferentiable, "differentiated value %d is %v: xlamesh does not "+
+				"differentiate complex, float8 or float4 values yet", i, w.Shape())
+			return res
+		}
 		if w.DType().IsFloat() {
 			b.active[w] = true
 		}
@@ -251,6 +264,11 @@ func run(f *stablehlo.Function, cfg *config, ops []*stablehlo.Op, outputs, wrt, 
 			continue
 		}
 		for _, r := range rs {
+			if unDifferentiated(r.DType()) {
+				f.Failf(op.Name(), -1, r, ErrNotDifferentiable, "vjp: %s makes a %v value from a differentiated one: "+
+					"xlamesh does not differentiate through complex, float8 or float4 values yet", op.Name(), r.Shape())
+				return res
+			}
 			if r.DType().IsFloat() {
 				b.active[r] = true
 			}

@@ -2,9 +2,11 @@ package stablehlo
 
 import (
 	"github.com/gomlx/gopjrt/dtypes"
+
+	"github.com/xlamesh/xlamesh/shapes"
 )
 
-func integer(d DType) bool { return d.IsInt() }
+func integer(d DType) bool { return isInt(d) }
 
 // ShiftLeft returns x << y elementwise on integers (stablehlo.shift_left, lax.shift_left);
 // a shift by the bit width or more gives 0. A rank-0 operand is broadcast and a weak
@@ -59,7 +61,7 @@ func (f *Function) BitcastConvert(x Value, d DType) Value {
 		f.failf(opName, 0, a, ErrDType, "cannot bitcast pred")
 		return Value{}
 	}
-	from, to := a.shape.DType().Bits(), d.Bits()
+	from, to := shapes.Bits(a.shape.DType()), shapes.Bits(d)
 	dims := a.shape.Dims()
 	switch {
 	case to < from:

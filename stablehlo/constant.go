@@ -8,14 +8,17 @@ import (
 	"strings"
 
 	"github.com/gomlx/gopjrt/dtypes"
+
+	"github.com/xlamesh/xlamesh/shapes"
 )
 
-// lit is one scalar literal: an int, uint, float or bool read from a Go value.
+// lit is one scalar literal: an int, uint, float, complex or bool read from a Go value.
 type lit struct {
-	kind byte // 'i', 'u', 'f', 'b'
+	kind byte // 'i', 'u', 'f', 'c' (f the real part, im the imaginary one), 'b'; 'x': none (see Reduction.init)
 	i    int64
 	u    uint64
 	f    float64
+	im   float64
 	b    bool
 }
 
@@ -65,6 +68,10 @@ func litOf(x any) (l lit, d DType, weak bool, ok bool) {
 		return lit{kind: 'u', u: uint64(v)}, dtypes.Uint64, false, true
 	case float32:
 		return lit{kind: 'f', f: float64(v)}, dtypes.Float32, false, true
+	case complex64:
+		return lit{kind: 'c', f: float64(real(v)), im: float64(imag(v))}, dtypes.Complex64, false, true
+	case complex128:
+		return lit{kind: 'c', f: real(v), im: imag(v)}, dtypes.Complex128, false, true
 	}
 	return lit{}, 0, false, false
 }
@@ -80,7 +87,24 @@ func (l lit) format(b *strings.Builder, d DType) error {
 		return nil
 	case l.kind == 'b':
 		return fmt.Errorf("%w: bool constant for %s", ErrDType, dtypeName(d))
-	case d.IsFloat():
+	case l.kind == 'x' || l.kind == 0:
+		return fmt.Errorf("%w: no identity element of type %s for this reduction", ErrDType, dtypeName(d))
+	case l.kind == 'c' && !shapes.IsComplex(d):
+		return fmt.Errorf("%w: complex constant for %s", ErrDType, dtypeName(d))
+	case shapes.IsComplex(d):
+		part, re := realOf(d), l
+		if re.kind == 'c' {
+			re = lit{kind: 'f', f: l.f}
+		}
+		b.WriteByte('(')
+		if err := re.format(b, part); err != nil {
+			return err
+		}
+		b.WriteString(", ")
+		formatFloat(b, l.im, part)
+		b.WriteByte(')')
+		return nil
+	case shapes.IsFloat(d):
 		f := l.f
 		switch l.kind {
 		case 'i':
@@ -88,13 +112,16 @@ func (l lit) format(b *strings.Builder, d DType) error {
 		case 'u':
 			f = float64(l.u)
 		}
+		if !wideFloat(d) {
+			return formatNarrowFloat(b, f, d)
+		}
 		formatFloat(b, f, d)
 		return nil
 	}
 	// integer types
 	var lo int64
 	var hi uint64
-	bits := d.Bits()
+	bits := shapes.Bits(d)
 	if signed(d) {
 		lo, hi = -1<<(bits-1), 1<<(bits-1)-1
 	} else {
@@ -120,6 +147,24 @@ func (l lit) format(b *strings.Builder, d DType) error {
 		}
 		b.WriteString(strconv.FormatUint(l.u, 10))
 	}
+	return nil
+}
+
+// narrowMax holds the largest finite value of each float8 type and f4E2M1FN.
+var narrowMax = map[DType]float64{
+	dtypes.F8E5M2: 57344, dtypes.F8E4M3FN: 448, dtypes.F8E4M3B11FNUZ: 30, dtypes.F8E5M2FNUZ: 57344,
+	dtypes.F8E4M3FNUZ: 240, dtypes.F8E4M3: 240, dtypes.F8E3M4: 15.5, dtypes.F8E8M0FNU: 0x1p127, dtypes.F4E2M1FN: 6,
+}
+
+// formatNarrowFloat writes f as a literal of a float8 type or f4E2M1FN, which MLIR rounds to
+// the nearest value of the type. NaN, infinities and values beyond the type's largest finite
+// one are refused (each type encodes them its own way, or not at all), as is a value that is
+// not positive for f8E8M0FNU (powers of two only).
+func formatNarrowFloat(b *strings.Builder, f float64, d DType) error {
+	if math.IsNaN(f) || math.Abs(f) > narrowMax[d] || d == dtypes.F8E8M0FNU && f <= 0 {
+		return fmt.Errorf("%w: constant %v is not a finite %s (largest %v)", ErrDType, f, dtypeName(d), narrowMax[d])
+	}
+	formatFloat(b, f, dtypes.Float32)
 	return nil
 }
 

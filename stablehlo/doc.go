@@ -19,7 +19,10 @@
 //	text, err := m.Build()
 //
 // MLIRType and ParseDType convert element types to and from the names StableHLO text uses
-// ("f32", "i1"); Shape.String and ParseShape do the same for tensor types.
+// ("f32", "i1", "complex<f32>", "f8E4M3FN"); Shape.String and ParseShape do the same for
+// tensor types. Values may be of every element type XLA has (see DType); complex values
+// have Real, Imag, Complex, Conj and the FFT family (FFT with FFT, IFFT, RFFT, IRFFT, as
+// lax.fft), and Convert moves between every pair of types except complex to real (take Real).
 //
 // Ops infer their result shapes and check their operands. The first error sticks: later
 // ops are no-ops returning the zero Value, and Build returns that error as an *OpError

@@ -1,17 +1,23 @@
 package stablehlo
 
 import (
-	"github.com/gomlx/gopjrt/dtypes"
 	"slices"
 	"strconv"
+
+	"github.com/gomlx/gopjrt/dtypes"
+
+	"github.com/xlamesh/xlamesh/shapes"
 )
 
 // dtype classes accepted by elementwise ops.
 func anyType(DType) bool         { return true }
-func numeric(d DType) bool       { return d.IsInt() || d.IsFloat() }
-func floating(d DType) bool      { return d.IsFloat() }
-func intOrPred(d DType) bool     { return d.IsInt() || d == dtypes.Bool }
-func signedOrFloat(d DType) bool { return signed(d) || d.IsFloat() }
+func numeric(d DType) bool       { return isInt(d) || shapes.IsFloat(d) || shapes.IsComplex(d) }
+func realNum(d DType) bool       { return isInt(d) || shapes.IsFloat(d) }
+func floating(d DType) bool      { return shapes.IsFloat(d) }
+func inexact(d DType) bool       { return shapes.IsFloat(d) || shapes.IsComplex(d) }
+func intOrPred(d DType) bool     { return isInt(d) || d == dtypes.Bool }
+func signedOrFloat(d DType) bool { return signed(d) || shapes.IsFloat(d) }
+func notComplex(d DType) bool    { return !shapes.IsComplex(d) }
 
 // unary emits the shape-preserving op stablehlo.<opName> on an operand whose element type
 // allow accepts; what names the allowed types in the error.
@@ -35,28 +41,46 @@ func (f *Function) unaryNamed(opName, name string, x Value, allow func(DType) bo
 // Neg returns -x elementwise (stablehlo.negate).
 func (f *Function) Neg(x Value) Value { return f.unary("negate", x, numeric, "numeric") }
 
-// Abs returns |x| elementwise; x is signed integer or float.
+// Abs returns |x| elementwise; x is signed integer, float or complex (whose magnitude is of
+// the matching real type: f32 for complex64).
 func (f *Function) Abs(x Value) Value {
-	return f.unary("abs", x, signedOrFloat, "signed integer or float")
+	a, ok := f.operand1("abs", x)
+	if !ok {
+		return Value{}
+	}
+	if d := a.shape.DType(); shapes.IsComplex(d) {
+		return f.emit("stablehlo.abs", []*value{a}, a.shape.WithDType(realOf(d)), nil)
+	}
+	return f.unary("abs", x, signedOrFloat, "signed integer, float or complex")
+}
+
+// realOf returns the real type of a complex type's parts (f32 for complex64).
+func realOf(d DType) DType {
+	if d == dtypes.Complex128 {
+		return dtypes.Float64
+	}
+	return dtypes.Float32
 }
 
 // Exp returns e**x elementwise (stablehlo.exponential).
-func (f *Function) Exp(x Value) Value { return f.unary("exponential", x, floating, "float") }
+func (f *Function) Exp(x Value) Value { return f.unary("exponential", x, inexact, "float or complex") }
 
 // Log returns the natural logarithm elementwise.
-func (f *Function) Log(x Value) Value { return f.unary("log", x, floating, "float") }
+func (f *Function) Log(x Value) Value { return f.unary("log", x, inexact, "float or complex") }
 
 // Sqrt returns the square root elementwise.
-func (f *Function) Sqrt(x Value) Value { return f.unary("sqrt", x, floating, "float") }
+func (f *Function) Sqrt(x Value) Value { return f.unary("sqrt", x, inexact, "float or complex") }
 
 // Rsqrt returns 1/sqrt(x) elementwise.
-func (f *Function) Rsqrt(x Value) Value { return f.unary("rsqrt", x, floating, "float") }
+func (f *Function) Rsqrt(x Value) Value { return f.unary("rsqrt", x, inexact, "float or complex") }
 
 // Tanh returns the hyperbolic tangent elementwise.
-func (f *Function) Tanh(x Value) Value { return f.unary("tanh", x, floating, "float") }
+func (f *Function) Tanh(x Value) Value { return f.unary("tanh", x, inexact, "float or complex") }
 
 // Logistic returns 1/(1+exp(-x)) elementwise (the sigmoid).
-func (f *Function) Logistic(x Value) Value { return f.unary("logistic", x, floating, "float") }
+func (f *Function) Logistic(x Value) Value {
+	return f.unary("logistic", x, inexact, "float or complex")
+}
 
 // Floor rounds toward negative infinity elementwise.
 func (f *Function) Floor(x Value) Value { return f.unary("floor", x, floating, "float") }
@@ -73,10 +97,10 @@ func (f *Function) Sign(x Value) Value {
 func (f *Function) Not(x Value) Value { return f.unary("not", x, intOrPred, "integer or pred") }
 
 // Cos returns the cosine elementwise (stablehlo.cosine).
-func (f *Function) Cos(x Value) Value { return f.unary("cosine", x, floating, "float") }
+func (f *Function) Cos(x Value) Value { return f.unary("cosine", x, inexact, "float or complex") }
 
 // Sin returns the sine elementwise (stablehlo.sine).
-func (f *Function) Sin(x Value) Value { return f.unary("sine", x, floating, "float") }
+func (f *Function) Sin(x Value) Value { return f.unary("sine", x, inexact, "float or complex") }
 
 // pair checks two operands of an elementwise op and makes their types equal: a weak
 // constant takes the other operand's type, and a rank-0 operand is broadcast to the other
@@ -147,13 +171,19 @@ func (f *Function) Mul(x, y Value) Value { return f.binary("multiply", x, y, any
 func (f *Function) Div(x, y Value) Value { return f.binary("divide", x, y, numeric, "numeric") }
 
 // Rem returns the remainder of x / y elementwise, with the sign of x (stablehlo.remainder).
-func (f *Function) Rem(x, y Value) Value { return f.binary("remainder", x, y, numeric, "numeric") }
+func (f *Function) Rem(x, y Value) Value {
+	return f.binary("remainder", x, y, realNum, "integer or float")
+}
 
 // Max returns the elementwise maximum (stablehlo.maximum).
-func (f *Function) Max(x, y Value) Value { return f.binary("maximum", x, y, anyType, "") }
+func (f *Function) Max(x, y Value) Value {
+	return f.binary("maximum", x, y, notComplex, "non-complex")
+}
 
 // Min returns the elementwise minimum (stablehlo.minimum).
-func (f *Function) Min(x, y Value) Value { return f.binary("minimum", x, y, anyType, "") }
+func (f *Function) Min(x, y Value) Value {
+	return f.binary("minimum", x, y, notComplex, "non-complex")
+}
 
 // Pow returns x**y elementwise (stablehlo.power).
 func (f *Function) Pow(x, y Value) Value { return f.binary("power", x, y, numeric, "numeric") }
@@ -213,10 +243,13 @@ func (f *Function) Compare(x, y Value, dir Comparison) Value {
 		return Value{}
 	}
 	typ := "UNSIGNED"
-	switch {
-	case a.shape.DType().IsFloat():
+	switch d := a.shape.DType(); {
+	case shapes.IsComplex(d) && dir != EQ && dir != NE:
+		f.failf(opName, 0, a, ErrDType, "complex values compare only for EQ and NE, not %v", dir)
+		return Value{}
+	case shapes.IsFloat(d) || shapes.IsComplex(d):
 		typ = "FLOAT"
-	case signed(a.shape.DType()):
+	case signed(d):
 		typ = "SIGNED"
 	}
 	return f.emit("stablehlo.compare", []*value{a, b}, a.shape.WithDType(dtypes.Bool), CompareParams{Dir: dir, Type: typ})
@@ -270,6 +303,11 @@ func (f *Function) Convert(x Value, d DType) Value {
 	a := vs[0]
 	if a.weak != nil {
 		return Value{f.materialize(a, NewShape(d))}
+	}
+	if shapes.IsComplex(a.shape.DType()) && !shapes.IsComplex(d) {
+		f.failf(opName, 0, a, ErrDType, "converting %s to %s would drop the imaginary part; take Real first",
+			dtypeName(a.shape.DType()), dtypeName(d))
+		return Value{}
 	}
 	return f.emit("stablehlo.convert", []*value{a}, a.shape.WithDType(d), nil)
 }

@@ -83,10 +83,10 @@ func TestBuildErrors(t *testing.T) {
 			name: "unsupported element type",
 			build: func(m *stablehlo.Module) {
 				f := m.Main()
-				f.Return(f.Arg(stablehlo.NewShape(dtypes.Complex64, 4)))
+				f.Return(f.Arg(stablehlo.NewShape(dtypes.TOKEN, 4)))
 			},
 			sentinel: stablehlo.ErrDType, op: "func.func argument", operand: 0,
-			msg: "stablehlo: @main: func.func argument: operand 0: element type mismatch: invalid element type c64",
+			msg: "stablehlo: @main: func.func argument: operand 0: element type mismatch: invalid element type TOKEN",
 		},
 		{
 			name: "convert to invalid type",

@@ -72,7 +72,7 @@ func TestOpErrors(t *testing.T) {
 		{"float op on ints", func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value {
 			return f.Exp(f.Convert(x, dtypes.Int32))
 		},
-			stablehlo.ErrDType, "exponential: operand 0 (%0): element type mismatch: exponential needs float operands, got s32"},
+			stablehlo.ErrDType, "exponential: operand 0 (%0): element type mismatch: exponential needs float or complex operands, got s32"},
 		{"bitwise on floats", func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value { return f.And(x, x) },
 			stablehlo.ErrDType, "and needs integer or pred operands, got f32"},
 		{"bool constant for float", func(f *stablehlo.Function, x stablehlo.Value) stablehlo.Value { return f.Add(x, f.Constant(true)) },

@@ -2,6 +2,8 @@ package stablehlo
 
 import (
 	"github.com/gomlx/gopjrt/dtypes"
+
+	"github.com/xlamesh/xlamesh/shapes"
 	"math"
 	"slices"
 	"strconv"
@@ -30,32 +32,42 @@ func (r Reduction) op() string {
 	return [...]string{"", "stablehlo.add", "stablehlo.multiply", "stablehlo.maximum", "stablehlo.minimum"}[r]
 }
 
-// init returns the identity of r for element type d.
+// init returns the identity of r for element type d; a literal of kind 'x', which no type
+// formats (ErrDType), where d has none the builder writes: Max and Min of complex values, of
+// the float8 family and f4E2M1FN (without infinities, or with their own NaN encodings), and
+// Sum of f8E8M0FNU (which has no zero).
 func (r Reduction) init(d DType) lit {
 	switch r {
 	case Sum:
+		if d == dtypes.F8E8M0FNU {
+			return lit{kind: 'x'}
+		}
 		return lit{kind: 'i', i: 0}
 	case Prod:
 		return lit{kind: 'i', i: 1}
 	}
 	lowest := r == Max
+	bits := shapes.Bits(d)
 	switch {
-	case d.IsFloat():
+	case wideFloat(d):
 		if lowest {
 			return lit{kind: 'f', f: math.Inf(-1)}
 		}
 		return lit{kind: 'f', f: math.Inf(1)}
 	case signed(d):
 		if lowest {
-			return lit{kind: 'i', i: -1 << (d.Bits() - 1)}
+			return lit{kind: 'i', i: -1 << (bits - 1)}
 		}
-		return lit{kind: 'i', i: 1<<(d.Bits()-1) - 1}
-	default:
+		return lit{kind: 'i', i: 1<<(bits-1) - 1}
+	case shapes.IsUnsigned(d):
 		if lowest {
 			return lit{kind: 'u', u: 0}
 		}
-		return lit{kind: 'u', u: math.MaxUint64 >> (64 - d.Bits())}
+		return lit{kind: 'u', u: math.MaxUint64 >> (64 - bits)}
+	case d == dtypes.Bool:
+		return lit{kind: 'b', b: !lowest}
 	}
+	return lit{kind: 'x'}
 }
 
 // ReduceParams are the parameters of stablehlo.reduce; its operands are the reduced

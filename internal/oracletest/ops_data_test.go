@@ -2,6 +2,7 @@ package oracletest
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/xlamesh/xlamesh/pjrt"
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
+	"github.com/xlamesh/xlamesh/shapes"
 	"github.com/xlamesh/xlamesh/stablehlo"
 )
 
@@ -22,6 +24,7 @@ type opsTensor struct {
 	DType  string            `json:"dtype"`
 	Shape  []int             `json:"shape"`
 	Values []json.RawMessage `json:"values"`
+	Hex    string            `json:"hex"` // raw bytes, for the types beyond opsutil.PLAIN
 }
 
 // opsCase is one case of an op group: a JAX expression run on fixed inputs.
@@ -42,11 +45,8 @@ type opsBuilder struct {
 	tol   float64
 }
 
-var opsDTypes = map[string]dtypes.DType{
-	"bool": dtypes.Bool, "int8": dtypes.Int8, "int16": dtypes.Int16, "int32": dtypes.Int32, "int64": dtypes.Int64,
-	"uint8": dtypes.Uint8, "uint16": dtypes.Uint16, "uint32": dtypes.Uint32, "uint64": dtypes.Uint64,
-	"bfloat16": dtypes.BFloat16, "float32": dtypes.Float32, "float64": dtypes.Float64,
-}
+// opsDTypes maps numpy's dtype names to dtypes (programDTypes: every element type).
+var opsDTypes = programDTypes
 
 // runOpsGroup compares every case of testdata/oracle/<group>.json with its builder; a
 // case without a builder, or a builder without a case, fails. The report's section for
@@ -161,6 +161,9 @@ func opsEncode(t opsTensor) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("dtype %q", t.DType)
 	}
+	if t.Hex != "" {
+		return hex.DecodeString(t.Hex)
+	}
 	n := 1
 	for _, s := range t.Shape {
 		n *= s
@@ -168,7 +171,7 @@ func opsEncode(t opsTensor) ([]byte, error) {
 	if len(t.Values) != n {
 		return nil, fmt.Errorf("%d values for shape %v", len(t.Values), t.Shape)
 	}
-	size := d.Size()
+	size := shapes.ElementBytes(d)
 	out := make([]byte, n*size)
 	for i, rv := range t.Values {
 		s := string(rv)
@@ -225,7 +228,13 @@ func opsEncode(t opsTensor) ([]byte, error) {
 // and (with tol 0) floats bit for bit, floats otherwise within tol relative to JAX's
 // value; NaN matches NaN of any payload.
 func opsCompare(i int, d dtypes.DType, want, got []byte, tol float64) []string {
-	size := d.Size()
+	switch d {
+	case dtypes.Complex64: // as float32 (real, imaginary) pairs
+		return opsCompare(i, dtypes.Float32, want, got, tol)
+	case dtypes.Complex128:
+		return opsCompare(i, dtypes.Float64, want, got, tol)
+	}
+	size := shapes.ElementBytes(d)
 	var diffs []string
 	bad := 0
 	for k := 0; k < len(want); k += size {

@@ -12,6 +12,7 @@ import (
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/pjrt"
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
+	"github.com/xlamesh/xlamesh/shapes"
 	"github.com/xlamesh/xlamesh/stablehlo"
 )
 
@@ -325,9 +326,9 @@ func runSharded(client *pjrt.Client, m mesh.Mesh, prog *lower.Program, inputs []
 		d := opsDTypes[in.DType]
 		for p, dev := range devs {
 			pos := positions(in.Shape, idx[p])
-			block := make([]byte, 0, len(pos)*d.Size())
+			block := make([]byte, 0, len(pos)*shapes.ElementBytes(d))
 			for _, q := range pos {
-				block = append(block, raw[q*d.Size():(q+1)*d.Size()]...)
+				block = append(block, raw[q*shapes.ElementBytes(d):(q+1)*shapes.ElementBytes(d)]...)
 			}
 			_, dims := sliceIota(in.Shape, idx[p])
 			buf, err := client.BufferFromBytes(dev.(*pjrt.Device), d, dims, block)
@@ -356,7 +357,7 @@ func runSharded(client *pjrt.Client, m mesh.Mesh, prog *lower.Program, inputs []
 		if err != nil {
 			return nil, err
 		}
-		size := shape.DType().Size()
+		size := shapes.ElementBytes(shape.DType())
 		global := make([]byte, shape.Size()*size)
 		seen := make([]bool, shape.Size())
 		for p := range devs {

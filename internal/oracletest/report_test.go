@@ -108,7 +108,7 @@ func (c *collector) check(t reporter, group, name string, diffs []string) {
 // groupOrder is the order of the report's sections.
 var groupOrder = []string{"mesh", "make_mesh", "abstract_mesh", "spec", "sharding", "flax", "flax_constraint",
 	"mesh_utils", "hybrid_mesh", "visualize", "lowering", "lowering_numeric", "multiprocess", "ops_data", "vjp", "ops_numpy",
-	"ops_shardmap", "ops_control", "explicit", "programs", "programs081", "programs_types", "backcompat"}
+	"ops_shardmap", "ops_control", "explicit", "ops_types", "programs", "programs081", "programs_types", "backcompat"}
 
 func TestMain(m *testing.M) {
 	flag.Parse()

@@ -3,8 +3,9 @@ generate.py reads only files named ops_*.py).
 
 Tensors are written as {"shape", "dtype" (numpy's name), "values" (flat,
 row-major)}; floats are the exact decimal of the value widened to float64,
-NaN and infinities the strings "nan", "inf", "-inf". The Go tests in
-internal/oracletest read them back.
+NaN and infinities the strings "nan", "inf", "-inf"; dtypes beyond PLAIN
+(complex, float8, int4...) carry their raw bytes in "hex" and their values
+as strings, for reading only. The Go tests in internal/oracletest read them back.
 """
 
 import math
@@ -13,9 +14,19 @@ import jax
 import numpy as np
 
 
+# The dtypes a tensor writes as values alone; the others (complex, the float8 family,
+# float4, int4...) also get "hex", their raw bytes as NumPy's ml_dtypes hold them.
+PLAIN = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bfloat16", "float16",
+         "float32", "float64"}
+
+
 def tensor(a):
     """The golden form of an array (an input or an output)."""
     a = np.asarray(a)
+    if str(a.dtype) not in PLAIN:
+        vals = [str(v) for v in a.reshape(-1)]
+        return {"shape": list(a.shape), "dtype": str(a.dtype), "values": vals,
+                "hex": np.ascontiguousarray(a).tobytes().hex()}
     if a.dtype == np.bool_:
         vals = [bool(v) for v in a.reshape(-1)]
     elif np.issubdtype(a.dtype, np.integer):
