@@ -269,6 +269,24 @@ func jitCases() []*hcase {
 				return []lower.Value{f.Convert(a[0], dtypes.Complex64)}
 			})
 			defer f.Close()
+			got, err := callHost(context.Background(), f, c, x42(h, c))
+			if err != nil {
+				return err
+			}
+			want := make([]complex64, 16)
+			for i := range want {
+				want[i] = complex(float32(i), 0)
+			}
+			if !slices.Equal(got.([]complex64), want) {
+				return wrongf("got %v, want %v", got, want)
+			}
+			return nil
+		}),
+		jitCase("Function.Call: a Body converting complex64 to float32", classSilent, "jit Call", func(h *H, c *pjrt.Client) error {
+			f := jit.New("from_complex", func(f *lower.Function, a []lower.Value) []lower.Value {
+				return []lower.Value{f.Convert(f.Convert(a[0], dtypes.Complex64), dtypes.Float32)}
+			})
+			defer f.Close()
 			_, err := f.Call(c, x42(h, c))
 			return err
 		}, "jit.ErrLowering", jit.ErrLowering, "lower.ErrDType", lower.ErrDType),
