@@ -22,6 +22,7 @@ type Exported struct {
 	nrDevices        int
 	platforms        []string
 	in, out          []Aval
+	inDims, outDims  [][]string // per aval, its dimensions as JAX writes them when one is symbolic; nil else
 	inSpaces         []string
 	outSpaces        []string
 	jaxVersion       string
@@ -54,11 +55,48 @@ func (e *Exported) NrDevices() int { return e.nrDevices }
 func (e *Exported) Platforms() []string { return slices.Clone(e.platforms) }
 
 // InAvals returns the type of each argument of the exported function, including arguments the
-// module dropped (see ModuleKeptVarIdx).
+// module dropped (see ModuleKeptVarIdx). A symbolic dimension (shape polymorphism, see
+// Polymorphic) is -1 there; InDims says what it is.
 func (e *Exported) InAvals() []Aval { return slices.Clone(e.in) }
 
-// OutAvals returns the type of each result.
+// OutAvals returns the type of each result; a symbolic dimension is -1, as in InAvals.
 func (e *Exported) OutAvals() []Aval { return slices.Clone(e.out) }
+
+// Polymorphic reports whether the function was exported with symbolic shapes
+// (jax.export.symbolic_shape): some aval has a dimension that is a dimension variable or an
+// expression of them. Its module then has dynamic dimensions, which package refine makes
+// static for the shapes of the arguments of a call.
+func (e *Exported) Polymorphic() bool {
+	for _, d := range append(slices.Clone(e.inDims), e.outDims...) {
+		if d != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// InDims returns the dimensions of each argument as JAX writes them: "8", "b", "2*t + 1".
+func (e *Exported) InDims() [][]string { return dimTexts(e.in, e.inDims) }
+
+// OutDims returns the dimensions of each result as JAX writes them, as InDims.
+func (e *Exported) OutDims() [][]string { return dimTexts(e.out, e.outDims) }
+
+func dimTexts(avals []Aval, text [][]string) [][]string {
+	out := make([][]string, len(avals))
+	for i, a := range avals {
+		if i < len(text) && text[i] != nil {
+			out[i] = slices.Clone(text[i])
+			continue
+		}
+		for _, d := range a.Dims() {
+			out[i] = append(out[i], strconv.Itoa(d))
+		}
+		if out[i] == nil {
+			out[i] = []string{}
+		}
+	}
+	return out
+}
 
 // InMemorySpaces returns the memory space of each argument: "device", "host" or "any" (JAX's
 // core.MemorySpace; "device" for artifacts older than serialization version 5).
@@ -88,8 +126,8 @@ func (e *Exported) UnorderedEffects() []string { return slices.Clone(e.unordered
 // "custom_call:<target>" for an allowed custom call target.
 func (e *Exported) DisabledChecks() []string { return slices.Clone(e.disabled) }
 
-// UsesGlobalConstants reports whether the module uses global constants (dimension variables);
-// never true for an artifact Read accepts.
+// UsesGlobalConstants reports whether the module uses global constants: dimension variables
+// (Polymorphic) or the platform index of a module for several platforms.
 func (e *Exported) UsesGlobalConstants() bool { return e.globalConstants }
 
 // HasVJP reports whether the artifact carries the function's VJP too (not read).
@@ -101,15 +139,15 @@ func (e *Exported) Module() []byte { return slices.Clone(e.module) }
 
 // String returns a one-line summary: "Exported(f, in=[f32[8,4]], out=[f32[8]], 8 devices, cpu)".
 func (e *Exported) String() string {
-	list := func(as []Aval) string {
+	list := func(as []Aval, dims [][]string) string {
 		s := make([]string, len(as))
 		for i, a := range as {
-			s[i] = a.Aval()
+			s[i] = shapes.AvalName(a.DType()) + "[" + strings.Join(dims[i], ",") + "]"
 		}
 		return strings.Join(s, ", ")
 	}
-	return fmt.Sprintf("Exported(%s, in=[%s], out=[%s], %d devices, %s)", e.name, list(e.in), list(e.out),
-		e.nrDevices, strings.Join(e.platforms, ","))
+	return fmt.Sprintf("Exported(%s, in=[%s], out=[%s], %d devices, %s)", e.name, list(e.in, e.InDims()),
+		list(e.out, e.OutDims()), e.nrDevices, strings.Join(e.platforms, ","))
 }
 
 // Aval is the type of one argument or result: an element type and static dimensions. It is
@@ -130,8 +168,29 @@ var dtypeOf = map[int8]dtypes.DType{
 // Element types without a dtypes counterpart, by the schema's names.
 var unsupportedDTypes = map[int8]string{22: "float0", 27: "key<fry>", 28: "key<rbg>", 29: "key<unsafe_rbg>"}
 
-// parseDim reads one dimension of an aval's shape: a decimal constant, or a symbolic
-// expression (refused).
+// dimExpr reports whether s can be a dimension expression of jax.export: dimension
+// variables (identifiers), integers, + - * and JAX's floordiv, mod, max, min and
+// non_negative with parentheses and commas; at most 1,000 bytes.
+func dimExpr(s string) bool {
+	if s == "" || len(s) > 1000 {
+		return false
+	}
+	letter := false
+	for i := range len(s) {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '_':
+			letter = true
+		case c >= '0' && c <= '9', strings.IndexByte(" +-*(),", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return letter
+}
+
+// parseDim reads one dimension of an aval's shape: a decimal constant (ok), or something
+// else, a symbolic expression or junk (not ok).
 func parseDim(s string) (int, bool) {
 	if s == "" || len(s) > 19 {
 		return 0, false

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"strconv"
 
 	"github.com/xlamesh/xlamesh/shapes"
 )
@@ -100,10 +101,10 @@ func Read(b []byte) (*Exported, error) {
 	if err := e.readEffects(r, root); err != nil {
 		return nil, err
 	}
-	if e.in, e.inSpaces, err = readAvals(r, root, "in_avals", fInAvals, fInAvalsIdxs); err != nil {
+	if e.in, e.inSpaces, e.inDims, err = readAvals(r, root, "in_avals", fInAvals, fInAvalsIdxs); err != nil {
 		return nil, err
 	}
-	if e.out, e.outSpaces, err = readAvals(r, root, "out_avals", fOutAvals, fOutAvalsIdxs); err != nil {
+	if e.out, e.outSpaces, e.outDims, err = readAvals(r, root, "out_avals", fOutAvals, fOutAvalsIdxs); err != nil {
 		return nil, err
 	}
 	named, err := newNamedReader(r, root)
@@ -123,10 +124,11 @@ func Read(b []byte) (*Exported, error) {
 	if e.globalConstants, err = r.bool(root, fGlobalConsts); err != nil {
 		return nil, err
 	}
-	// A module for several platforms takes the platform index as a global constant; with
-	// static avals (checked above) that is the only one it can use.
-	if e.globalConstants && len(e.platforms) == 1 {
-		return nil, &Error{Kind: ErrSymbolicShape, Field: r.field, Index: -1, Msg: "the module uses dimension variables"}
+	// A module for several platforms takes the platform index as a global constant, and one
+	// with symbolic avals its dimension variables; with static avals and one platform it has
+	// none to use.
+	if e.globalConstants && len(e.platforms) == 1 && !e.Polymorphic() {
+		return nil, &Error{Kind: ErrSymbolicShape, Field: r.field, Index: -1, Msg: "the module uses dimension variables, the avals have none"}
 	}
 	r.field = "jax_version"
 	if e.jaxVersion, _, err = r.str(root, fJaxVersion); err != nil {
@@ -250,24 +252,24 @@ func (e *Exported) readEffects(r *buffer, root table) error {
 
 // readAvals reads a vector of AbstractValue, or, from version 10 on, the indices into
 // unique_avals that replace it.
-func readAvals(r *buffer, root table, field string, slot, idxSlot int) ([]Aval, []string, error) {
+func readAvals(r *buffer, root table, field string, slot, idxSlot int) ([]Aval, []string, [][]string, error) {
 	r.field, r.index = field+"_idxs", -1
 	idx, hasIdx, err := r.vec(root, idxSlot, 4)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var tables []uint64 // absolute positions of the offsets to the AbstractValue tables
 	if hasIdx {
 		r.field = "unique_avals"
 		uniq, _, err := r.vec(root, fUniqueAvals, 4)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		r.field = field + "_idxs"
 		for i, k := range r.uint32s(idx) {
 			if uint64(k) >= uniq.n {
 				r.index = i
-				return nil, nil, r.fail("index %d; unique_avals has %d", k, uniq.n)
+				return nil, nil, nil, r.fail("index %d; unique_avals has %d", k, uniq.n)
 			}
 			tables = append(tables, uniq.data+4*uint64(k))
 		}
@@ -275,83 +277,99 @@ func readAvals(r *buffer, root table, field string, slot, idxSlot int) ([]Aval, 
 		r.field = field
 		v, _, err := r.vec(root, slot, 4)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		for i := range v.n {
 			tables = append(tables, v.data+4*i)
 		}
 	}
 	r.field = field
-	out, spaces := make([]Aval, len(tables)), make([]string, len(tables))
+	out, spaces, dims := make([]Aval, len(tables)), make([]string, len(tables)), make([][]string, len(tables))
 	for i, at := range tables {
 		r.index = i
-		if out[i], spaces[i], err = readAval(r, at); err != nil {
-			return nil, nil, err
+		if out[i], spaces[i], dims[i], err = readAval(r, at); err != nil {
+			return nil, nil, nil, err
 		}
 	}
 	r.index = -1
-	return out, spaces, nil
+	return out, spaces, dims, nil
 }
 
 // memorySpaces names the schema's MemorySpace values as JAX's core.MemorySpace does; Missing
 // (written before version 5) is device memory.
 var memorySpaces = map[int8]string{0: "device", 1: "device", 2: "host", 3: "any"}
 
-func readAval(r *buffer, at uint64) (Aval, string, error) {
+func readAval(r *buffer, at uint64) (Aval, string, []string, error) {
 	t, err := r.tableAt(at, "AbstractValue")
 	if err != nil {
-		return Aval{}, "", err
+		return Aval{}, "", nil, err
 	}
 	kind, err := r.int8(t, fAvalKind, 0)
 	if err != nil {
-		return Aval{}, "", err
+		return Aval{}, "", nil, err
 	}
 	if kind != 0 {
-		return Aval{}, "", &Error{Kind: ErrUnsupported, Field: r.field, Index: r.index, Msg: fmt.Sprintf("abstract value kind %d is not an array", kind)}
+		return Aval{}, "", nil, &Error{Kind: ErrUnsupported, Field: r.field, Index: r.index, Msg: fmt.Sprintf("abstract value kind %d is not an array", kind)}
 	}
 	mem, err := r.int8(t, fAvalMemory, 0)
 	if err != nil {
-		return Aval{}, "", err
+		return Aval{}, "", nil, err
 	}
 	space, ok := memorySpaces[mem]
 	if !ok {
-		return Aval{}, "", r.fail("unknown memory space %d", mem)
+		return Aval{}, "", nil, r.fail("unknown memory space %d", mem)
 	}
 	code, err := r.int8(t, fAvalDType, 0)
 	if err != nil {
-		return Aval{}, "", err
+		return Aval{}, "", nil, err
 	}
 	d, ok := dtypeOf[code]
 	if !ok {
 		name, known := unsupportedDTypes[code]
 		if !known {
-			return Aval{}, "", r.fail("unknown dtype %d", code)
+			return Aval{}, "", nil, r.fail("unknown dtype %d", code)
 		}
-		return Aval{}, "", &Error{Kind: ErrDType, Field: r.field, Index: r.index, Msg: name}
+		return Aval{}, "", nil, &Error{Kind: ErrDType, Field: r.field, Index: r.index, Msg: name}
 	}
 	v, _, err := r.vec(t, fAvalShape, 4)
 	if err != nil {
-		return Aval{}, "", err
+		return Aval{}, "", nil, err
 	}
 	dims := make([]int, v.n)
+	var text []string // each dimension as written, when one is symbolic
 	count := uint64(1)
 	for i := range v.n {
 		s, err := r.strAt(v.data + 4*i)
 		if err != nil {
-			return Aval{}, "", err
+			return Aval{}, "", nil, err
 		}
 		n, ok := parseDim(s)
 		if !ok {
-			return Aval{}, "", &Error{Kind: ErrSymbolicShape, Field: r.field, Index: r.index, Msg: fmt.Sprintf("dimension %d is %q", i, s)}
+			if !dimExpr(s) {
+				return Aval{}, "", nil, &Error{Kind: ErrSymbolicShape, Field: r.field, Index: r.index,
+					Msg: fmt.Sprintf("dimension %d is %q, neither an integer nor a dimension expression", i, s)}
+			}
+			if text == nil {
+				text = make([]string, v.n)
+			}
+			dims[i], text[i] = -1, s
+			continue
 		}
 		dims[i] = n
 		hi, lo := bits.Mul64(count, uint64(n))
 		if hi != 0 || lo > math.MaxInt64 {
-			return Aval{}, "", r.fail("%v has more than %d elements", dims[:i+1], int64(math.MaxInt64))
+			return Aval{}, "", nil, r.fail("%v has more than %d elements", dims[:i+1], int64(math.MaxInt64))
 		}
 		count = lo
 	}
-	return shapes.Make(d, dims...), space, nil
+	if text != nil {
+		for i, n := range dims {
+			if n >= 0 {
+				text[i] = strconv.Itoa(n)
+			}
+		}
+	}
+	return shapes.Make(d, dims...), space, text, nil
 }
 
 // readShardings reads a vector of Sharding with one entry per aval (or none at all: every one
