@@ -24,6 +24,12 @@
 // share New's caches, statistics, argument checks and donation. A module given as bytecode is
 // read as text by package mlir/bytecode where text is needed.
 //
+// A module exported with symbolic shapes (jax.export.symbolic_shape) takes arrays of any size
+// its specification allows: package refine makes it static for each call's shapes, checking
+// its shape assertions (JAX's message, with ErrArguments), and it is compiled once per distinct
+// shapes. A call without arguments runs on WithMesh's mesh or the client's first device; a
+// module that does not say mhlo.num_partitions takes NumPartitions.
+//
 // # Ownership
 //
 // Arrays own device memory and must be closed. A Function owns its lowerings and executables:

@@ -2,6 +2,7 @@ package jit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/mlir/bytecode"
 	"github.com/xlamesh/xlamesh/pjrt"
+	"github.com/xlamesh/xlamesh/refine"
 )
 
 // external is the program of a Function made by FromText, FromBytecode or FromExported.
@@ -23,6 +25,7 @@ type external struct {
 	kept        []int               // module argument i is caller argument kept[i]
 	partitions  int                 // the module's mhlo.num_partitions
 	unsaid      bool                // the module's text does not say mhlo.num_partitions
+	poly        bool                // symbolic shapes: args and outs have -1 dims, refined per call (package refine)
 	partitioner lower.Partitioner   // the partitioner the module's own annotations are written for
 
 	multiPlatform bool // the module takes a platform index first (bindPlatformArg)
@@ -49,6 +52,11 @@ func (ext *external) moduleText(name string) (string, lower.Partitioner, error) 
 				ext.textErr = err
 				return
 			}
+		}
+		if ext.poly {
+			// Read when refined (lowerPolymorphic): its types are not static yet.
+			ext.codeText, ext.codePart = text, lower.Shardy
+			return
 		}
 		read, err := readText(name, text)
 		if err != nil {
@@ -77,6 +85,13 @@ func (ext *external) moduleText(name string) (string, lower.Partitioner, error) 
 // the module's own annotations (lower.ReplaceShardings), on any mesh and any devices, and the
 // function behaves like one built with New. The module's partitioner is used unless
 // WithPartitioner says otherwise.
+//
+// A module with symbolic shapes (jax.export.symbolic_shape: dynamic dimensions "?",
+// jax.uses_shape_polymorphism) is refined for the shapes of each call's arguments by package
+// refine, its shape assertions checked (a failing one is an error wrapping ErrArguments with
+// JAX's message), and compiled once per distinct shapes. refine reads the generic form that
+// mlir/bytecode writes: such a module runs from its bytecode (FromExported, FromBytecode) or
+// from that text; JAX's own printed text of it is refused with ErrExternal.
 //
 // Either way the function has New's caches, statistics, argument checks, donation and Close.
 func FromText(name, text string, opts ...Option) (*Function, error) {
@@ -107,6 +122,20 @@ func FromBytecode(name string, code []byte, opts ...Option) (*Function, error) {
 	return newExternal(name, ext, opts), nil
 }
 
+// readPolymorphic reads the signature of a module with symbolic shapes (in the generic form
+// mlir/bytecode writes): its dynamic dimensions are -1 until a call refines them.
+func readPolymorphic(name, text string) (*external, error) {
+	args, outs, n, err := refine.Signature(text)
+	if err != nil {
+		return nil, fmt.Errorf("jit: %s: %w: %w", name, ErrExternal, err)
+	}
+	ext := &external{text: text, args: args, outs: outs, partitions: n, poly: true, partitioner: lower.Shardy}
+	for i := range ext.args {
+		ext.kept = append(ext.kept, i)
+	}
+	return ext, nil
+}
+
 // FromExported returns a Function that runs a function exported by jax.export (read by
 // jaxexport.Read), named after it. It takes every argument of the exported function, also those
 // the module dropped (module_kept_var_idx), checked against the artifact's avals; results are
@@ -126,7 +155,7 @@ func FromExported(e *jaxexport.Exported, opts ...Option) (*Function, error) {
 	}
 	name := e.FunctionName()
 	ext := &external{exp: e, code: e.Module(), kept: e.ModuleKeptVarIdx(), partitions: e.NrDevices(), partitioner: lower.Shardy,
-		multiPlatform: len(e.Platforms()) > 1}
+		multiPlatform: len(e.Platforms()) > 1, poly: e.Polymorphic()}
 	ext.args, ext.outs = e.InAvals(), e.OutAvals() // jaxexport.Aval is lower.Shape: one shape type
 	return newExternal(name, ext, opts), nil
 }
@@ -150,6 +179,13 @@ func bytecodeText(name string, code []byte) (string, error) {
 func readText(name, text string) (*external, error) {
 	p, err := lower.Wrap(text, nil, nil, lower.KeepShardings())
 	if err != nil {
+		if refine.Polymorphic(text) {
+			if ext, perr := readPolymorphic(name, text); perr == nil {
+				return ext, nil // the generic form, as mlir/bytecode writes it: refined per call
+			}
+			return nil, fmt.Errorf("jit: %s: %w: the module has symbolic shapes, which package refine makes static "+
+				"from the generic form mlir/bytecode writes: run it from its bytecode (FromExported, FromBytecode): %w", name, ErrExternal, err)
+		}
 		return nil, fmt.Errorf("jit: %s: %w: %w", name, ErrExternal, err)
 	}
 	ext := &external{text: text, args: p.ArgShapes(), outs: p.ResultShapes(), partitions: p.NumPartitions(),
@@ -170,10 +206,12 @@ func (f *Function) lowerExternal(m mesh.Abstract, args []ArgType) (*lowering, er
 	if len(args) != len(ext.args) {
 		return nil, fmt.Errorf("jit: %s: %w: %d arguments for a module of %d", f.name, ErrArguments, len(args), len(ext.args))
 	}
+	argShapes := make([]lower.Shape, len(args))
 	for i, a := range args {
-		if !a.Shape.Equal(ext.args[i]) {
-			return nil, fmt.Errorf("jit: %s: %w: argument %d is %s, the module takes %s", f.name, ErrArguments, i, a.Shape, ext.args[i])
+		if !fits(a.Shape, ext.args[i]) {
+			return nil, fmt.Errorf("jit: %s: %w: argument %d is %s, the module takes %s", f.name, ErrArguments, i, a.Shape, dynamicText(ext.args[i]))
 		}
+		argShapes[i] = a.Shape
 	}
 	if len(f.opt.out) > len(ext.outs) {
 		return nil, fmt.Errorf("jit: %s: %w: %d OutSpecs for %d results", f.name, ErrArguments, len(f.opt.out), len(ext.outs))
@@ -181,6 +219,9 @@ func (f *Function) lowerExternal(m mesh.Abstract, args []ArgType) (*lowering, er
 	outs := make([]mesh.PartitionSpec, len(ext.outs))
 	for i, s := range ext.outs {
 		outs[i] = unconstrained(s.Rank())
+	}
+	if ext.poly {
+		return f.lowerPolymorphic(m, args, outs)
 	}
 	if !f.resharded() {
 		parts := ext.partitions
@@ -195,7 +236,7 @@ func (f *Function) lowerExternal(m mesh.Abstract, args []ArgType) (*lowering, er
 			return nil, fmt.Errorf("jit: %s: %w: the module was written for %d devices, the arguments are on a mesh of %d (%v); re-shard it with InSpecs",
 				f.name, ErrArguments, parts, m.Size(), m)
 		}
-		l := &lowering{shapes: ext.outs, outs: outs, text: ext.text, partitioner: ext.partitioner, exported: true}
+		l := &lowering{shapes: ext.outs, outs: outs, text: ext.text, partitioner: ext.partitioner, exported: true, args: argShapes}
 		if ext.code != nil {
 			l.text = string(ext.code)
 		}
@@ -248,6 +289,90 @@ func (f *Function) lowerExternal(m mesh.Abstract, args []ArgType) (*lowering, er
 	return &lowering{prog: p, shapes: ext.outs, outs: outs, text: p.Text(), partitioner: p.Partitioner()}, nil
 }
 
+// fits reports whether an argument of shape a fits the module's type t, whose dynamic
+// dimensions (-1) take any size.
+func fits(a, t lower.Shape) bool {
+	if a.DType() != t.DType() || a.Rank() != t.Rank() {
+		return false
+	}
+	for i := range t.Rank() {
+		if t.Dim(i) >= 0 && t.Dim(i) != a.Dim(i) {
+			return false
+		}
+	}
+	return true
+}
+
+// dynamicText writes a shape whose dynamic dimensions are -1 as MLIR does: tensor<?x8xf32>.
+func dynamicText(s lower.Shape) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s.String(), "<-1x", "<?x"), "x-1x", "x?x")
+}
+
+// lowerPolymorphic is lowerExternal for a module with symbolic shapes: the module, read as
+// text, is refined for the shapes of the call's arguments (package refine: dynamic
+// dimensions made static, shape assertions checked), then runs as written or re-sharded
+// like any module. Each distinct argument shape has a lowering (and an executable) of its own.
+func (f *Function) lowerPolymorphic(m mesh.Abstract, types []ArgType, outs []mesh.PartitionSpec) (*lowering, error) {
+	ext := f.ext
+	text, part, err := ext.moduleText(f.name)
+	if err != nil {
+		return nil, err
+	}
+	args := make([]lower.Shape, len(types))
+	for i, a := range types {
+		args[i] = a.Shape
+	}
+	kept := make([]lower.Shape, len(ext.kept))
+	for i, k := range ext.kept {
+		kept[i] = args[k]
+	}
+	refined, err := refine.Module(text, kept)
+	switch {
+	case errors.Is(err, refine.ErrShapeAssertion) || errors.Is(err, refine.ErrArguments):
+		return nil, fmt.Errorf("jit: %s: %w: %w", f.name, ErrArguments, err)
+	case err != nil:
+		return nil, fmt.Errorf("jit: %s: %w: refining the module's symbolic shapes: %w", f.name, ErrExternal, err)
+	}
+	if f.opt.partitionerSet {
+		part = f.opt.partitioner
+	}
+	if !f.resharded() {
+		if m.Size() != ext.partitions {
+			return nil, fmt.Errorf("jit: %s: %w: the module was written for %d devices, the arguments are on a mesh of %d (%v); re-shard it with InSpecs",
+				f.name, ErrArguments, ext.partitions, m.Size(), m)
+		}
+		p, err := lower.Wrap(refined, nil, nil, lower.KeepShardings())
+		if err != nil {
+			return nil, fmt.Errorf("jit: %s: %w: %w", f.name, ErrLowering, err)
+		}
+		if !f.opt.partitionerSet {
+			part = p.Partitioner()
+		}
+		return &lowering{prog: p, shapes: p.ResultShapes(), outs: outs, text: refined, partitioner: part, exported: true, args: args}, nil
+	}
+	argSh := make([]mesh.NamedSharding, len(ext.kept))
+	for i, k := range ext.kept {
+		s, err := mesh.NewAbstractSharding(m, types[k].Spec)
+		if err != nil {
+			return nil, fmt.Errorf("jit: %s: argument %d: %w", f.name, k, err)
+		}
+		argSh[i] = s
+	}
+	resSh := make([]mesh.NamedSharding, len(ext.outs))
+	for i, spec := range f.opt.out {
+		s, err := mesh.NewAbstractSharding(m, spec)
+		if err != nil {
+			return nil, fmt.Errorf("jit: %s: result %d: %w", f.name, i, err)
+		}
+		resSh[i], outs[i] = s, spec
+	}
+	p, err := lower.Wrap(refined, argSh, resSh, lower.ReplaceShardings(), lower.WithPartitioner(part))
+	if err != nil {
+		return nil, fmt.Errorf("jit: %s: %w: %w", f.name, ErrLowering, err)
+	}
+	return &lowering{prog: p, shapes: p.ResultShapes(), outs: outs, text: p.Text(), partitioner: p.Partitioner(), args: args}, nil
+}
+
 // platformIndex returns the index of c's platform among the artifact's platforms (JAX's names:
 // "cuda" and "rocm" for a client's "gpu"), refusing an artifact exported for other platforms
 // only (unless its platform check was disabled at export and it has one platform).
@@ -270,7 +395,7 @@ func (ext *external) platformIndex(name string, c *pjrt.Client) (int, error) {
 
 // argLayouts returns, for each caller argument the module takes, the sharding on m of the
 // layout the compiled program expects (nil for arguments the module dropped).
-func (f *Function) argLayouts(exe *pjrt.Executable, m mesh.Mesh) ([]*mesh.NamedSharding, error) {
+func (f *Function) argLayouts(exe *pjrt.Executable, m mesh.Mesh, l *lowering) ([]*mesh.NamedSharding, error) {
 	in, err := exe.InputShardings()
 	if err != nil {
 		return nil, fmt.Errorf("jit: %s: %w", f.name, err)
@@ -280,7 +405,11 @@ func (f *Function) argLayouts(exe *pjrt.Executable, m mesh.Mesh) ([]*mesh.NamedS
 	}
 	out := make([]*mesh.NamedSharding, len(f.ext.args))
 	for i, k := range f.ext.kept {
-		spec, err := layoutSpec(in[i], m, f.ext.args[k].Dims())
+		dims := f.ext.args[k].Dims()
+		if l.args != nil {
+			dims = l.args[k].Dims() // the call's shapes: a polymorphic module's own are -1
+		}
+		spec, err := layoutSpec(in[i], m, dims)
 		if err != nil {
 			return nil, fmt.Errorf("jit: %s: argument %d: %w", f.name, k, err)
 		}

@@ -167,6 +167,7 @@ type lowering struct {
 	text        string
 	partitioner lower.Partitioner
 	exported    bool
+	args        []lower.Shape // an external module's argument shapes for this lowering (nil for New's)
 }
 
 // compiled is a cached executable with what a call needs besides it: the layout of every result
@@ -435,7 +436,7 @@ func (f *Function) compile(c *pjrt.Client, m mesh.Mesh, l *lowering) (*compiled,
 		}
 	}
 	if l.exported {
-		if ce.argLayouts, err = f.argLayouts(exe, m); err != nil {
+		if ce.argLayouts, err = f.argLayouts(exe, m, l); err != nil {
 			_ = exe.Close()
 			return nil, err
 		}

@@ -43,6 +43,7 @@ from jax.sharding import PartitionSpec as P  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cases  # noqa: E402
 import programs  # noqa: E402
+import programs_poly  # noqa: E402
 import programs_types  # noqa: E402
 import vjp  # noqa: E402
 
@@ -653,6 +654,13 @@ def main(argv):
             fh.write(dump(doc) + "\n")
         print("oracle: %-14s %4d programs" % ("programs_types", len(tprogs)))
         progs = progs + tprogs
+    if wanted("programs_poly"):
+        pprogs = programs_poly.generate()
+        doc = {"group": "programs_poly", "jax_version": jax.__version__, "jaxlib_version": jaxlib.__version__,
+               "numpy_version": np.__version__, "generator": "tools/oracle/programs_poly.py", "programs": pprogs}
+        with open(os.path.join(outdir, "programs_poly.json"), "w", encoding="utf-8") as fh:
+            fh.write(dump(doc) + "\n")
+        print("oracle: %-14s %4d programs" % ("programs_poly", len(pprogs)))
     if wanted("vjp"):
         grads = vjp.generate()
         doc = {"group": "vjp", "jax_version": jax.__version__, "jaxlib_version": jaxlib.__version__,
