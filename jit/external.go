@@ -263,9 +263,20 @@ func (f *Function) lowerExternal(m mesh.Abstract, args []ArgType) (*lowering, er
 	if err != nil {
 		return nil, err
 	}
+	if f.opt.partitionerSet {
+		part = f.opt.partitioner
+	}
+	return f.reshardModule(m, args, text, part, outs)
+}
+
+// reshardModule re-shards an external module's text onto the abstract mesh m: the caller's
+// argument specs and OutSpecs replace its own annotations (lower.Wrap with
+// ReplaceShardings), for partitioner part.
+func (f *Function) reshardModule(m mesh.Abstract, types []ArgType, text string, part lower.Partitioner, outs []mesh.PartitionSpec) (*lowering, error) {
+	ext := f.ext
 	argSh := make([]mesh.NamedSharding, len(ext.kept))
 	for i, k := range ext.kept {
-		s, err := mesh.NewAbstractSharding(m, args[k].Spec)
+		s, err := mesh.NewAbstractSharding(m, types[k].Spec)
 		if err != nil {
 			return nil, fmt.Errorf("jit: %s: argument %d: %w", f.name, k, err)
 		}
@@ -279,14 +290,15 @@ func (f *Function) lowerExternal(m mesh.Abstract, args []ArgType) (*lowering, er
 		}
 		resSh[i], outs[i] = s, spec
 	}
-	if f.opt.partitionerSet {
-		part = f.opt.partitioner
-	}
 	p, err := lower.Wrap(text, argSh, resSh, lower.ReplaceShardings(), lower.WithPartitioner(part))
 	if err != nil {
 		return nil, fmt.Errorf("jit: %s: %w: %w", f.name, ErrLowering, err)
 	}
-	return &lowering{prog: p, shapes: ext.outs, outs: outs, text: p.Text(), partitioner: p.Partitioner()}, nil
+	args := make([]lower.Shape, len(types))
+	for i, a := range types {
+		args[i] = a.Shape
+	}
+	return &lowering{prog: p, shapes: p.ResultShapes(), outs: outs, text: p.Text(), partitioner: p.Partitioner(), args: args}, nil
 }
 
 // fits reports whether an argument of shape a fits the module's type t, whose dynamic
@@ -350,27 +362,7 @@ func (f *Function) lowerPolymorphic(m mesh.Abstract, types []ArgType, outs []mes
 		}
 		return &lowering{prog: p, shapes: p.ResultShapes(), outs: outs, text: refined, partitioner: part, exported: true, args: args}, nil
 	}
-	argSh := make([]mesh.NamedSharding, len(ext.kept))
-	for i, k := range ext.kept {
-		s, err := mesh.NewAbstractSharding(m, types[k].Spec)
-		if err != nil {
-			return nil, fmt.Errorf("jit: %s: argument %d: %w", f.name, k, err)
-		}
-		argSh[i] = s
-	}
-	resSh := make([]mesh.NamedSharding, len(ext.outs))
-	for i, spec := range f.opt.out {
-		s, err := mesh.NewAbstractSharding(m, spec)
-		if err != nil {
-			return nil, fmt.Errorf("jit: %s: result %d: %w", f.name, i, err)
-		}
-		resSh[i], outs[i] = s, spec
-	}
-	p, err := lower.Wrap(refined, argSh, resSh, lower.ReplaceShardings(), lower.WithPartitioner(part))
-	if err != nil {
-		return nil, fmt.Errorf("jit: %s: %w: %w", f.name, ErrLowering, err)
-	}
-	return &lowering{prog: p, shapes: p.ResultShapes(), outs: outs, text: p.Text(), partitioner: p.Partitioner(), args: args}, nil
+	return f.reshardModule(m, types, refined, part, outs)
 }
 
 // platformIndex returns the index of c's platform among the artifact's platforms (JAX's names:

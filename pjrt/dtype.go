@@ -70,7 +70,8 @@ func bytesOf[T any](s []T) []byte {
 
 // FlatFromBytes copies row-major bytes into a new flat Go slice of element type d ([]uint16
 // holding the raw bits for Float16 and BFloat16, []uint8 for the float8 family, f4E2M1FN and
-// the sub-byte integers, []complex64 and []complex128 for the complex types). len(data) must be a multiple of shapes.ElementBytes(d).
+// the sub-byte integers, []complex64 and []complex128 for the complex types). len(data) must
+// be a multiple of shapes.ElementBytes(d).
 func FlatFromBytes(d dtypes.DType, data []byte) (any, error) {
 	if !Supported(d) || len(data)%shapes.ElementBytes(d) != 0 {
 		return nil, fmt.Errorf("pjrt: %w: %d bytes are not a whole number of %v elements", ErrHostData, len(data), d)
