@@ -42,13 +42,13 @@ var xlaTargets = []string{"Sharding", "SPMDFullToShardShape", "SPMDShardToFullSh
 	"shape_assertion", "stablehlo.dynamic_top_k", "stablehlo.dynamic_rng_bit_generator", "stablehlo.dynamic_reduce_window"}
 
 // TestBackCompatRun runs, on the pinned CPU plugin, every module of JAX's export
-// backward-compatibility data that plain XLA can run on CPU (whatever platform it was
-// exported for: custom calls only of xlaTargets; symbolic shapes refined for the inputs), written from 2023 on in MLIR
-// bytecode versions 0 to 6: jit.FromBytecode, as written, on the first nr_devices devices
-// (NumPartitions for the modules that do not say), inputs replicated and moved by Reshard;
-// outputs compared with JAX's expected ones like the programs corpus's. Modules that call
-// LAPACK must fail to compile with an error that names the handler and the package that
-// provides it (issue 32 brings them).
+// backward-compatibility data that plain XLA can run on CPU, whatever platform it was exported
+// for (custom calls only of xlaTargets; symbolic shapes refined for the inputs by package
+// refine), written from 2023 on in MLIR bytecode versions 0 to 6: jit.FromBytecode, as
+// written, on the first nr_devices devices (NumPartitions for the modules that do not say),
+// inputs replicated and moved by Reshard; outputs compared with JAX's expected ones like the
+// programs corpus's. Modules that call LAPACK must fail to compile with an error that names
+// the handler and the package that provides it (issue 32 brings them).
 func TestBackCompatRun(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join(goldenDir, "backcompat.json"))
 	if err != nil {
