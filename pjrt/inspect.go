@@ -126,8 +126,9 @@ func (e *Executable) Collectives() ([]Collective, error) {
 // checkSubByteCollectives refuses an optimized program for n partitions with a collective
 // that moves 2-bit integers (s2, u2): XLA's collectives get their packed size wrong, so on the
 // CPU runtime the values come back wrong or the process's heap is corrupted (seen with jaxlib
-// 0.12 and both pinned CPU plugins: an all-gather of u2[2,4] crashes, an all-to-all gives
-// wrong values). 4-bit types are moved correctly.
+// 0.12 and both pinned CPU plugins: re-sharding a u2[8,4] from P('x', 'y') to P('x', None) on
+// a 4x2 mesh gives wrong values, from P('x', None) to replicated aborts with "corrupted size
+// vs. prev_size"). 4-bit types are moved correctly.
 func checkSubByteCollectives(code []byte, format string, n int) error {
 	cs, err := collectives(code, format, n)
 	if err != nil {
