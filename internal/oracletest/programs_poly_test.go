@@ -53,8 +53,15 @@ type polyFile struct {
 // each call's shapes (one lowering and one executable per size, a cache hit when a size
 // comes again). Outputs are compared with JAX's like the programs corpus's. A call whose
 // shapes break the specification fails with jit.ErrArguments and JAX's message.
-func TestProgramsPoly(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(goldenDir, "programs_poly.json"))
+func TestProgramsPoly(t *testing.T) { runPoly(t, "programs_poly", "programs_poly.json") }
+
+// TestProgramsPoly081 runs the same corpus as exported by JAX 0.8.1 (programs_poly081.json,
+// written once with tools/oracle/programs_poly.py in a JAX 0.8.1 venv and frozen, see
+// tools/oracle/frozen.sha256), as TestProgramsPoly does.
+func TestProgramsPoly081(t *testing.T) { runPoly(t, "programs_poly081", "programs_poly081.json") }
+
+func runPoly(t *testing.T, group, file string) {
+	raw, err := os.ReadFile(filepath.Join(goldenDir, file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,12 +70,12 @@ func TestProgramsPoly(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := pjrttest.Client(t)
-	report.noteGroup("programs_poly", fmt.Sprintf("The programs of `testdata/oracle/programs_poly.json` (jax %s), exported "+
+	report.noteGroup(group, fmt.Sprintf("The programs of `testdata/oracle/%s` (jax %s), exported "+
 		"with symbolic shapes and called at three sizes each, run on the pinned CPU plugin through `jit.FromExported`: "+
 		"**exported** on the program's mesh as JAX exported it, and re-sharded onto each variant (InSpecs/OutSpecs), "+
 		"the module refined for each call's shapes by package `refine`. Outputs are compared with JAX's as in the "+
 		"programs corpus; `bad call` is a call whose batch is not a multiple of 4, which must fail with JAX's message.",
-		f.JAXVersion))
+		file, f.JAXVersion))
 	for _, p := range f.Programs {
 		t.Run(p.Name, func(t *testing.T) {
 			pjrttest.NeedDevices(t, devicesNeeded(p.Mesh.Shape, p.Mesh.DeviceIDs))
@@ -90,8 +97,8 @@ func TestProgramsPoly(t *testing.T) {
 						diffs, inexact := runProgram(t, c, fn, pm, inSpecs, call.Inputs, outputs(k))
 						if round == 0 {
 							name := fmt.Sprintf("%s/%s b=%d t=%d", p.Name, run, call.Sizes["b"], call.Sizes["t"])
-							report.check(t, "programs_poly", name, diffs)
-							report.noteRun("programs_poly", name, inexact)
+							report.check(t, group, name, diffs)
+							report.noteRun(group, name, inexact)
 						}
 					}
 				}
@@ -149,7 +156,7 @@ func TestProgramsPoly(t *testing.T) {
 			case !errors.Is(err, jit.ErrArguments) || !strings.Contains(err.Error(), p.BadCall.Error):
 				diffs = []string{fmt.Sprintf("xlamesh: %v\nJAX: %s", err, p.BadCall.Error)}
 			}
-			report.check(t, "programs_poly", p.Name+"/bad call", diffs)
+			report.check(t, group, p.Name+"/bad call", diffs)
 		})
 	}
 }

@@ -125,6 +125,13 @@ func TestPrograms081(t *testing.T) { runPrograms(t, "programs081", "programs081.
 // compared bit for bit, complex64 as float32 pairs.
 func TestProgramsTypes(t *testing.T) { runPrograms(t, "programs_types", "programs_types.json") }
 
+// TestProgramsTypes081 runs the element-type corpus as exported by JAX 0.8.1
+// (programs_types081.json, written once with tools/oracle/programs_types.py in a JAX 0.8.1
+// venv and frozen, see tools/oracle/frozen.sha256), as TestProgramsTypes does.
+func TestProgramsTypes081(t *testing.T) {
+	runPrograms(t, "programs_types081", "programs_types081.json")
+}
+
 func runPrograms(t *testing.T, group, file string) {
 	f := loadPrograms(t, file)
 	c := pjrttest.Client(t)

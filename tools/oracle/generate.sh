@@ -3,9 +3,10 @@
 # tools/setup/oracle-env.sh) about every case in tools/oracle/cases.py and the
 # op groups tools/oracle/ops_*.py and writes OUTDIR/<group>.json, then
 # OUTDIR/bytecode.json (bytecode.py), OUTDIR/export012.json (export012.py) and
-# OUTDIR/backcompat.json (backcompat.py: JAX's own export back-compat data);
+# OUTDIR/backcompat.json (backcompat.py: JAX's own export back-compat data) and
+# OUTDIR/bytecode_versions.json (bytecode_versions.py);
 # with GROUPs after OUTDIR, only those ("programs", "vjp", "bytecode" and
-# "export012", "backcompat" name those corpora; "multicontroller" runs multicontroller.py, 2
+# "export012", "backcompat", "bytecode_versions" name those corpora; "multicontroller" runs multicontroller.py, 2
 # JAX processes over gloo). `make oracle` runs it with OUTDIR=testdata/oracle.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -27,17 +28,20 @@ bytecode=yes
 multicontroller=yes
 export012=yes
 backcompat=yes
+bcversions=yes
 if [[ $# -gt 0 ]]; then
   bytecode=no
   multicontroller=no
   export012=no
   backcompat=no
+  bcversions=no
   for g in "$@"; do
     case $g in
     bytecode) bytecode=yes ;;
     multicontroller) multicontroller=yes ;;
     export012) export012=yes ;;
     backcompat) backcompat=yes ;;
+    bytecode_versions) bcversions=yes ;;
     *) groups+=("$g") ;;
     esac
   done
@@ -60,4 +64,8 @@ fi
 # JAX's export back-compat data, read from the installed JAX (OUTDIR/backcompat.json).
 if [[ $backcompat == yes ]]; then
   "$py" "$here/backcompat.py" "$out"
+fi
+# Artifacts of every MLIR bytecode version (OUTDIR/bytecode_versions.json).
+if [[ $bcversions == yes ]]; then
+  "$py" "$here/bytecode_versions.py" "$out"
 fi
