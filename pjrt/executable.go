@@ -16,6 +16,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"regexp"
 	"runtime"
 	"slices"
 	"sync/atomic"
@@ -175,10 +176,21 @@ func (c *Client) Compile(mlir string, opts CompileOptions) (*Executable, error) 
 // replica groups (mlir.DenseReplicaGroups).
 const MeshAxesReplicaGroupsMinor = 115
 
+// TwoBitMinor is the oldest PJRT API minor version whose plugins xlamesh lets compile programs
+// on 2-bit integers: the pinned API 0.81 CPU plugin (XLA of 2024) aborts compiling a transpose
+// of ui2[8,4] ("dims and input_strides_in_bytes must have equal sizes", an uncaught
+// absl::StatusOr), while the API 0.115 one compiles and runs them. Versions between were not
+// tried.
+const TwoBitMinor = 115
+
+// twoBit matches a tensor type of 2-bit integers in MLIR text: tensor<i2>, tensor<4x8xui2>.
+var twoBit = regexp.MustCompile(`[<x]u?i2>`)
+
 // checkedProgram returns the text to compile for a program given as text or bytecode, for n
 // partitions, on a plugin of PJRT API minor version minor: the text itself, or the bytecode
 // read as text; either way checked by mlir.Check for what XLA would misread or not survive,
 // with mesh-axes replica groups written as dense ones for plugins too old to read them.
+// Programs on 2-bit integers are refused on plugins older than TwoBitMinor.
 func checkedProgram(program string, n, minor int) (string, error) {
 	if bytecode.IsBytecode(unsafe.Slice(unsafe.StringData(program), len(program))) {
 		text, err := bytecode.ToText([]byte(program))
@@ -192,6 +204,11 @@ func checkedProgram(program string, n, minor int) (string, error) {
 	}
 	if err := xmlir.Check(program, xmlir.Partitions(n)); err != nil {
 		return "", fmt.Errorf("pjrt: compile: %w: %w", ErrCompile, err)
+	}
+	if minor < TwoBitMinor && twoBit.MatchString(program) {
+		return "", fmt.Errorf("pjrt: compile: %w: the program has 2-bit integers (i2, ui2), and this plugin (PJRT API 0.%d) "+
+			"aborts compiling some programs on them (a transpose of a ui2[8,4] kills the process); use a plugin of PJRT "+
+			"API 0.%d or later, or 4-bit integers", ErrCompile, minor, TwoBitMinor)
 	}
 	if minor < MeshAxesReplicaGroupsMinor && xmlir.HasMeshAxesReplicaGroups(program) {
 		dense, err := xmlir.DenseReplicaGroups(program)

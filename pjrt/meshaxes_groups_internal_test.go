@@ -50,3 +50,26 @@ func TestCheckedProgramMeshAxesGroups(t *testing.T) {
 		t.Errorf("device_ids: err = %v, want ErrCompile and mlir.ErrReplicaGroups", err)
 	}
 }
+
+// TestTwoBitRefusedOnOldPlugins: a program with 2-bit integer types anywhere is refused, with
+// ErrCompile, for plugins older than TwoBitMinor, and passed on for newer ones; 4-bit and
+// 32-bit types are not caught.
+func TestTwoBitRefusedOnOldPlugins(t *testing.T) {
+	prog := func(elem string) string {
+		return "module @m {\n  func.func public @main(%arg0: tensor<4x" + elem + ">) -> tensor<4x" + elem + "> {\n" +
+			"    return %arg0 : tensor<4x" + elem + ">\n  }\n}\n"
+	}
+	for _, elem := range []string{"i2", "ui2"} {
+		if _, err := checkedProgram(prog(elem), 1, TwoBitMinor-1); !errors.Is(err, ErrCompile) || !strings.Contains(err.Error(), "2-bit integers") {
+			t.Errorf("%s on API 0.%d: %v", elem, TwoBitMinor-1, err)
+		}
+		if _, err := checkedProgram(prog(elem), 1, TwoBitMinor); err != nil {
+			t.Errorf("%s on API 0.%d: %v", elem, TwoBitMinor, err)
+		}
+	}
+	for _, elem := range []string{"i4", "ui4", "i32", "f32"} {
+		if _, err := checkedProgram(prog(elem), 1, 81); err != nil {
+			t.Errorf("%s on API 0.81: %v", elem, err)
+		}
+	}
+}
