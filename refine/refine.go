@@ -34,10 +34,11 @@ const maxConst = 64
 // refine_polymorphic_shapes does before compiling. text is the generic form that
 // mlir/bytecode.ToText writes. Every dynamic dimension becomes static; stablehlo.get_dimension_size
 // and the integer arithmetic on it are followed; dynamic_broadcast_in_dim, dynamic_reshape,
-// dynamic_iota, dynamic_gather, dynamic_pad and real_dynamic_slice become their static ops;
-// JAX's shape assertions (custom_call @shape_assertion) are checked, and a failing one is an
-// error wrapping ErrShapeAssertion with JAX's message; private functions are specialized per
-// call. The result has static types only.
+// dynamic_iota, dynamic_gather, dynamic_pad and real_dynamic_slice, and JAX's custom calls
+// stablehlo.dynamic_reduce_window, dynamic_top_k and dynamic_rng_bit_generator, become their
+// static ops; JAX's shape assertions (custom_call @shape_assertion) are checked, and a failing
+// one is an error wrapping ErrShapeAssertion with JAX's message; private functions are
+// specialized per call. The result has static types only.
 func Module(text string, args []shapes.Shape) (string, error) {
 	m, err := parseModule(text)
 	if err != nil {
