@@ -324,6 +324,10 @@ func (p *printer) sdyMesh(o *op, depth int) {
 	p.indent(depth)
 	p.b.WriteString("sdy.mesh " + mlir.Symbol(name) + " = ")
 	writeMesh(p.b, mesh)
+	if attrs := p.discardable(o); len(attrs) > 0 {
+		p.b.WriteString(" ")
+		p.dict(o, attrs)
+	}
 	p.b.WriteString("\n")
 }
 
