@@ -89,9 +89,10 @@ func (ext *external) moduleText(name string) (string, lower.Partitioner, error) 
 // A module with symbolic shapes (jax.export.symbolic_shape: dynamic dimensions "?",
 // jax.uses_shape_polymorphism) is refined for the shapes of each call's arguments by package
 // refine, its shape assertions checked (a failing one is an error wrapping ErrArguments with
-// JAX's message), and compiled once per distinct shapes. refine reads the generic form that
-// mlir/bytecode writes: such a module runs from its bytecode (FromExported, FromBytecode) or
-// from that text; JAX's own printed text of it is refused with ErrExternal.
+// JAX's message), and compiled once per distinct shapes. refine reads the generic form
+// mlir/bytecode writes and the custom forms JAX prints (Exported.mlir_module(), locations
+// and all); a module it cannot read is an error wrapping ErrExternal and refine's error
+// (refine.ErrUnsupported names the op).
 //
 // Either way the function has New's caches, statistics, argument checks, donation and Close.
 func FromText(name, text string, opts ...Option) (*Function, error) {
@@ -122,8 +123,8 @@ func FromBytecode(name string, code []byte, opts ...Option) (*Function, error) {
 	return newExternal(name, ext, opts), nil
 }
 
-// readPolymorphic reads the signature of a module with symbolic shapes (in the generic form
-// mlir/bytecode writes): its dynamic dimensions are -1 until a call refines them.
+// readPolymorphic reads the signature of a module with symbolic shapes: its dynamic
+// dimensions are -1 until a call refines them.
 func readPolymorphic(name, text string) (*external, error) {
 	args, outs, n, err := refine.Signature(text)
 	if err != nil {
@@ -180,11 +181,8 @@ func readText(name, text string) (*external, error) {
 	p, err := lower.Wrap(text, nil, nil, lower.KeepShardings())
 	if err != nil {
 		if refine.Polymorphic(text) {
-			if ext, perr := readPolymorphic(name, text); perr == nil {
-				return ext, nil // the generic form, as mlir/bytecode writes it: refined per call
-			}
-			return nil, fmt.Errorf("jit: %s: %w: the module has symbolic shapes, which package refine makes static "+
-				"from the generic form mlir/bytecode writes: run it from its bytecode (FromExported, FromBytecode): %w", name, ErrExternal, err)
+			// Symbolic shapes, refined per call: the module must be one refine reads.
+			return readPolymorphic(name, text)
 		}
 		return nil, fmt.Errorf("jit: %s: %w: %w", name, ErrExternal, err)
 	}

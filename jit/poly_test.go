@@ -16,17 +16,19 @@ import (
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/mlir/bytecode"
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
+	"github.com/xlamesh/xlamesh/refine"
 )
 
 // polyLayout returns the artifact of poly_layout in the shape-polymorphism corpus
 // (testdata/oracle/programs_poly.json): f(x: f32[4*b, t, 4]) whose first result is
-// concatenate([x.reshape(4*b, -1), 2 * that], axis=1), exported for a 4x2 mesh.
-func polyLayout(t *testing.T) *jaxexport.Exported {
+// concatenate([x.reshape(4*b, -1), 2 * that], axis=1), exported for a 4x2 mesh, and its module
+// as JAX printed it.
+func polyLayout(t *testing.T) (*jaxexport.Exported, string) {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join("..", "testdata", "oracle", "programs_poly.json"))
 	require.NoError(t, err)
 	var f struct {
-		Programs []struct{ Name, Exported string }
+		Programs []struct{ Name, Exported, Text string }
 	}
 	require.NoError(t, json.Unmarshal(raw, &f))
 	for _, p := range f.Programs {
@@ -35,31 +37,34 @@ func polyLayout(t *testing.T) *jaxexport.Exported {
 			require.NoError(t, err)
 			e, err := jaxexport.Read(b)
 			require.NoError(t, err)
-			return e
+			return e, p.Text
 		}
 	}
 	t.Fatal("no poly_layout in programs_poly.json")
-	return nil
+	return nil, ""
 }
 
-// TestPolymorphicModules runs a module with symbolic shapes from its bytecode and from the
-// text mlir/bytecode writes, at two batch sizes (one executable each), refuses JAX's own
-// printed text of such a module with ErrExternal, and a batch that breaks the specification
-// with ErrArguments and JAX's message.
+// TestPolymorphicModules runs a module with symbolic shapes from its bytecode, from the text
+// mlir/bytecode writes and from the text JAX printed, at two batch sizes (one executable
+// each); refuses a batch that breaks the specification with ErrArguments and JAX's message,
+// and a module with an op refinement cannot read with ErrExternal.
 func TestPolymorphicModules(t *testing.T) {
 	c := pjrttest.Client(t)
 	checkNoLeak(t)
 	pjrttest.NeedDevices(t, 8)
-	e := polyLayout(t)
+	e, printed := polyLayout(t)
 	m := mesh42(t, c)
-	for _, from := range []string{"bytecode", "text"} {
+	for _, from := range []string{"bytecode", "text", "printed"} {
 		t.Run(from, func(t *testing.T) {
 			var f *jit.Function
 			var err error
-			if from == "bytecode" {
+			switch from {
+			case "bytecode":
 				f, err = jit.FromBytecode("poly_layout", e.Module())
-			} else {
+			case "text":
 				f, err = jit.FromText("poly_layout", moduleTextOf(t, e))
+			default:
+				f, err = jit.FromText("poly_layout", printed)
 			}
 			require.NoError(t, err)
 			defer f.Close()
@@ -99,10 +104,12 @@ func TestPolymorphicModules(t *testing.T) {
 			assert.ErrorContains(t, err, "Division had remainder 2 when computing the value of 'b'")
 		})
 	}
-	pretty := "module @m attributes {jax.uses_shape_polymorphism = true} {\n  func.func public @main(%arg0: tensor<?x4xf32>) -> tensor<?x4xf32> {\n    return %arg0 : tensor<?x4xf32>\n  }\n}\n"
-	_, err := jit.FromText("pretty", pretty)
+	einsum := "module @m attributes {jax.uses_shape_polymorphism = true} {\n  func.func public @main(%arg0: tensor<?x4xf32>) -> tensor<?x4xf32> {\n" +
+		"    %0 = stablehlo.einsum %arg0, config = \"ij->ij\" : (tensor<?x4xf32>) -> tensor<?x4xf32>\n    return %0 : tensor<?x4xf32>\n  }\n}\n"
+	_, err := jit.FromText("einsum", einsum)
 	require.ErrorIs(t, err, jit.ErrExternal)
-	assert.ErrorContains(t, err, "run it from its bytecode (FromExported, FromBytecode)")
+	require.ErrorIs(t, err, refine.ErrUnsupported)
+	assert.ErrorContains(t, err, "stablehlo.einsum in its custom form")
 	assert.True(t, slices.Contains(e.InDims()[0], "4*b"), "%v", e.InDims())
 }
 

@@ -49,33 +49,38 @@ func mainResults(t *testing.T, text string) []string {
 	return out
 }
 
-// TestCorpus refines every module of the shape-polymorphism corpus
-// (testdata/oracle/programs_poly.json) for each size JAX called it at, and the modules of JAX's
-// back-compat data with dynamic shapes (backcompat.json) for their inputs: the result is static,
-// mlir.Check accepts it, and @main's results have the shapes of JAX's outputs.
+// TestCorpus refines every module of the shape-polymorphism corpora
+// (testdata/oracle/programs_poly.json, programs_poly081.json) for each size JAX called it at,
+// and the modules of JAX's back-compat data with dynamic shapes (backcompat.json) for their
+// inputs, each as its bytecode reads and as JAX printed it: the result is static, mlir.Check
+// accepts it, and @main's results have the shapes of JAX's outputs.
 func TestCorpus(t *testing.T) {
-	var poly struct {
-		Programs []struct {
-			Name, Exported string
-			Calls          []struct {
-				Inputs, Outputs []goldenArray
+	n := 0
+	for _, file := range []string{"programs_poly.json", "programs_poly081.json"} {
+		var poly struct {
+			Programs []struct {
+				Name, Exported, Text string
+				Calls                []struct {
+					Inputs, Outputs []goldenArray
+				}
 			}
 		}
-	}
-	readGolden(t, "programs_poly.json", &poly)
-	n := 0
-	for _, p := range poly.Programs {
-		b, err := base64.StdEncoding.DecodeString(p.Exported)
-		require.NoError(t, err)
-		e, err := jaxexport.Read(b)
-		require.NoError(t, err)
-		text, err := bytecode.ToText(e.Module())
-		require.NoError(t, err)
-		for k, call := range p.Calls {
-			t.Run(fmt.Sprintf("%s/%d", p.Name, k), func(t *testing.T) {
-				checkRefined(t, text, call.Inputs, call.Outputs, e.NrDevices())
-			})
-			n++
+		readGolden(t, file, &poly)
+		for _, p := range poly.Programs {
+			b, err := base64.StdEncoding.DecodeString(p.Exported)
+			require.NoError(t, err)
+			e, err := jaxexport.Read(b)
+			require.NoError(t, err)
+			text, err := bytecode.ToText(e.Module())
+			require.NoError(t, err)
+			require.NotEmpty(t, p.Text)
+			for k, call := range p.Calls {
+				t.Run(fmt.Sprintf("%s/%s/%d", file, p.Name, k), func(t *testing.T) {
+					checkRefined(t, text, call.Inputs, call.Outputs, e.NrDevices())
+					checkRefined(t, p.Text, call.Inputs, call.Outputs, e.NrDevices())
+				})
+				n++
+			}
 		}
 	}
 	var bc struct {
@@ -94,10 +99,13 @@ func TestCorpus(t *testing.T) {
 		if !refine.Polymorphic(text) || strings.Contains(a.Name, "approx_top_k") {
 			continue
 		}
-		t.Run(a.Name, func(t *testing.T) { checkRefined(t, text, a.Inputs, a.Outputs, max(1, a.NrDevices)) })
+		t.Run(a.Name, func(t *testing.T) {
+			checkRefined(t, text, a.Inputs, a.Outputs, max(1, a.NrDevices))
+			checkRefined(t, a.Text, a.Inputs, a.Outputs, max(1, a.NrDevices))
+		})
 		n++
 	}
-	assert.GreaterOrEqual(t, n, 18, "refined modules")
+	assert.GreaterOrEqual(t, n, 33, "refined modules")
 }
 
 func checkRefined(t *testing.T, text string, inputs, outputs []goldenArray, devices int) {

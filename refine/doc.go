@@ -7,7 +7,8 @@
 // dynamic_reshape, dynamic_iota and the like. XLA's PJRT compilers take static shapes only.
 //
 // Where it sits in the data flow: jaxexport reads an artifact's symbolic avals;
-// mlir/bytecode reads its module to the generic form; jit, given arrays, calls Module with
+// mlir/bytecode reads its module to the generic form (or the module comes as the text JAX
+// printed, which refine reads too: pretty.go); jit, given arrays, calls Module with
 // their shapes and compiles the static module that comes back, once per distinct shapes
 // (its lowering cache). refine is on the floor of the packages it uses, mlir (the one MLIR
 // text scanner) and shapes.

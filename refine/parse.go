@@ -160,8 +160,9 @@ type module struct {
 
 // parser reads the generic form text mlir/bytecode.ToText writes.
 type parser struct {
-	s   *mlir.Scanner
-	err error
+	s      *mlir.Scanner
+	err    error
+	groups map[string][]string // the names given to the results of each group %name:N
 }
 
 func (p *parser) failf(format string, args ...any) {
@@ -273,9 +274,13 @@ func (p *parser) argList() []arg {
 
 // parseModule reads a module of the generic form.
 func parseModule(text string) (*module, error) {
+	text, err := stripLocations(text)
+	if err != nil {
+		return nil, err
+	}
 	p := &parser{s: mlir.NewScanner(text)}
 	m := &module{funcs: map[string]*function{}}
-	p.expect(mlir.Ident, "module")
+	start := p.expect(mlir.Ident, "module").Off
 	for p.err == nil && !p.peekIs(mlir.Punct, "{") {
 		if p.peekIs(mlir.Ident, "attributes") {
 			p.next()
@@ -285,7 +290,7 @@ func parseModule(text string) (*module, error) {
 		p.next()
 	}
 	p.expect(mlir.Punct, "{")
-	m.head = text[:p.s.Offset()] + "\n"
+	m.head = text[start:p.s.Offset()] + "\n"
 	for p.err == nil {
 		t := p.s.Peek()
 		if t.Kind == mlir.EOF {
@@ -382,11 +387,23 @@ func (p *parser) region() *region {
 	return r
 }
 
-// op reads one operation of the generic form.
+// op reads one operation, in the generic form or in its custom form (pretty.go).
 func (p *parser) op() *op {
 	o := &op{}
 	for p.err == nil && p.s.Peek().Kind == mlir.PercentIdent {
-		o.results = append(o.results, p.next().Text)
+		r := p.next().Text
+		if p.peekIs(mlir.Punct, ":") {
+			p.next()
+			t := p.expect(mlir.Int, "")
+			n, err := strconv.Atoi(t.Text)
+			if err != nil || n < 1 || n > maxGroup {
+				p.failf("a group of %s results", t.Text)
+				return o
+			}
+			o.results = append(o.results, p.group(r, n)...)
+		} else {
+			o.results = append(o.results, r)
+		}
 		if p.peekIs(mlir.Punct, ",") {
 			p.next()
 		}
@@ -394,15 +411,18 @@ func (p *parser) op() *op {
 	if len(o.results) > 0 {
 		p.expect(mlir.Punct, "=")
 	}
+	if p.s.Peek().Kind == mlir.Ident {
+		p.prettyOp(o)
+		return o
+	}
 	name := p.expect(mlir.String, "")
 	o.name, _ = mlir.Unquote(name.Text)
 	p.expect(mlir.Punct, "(")
 	for p.err == nil && !p.peekIs(mlir.Punct, ")") {
-		t := p.next()
-		if t.Kind != mlir.PercentIdent {
-			p.failf("operand %q of %s is not a value", t.Text, o.name)
+		if p.s.Peek().Kind != mlir.PercentIdent {
+			p.failf("operand %q of %s is not a value", p.s.Peek().Text, o.name)
 		}
-		o.operands = append(o.operands, t.Text)
+		o.operands = append(o.operands, p.value())
 		if p.peekIs(mlir.Punct, ",") {
 			p.next()
 		}

@@ -13,7 +13,7 @@ import (
 
 // Errors of Module, matched with errors.Is.
 var (
-	// ErrSyntax: the text is not a module in the generic form mlir/bytecode.ToText writes.
+	// ErrSyntax: the text is not a module MLIR reads (generic or custom forms).
 	ErrSyntax = errors.New("refine: cannot read the module")
 	// ErrArguments: the argument shapes do not fit @main's types (count, element type, rank,
 	// or a static dimension that differs).
@@ -21,7 +21,8 @@ var (
 	// ErrShapeAssertion: a shape assertion of the module failed for these shapes; the error
 	// says what JAX says (its error_message, with the dimension values filled in).
 	ErrShapeAssertion = errors.New("shape assertion failed")
-	// ErrUnsupported: the module has an op whose dynamic shape refinement does not know.
+	// ErrUnsupported: the module has an op whose dynamic shape refinement does not know, or
+	// an op written in a custom form the parser does not read (pretty.go).
 	ErrUnsupported = errors.New("refine: not refined")
 )
 
@@ -29,10 +30,15 @@ var (
 // arithmetic are scalars and short vectors).
 const maxConst = 64
 
+// maxGroup bounds the results of one op written as a group (%0:N).
+const maxGroup = 1 << 16
+
 // Module returns text, a StableHLO module with dynamic dimensions ("?"), such as jax.export
 // writes for symbolic shapes, refined for @main arguments of the given shapes: what JAX's
 // refine_polymorphic_shapes does before compiling. text is the generic form that
-// mlir/bytecode.ToText writes. Every dynamic dimension becomes static; stablehlo.get_dimension_size
+// mlir/bytecode.ToText writes, or the module as JAX prints it (Exported.mlir_module(): the
+// custom forms of StableHLO's, Shardy's and func's ops, with locations, which are dropped);
+// the result is the generic form. Every dynamic dimension becomes static; stablehlo.get_dimension_size
 // and the integer arithmetic on it are followed; dynamic_broadcast_in_dim, dynamic_reshape,
 // dynamic_iota, dynamic_gather, dynamic_pad and real_dynamic_slice, and JAX's custom calls
 // stablehlo.dynamic_reduce_window, dynamic_top_k and dynamic_rng_bit_generator, become their
@@ -394,7 +400,7 @@ func (r *refiner) regions(e *env, n *op, base string) error {
 	return nil
 }
 
-// Signature returns the types of @main's arguments and results in text (the generic form),
+// Signature returns the types of @main's arguments and results in text (as Module reads it),
 // a dynamic dimension as -1, and the module's mhlo.num_partitions (1 when it does not say).
 func Signature(text string) (args, results []shapes.Shape, partitions int, err error) {
 	m, err := parseModule(text)

@@ -2,6 +2,7 @@ package refine_test
 
 import (
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -80,6 +81,72 @@ func TestModule(t *testing.T) {
 	}
 }
 
+// prettyPoly is poly as MLIR's default printer writes it: custom forms, a group of results
+// (%3:3, %3#1), locations and their aliases.
+const prettyPoly = `#loc = loc(unknown)
+#loc1 = loc("x")
+module @jit_f attributes {jax.uses_shape_polymorphism = true, mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<?x4xf32> loc("x")) -> (tensor<?x4xf32> {jax.result_info = "result[0]"}, tensor<?xi32>, tensor<?x4xf32>) {
+    %c = stablehlo.constant dense<1> : tensor<i32> loc(#loc)
+    %0 = stablehlo.get_dimension_size %arg0, dim = 0 : (tensor<?x4xf32>) -> tensor<i32> loc(#loc2)
+    %1 = stablehlo.compare  GE, %0, %c,  SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1> loc(#loc3)
+    stablehlo.custom_call @shape_assertion(%1, %0) {api_version = 2 : i32, error_message = "Expected value >= 1 for dimension variable 'b'; 'b' = {0}.", has_side_effect = true} : (tensor<i1>, tensor<i32>) -> () loc(#loc4)
+    %3:3 = call @inner(%0, %arg0) : (tensor<i32>, tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?xi32>, tensor<?x4xf32>) loc(#loc)
+    return %3#0, %3#1, %3#2 : tensor<?x4xf32>, tensor<?xi32>, tensor<?x4xf32> loc(#loc)
+  } loc(#loc)
+  func.func private @inner(%arg0: tensor<i32> {jax.global_constant = "b"} loc(unknown), %arg1: tensor<?x4xf32> loc("x"("y"))) -> (tensor<?x4xf32>, tensor<?xi32>, tensor<?x4xf32>) {
+    %cst = stablehlo.constant dense<2.0e+00> : tensor<f32> loc(#loc)
+    %c = stablehlo.constant dense<4> : tensor<1xi32> loc(#loc)
+    %0 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32> loc(#loc)
+    %1 = stablehlo.concatenate %0, %c, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32> loc(#loc)
+    %2 = stablehlo.dynamic_broadcast_in_dim %cst, %1, dims = [] : (tensor<f32>, tensor<2xi32>) -> tensor<?x4xf32> loc(#loc)
+    %3 = stablehlo.multiply %arg1, %2 : tensor<?x4xf32> loc(#loc)
+    %4 = stablehlo.dynamic_iota %0, dim = 0 : (tensor<1xi32>) -> tensor<?xi32> loc(#loc)
+    %5 = "stablehlo.reduce_window"(%3, %cst) <{padding = dense<[[1, 0], [0, 0]]> : tensor<2x2xi64>, window_dimensions = array<i64: 2, 1>}> ({
+    ^bb0(%arg2: tensor<f32> loc(unknown), %arg3: tensor<f32> loc(unknown)):
+      %6 = stablehlo.add %arg2, %arg3 : tensor<f32> loc(#loc)
+      stablehlo.return %6 : tensor<f32> loc(#loc)
+    }) : (tensor<?x4xf32>, tensor<f32>) -> tensor<?x4xf32> loc(#loc)
+    return %3, %4, %5 : tensor<?x4xf32>, tensor<?xi32>, tensor<?x4xf32> loc(#loc)
+  } loc(#loc)
+} loc(#loc)
+#loc2 = loc("dimension_size"(#loc1))
+#loc3 = loc("ge")
+#loc4 = loc("shape_assertion")
+`
+
+// TestPrettyModule refines poly as MLIR prints it: the same module as from its generic form,
+// the same failing assertion.
+func TestPrettyModule(t *testing.T) {
+	args := []shapes.Shape{shapes.Make(dtypes.Float32, 3, 4)}
+	want, err := refine.Module(poly, args)
+	require.NoError(t, err)
+	got, err := refine.Module(prettyPoly, args)
+	require.NoError(t, err)
+	// The values are named as each text names them; the ops, types and attributes are the same.
+	names := regexp.MustCompile(`%[A-Za-z0-9_]+`)
+	assert.Equal(t, names.ReplaceAllString(want, "%v"), names.ReplaceAllString(got, "%v"))
+	assert.NotContains(t, got, "loc(")
+	require.NoError(t, mlir.Check(got))
+	_, err = refine.Module(prettyPoly, []shapes.Shape{shapes.Make(dtypes.Float32, 0, 4)})
+	require.True(t, errors.Is(err, refine.ErrShapeAssertion), "%v", err)
+	assert.ErrorContains(t, err, "Expected value >= 1 for dimension variable 'b'; 'b' = 0.")
+	for _, bad := range []struct{ old, new, msg string }{
+		{"#loc1 = loc(\"x\")", "#map = affine_map<(d0) -> (d0)>", "the attribute alias #map (only location aliases are read)"},
+		{"%3:3 = call", "%3:0 = call", "a group of 0 results"},
+		{"return %3#0, %3#1, %3#2", "return %3#0, %3#1, %3#3", "%3#3 is not a result of a group"},
+		{"dims = []", "dims = [x]", "is not a list of integers"},
+		{"dim = 0 :", "dim = zero :", "is not an integer"},
+		{"SIGNED :", "SIGNED, %c :", "expected"},
+	} {
+		text := strings.Replace(prettyPoly, bad.old, bad.new, 1)
+		require.NotEqual(t, prettyPoly, text, bad.old)
+		_, err := refine.Module(text, args)
+		assert.ErrorContains(t, err, bad.msg, bad.old)
+		assert.True(t, errors.Is(err, refine.ErrSyntax) || errors.Is(err, refine.ErrUnsupported), "%v", err)
+	}
+}
+
 // TestSignature reads @main's types with -1 for dynamic dimensions, and what Polymorphic says.
 func TestSignature(t *testing.T) {
 	args, results, n, err := refine.Signature(poly)
@@ -107,8 +174,14 @@ func TestUnsupported(t *testing.T) {
 			"@inner: stablehlo.cholesky: refine: not refined: refining stablehlo.cholesky with dynamic shapes"},
 		{"a shape from run-time values", `"stablehlo.dynamic_iota"(%2)`, `"stablehlo.dynamic_iota"(%arg0x)`, refine.ErrSyntax,
 			"operand %arg0x is not defined before"},
-		{"not the generic form", `"stablehlo.reshape"(%arg0) : (tensor<i32>) -> tensor<1xi32>`, `stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>`,
-			refine.ErrSyntax, "expected"},
+		{"a custom form not read", `"stablehlo.reshape"(%arg0) : (tensor<i32>) -> tensor<1xi32>`,
+			`stablehlo.einsum %arg0, config = "i->i" : (tensor<i32>) -> tensor<1xi32>`, refine.ErrUnsupported,
+			"stablehlo.einsum in its custom form (the generic form, or the module's bytecode, is read)"},
+		{"a custom form misread", `"stablehlo.reshape"(%arg0) : (tensor<i32>) -> tensor<1xi32>`,
+			`stablehlo.reshape %arg0, dims = [0] : (tensor<i32>) -> tensor<1xi32>`, refine.ErrUnsupported,
+			`stablehlo.reshape: the entry "dims" of its custom form`},
+		{"a group used past its end", `"stablehlo.reshape"(%arg0)`, `"stablehlo.reshape"(%arg0#1)`, refine.ErrSyntax,
+			"%arg0#1 is not a result of a group of results"},
 		{"bounded dynamism", `tensor<?x4xf32>) -> tensor<?x4xf32>
     %6`, `tensor<?x4xf32, #stablehlo.bounds<8, ?>>) -> tensor<?x4xf32>
     %6`, refine.ErrUnsupported, "with an encoding (bounded dynamism)"},

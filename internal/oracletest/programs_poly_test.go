@@ -26,6 +26,7 @@ type polyFile struct {
 		InSpecs  [][]any     `json:"in_specs"`
 		OutSpecs [][]any     `json:"out_specs"`
 		Exported string      `json:"exported"`
+		Text     string      `json:"text"`
 		InDims   [][]string  `json:"in_dims"`
 		Calls    []struct {
 			Sizes   map[string]int `json:"sizes"`
@@ -49,7 +50,9 @@ type polyFile struct {
 // TestProgramsPoly runs the shape-polymorphism corpus: each program, exported by JAX with a
 // symbolic batch (4*b, sharded) and sequence (t), is read with jaxexport (its avals
 // symbolic), and called through one jit.FromExported function at three sizes, as exported and
-// re-sharded onto each variant's mesh and specs: package refine makes the module static for
+// re-sharded onto each variant's mesh and specs; and from the module as JAX printed it
+// (jit.FromText of Exported.mlir_module()), as written and re-sharded onto the first variant:
+// package refine makes the module static for
 // each call's shapes (one lowering and one executable per size, a cache hit when a size
 // comes again). Outputs are compared with JAX's like the programs corpus's. A call whose
 // shapes break the specification fails with jit.ErrArguments and JAX's message.
@@ -72,7 +75,8 @@ func runPoly(t *testing.T, group, file string) {
 	c := pjrttest.Client(t)
 	report.noteGroup(group, fmt.Sprintf("The programs of `testdata/oracle/%s` (jax %s), exported "+
 		"with symbolic shapes and called at three sizes each, run on the pinned CPU plugin through `jit.FromExported`: "+
-		"**exported** on the program's mesh as JAX exported it, and re-sharded onto each variant (InSpecs/OutSpecs), "+
+		"**exported** on the program's mesh as JAX exported it, and re-sharded onto each variant (InSpecs/OutSpecs); "+
+		"and through `jit.FromText` of the module as JAX printed it: **text** as written, and **text/** the first variant re-sharded; "+
 		"the module refined for each call's shapes by package `refine`. Outputs are compared with JAX's as in the "+
 		"programs corpus; `bad call` is a call whose batch is not a multiple of 4, which must fail with JAX's message.",
 		file, f.JAXVersion))
@@ -112,6 +116,22 @@ func runPoly(t *testing.T, group, file string) {
 			}
 			defer fn.Close()
 			run("exported", fn, p.Mesh, p.InSpecs, func(k int) []arrayJSON { return p.Calls[k].Outputs })
+			// The module as JAX printed it (custom forms, locations), as written and re-sharded.
+			tf, err := jit.FromText(p.Name, p.Text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tf.Close()
+			run("text", tf, p.Mesh, p.InSpecs, func(k int) []arrayJSON { return p.Calls[k].Outputs })
+			if len(p.Variants) > 0 {
+				v := p.Variants[0]
+				vf, err := jit.FromText(p.Name, p.Text, jit.InSpecs(specsOf(v.InSpecs)...), jit.OutSpecs(specsOf(v.OutSpecs)...))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer vf.Close()
+				run("text/"+v.Name, vf, v.Mesh, v.InSpecs, func(k int) []arrayJSON { return v.Outputs[k] })
+			}
 			for _, v := range p.Variants {
 				vf, err := jit.FromExported(e, jit.InSpecs(specsOf(v.InSpecs)...), jit.OutSpecs(specsOf(v.OutSpecs)...))
 				if err != nil {

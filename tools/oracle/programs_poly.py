@@ -7,6 +7,7 @@ specification, with JAX's error.
 generate.py writes OUTDIR/programs_poly.json:
 
     {"programs": [{"name", "about", "mesh", "in_specs", "out_specs", "exported" (base64),
+      "text" (the module as JAX prints it, Exported.mlir_module()),
       "in_dims" (the symbolic shapes as JAX writes them), "calls": [{"sizes": {"b", "t"},
       "inputs", "outputs"}], "variants": [{"name", "mesh", "in_specs", "out_specs",
       "outputs": [per call]}], "bad_call": {"inputs", "error"}}]}
@@ -145,7 +146,7 @@ def gen(name, about, fn, in_specs, out_specs):
             if "polymorphic shapes specification" not in err:
                 raise
     return {"name": name, "about": about, "mesh": DM, "in_specs": in_specs, "out_specs": out_specs,
-            "exported": base64.b64encode(blob).decode("ascii"),
+            "exported": base64.b64encode(blob).decode("ascii"), "text": exp.mlir_module(),
             "in_dims": [[str(d) for d in a.shape] for a in exp.in_avals],
             "calls": calls, "variants": variants,
             "bad_call": {"inputs": [enc_array(x) for x in bad], "error": err}}
