@@ -41,8 +41,8 @@ const maxGroup = 1 << 16
 // the result is the generic form. Every dynamic dimension becomes static; stablehlo.get_dimension_size
 // and the integer arithmetic on it are followed; dynamic_broadcast_in_dim, dynamic_reshape,
 // dynamic_iota, dynamic_gather, dynamic_pad and real_dynamic_slice, and JAX's custom calls
-// stablehlo.dynamic_reduce_window, dynamic_top_k and dynamic_rng_bit_generator, become their
-// static ops; JAX's shape assertions (custom_call @shape_assertion) are checked, and a failing
+// stablehlo.dynamic_reduce_window, dynamic_top_k, dynamic_approx_top_k and
+// dynamic_rng_bit_generator, become their static ops; JAX's shape assertions (custom_call @shape_assertion) are checked, and a failing
 // one is an error wrapping ErrShapeAssertion with JAX's message; private functions are
 // specialized per call. The result has static types only.
 func Module(text string, args []shapes.Shape) (string, error) {
@@ -214,6 +214,10 @@ func (r *refiner) op(e *env, o *op) (*op, error) {
 		if err := dynamicTopK(&n, ins); err != nil {
 			return nil, err
 		}
+	case o.name == "stablehlo.custom_call" && customTarget(o) == "stablehlo.dynamic_approx_top_k":
+		if err := r.dynamicApproxTopK(&n, ins); err != nil {
+			return nil, err
+		}
 	case o.name == "stablehlo.custom_call" && customTarget(o) == "stablehlo.dynamic_rng_bit_generator":
 		if err := dynamicRng(&n, ins); err != nil {
 			return nil, err
@@ -294,28 +298,9 @@ func (r *refiner) call(e *env, n *op, ins [][]int64) ([][]int64, error) {
 	if len(f.args) != len(n.ins) {
 		return nil, fmt.Errorf("%w: @%s takes %d arguments, the call passes %d", ErrSyntax, name, len(f.args), len(n.ins))
 	}
-	var key strings.Builder
-	key.WriteString(name)
-	for i, t := range n.ins {
-		fmt.Fprintf(&key, "|%s=%v", t, ins[i])
-	}
-	g := r.made[key.String()]
-	if g == nil {
-		// The first specialization keeps the callee's name, the next ones get a suffix.
-		newName := name
-		for k := 1; r.named(newName); k++ {
-			newName = name + "_" + strconv.Itoa(k)
-		}
-		var err error
-		if g, err = r.function(f, newName, n.ins, ins); err != nil {
-			return nil, err
-		}
-		r.made[key.String()] = g
-		if r.origin == nil {
-			r.origin = map[*function]*function{}
-		}
-		r.origin[g] = f
-		r.order = append(r.order, g)
+	g, err := r.specialize(name, f, n.ins, ins)
+	if err != nil {
+		return nil, err
 	}
 	n.props = strings.Replace(n.props, "callee = "+v, "callee = "+mlir.Symbol(g.name), 1)
 	n.outs = nil
@@ -326,6 +311,35 @@ func (r *refiner) call(e *env, n *op, ins [][]int64) ([][]int64, error) {
 		return nil, fmt.Errorf("%w: @%s returns %d values, the call takes %d", ErrSyntax, name, len(n.outs), len(n.results))
 	}
 	return g.consts, nil
+}
+
+// specialize returns function f (named name) refined for arguments of types in with known
+// contents ins, made once per distinct types and contents.
+func (r *refiner) specialize(name string, f *function, in []typ, ins [][]int64) (*function, error) {
+	var key strings.Builder
+	key.WriteString(name)
+	for i, t := range in {
+		fmt.Fprintf(&key, "|%s=%v", t, ins[i])
+	}
+	g := r.made[key.String()]
+	if g == nil {
+		// The first specialization keeps the callee's name, the next ones get a suffix.
+		newName := name
+		for k := 1; r.named(newName); k++ {
+			newName = name + "_" + strconv.Itoa(k)
+		}
+		var err error
+		if g, err = r.function(f, newName, in, ins); err != nil {
+			return nil, err
+		}
+		r.made[key.String()] = g
+		if r.origin == nil {
+			r.origin = map[*function]*function{}
+		}
+		r.origin[g] = f
+		r.order = append(r.order, g)
+	}
+	return g, nil
 }
 
 // named reports whether a specialization already has name.
@@ -620,5 +634,66 @@ func dynamicRng(n *op, ins [][]int64) error {
 	n.name, n.props, n.attrs = "stablehlo.rng_bit_generator", "rng_algorithm = "+alg, ""
 	n.operands, n.ins = n.operands[:1], n.ins[:1]
 	n.outs[0], n.outs[1] = n.ins[0], n.outs[1].withDims(shape)
+	return nil
+}
+
+// dynamicApproxTopK refines custom_call @stablehlo.dynamic_approx_top_k(operands..., inits...,
+// k, shapes...) with k and the result shapes known into the custom_call @ApproxTopK XLA
+// lowers (what StableHLO's dynamism canonicalization makes of it): the operands and their
+// initial values, top_k = k in mhlo.backend_config, the comparator kept.
+func (r *refiner) dynamicApproxTopK(n *op, ins [][]int64) error {
+	k := len(n.outs)
+	if k == 0 || len(n.operands) != 3*k+1 || len(ins[2*k]) != 1 {
+		return fmt.Errorf("%w: dynamic_approx_top_k of %d operands and %d results, or whose k is not known", ErrUnsupported, len(n.operands), k)
+	}
+	top := ins[2*k][0]
+	for i := range k {
+		shape, err := knownShape(n, ins, 2*k+1+i)
+		if err != nil {
+			return err
+		}
+		if len(shape) != len(n.outs[i].dims) {
+			return fmt.Errorf("%w: dynamic_approx_top_k result %d of rank %d, its shape operand says %v", ErrSyntax, i, len(n.outs[i].dims), shape)
+		}
+		n.outs[i] = n.outs[i].withDims(shape)
+	}
+	cfg, ok := propValue(n.attrs, "mhlo.backend_config")
+	if !ok || !strings.HasPrefix(cfg, "{") || strings.Contains(cfg, "top_k = ") {
+		return fmt.Errorf("%w: dynamic_approx_top_k's mhlo.backend_config %q", ErrSyntax, cfg)
+	}
+	newCfg := "{" + joinEntries(strings.TrimSpace(cfg[1:len(cfg)-1]), fmt.Sprintf("top_k = %d : i64", top)) + "}"
+	var attrs []string
+	for _, a := range splitTop(n.attrs) {
+		switch {
+		case strings.HasPrefix(a, "indices_of_shape_operands "):
+		case strings.HasPrefix(a, "mhlo.backend_config "):
+			attrs = append(attrs, "mhlo.backend_config = "+newCfg)
+		default:
+			attrs = append(attrs, a)
+		}
+	}
+	n.attrs = strings.Join(attrs, ", ")
+	n.props = strings.Replace(n.props, `"stablehlo.dynamic_approx_top_k"`, `"ApproxTopK"`, 1)
+	n.operands, n.ins = n.operands[:2*k], n.ins[:2*k]
+	// The comparator, a function of scalars, is kept (as a specialization of itself).
+	v, _ := propValue(n.props, "called_computations")
+	for _, c := range splitTop(strings.Trim(v, "[]")) {
+		name := strings.TrimPrefix(c, "@")
+		f := r.m.funcs[name]
+		if f == nil {
+			return fmt.Errorf("%w: the comparator %s is not a function of the module", ErrSyntax, c)
+		}
+		in := make([]typ, len(f.args))
+		for i, a := range f.args {
+			in[i] = a.t
+		}
+		g, err := r.specialize(name, f, in, make([][]int64, len(in)))
+		if err != nil {
+			return err
+		}
+		if g.name != name {
+			return fmt.Errorf("%w: the comparator %s", ErrUnsupported, c)
+		}
+	}
 	return nil
 }

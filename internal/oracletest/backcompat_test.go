@@ -39,7 +39,7 @@ type backCompatFile struct {
 var xlaTargets = []string{"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "xla.sdy.FuncResultSharding",
 	"annotate_device_placement",
 	// What package refine makes of a module with symbolic shapes.
-	"shape_assertion", "stablehlo.dynamic_top_k", "stablehlo.dynamic_rng_bit_generator", "stablehlo.dynamic_reduce_window"}
+	"shape_assertion", "stablehlo.dynamic_top_k", "stablehlo.dynamic_approx_top_k", "stablehlo.dynamic_rng_bit_generator", "stablehlo.dynamic_reduce_window"}
 
 // TestBackCompatRun runs, on the pinned CPU plugin, every module of JAX's export
 // backward-compatibility data that plain XLA can run on CPU, whatever platform it was exported
