@@ -88,6 +88,7 @@ func init() {
 		"stablehlo.cholesky":             keyed(map[string]entry{"lower": {"lower", same}}),
 		"stablehlo.dot":                  keyed(map[string]entry{"precision": {"precision_config", precisions}}),
 		"stablehlo.dot_general":          (*parser).dotGeneralForm,
+		"stablehlo.convolution":          (*parser).convForm,
 		"stablehlo.reduce_precision":     (*parser).reducePrecisionForm,
 		"stablehlo.slice":                (*parser).sliceForm,
 		"stablehlo.get_tuple_element":    (*parser).tupleElementForm,
@@ -804,4 +805,104 @@ func (p *parser) manualForm(o *op) {
 	}
 	p.attrDict(o)
 	p.signature(o)
+}
+
+// convForm: (lhs, rhs) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride =
+// [..], pad = [[..], ..], lhs_dilate = [..], rhs_dilate = [..], reverse = [..]} {attrs} : types.
+func (p *parser) convForm(o *op) {
+	p.expect(mlir.Punct, "(")
+	o.operands, _ = p.values()
+	p.expect(mlir.Punct, ")")
+	p.expect(mlir.Ident, "dim_numbers")
+	p.expect(mlir.Punct, "=")
+	start := p.s.Peek().Off
+	p.balanced()
+	p.expect(mlir.Ident, "x")
+	p.balanced()
+	p.expect(mlir.Punct, "->")
+	p.balanced()
+	o.props = "dimension_numbers = #stablehlo.conv<" + p.s.Src()[start:p.s.Offset()] + ">"
+	if p.peekIs(mlir.Punct, ",") {
+		p.next()
+		p.expect(mlir.Ident, "window")
+		p.expect(mlir.Punct, "=")
+		w := p.balanced()
+		if p.err != nil {
+			return
+		}
+		for _, e := range splitTop(w[1 : len(w)-1]) {
+			key, v, _ := strings.Cut(e, " = ")
+			var prop string
+			var err error
+			switch strings.TrimSpace(key) {
+			case "stride":
+				prop, err = i64s(v)
+				prop = "window_strides = " + prop
+			case "lhs_dilate":
+				prop, err = i64s(v)
+				prop = "lhs_dilation = " + prop
+			case "rhs_dilate":
+				prop, err = i64s(v)
+				prop = "rhs_dilation = " + prop
+			case "pad":
+				prop, err = padding(v)
+			case "reverse":
+				prop, err = reversal(v)
+			default:
+				p.unsupportedf("%s: the window entry %q", o.name, key)
+				return
+			}
+			if err != nil {
+				p.failf("%s: window %s: %v", o.name, key, err)
+				return
+			}
+			o.props = joinEntries(o.props, prop)
+		}
+	}
+	p.attrDict(o)
+	p.signature(o)
+}
+
+// padding writes a convolution's pad entry: [[1, 1], [0, 1]] -> padding = dense<[[1, 1], [0,
+// 1]]> : tensor<2x2xi64>.
+func padding(v string) (string, error) {
+	body, ok := listBody(strings.TrimSpace(v))
+	if !ok {
+		return "", fmt.Errorf("%q is not a list", v)
+	}
+	rows := splitTop(body)
+	for _, r := range rows {
+		inner, ok := listBody(r)
+		if !ok {
+			return "", fmt.Errorf("%q is not a list of pairs", v)
+		}
+		if ints, ok := intList(inner); !ok || len(ints) != 2 {
+			return "", fmt.Errorf("%q is not a list of pairs", v)
+		}
+	}
+	return fmt.Sprintf("padding = dense<%s> : tensor<%dx2xi64>", strings.TrimSpace(v), len(rows)), nil
+}
+
+// reversal writes a convolution's reverse entry: [false, true] (or [0, 1]) ->
+// window_reversal = array<i1: false, true>.
+func reversal(v string) (string, error) {
+	body, ok := listBody(strings.TrimSpace(v))
+	if !ok {
+		return "", fmt.Errorf("%q is not a list", v)
+	}
+	var out []string
+	for _, f := range splitTop(body) {
+		switch f {
+		case "true", "1":
+			out = append(out, "true")
+		case "false", "0":
+			out = append(out, "false")
+		default:
+			return "", fmt.Errorf("%q is not a list of booleans", v)
+		}
+	}
+	if len(out) == 0 {
+		return "window_reversal = array<i1>", nil
+	}
+	return "window_reversal = array<i1: " + strings.Join(out, ", ") + ">", nil
 }

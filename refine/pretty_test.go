@@ -80,6 +80,13 @@ func canonical(m *module) string {
 					o.operands[i] = w
 				}
 			}
+			// mlir/bytecode writes convolution dimension numbers in their raw form, JAX compactly.
+			if v, ok := propValue(o.props, "dimension_numbers"); ok && strings.HasPrefix(v, "#stablehlo.conv<raw ") {
+				if in, kernel, out, ok := convLayouts(v); ok {
+					compact := "#stablehlo.conv<[" + strings.Join(in, ", ") + "]x[" + strings.Join(kernel, ", ") + "]->[" + strings.Join(out, ", ") + "]>"
+					o.props = strings.Replace(o.props, v, compact, 1)
+				}
+			}
 			for _, s := range []*string{&o.props, &o.attrs} {
 				if t := strings.TrimSpace(*s); strings.HasPrefix(t, ",") || strings.HasSuffix(t, ",") {
 					*s = "an entry list with an empty entry: " + *s

@@ -27,6 +27,9 @@ func propValue(props, key string) (string, bool) {
 			case '<', '[', '(', '{':
 				depth++
 			case '>', ']', ')', '}':
+				if v[j] == '>' && j > 0 && v[j-1] == '-' {
+					continue // the arrow of a function type or of a convolution's layouts
+				}
 				if depth == 0 {
 					return strings.TrimSpace(v[:j]), true
 				}

@@ -3,6 +3,7 @@ package refine
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -27,7 +28,7 @@ var minOperands = map[string]int{
 	"slice": 1, "pad": 2, "gather": 2, "reduce_window": 2, "get_dimension_size": 1, "convert": 1, "reshape": 1,
 	"select": 3, "clamp": 3, "compare": 2, "add": 2, "subtract": 2, "multiply": 2, "divide": 2, "remainder": 2,
 	"maximum": 2, "minimum": 2, "and": 2, "or": 2, "xor": 2, "negate": 1, "not": 1, "abs": 1, "sign": 1,
-	"dynamic_update_slice": 1, "select_and_scatter": 1, "scatter": 1, "sort": 1,
+	"dynamic_update_slice": 1, "select_and_scatter": 1, "scatter": 1, "sort": 1, "convolution": 2, "dynamic_conv": 3,
 }
 
 // rule gives n's results their refined types (n.outs) from its operands' (n.ins), rewriting a
@@ -102,6 +103,23 @@ func rule(n *op, base string, ins [][]int64) ([]int64, error) {
 		n.props = "edge_padding_high = " + arrayI64(hi) + ", edge_padding_low = " + arrayI64(lo) + ", interior_padding = " + arrayI64(in)
 		n.operands, n.ins = n.operands[:2], n.ins[:2]
 		return c, padRule(n, lo, hi, in)
+	case "dynamic_conv":
+		pad, err := knownShape(n, ins, 2)
+		if err != nil {
+			return nil, err
+		}
+		spatial := len(pad) / 2
+		rows := make([]string, spatial)
+		for i := range rows {
+			rows[i] = fmt.Sprintf("[%d, %d]", pad[2*i], pad[2*i+1])
+		}
+		n.name = "stablehlo.convolution"
+		n.props = joinEntries(n.props, fmt.Sprintf("padding = dense<[%s]> : tensor<%dx2xi64>", strings.Join(rows, ", "), spatial))
+		if spatial == 0 {
+			n.props = strings.TrimSuffix(n.props, ", padding = dense<[]> : tensor<0x2xi64>")
+		}
+		n.operands, n.ins = n.operands[:2], n.ins[:2]
+		return c, convRule(n, pad)
 	case "dynamic_gather":
 		sizes, err := knownShape(n, ins, 2)
 		if err != nil {
@@ -183,6 +201,12 @@ func rule(n *op, base string, ins [][]int64) ([]int64, error) {
 		err2 = gatherRule(n, sizes)
 	case base == "reduce_window":
 		err2 = reduceWindowRule(n)
+	case base == "convolution":
+		pad, ok := propInts(n.props, "padding")
+		if !ok {
+			pad = nil
+		}
+		err2 = convRule(n, pad)
 	case base == "dynamic_update_slice", base == "select_and_scatter", base == "scatter", base == "sort":
 		// Results of the types of the first operands (the updated, scattered or sorted ones).
 		for k := range n.outs {
@@ -597,4 +621,143 @@ func foldNary(n *op, base string, ins [][]int64, out typ) ([]int64, error) {
 		}
 	}
 	return s, nil
+}
+
+// convRule: a convolution's result dimensions, from its operands', its dimension numbers
+// (#stablehlo.conv<[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]>), window and padding (pad, low and
+// high per spatial dimension; nil for none), as StableHLO's shape function computes them.
+func convRule(n *op, pad []int) error {
+	v, _ := propValue(n.props, "dimension_numbers")
+	in, kernel, out, ok := convLayouts(v)
+	lhs, rhs := n.ins[0].dims, n.ins[1].dims
+	if !ok || len(in) != len(lhs) || len(kernel) != len(rhs) || len(out) != len(n.outs[0].dims) {
+		return fmt.Errorf("%w: convolution with dimension numbers %q", ErrUnsupported, v)
+	}
+	spatial := len(lhs) - 2
+	ones := func(key string) []int {
+		v, ok := propInts(n.props, key)
+		if !ok {
+			v = make([]int, spatial)
+			for i := range v {
+				v[i] = 1
+			}
+		}
+		return v
+	}
+	strides, ldil, rdil := ones("window_strides"), ones("lhs_dilation"), ones("rhs_dilation")
+	if pad == nil {
+		pad = make([]int, 2*spatial)
+	}
+	groups, _ := propInts(n.props, "batch_group_count")
+	if len(groups) != 1 || groups[0] < 1 {
+		groups = []int{1}
+	}
+	if len(strides) != spatial || len(ldil) != spatial || len(rdil) != spatial || len(pad) != 2*spatial {
+		return fmt.Errorf("%w: convolution of %d spatial dimensions with strides %v, dilations %v and %v, padding %v",
+			ErrSyntax, spatial, strides, ldil, rdil, pad)
+	}
+	dims := make([]int, len(out))
+	for i, l := range out {
+		switch l {
+		case "b":
+			dims[i] = lhs[slices.Index(in, "b")] / groups[0]
+		case "f":
+			dims[i] = rhs[slices.Index(kernel, "o")]
+		default:
+			k, _ := strconv.Atoi(l)
+			d, w := lhs[slices.Index(in, l)], rhs[slices.Index(kernel, l)]
+			if strides[k] < 1 || ldil[k] < 1 || rdil[k] < 1 {
+				return fmt.Errorf("%w: convolution with strides %v and dilations %v and %v", ErrSyntax, strides, ldil, rdil)
+			}
+			dilated := 0
+			if d > 0 {
+				dilated = (d-1)*ldil[k] + 1
+			}
+			padded := dilated + pad[2*k] + pad[2*k+1]
+			window := (w-1)*rdil[k] + 1
+			if padded >= window && w > 0 {
+				dims[i] = (padded-window)/strides[k] + 1
+			}
+		}
+	}
+	n.outs[0] = n.outs[0].withDims(dims)
+	return nil
+}
+
+// convLayouts reads the three layouts of a convolution's dimension numbers: each dimension's
+// letter (b, f, i, o) or spatial index ("0", "1", ...). ok is false for any other form, or for
+// layouts that do not name each dimension once.
+func convLayouts(v string) (in, kernel, out []string, ok bool) {
+	if !strings.HasPrefix(v, "#stablehlo.conv<") || !strings.HasSuffix(v, ">") {
+		return nil, nil, nil, false
+	}
+	body := v[len("#stablehlo.conv<") : len(v)-1]
+	if raw, ok := strings.CutPrefix(body, "raw "); ok {
+		return rawConvLayouts(raw)
+	}
+	lr, o, found := strings.Cut(body, "->")
+	if !found {
+		return nil, nil, nil, false
+	}
+	l, r, found := strings.Cut(lr, "x")
+	if !found {
+		return nil, nil, nil, false
+	}
+	layout := func(s string, letters string) ([]string, bool) {
+		s = strings.TrimSpace(s)
+		if len(s) < 2 || s[0] != '[' || s[len(s)-1] != ']' {
+			return nil, false
+		}
+		var dims []string
+		for _, f := range strings.Split(s[1:len(s)-1], ",") {
+			dims = append(dims, strings.TrimSpace(f))
+		}
+		spatial := len(dims) - 2
+		seen := map[string]bool{}
+		for _, d := range dims {
+			k, err := strconv.Atoi(d)
+			if seen[d] || !(strings.Contains(letters, d) && len(d) == 1 || err == nil && k >= 0 && k < spatial) {
+				return nil, false
+			}
+			seen[d] = true
+		}
+		return dims, len(seen) == len(dims) && spatial >= 0
+	}
+	var ok1, ok2, ok3 bool
+	in, ok1 = layout(l, "bf")
+	kernel, ok2 = layout(r, "io")
+	out, ok3 = layout(o, "bf")
+	return in, kernel, out, ok1 && ok2 && ok3 && len(in) == len(kernel) && len(in) == len(out)
+}
+
+// rawConvLayouts reads the layouts of dimension numbers written in their raw form (as
+// mlir/bytecode writes them): input_batch_dimension = 0, input_feature_dimension = 3,
+// input_spatial_dimensions = [1, 2], kernel_..., output_....
+func rawConvLayouts(raw string) (in, kernel, out []string, ok bool) {
+	layout := func(prefix, first, second string) ([]string, bool) {
+		a, ok1 := propInts(raw, prefix+"_"+first+"_dimension")
+		b, ok2 := propInts(raw, prefix+"_"+second+"_dimension")
+		sp, ok3 := propInts(raw, prefix+"_spatial_dimensions")
+		if !ok1 || !ok2 || !ok3 || len(a) != 1 || len(b) != 1 {
+			return nil, false
+		}
+		dims := make([]string, len(sp)+2)
+		set := func(i int, name string) bool {
+			if i < 0 || i >= len(dims) || dims[i] != "" {
+				return false
+			}
+			dims[i] = name
+			return true
+		}
+		ok := set(a[0], first[:1]) && set(b[0], second[:1])
+		for k, i := range sp {
+			ok = ok && set(i, strconv.Itoa(k))
+		}
+		return dims, ok
+	}
+	var ok1, ok2, ok3 bool
+	in, ok1 = layout("input", "batch", "feature")
+	kernel, ok2 = layout("kernel", "input_feature", "output_feature")
+	out, ok3 = layout("output", "batch", "feature")
+	return in, kernel, out, ok1 && ok2 && ok3 && len(in) == len(kernel) && len(in) == len(out)
 }

@@ -60,6 +60,13 @@ def poly_layout(x):
             jnp.transpose(x, (1, 0, 2)))
 
 
+def poly_convnet(x, k1, k2):
+    # SAME padding with a stride over the symbolic t: JAX writes stablehlo.dynamic_conv.
+    y = jax.nn.relu(lax.conv_general_dilated(x, k1, (2, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")))
+    z = lax.conv_general_dilated(y, k2, (1, 1), "VALID", rhs_dilation=(1, 2), dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    return y, z, jnp.mean(z, axis=(1, 2))
+
+
 def shapes_of(B, t):
     """The input shapes for a batch of B (4*b) and a sequence of t."""
     return {
@@ -69,6 +76,7 @@ def shapes_of(B, t):
                           ((8, 8), np.float32)],
         "poly_embed": [((32, 8), np.float32), ((B, t), np.int32)],
         "poly_layout": [((B, t, 4), np.float32)],
+        "poly_convnet": [((B, t, 6, 3), np.float32), ((3, 2, 3, 4), np.float32), ((2, 2, 4, 4), np.float32)],
     }
 
 
@@ -94,6 +102,10 @@ PROGRAMS = [
      [[None, "model"], ["data", None]], [["data", None, None], ["data", None]]),
     ("poly_layout", "reshape to [4*b, t*4], concatenate, arange(t), strided slice, flip, transpose", poly_layout,
      [["data", None, None]], [["data", None], [None], ["data", None, None], ["data", None, None], [None, "data", None]]),
+    ("poly_convnet", "convolutions over a symbolic batch (4*b) and height (t): SAME with a stride (dynamic_conv), "
+     "VALID with a dilated kernel, relu, a spatial mean", poly_convnet,
+     [["data", None, None, None], [None, None, None, "model"], [None, None, "model", None]],
+     [["data", None, None, None], ["data", None, None, None], ["data", None]]),
 ]
 
 
