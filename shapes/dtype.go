@@ -141,6 +141,10 @@ func IsFloat(d dtypes.DType) bool {
 // IsComplex reports whether d is complex64 or complex128.
 func IsComplex(d dtypes.DType) bool { return d == dtypes.Complex64 || d == dtypes.Complex128 }
 
+// IsInexact reports whether d is a floating-point or complex type (NumPy's np.inexact): the
+// types whose values JAX differentiates, and so package autodiff.
+func IsInexact(d dtypes.DType) bool { return IsFloat(d) || IsComplex(d) }
+
 // IsSigned reports whether d is a signed integer type (int2 to int64).
 func IsSigned(d dtypes.DType) bool {
 	switch d {

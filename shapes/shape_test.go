@@ -85,6 +85,9 @@ func TestSupported(t *testing.T) {
 		if kinds := btoi(shapes.IsFloat(d)) + btoi(shapes.IsComplex(d)) + btoi(shapes.IsSigned(d)) + btoi(shapes.IsUnsigned(d)); kinds != 1 && d != dtypes.Bool {
 			t.Errorf("%v is of %d kinds", d, kinds)
 		}
+		if shapes.IsInexact(d) != (shapes.IsFloat(d) || shapes.IsComplex(d)) {
+			t.Errorf("IsInexact(%v) = %v", d, shapes.IsInexact(d))
+		}
 		if shapes.ElementBytes(d) != max(1, shapes.Bits(d)/8) {
 			t.Errorf("%v: %d bits, %d host bytes", d, shapes.Bits(d), shapes.ElementBytes(d))
 		}
