@@ -39,6 +39,20 @@
 // (comparisons, argmax, random bits, integer index arithmetic), VJP gives integer inputs
 // zeros (JAX's float0), and Grad refuses them with ErrNotFloat like jax.grad.
 //
+// # Complex, float8 and float4 values
+//
+// Every floating-point and complex type carries a cotangent of its own type, as in JAX
+// (shapes.IsInexact). The float8 family and f4E2M1FN are ordinary floats to the rules: their
+// cotangents are computed in their type, with its rounding, and a conversion's cotangent is
+// converted back. A complex cotangent follows JAX's convention: it is the plain transpose of
+// the linear map, without conjugation, so the cotangent of x in x*y is ct*y, holomorphic
+// ops (exp, log, sin, tanh, sqrt, div, pow, ...) take their real formulas in complex
+// arithmetic, and the transposes of real(x), imag(x) and complex(x, y) are complex(ct, 0),
+// complex(0, -ct) and (real(ct), -imag(ct)); the builder's Conj, made of those, transposes
+// to the conjugate of ct. A conversion of real values to complex transposes to the real
+// part of ct, and abs of complex x to complex(ct, 0)*conj(x)/|x| (none at 0). Grad takes complex values (the gradient of |z|^2 is 2 conj(z), as
+// jax.grad gives it) but, like jax.grad, only a real loss; VJP takes complex outputs.
+//
 // # Rules
 //
 // Rules are registered by op name (Register); this package registers those of the
@@ -46,11 +60,11 @@
 // convolution, reduce (sum, prod, max, min), reduce_window (sum, max, min; cumsum, cumprod,
 // cummax, cummin), select_and_scatter (a pool's gradient, so gradients of gradients and
 // Hessian-vector products go through pools), gather, scatter (add, replace, mul, max, min),
-// sort, top_k, if, case, while loops with a known trip count (ForLoop, Scan), func.call and
-// the GSPMD @Sharding call. Package lower registers its sharding constraint, shard_map and
-// the collectives. An op with open regions (if, case, while) depends on the values they
-// capture as well as on its operands: Inputs lists both, and a rule returns one cotangent
-// per input.
+// sort, top_k, real, imag, complex, if, case, while loops with a known trip count
+// (ForLoop, Scan), func.call and the GSPMD @Sharding call. Package lower registers its
+// sharding constraint, shard_map and the collectives. An op with open regions (if, case,
+// while) depends on the values they capture as well as on its operands: Inputs lists both,
+// and a rule returns one cotangent per input.
 //
 // Each follows JAX's rule for the same primitive, including where the derivative is not
 // defined: max and min split the cotangent evenly between tied operands, a reduce max
@@ -63,8 +77,9 @@
 //
 // These record ErrNotDifferentiable instead: a custom call and a scatter with a Go combiner
 // (ScatterFunc); as in JAX, a while loop without a known trip count, a windowed max or min
-// with window dilations, the updates of a multiplying scatter without UniqueIndices, and a
-// windowed product or a reduce_window with a Go body (ReduceWindowFunc): lax.reduce_window
+// with window dilations, the updates of a multiplying scatter without UniqueIndices, a
+// clamp of complex values (lax.clamp's derivative compares, and complex values have no
+// order), and a windowed product or a reduce_window with a Go body (ReduceWindowFunc): lax.reduce_window
 // turns only add, max and min with their identities into reductions JAX can transpose, and
 // binds any other computation, lax.mul included, as a generic reduce_window that jax.vjp
 // refuses (jax.jvp takes it forward; JVP here, a transposed VJP, refuses it as well).

@@ -11,8 +11,8 @@ var (
 	// parameters, on the path from the differentiated values to the outputs.
 	ErrNotDifferentiable = errors.New("not differentiable")
 	// ErrNotFloat: Grad or ValueAndGrad was asked for the gradient with respect to a value
-	// that is not floating point, or of a loss that is not (JAX's grad raises TypeError for
-	// both).
+	// that is neither floating point nor complex, or of a loss that is not real floating
+	// point (JAX's grad raises TypeError for both).
 	ErrNotFloat = errors.New("not a floating-point value")
 	// ErrCotangent: a cotangent does not fit its output (shape or element type), an output or
 	// a differentiated value is not a value of the function, or a loss is not a scalar.

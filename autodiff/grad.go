@@ -1,16 +1,20 @@
 package autodiff
 
 import (
+	"github.com/xlamesh/xlamesh/shapes"
 	"github.com/xlamesh/xlamesh/stablehlo"
 )
 
 // Grad adds to f the gradient of the scalar loss with respect to each value of wrt (JAX's
 // jax.grad, built into the same function) and returns the gradients, each of its value's
-// type. loss must be a floating-point scalar (ErrCotangent for another shape, ErrNotFloat
-// for another type) and each value of wrt floating point (ErrNotFloat, as jax.grad raises
-// for integer inputs; VJP gives integer values zeros instead). f must not have returned yet.
-// On error (recorded in the module, as every builder error) it returns one zero Value per
-// value of wrt.
+// type. loss must be a real floating-point scalar, float8 and float4 included (ErrCotangent
+// for another shape, ErrNotFloat for another type: jax.grad refuses a complex loss too, and
+// Grad has no holomorphic mode; VJP takes complex outputs), and each value of wrt floating
+// point or complex (ErrNotFloat, as jax.grad raises for integer inputs; VJP gives integer
+// values zeros instead). The gradient with respect to a complex z = x+iy is JAX's,
+// dloss/dx - i dloss/dy: the conjugate of the direction of steepest ascent (the gradient
+// of |z|^2 is 2 conj(z)). f must not have returned yet. On error (recorded in the module,
+// as every builder error) it returns one zero Value per value of wrt.
 func Grad(f *stablehlo.Function, loss Value, wrt ...Value) []Value {
 	_, g := ValueAndGrad(f, loss, wrt...)
 	return g
@@ -32,13 +36,17 @@ func ValueAndGrad(f *stablehlo.Function, loss Value, wrt ...Value) (Value, []Val
 		f.Failf(opName, -1, loss, ErrCotangent, "gradient only defined for scalar-output functions; the loss is %v", loss.Shape())
 		return loss, zeros
 	}
-	if !loss.DType().IsFloat() {
-		f.Failf(opName, -1, loss, ErrNotFloat, "grad requires a floating-point loss, got %v", loss.Shape())
+	if d := loss.DType(); !shapes.IsFloat(d) {
+		hint := ""
+		if shapes.IsComplex(d) {
+			hint = "; for complex outputs use VJP with a cotangent (Grad has no holomorphic mode)"
+		}
+		f.Failf(opName, -1, loss, ErrNotFloat, "grad requires a real-valued, floating-point loss, got %v%s", loss.Shape(), hint)
 		return loss, zeros
 	}
 	for i, w := range wrt {
-		if w.Valid() && !w.DType().IsFloat() {
-			f.Failf(opName, i, w, ErrNotFloat, "grad requires real-valued inputs, but value %d is %v; use VJP for integer values", i, w.Shape())
+		if w.Valid() && !shapes.IsInexact(w.DType()) {
+			f.Failf(opName, i, w, ErrNotFloat, "grad requires real- or complex-valued inputs, but value %d is %v; use VJP for integer values", i, w.Shape())
 			return loss, zeros
 		}
 	}

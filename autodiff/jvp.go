@@ -1,6 +1,7 @@
 package autodiff
 
 import (
+	"github.com/xlamesh/xlamesh/shapes"
 	"github.com/xlamesh/xlamesh/stablehlo"
 )
 
@@ -10,9 +11,10 @@ import (
 // the outputs' cotangents: JVP transposes that map by walking back the backward pass itself
 // (the "double VJP"), so it costs about two backward passes, needs the rules of the ops the
 // backward pass is made of (all of this package's have them, a max pool's select_and_scatter
-// included), and takes the options of VJP. An integer or pred output gets zeros; the tangent of an
-// integer value of wrt is ignored. Errors stick in the module; JVP then returns one zero
-// Value per output.
+// included), and takes the options of VJP. An integer or pred output gets zeros; the tangent
+// of an integer value of wrt is ignored. Complex values get JAX's tangents: of a holomorphic
+// function, its complex derivative times the tangent. Errors stick in the module; JVP then
+// returns one zero Value per output.
 func JVP(f *stablehlo.Function, outputs, wrt, tangents []Value, opts ...Option) []Value {
 	const opName = "jvp"
 	res := make([]Value, len(outputs))
@@ -24,7 +26,7 @@ func JVP(f *stablehlo.Function, outputs, wrt, tangents []Value, opts ...Option) 
 		return res
 	}
 	for i, w := range wrt {
-		if !w.Valid() || !w.DType().IsFloat() {
+		if !w.Valid() || !shapes.IsInexact(w.DType()) {
 			continue
 		}
 		t := tangents[i]
@@ -33,12 +35,12 @@ func JVP(f *stablehlo.Function, outputs, wrt, tangents []Value, opts ...Option) 
 			return res
 		}
 	}
-	// Placeholder cotangents u, one per float output: the VJP is linear in them.
+	// Placeholder cotangents u, one per float or complex output: the VJP is linear in them.
 	us := make([]Value, len(outputs))
-	var uf []Value // the float ones
+	var uf []Value // the float and complex ones
 	var at []int
 	for i, o := range outputs {
-		if o.Valid() && o.DType().IsFloat() {
+		if o.Valid() && shapes.IsInexact(o.DType()) {
 			us[i] = f.Full(o.Shape(), 0)
 			uf = append(uf, us[i])
 			at = append(at, i)
@@ -48,13 +50,18 @@ func JVP(f *stablehlo.Function, outputs, wrt, tangents []Value, opts ...Option) 
 	if f.Failed() {
 		return res
 	}
-	// s = sum_i <g_i, t_i>, linear in u; its gradient in u is J t.
+	// s = sum_i <g_i, t_i>, linear in u; its gradient in u is J t. The pairing is JAX's,
+	// real(sum(g*t)) without conjugation, under which the rules' transposes are transposes
+	// (real's is complex(ct, 0), imag's complex(0, -ct)), so complex values need no more.
 	var s Value
 	for i, g := range gs {
-		if !g.Valid() || !g.DType().IsFloat() {
+		if !g.Valid() || !shapes.IsInexact(g.DType()) {
 			continue
 		}
 		term := f.Sum(f.Mul(g, tangents[i]))
+		if shapes.IsComplex(term.DType()) {
+			term = f.Real(term)
+		}
 		if s.Valid() {
 			if term.DType() != s.DType() {
 				term = f.Convert(term, s.DType())

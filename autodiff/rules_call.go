@@ -1,6 +1,7 @@
 package autodiff
 
 import (
+	"github.com/xlamesh/xlamesh/shapes"
 	"github.com/xlamesh/xlamesh/stablehlo"
 )
 
@@ -77,7 +78,7 @@ func callRule(b *Backward, op *stablehlo.Op, cts []Value) []Value {
 	for i, r := range g.Results() {
 		outs[i] = env[r]
 		full[i] = cts[i]
-		if !full[i].Valid() && r.DType().IsFloat() {
+		if !full[i].Valid() && shapes.IsInexact(r.DType()) {
 			full[i] = b.Zeros(r.Shape())
 		}
 	}

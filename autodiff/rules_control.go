@@ -3,6 +3,7 @@ package autodiff
 import (
 	"github.com/gomlx/gopjrt/dtypes"
 
+	"github.com/xlamesh/xlamesh/shapes"
 	"github.com/xlamesh/xlamesh/stablehlo"
 )
 
@@ -22,23 +23,24 @@ func init() {
 	}
 }
 
-// floatInputs returns the positions of the active floating-point values among ins.
-func floatInputs(b *Backward, ins []Value) []int {
+// inexactInputs returns the positions of the active floating-point and complex values among
+// ins.
+func inexactInputs(b *Backward, ins []Value) []int {
 	var at []int
 	for i, v := range ins {
-		if b.Active(v) && v.DType().IsFloat() {
+		if b.Active(v) && shapes.IsInexact(v.DType()) {
 			at = append(at, i)
 		}
 	}
 	return at
 }
 
-// filled returns cts with zeros for the float results that have none.
+// filled returns cts with zeros for the float and complex results that have none.
 func filled(b *Backward, results, cts []Value) []Value {
 	out := make([]Value, len(cts))
 	for i, r := range results {
 		out[i] = cts[i]
-		if !out[i].Valid() && r.DType().IsFloat() {
+		if !out[i].Valid() && shapes.IsInexact(r.DType()) {
 			out[i] = b.Zeros(r.Shape())
 		}
 	}
@@ -51,7 +53,7 @@ func filled(b *Backward, results, cts []Value) []Value {
 func branchRule(b *Backward, op *stablehlo.Op, cts []Value) []Value {
 	f := b.f
 	ins := Inputs(op)
-	at := floatInputs(b, ins[1:])
+	at := inexactInputs(b, ins[1:])
 	out := make([]Value, len(ins))
 	if len(at) == 0 {
 		return out
@@ -115,15 +117,16 @@ func whileRule(b *Backward, op *stablehlo.Op, cts []Value) []Value {
 	args, res := body.Args(), body.Results()
 	out := make([]Value, len(ins))
 
-	// The float carries and captures that want cotangents, and which carries change.
-	var fc []int // indices into carries of float carries
+	// The float (and complex) carries and captures that want cotangents, and which carries
+	// change.
+	var fc []int // indices into carries of float and complex carries
 	for j, c := range carries {
-		if c.DType().IsFloat() {
+		if shapes.IsInexact(c.DType()) {
 			fc = append(fc, j)
 		}
 	}
-	capAt := floatInputs(b, caps)
-	if len(floatInputs(b, carries)) == 0 && len(capAt) == 0 {
+	capAt := inexactInputs(b, caps)
+	if len(inexactInputs(b, carries)) == 0 && len(capAt) == 0 {
 		return out
 	}
 	varying := make([]bool, len(carries))
@@ -170,7 +173,8 @@ func whileRule(b *Backward, op *stablehlo.Op, cts []Value) []Value {
 	}
 	stacks := fwd[len(carries):]
 
-	// Backward: cotangents of the float carries, then sums of the captures' cotangents.
+	// Backward: cotangents of the float and complex carries, then sums of the captures'
+	// cotangents.
 	seeds := filled(b, op.Results(), cts)
 	binit := make([]Value, 0, len(fc)+len(capAt))
 	for _, j := range fc {
@@ -301,7 +305,7 @@ func sortRule(b *Backward, op *stablehlo.Op, cts []Value) []Value {
 	perm := sorted[len(xs)]
 	out := make([]Value, len(xs))
 	for i, x := range xs {
-		if b.Active(x) && x.DType().IsFloat() && cts[i].Valid() {
+		if b.Active(x) && shapes.IsInexact(x.DType()) && cts[i].Valid() {
 			out[i] = batchedScatterAdd(b, x.Shape(), perm, cts[i], p.Dim)
 		}
 	}

@@ -3,13 +3,17 @@ package autodiff
 import (
 	"math"
 
+	"github.com/xlamesh/xlamesh/shapes"
 	"github.com/xlamesh/xlamesh/stablehlo"
 )
 
 // Elementwise rules. Each follows the JVP rule of the JAX primitive of the same op
 // (jax/_src/lax/lax.py), transposed: the same products in the same order where that matters
 // for rounding, and the same choices where the derivative is not defined (max and min split
-// ties evenly, abs takes +1 at 0, sign, floor, ceil and round have zero derivatives).
+// ties evenly, abs takes +1 at 0, sign, floor, ceil and round have zero derivatives). On
+// complex values the holomorphic ops (exp, log, sin, tanh, div, pow, ...) take the same
+// formulas in complex arithmetic, without conjugation, as JAX's do; abs, whose result is
+// real, takes JAX's complex rule.
 
 func init() {
 	for name, r := range map[string]Rule{
@@ -38,9 +42,7 @@ func init() {
 		}),
 		"stablehlo.sine":   unary(func(f *stablehlo.Function, g, x, y Value) Value { return f.Mul(g, f.Cos(x)) }),
 		"stablehlo.cosine": unary(func(f *stablehlo.Function, g, x, y Value) Value { return f.Neg(f.Mul(g, f.Sin(x))) }),
-		"stablehlo.abs": unary(func(f *stablehlo.Function, g, x, y Value) Value {
-			return f.Select(f.Compare(x, f.Full(x.Shape(), 0), stablehlo.GE), g, f.Neg(g))
-		}),
+		"stablehlo.abs":    unary(absVJP),
 		"stablehlo.exponential_minus_one": unary(func(f *stablehlo.Function, g, x, y Value) Value {
 			return f.Mul(g, f.Add(y, f.Full(y.Shape(), 1)))
 		}),
@@ -84,6 +86,19 @@ func unary(d func(f *stablehlo.Function, g, x, y Value) Value) Rule {
 	return func(b *Backward, op *stablehlo.Op, cts []Value) []Value {
 		return []Value{d(b.f, cts[0], op.Operands()[0], op.Results()[0])}
 	}
+}
+
+// absVJP is JAX's _abs_jvp_rule transposed: for real x the cotangent or its negation (+1 at
+// 0); for complex x, whose |x| is real, complex(g, 0) * conj(x)/|x|, with |x| = 0 read as 1
+// (JAX's _replace_zero), so that 0 gets none.
+func absVJP(f *stablehlo.Function, g, x, y Value) Value {
+	if !shapes.IsComplex(x.DType()) {
+		return f.Select(f.Compare(x, f.Full(x.Shape(), 0), stablehlo.GE), g, f.Neg(g))
+	}
+	s := x.Shape()
+	r := f.Convert(y, x.DType())
+	r = f.Select(f.Equal(r, f.Full(s, 0)), f.Full(s, 1), r)
+	return f.Mul(f.Complex(g, f.Full(g.Shape(), 0)), f.Div(f.Conj(x), r))
 }
 
 // zeroRule is the rule of an op whose derivative is zero wherever it is defined: no
@@ -224,21 +239,38 @@ func selectRule(b *Backward, op *stablehlo.Op, cts []Value) []Value {
 	return out
 }
 
-// convertRule: a float-to-float conversion converts the cotangent back; conversions from
-// integers give none (their operands are never active).
+// convertRule: a conversion between float and complex types (float8 and float4 included)
+// converts the cotangent back, as JAX's _convert_element_type_transpose_rule does: a
+// complex cotangent of a real value by its real part, as convert_element_type takes it;
+// conversions from integers give none (their operands are never active).
 func convertRule(b *Backward, op *stablehlo.Op, cts []Value) []Value {
+	f := b.f
 	x := op.Operands()[0]
-	if !x.DType().IsFloat() {
+	d := x.DType()
+	if !shapes.IsInexact(d) {
 		return []Value{{}}
 	}
-	return []Value{b.f.Convert(cts[0], x.DType())}
+	g := cts[0]
+	if shapes.IsComplex(g.DType()) && !shapes.IsComplex(d) {
+		if g = f.Real(g); g.DType() == d {
+			return []Value{g}
+		}
+	}
+	return []Value{f.Convert(g, d)}
 }
 
 // clampRule (operands min, x, max), as JAX's: the cotangent goes to x where min < x < max,
 // to min where x < min < max, and to max where max < x; a scalar bound sums its share.
+//
+// A clamp of complex values is refused, as jax.vjp refuses it: the rule compares the operand
+// with its bounds, and complex values have no order.
 func clampRule(b *Backward, op *stablehlo.Op, cts []Value) []Value {
 	f := b.f
 	lo, x, hi := op.Operands()[0], op.Operands()[1], op.Operands()[2]
+	if shapes.IsComplex(x.DType()) {
+		return b.Fail(op, "clamp of %v: complex values have no order for the derivative to compare (jax.vjp refuses it too: "+
+			"lax.clamp's derivative compares with gt, which does not accept complex values)", x.Shape())
+	}
 	g := cts[0]
 	s := g.Shape()
 	zeros := b.Zeros(s)

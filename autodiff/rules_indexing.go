@@ -201,7 +201,7 @@ func scatterExtremalVJP(b *Backward, op *stablehlo.Op, p stablehlo.ScatterParams
 	opCoef := f.Div(f.Sub(f.Select(kept, shared, zerosU), onesU), refs)
 	// ct is zero at windows the scatter dropped; the coefficients there may not be finite.
 	ct := gatherFill(f, g, idx, gp)
-	inBounds := f.Greater(gatherFill(f, f.Full(x.Shape(), 1), idx, gp), zerosU)
+	inBounds := f.Compare(gatherFill(f, f.Full(x.Shape(), 1), idx, gp), zerosU, stablehlo.NE) // NE: complex has no GT
 	var ctX, ctU Value
 	if b.Active(x) {
 		ctX = f.Add(g, f.Scatter(zerosX, idx, f.Select(inBounds, f.Mul(ct, opCoef), zerosU), sum))

@@ -181,7 +181,9 @@ func (b *Backward) VJP(ops []*stablehlo.Op, outputs, wrt, cts []Value) []Value {
 // gives float0 zeros). Only the ops on a path from wrt to outputs are transposed; an op
 // there without a transpose rule records an error wrapping ErrNotDifferentiable that names
 // it (see Register). The cotangent of an integer or pred output is ignored and may be the
-// zero Value.
+// zero Value. Floating-point values of every width (float8 and float4 included) and complex
+// values have cotangents of their own type; a complex cotangent is JAX's plain transpose,
+// without conjugation (see the package doc).
 //
 // Errors stick in the module like the builder's: VJP then returns one zero Value per value
 // of wrt, and Build reports the error.
@@ -194,13 +196,6 @@ func VJP(f *stablehlo.Function, outputs, wrt, cts []Value, opts ...Option) []Val
 		return make([]Value, len(wrt))
 	}
 	return run(f, cfg, f.Ops(), outputs, wrt, cts)
-}
-
-// unDifferentiated reports whether d is an inexact type JAX differentiates and xlamesh does not
-// yet: complex, the float8 family and f4E2M1FN. A value of such a type that a differentiated
-// value reaches is an error (ErrNotDifferentiable), never a silent zero cotangent.
-func unDifferentiated(d stablehlo.DType) bool {
-	return shapes.IsComplex(d) || shapes.IsFloat(d) && !d.IsFloat()
 }
 
 // run is one reverse walk over ops in f.
@@ -219,7 +214,7 @@ func run(f *stablehlo.Function, cfg *config, ops []*stablehlo.Op, outputs, wrt, 
 			f.Failf(opName, i, o, ErrCotangent, "output %d is not a value of this function", i)
 			return res
 		}
-		if !o.DType().IsFloat() {
+		if !shapes.IsInexact(o.DType()) {
 			continue
 		}
 		c := cts[i]
@@ -236,14 +231,9 @@ func run(f *stablehlo.Function, cfg *config, ops []*stablehlo.Op, outputs, wrt, 
 	}
 	b := &Backward{f: f, cfg: cfg, active: make(map[Value]bool)}
 	keep := make(map[Value]bool, len(wrt)) // cotangents the walk returns
-	for i, w := range wrt {
+	for _, w := range wrt {
 		keep[w] = true
-		if unDifferentiated(w.DType()) {
-			f.Failf(opName, i, w, ErrNotDifferentiable, "differentiated value %d is %v: xlamesh does not "+
-				"differentiate complex, float8 or float4 values yet", i, w.Shape())
-			return res
-		}
-		if w.DType().IsFloat() {
+		if shapes.IsInexact(w.DType()) {
 			b.active[w] = true
 		}
 	}
@@ -264,12 +254,7 @@ func run(f *stablehlo.Function, cfg *config, ops []*stablehlo.Op, outputs, wrt, 
 			continue
 		}
 		for _, r := range rs {
-			if unDifferentiated(r.DType()) {
-				f.Failf(op.Name(), -1, r, ErrNotDifferentiable, "vjp: %s makes a %v value from a differentiated one: "+
-					"xlamesh does not differentiate through complex, float8 or float4 values yet", op.Name(), r.Shape())
-				return res
-			}
-			if r.DType().IsFloat() {
+			if shapes.IsInexact(r.DType()) {
 				b.active[r] = true
 			}
 		}

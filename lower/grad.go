@@ -5,6 +5,7 @@ import (
 
 	"github.com/xlamesh/xlamesh/autodiff"
 	"github.com/xlamesh/xlamesh/mesh"
+	"github.com/xlamesh/xlamesh/shapes"
 	"github.com/xlamesh/xlamesh/stablehlo"
 )
 
@@ -151,12 +152,12 @@ func shardMapRule(b *autodiff.Backward, op *stablehlo.Op, cts []Value) []Value {
 	body := op.Regions()[0]
 	results := op.Results()
 	// The backward shard_map's operands: every forward operand, then the cotangents of the
-	// float results (zeros where a result has none).
+	// float and complex results (zeros where a result has none).
 	args := slices.Clone(operands)
 	inSpecs := slices.Clone(p.InSpecs)
 	var ctAt []int // result index of each cotangent operand
 	for i, r := range results {
-		if !r.DType().IsFloat() {
+		if !shapes.IsInexact(r.DType()) {
 			continue
 		}
 		c := cts[i]
@@ -170,7 +171,7 @@ func shardMapRule(b *autodiff.Backward, op *stablehlo.Op, cts []Value) []Value {
 	var wrt []int // operands that get a cotangent
 	var outSpecs []mesh.PartitionSpec
 	for i, v := range operands {
-		if b.Active(v) && v.DType().IsFloat() {
+		if b.Active(v) && shapes.IsInexact(v.DType()) {
 			wrt = append(wrt, i)
 			outSpecs = append(outSpecs, p.InSpecs[i])
 		}
