@@ -50,7 +50,9 @@
 // arithmetic, and the transposes of real(x), imag(x) and complex(x, y) are complex(ct, 0),
 // complex(0, -ct) and (real(ct), -imag(ct)); the builder's Conj, made of those, transposes
 // to the conjugate of ct. A conversion of real values to complex transposes to the real
-// part of ct, and abs of complex x to complex(ct, 0)*conj(x)/|x| (none at 0). Grad takes complex values (the gradient of |z|^2 is 2 conj(z), as
+// part of ct, abs of complex x to complex(ct, 0)*conj(x)/|x| (none at 0), and an FFT to
+// JAX's transpose (fft for FFT and IFFT, JAX's masked inverse transforms for RFFT and
+// IRFFT). Grad takes complex values (the gradient of |z|^2 is 2 conj(z), as
 // jax.grad gives it) but, like jax.grad, only a real loss; VJP takes complex outputs.
 //
 // # Rules
@@ -60,7 +62,7 @@
 // convolution, reduce (sum, prod, max, min), reduce_window (sum, max, min; cumsum, cumprod,
 // cummax, cummin), select_and_scatter (a pool's gradient, so gradients of gradients and
 // Hessian-vector products go through pools), gather, scatter (add, replace, mul, max, min),
-// sort, top_k, real, imag, complex, if, case, while loops with a known trip count
+// sort, top_k, real, imag, complex, fft, if, case, while loops with a known trip count
 // (ForLoop, Scan), func.call and the GSPMD @Sharding call. Package lower registers its
 // sharding constraint, shard_map and the collectives. An op with open regions (if, case,
 // while) depends on the values they capture as well as on its operands: Inputs lists both,
