@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/gomlx/gopjrt/dtypes"
+
+	"github.com/xlamesh/xlamesh/stablehlo"
 )
 
 // Planted differences for the comparators of the ops, programs, vjp and multi-process
@@ -103,6 +105,38 @@ func TestCompareArrayPlanted(t *testing.T) {
 	for _, tt := range tests {
 		var d []string
 		compareArray(&d, "g", want, tt.got, tt.exact)
+		if !slices.Equal(d, tt.diff) {
+			t.Errorf("%s: diffs %q, want %q", tt.name, d, tt.diff)
+		}
+	}
+}
+
+func TestCompareHostPlanted(t *testing.T) {
+	c2 := vjpArray{Shape: []int{2}, DType: "complex64", Values: []float64{1, -0.5, 0, 2}, Hex: "0000803f000000bf0000000000000040"}
+	f8 := vjpArray{Shape: []int{3}, DType: "float8_e4m3fn", Values: []float64{1, -2, 0.5}, Hex: "38c030"}
+	tests := []struct {
+		name  string
+		want  vjpArray
+		shape stablehlo.Shape
+		got   any
+		diff  []string
+	}{
+		{"complex, same", c2, stablehlo.NewShape(dtypes.Complex64, 2), []complex64{1 - 0.5i, 2i}, nil},
+		{"complex, imaginary part", c2, stablehlo.NewShape(dtypes.Complex64, 2), []complex64{1 + 0.5i, 2i},
+			[]string{"g (real, imaginary)[1]: JAX -0.5, xlamesh 0.5"}},
+		{"float8, same", f8, stablehlo.NewShape(dtypes.F8E4M3FN, 3), []uint8{0x38, 0xc0, 0x30}, nil},
+		{"float8, one bit", f8, stablehlo.NewShape(dtypes.F8E4M3FN, 3), []uint8{0x38, 0xc1, 0x30},
+			[]string{"g[1]: JAX -2 (0xc0), xlamesh 0xc1"}},
+		{"float8 for float32", f8, stablehlo.NewShape(dtypes.Float32, 3), []float32{1, -2, 0.5},
+			[]string{"g: JAX float8_e4m3fn[3], xlamesh Float32[3]"}},
+		{"shape", f8, stablehlo.NewShape(dtypes.F8E4M3FN, 1, 3), []uint8{0x38, 0xc0, 0x30},
+			[]string{"g: JAX float8_e4m3fn[3], xlamesh F8E4M3FN[1 3]"}},
+	}
+	for _, tt := range tests {
+		var d []string
+		if err := compareHost(&d, "g", tt.want, tt.shape, tt.got, true); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
 		if !slices.Equal(d, tt.diff) {
 			t.Errorf("%s: diffs %q, want %q", tt.name, d, tt.diff)
 		}

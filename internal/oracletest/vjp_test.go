@@ -1,6 +1,7 @@
 package oracletest
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,10 +32,14 @@ import (
 // the partitioner may reorder sums; 1e-6 is the absolute floor near zero.
 const vjpTol, vjpFloor = 1e-5, 1e-6
 
+// vjpArray is an array of the vjp golden. A complex, float8 or float4 array also carries its
+// raw bytes in Hex, and its Values are floats all the same: a complex array's real and
+// imaginary parts in turn, a float8 or float4 array's exact values.
 type vjpArray struct {
 	Shape  []int     `json:"shape"`
 	DType  string    `json:"dtype"`
 	Values []float64 `json:"values"`
+	Hex    string    `json:"hex"`
 }
 
 type vjpRuleCase struct {
@@ -248,20 +253,73 @@ var vjpRules = map[string]func(f *stablehlo.Function, a []sv) sv{
 		return f.ReduceWindow(a[0], stablehlo.Sum, stablehlo.ReduceWindowParams{Window: []int{2, 2}, Strides: []int{2, 1},
 			BaseDilations: []int{2, 1}, WindowDilations: []int{1, 2}, Padding: stablehlo.Pads([2]int{1, 0}, [2]int{0, 1})})
 	},
+
+	// Complex values.
+	"real":                  func(f *stablehlo.Function, a []sv) sv { return f.Real(a[0]) },
+	"imag":                  func(f *stablehlo.Function, a []sv) sv { return f.Imag(a[0]) },
+	"complex":               func(f *stablehlo.Function, a []sv) sv { return f.Complex(a[0], a[1]) },
+	"conj":                  func(f *stablehlo.Function, a []sv) sv { return f.Conj(a[0]) },
+	"add_complex":           func(f *stablehlo.Function, a []sv) sv { return f.Add(a[0], a[1]) },
+	"mul_complex":           func(f *stablehlo.Function, a []sv) sv { return f.Mul(a[0], a[1]) },
+	"div_complex":           func(f *stablehlo.Function, a []sv) sv { return f.Div(a[0], a[1]) },
+	"pow_complex":           func(f *stablehlo.Function, a []sv) sv { return f.Pow(a[0], a[1]) },
+	"exp_complex":           func(f *stablehlo.Function, a []sv) sv { return f.Exp(a[0]) },
+	"log_complex":           func(f *stablehlo.Function, a []sv) sv { return f.Log(a[0]) },
+	"sin_complex":           func(f *stablehlo.Function, a []sv) sv { return f.Sin(a[0]) },
+	"cos_complex":           func(f *stablehlo.Function, a []sv) sv { return f.Cos(a[0]) },
+	"tanh_complex":          func(f *stablehlo.Function, a []sv) sv { return f.Tanh(a[0]) },
+	"sqrt_complex":          func(f *stablehlo.Function, a []sv) sv { return f.Sqrt(a[0]) },
+	"rsqrt_complex":         func(f *stablehlo.Function, a []sv) sv { return f.Rsqrt(a[0]) },
+	"logistic_complex":      func(f *stablehlo.Function, a []sv) sv { return f.Logistic(a[0]) },
+	"abs_complex_with_zero": func(f *stablehlo.Function, a []sv) sv { return f.Abs(a[0]) },
+	"convert_complex_round_trip": func(f *stablehlo.Function, a []sv) sv {
+		return f.Real(f.Mul(f.Convert(a[0], dtypes.Complex64), a[1]))
+	},
+	"dot_general_complex": func(f *stablehlo.Function, a []sv) sv { return f.MatMul(a[0], a[1]) },
+	"reduce_sum_complex":  func(f *stablehlo.Function, a []sv) sv { return f.Sum(a[0], 1) },
+	"grad_abs_squared": func(f *stablehlo.Function, a []sv) sv {
+		r := f.Abs(a[0])
+		return f.Sum(f.Mul(r, r))
+	},
+	"grad_real_z_conj_z": func(f *stablehlo.Function, a []sv) sv { return f.Real(f.Sum(f.Mul(a[0], f.Conj(a[0])))) },
+	"fft":                func(f *stablehlo.Function, a []sv) sv { return f.FFT(a[0], stablehlo.FFT, 4) },
+	"ifft_2d":            func(f *stablehlo.Function, a []sv) sv { return f.FFT(a[0], stablehlo.IFFT, 2, 4) },
+	"rfft_even":          func(f *stablehlo.Function, a []sv) sv { return f.FFT(a[0], stablehlo.RFFT, 6) },
+	"rfft_odd_2d":        func(f *stablehlo.Function, a []sv) sv { return f.FFT(a[0], stablehlo.RFFT, 3, 5) },
+	"irfft_even":         func(f *stablehlo.Function, a []sv) sv { return f.FFT(a[0], stablehlo.IRFFT, 6) },
+	"irfft_odd_2d":       func(f *stablehlo.Function, a []sv) sv { return f.FFT(a[0], stablehlo.IRFFT, 3, 5) },
+
+	// Float8 and float4 values.
+	"convert_f8e4m3fn": func(f *stablehlo.Function, a []sv) sv {
+		return f.Convert(f.Convert(a[0], dtypes.F8E4M3FN), dtypes.Float32)
+	},
+	"convert_f8e5m2": func(f *stablehlo.Function, a []sv) sv {
+		return f.Convert(f.Convert(a[0], dtypes.F8E5M2), dtypes.Float32)
+	},
+	"mul_f8e4m3fn":        func(f *stablehlo.Function, a []sv) sv { return f.Mul(a[0], a[1]) },
+	"add_f8e5m2":          func(f *stablehlo.Function, a []sv) sv { return f.Add(a[0], a[1]) },
+	"reduce_sum_f8e4m3fn": func(f *stablehlo.Function, a []sv) sv { return f.Sum(f.Mul(a[0], a[0]), 1) },
+	"mul_f4e2m1fn":        func(f *stablehlo.Function, a []sv) sv { return f.Mul(a[0], a[1]) },
 }
 
 // vjpRefusedOps builds, per refused golden case, the op jax.vjp refused, with package
-// stablehlo, on an operand of shape in.
+// stablehlo, on an f32 operand of shape in: op is the op autodiff must name, and jvp says
+// whether jax.jvp takes it forward, as vjpNote says.
 var vjpRefusedOps = map[string]struct {
 	in    []int
+	op    string
+	jvp   bool
 	build func(f *stablehlo.Function, x sv) sv
 }{
-	"reduce_window_prod": {[]int{5}, func(f *stablehlo.Function, x sv) sv {
+	"reduce_window_prod": {[]int{5}, "stablehlo.reduce_window", true, func(f *stablehlo.Function, x sv) sv {
 		return f.ReduceWindow(x, stablehlo.Prod, stablehlo.ReduceWindowParams{Window: []int{2}})
 	}},
-	"reduce_window_func": {[]int{4, 4}, func(f *stablehlo.Function, x sv) sv {
+	"reduce_window_func": {[]int{4, 4}, "stablehlo.reduce_window", true, func(f *stablehlo.Function, x sv) sv {
 		return f.ReduceWindowFunc(x, f.Constant(2.0), stablehlo.ReduceWindowParams{Window: []int{3, 2}, Strides: []int{1, 2},
 			Padding: stablehlo.Pads([2]int{1, 1}, [2]int{0, 0})}, func(g *stablehlo.Function, acc, v sv) sv { return g.Max(acc, v) })
+	}},
+	"clamp_complex": {[]int{2, 3}, "stablehlo.clamp", false, func(f *stablehlo.Function, x sv) sv {
+		return f.Real(f.Clamp(f.ConstantOf(dtypes.Complex64, complex64(0)), f.Complex(x, x), f.ConstantOf(dtypes.Complex64, complex64(2))))
 	}},
 }
 
@@ -292,12 +350,12 @@ func TestVJPRefused(t *testing.T) {
 			switch {
 			case err == nil:
 				d = append(d, fmt.Sprintf("JAX refuses %s (%s), xlamesh differentiates it", tc.JAX, tc.Error))
-			case !errors.Is(err, autodiff.ErrNotDifferentiable) || !errors.As(err, &oe) || oe.Op != "stablehlo.reduce_window":
-				d = append(d, fmt.Sprintf("want ErrNotDifferentiable naming stablehlo.reduce_window, got %v", err))
+			case !errors.Is(err, autodiff.ErrNotDifferentiable) || !errors.As(err, &oe) || oe.Op != c.op:
+				d = append(d, fmt.Sprintf("want ErrNotDifferentiable naming %s, got %v", c.op, err))
 			case !strings.Contains(err.Error(), "jax.vjp refuses it too"):
 				d = append(d, fmt.Sprintf("error does not say JAX refuses it too: %v", err))
-			case !tc.JVP:
-				d = append(d, "jax.jvp refuses it as well: the JVP note of vjpNote is out of date")
+			case tc.JVP != c.jvp:
+				d = append(d, fmt.Sprintf("jax.jvp takes it forward: %v, not %v: the JVP note of vjpNote is out of date", tc.JVP, c.jvp))
 			}
 			report.check(t, "vjp", "refused/"+tc.Name, d)
 		})
@@ -322,13 +380,100 @@ func poolHVP(f *stablehlo.Function, x, v sv, r stablehlo.Reduction, p stablehlo.
 }
 
 func vjpDType(s string) (dtypes.DType, error) {
-	switch s {
-	case "float32":
-		return dtypes.Float32, nil
-	case "int32":
-		return dtypes.Int32, nil
+	if d, ok := programDTypes[s]; ok {
+		return d, nil
 	}
 	return 0, fmt.Errorf("vjp: dtype %q", s)
+}
+
+// vjpConstant returns a as a constant of f: its values in its type, a complex array's from
+// its (real, imaginary) pairs.
+func vjpConstant(f *stablehlo.Function, a vjpArray) (sv, error) {
+	d, err := vjpDType(a.DType)
+	if err != nil {
+		return sv{}, err
+	}
+	switch d {
+	case dtypes.Complex64:
+		v := make([]complex64, len(a.Values)/2)
+		for i := range v {
+			v[i] = complex(float32(a.Values[2*i]), float32(a.Values[2*i+1]))
+		}
+		return f.ArrayOf(d, v, a.Shape...), nil
+	case dtypes.Float32:
+		return f.ArrayOf(d, f32s(a.Values), a.Shape...), nil
+	}
+	return f.ArrayOf(d, a.Values, a.Shape...), nil
+}
+
+// vjpBuffer puts input a on dev: its raw bytes where the golden has them, else its values
+// as float32.
+func vjpBuffer(c *pjrt.Client, dev *pjrt.Device, a vjpArray) (*pjrt.Buffer, error) {
+	if a.Hex == "" {
+		return c.BufferFromHost(dev, f32s(a.Values), a.Shape)
+	}
+	d, err := vjpDType(a.DType)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := hex.DecodeString(a.Hex)
+	if err != nil {
+		return nil, err
+	}
+	return c.BufferFromBytes(dev, d, a.Shape, raw)
+}
+
+// compareBuffer appends the differences between JAX's want and the buffer xlamesh computed
+// (see compareHost).
+func compareBuffer(d *[]string, what string, want vjpArray, got *pjrt.Buffer, exact bool) error {
+	h, err := got.ToHost()
+	if err != nil {
+		return err
+	}
+	return compareHost(d, what, want, got.Shape(), h, exact)
+}
+
+// compareHost appends the differences between JAX's want and xlamesh's array of shape s,
+// copied to the host as h: its type and shape, then float32 values as compareArray compares
+// them, complex64 values as float32 (real, imaginary) pairs, and float8 and float4 values
+// (one byte each) bit for bit.
+func compareHost(d *[]string, what string, want vjpArray, s stablehlo.Shape, h any, exact bool) error {
+	wd, err := vjpDType(want.DType)
+	if err != nil {
+		return err
+	}
+	if s.DType() != wd || !slices.Equal(s.Dims(), want.Shape) {
+		*d = append(*d, fmt.Sprintf("%s: JAX %s%v, xlamesh %v%v", what, want.DType, want.Shape, s.DType(), s.Dims()))
+		return nil
+	}
+	switch h := h.(type) {
+	case []float32:
+		compareArray(d, what, want, h, exact)
+	case []complex64:
+		parts := make([]float32, 0, 2*len(h))
+		for _, z := range h {
+			parts = append(parts, real(z), imag(z))
+		}
+		compareArray(d, what+" (real, imaginary)", want, parts, exact)
+	case []uint8:
+		raw, err := hex.DecodeString(want.Hex)
+		if err != nil {
+			return err
+		}
+		if len(raw) != len(h) || len(want.Values) != len(h) {
+			*d = append(*d, fmt.Sprintf("%s: JAX has %d bytes, xlamesh %d", what, len(raw), len(h)))
+			return nil
+		}
+		for i := range h {
+			if h[i] != raw[i] {
+				*d = append(*d, fmt.Sprintf("%s[%d]: JAX %v (%#02x), xlamesh %#02x", what, i, want.Values[i], raw[i], h[i]))
+				return nil
+			}
+		}
+	default:
+		return fmt.Errorf("%s: host data %T", what, h)
+	}
+	return nil
 }
 
 func f32s(v []float64) []float32 {
@@ -383,7 +528,10 @@ func TestVJPRules(t *testing.T) {
 				args[i] = f.Arg(stablehlo.NewShape(dt, in.Shape...))
 			}
 			out := build(f, args)
-			ct := f.ArrayOf(dtypes.Float32, f32s(tc.Cotangent.Values), tc.Cotangent.Shape...)
+			ct, err := vjpConstant(f, tc.Cotangent)
+			if err != nil {
+				t.Fatal(err)
+			}
 			grads := autodiff.VJP(f, []sv{out}, args, []sv{ct})
 			f.Return(append([]sv{out}, grads...)...)
 			text, err := m.Build()
@@ -403,7 +551,7 @@ func TestVJPRules(t *testing.T) {
 				}
 			}()
 			for _, in := range tc.Inputs {
-				b, err := c.BufferFromHost(dev, f32s(in.Values), in.Shape)
+				b, err := vjpBuffer(c, dev, in)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -415,15 +563,14 @@ func TestVJPRules(t *testing.T) {
 			}
 			var d []string
 			for i, b := range outs[0] {
-				h, err := b.ToHost()
+				what, want := "out", tc.Out
+				if i > 0 {
+					what, want = fmt.Sprintf("grad %d", i-1), tc.Grads[i-1]
+				}
+				err := compareBuffer(&d, what, want, b, tc.Exact)
 				b.Close()
 				if err != nil {
 					t.Fatal(err)
-				}
-				if i == 0 {
-					compareArray(&d, "out", tc.Out, h.([]float32), tc.Exact)
-				} else {
-					compareArray(&d, fmt.Sprintf("grad %d", i-1), tc.Grads[i-1], h.([]float32), tc.Exact)
 				}
 			}
 			report.check(t, "vjp", tc.Name, d)
@@ -449,13 +596,19 @@ func vjpNote() string {
 		"differentiate models under sharding on the 2x4 mesh with `jax.value_and_grad` in Shardy and GSPMD mode " +
 		"(losses step by step and gradients to 1e-5 relative, and each gradient must come back with its " +
 		"parameter's sharding); the `refused/` cases are ops `jax.vjp` refuses, which VJP must refuse too, with an error " +
-		"wrapping autodiff.ErrNotDifferentiable that names the op and says so.\n\n" +
+		"wrapping autodiff.ErrNotDifferentiable that names the op and says so. Cases on complex values follow JAX's " +
+		"convention, the plain transpose without conjugation, and compare complex64 as float32 (real, imaginary) pairs; " +
+		"cases on float8 and float4 values, whose cotangents are of their own type, compare bit for bit.\n\n" +
 		"Ops with a transpose rule: " + strings.Join(ops, ", ") + ".\n\n" +
 		"Deliberate differences from JAX:\n\n" +
 		"- A scatter with a Go combiner (ScatterFunc) has no rule (an error wrapping autodiff.ErrNotDifferentiable naming the op).\n" +
 		"- JVP is computed by transposing VJP, so it refuses what VJP refuses, the `refused/` cases included: `jax.vjp` refuses a " +
 		"windowed product and a reduce_window whose computation is not add, max or min with its identity (JAX's generic " +
-		"reduce_window has a JVP rule and no transpose), as VJP does, but `jax.jvp` takes them forward.\n" +
+		"reduce_window has a JVP rule and no transpose), as VJP does, but `jax.jvp` takes them forward (a clamp of complex " +
+		"values both refuse).\n" +
+		"- The abs of a complex value is the builder's `stablehlo.abs`, where JAX lowers it through a scaled hypot of the " +
+		"real and imaginary parts: the values, and so the cotangents of `abs_complex_with_zero` and `grad_abs_squared`, " +
+		"agree to the tolerance, not bit for bit.\n" +
 		"- Loops with a known trip count (ForLoop, Scan) run their body forward twice in the gradient program (once more to stack " +
 		"the carried values each iteration starts from), and the cotangent of a captured value or of a scanned input is summed " +
 		"over the iterations in full; JAX's scan saves its residuals in the forward pass and stacks the inputs' cotangents.\n" +

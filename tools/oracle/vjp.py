@@ -7,6 +7,12 @@ generate() returns the document generate.py writes to OUTDIR/vjp.json:
   cotangent. Inputs are integer-valued or small dyadic floats, so that ops
   whose arithmetic is exact (add, mul, dot, reshapes, reductions of few
   terms) give exact results; "exact" says which cases Go compares bit for bit.
+  Cases on complex values (JAX's convention: the plain transpose, no
+  conjugation), on float8 and float4 values (whose cotangents are of their
+  type) and of the FFTs have inputs, outputs and cotangents of those types:
+  such an array carries its raw bytes in "hex", as opsutil writes the types
+  beyond its PLAIN, and its values as floats: a complex array's real and
+  imaginary parts in turn, a float8 or float4 array's exact values.
   internal/oracletest/vjp_test.go builds the same op with package stablehlo
   (its table of builders is keyed by case name), differentiates it with
   autodiff.VJP and compares.
@@ -33,6 +39,7 @@ import numpy as np
 from jax import lax
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
+from opsutil import PLAIN
 
 
 class VJPError(Exception):
@@ -52,9 +59,23 @@ def pattern(shape, k, scale, dtype=np.float32):
 
 def arr(x):
     x = np.asarray(x)
+    if str(x.dtype) not in PLAIN:
+        return narrow_or_complex(x)
     return {"shape": list(x.shape), "dtype": str(x.dtype),
             "values": [float(v) if x.dtype.kind == "f" or x.dtype.name == "bfloat16" else int(v)
                        for v in x.reshape(-1)]}
+
+
+def narrow_or_complex(x):
+    """A complex, float8 or float4 array: its raw bytes and its values as floats (a complex
+    array's real and imaginary parts in turn)."""
+    flat = np.ascontiguousarray(x).reshape(-1)
+    if x.dtype.kind == "c":
+        parts = flat.view(np.float32 if x.dtype == np.complex64 else np.float64)
+    else:
+        parts = flat.astype(np.float64)
+    return {"shape": list(x.shape), "dtype": str(x.dtype), "values": [float(v) for v in parts],
+            "hex": flat.tobytes().hex()}
 
 
 def f32(shape, k, scale=4.0):
@@ -66,9 +87,27 @@ def pos(shape, k):
     return pattern(shape, k, 8.0) + np.float32(17.0 / 16)
 
 
+def c64(shape, k, scale=4.0):
+    """Go: complex(pattern k, pattern k+1)."""
+    return (pattern(shape, k, scale) + 1j * pattern(shape, k + 1, scale)).astype(np.complex64)
+
+
+def cpos(shape, k):
+    """complex(pos k, pattern k+1): a real part of 1/8 .. 17/8, never zero."""
+    return (pos(shape, k) + 1j * pattern(shape, k + 1, 4.0)).astype(np.complex64)
+
+
+def cotangent(shape, dtype):
+    """pattern(shape, 9, 2) of the output's type; a complex one's imaginary part is
+    pattern(shape, 10, 2)."""
+    if np.dtype(dtype).kind == "c":
+        return (pattern(shape, 9, 2.0) + 1j * pattern(shape, 10, 2.0)).astype(dtype)
+    return pattern(shape, 9, 2.0, dtype)
+
+
 # ---------------------------------------------------------------------------
 # Rule cases: name -> (function, inputs, exact). The cotangent is
-# pattern(out.shape, 9, 2) for float outputs.
+# cotangent(out.shape, out.dtype).
 
 def _rules():
     a23, b23 = f32((2, 3), 1), f32((2, 3), 2)
@@ -171,6 +210,65 @@ def _rules():
                                  np.array([[4, 1, 7], [0, 0, 0], [3, 1, 6]], np.float32)], True),
         "reduce_window_sum_dilated": (lambda x: lax.reduce_window(x, np.float32(0), lax.add, (2, 2), (2, 1), ((1, 0), (0, 1)),
                                                                   base_dilation=(2, 1), window_dilation=(1, 2)), [f32((7, 6), 7)], True),
+        **_complex_rules(),
+        **_narrow_rules(),
+    }
+
+
+def _complex_rules():
+    """Cases on complex values: JAX's cotangents are the plain transpose, ct * y for x * y."""
+    c23, d23 = c64((2, 3), 1), c64((2, 3), 3)
+    dn = ((1,), (0,)), ((), ())
+    fft = lax.FftType
+    abs_in = np.array([[3 + 4j, 0, -1.5 + 2j], [0.5, -4 + 3j, 2j]], np.complex64)
+    return {
+        "real": (lax.real, [c23], True),
+        "imag": (lax.imag, [c23], True),
+        "complex": (lax.complex, [f32((2, 3), 1), f32((2, 3), 2)], True),
+        "conj": (lax.conj, [c23], True),
+        "add_complex": (lax.add, [c23, d23], True),
+        "mul_complex": (lax.mul, [c23, d23], True),
+        "div_complex": (lax.div, [c23, cpos((2, 3), 3)], False),
+        "pow_complex": (lax.pow, [cpos((2, 3), 6), c64((2, 3), 7, 8.0)], False),
+        "exp_complex": (lax.exp, [c23], False),
+        "log_complex": (lax.log, [cpos((2, 3), 8)], False),
+        "sin_complex": (lax.sin, [c23], False),
+        "cos_complex": (lax.cos, [c23], False),
+        "tanh_complex": (lax.tanh, [c64((2, 3), 1, 8.0)], False),
+        "sqrt_complex": (lax.sqrt, [cpos((2, 3), 8)], False),
+        "rsqrt_complex": (lax.rsqrt, [cpos((2, 3), 8)], False),
+        "logistic_complex": (lax.logistic, [c64((2, 3), 1, 8.0)], False),
+        "abs_complex_with_zero": (lax.abs, [abs_in], False),
+        # convert_element_type from complex to real takes the real part; its transpose is
+        # complex(ct, 0), and real to complex's transpose the cotangent's real part.
+        "convert_complex_round_trip": (lambda x, z: lax.convert_element_type(lax.mul(lax.convert_element_type(x, np.complex64), z), np.float32),
+                                       [f32((2, 3), 1), c23], True),
+        "dot_general_complex": (lambda x, y: lax.dot_general(x, y, dn), [c23, c64((3, 4), 5)], True),
+        "reduce_sum_complex": (lambda x: lax.reduce_sum(x, (1,)), [c64((3, 4), 6)], True),
+        # jax.grad of a real loss of a complex input: the cotangent of the scalar loss is 1.
+        "grad_abs_squared": (lambda z: lax.reduce_sum(lax.mul(lax.abs(z), lax.abs(z)), (0, 1)), [abs_in], False),
+        "grad_real_z_conj_z": (lambda z: lax.real(lax.reduce_sum(lax.mul(z, lax.conj(z)), (0, 1))), [c23], True),
+        "fft": (lambda x: lax.fft(x, fft.FFT, (4,)), [c64((2, 4), 2)], False),
+        "ifft_2d": (lambda x: lax.fft(x, fft.IFFT, (2, 4)), [c64((2, 4), 3)], False),
+        "rfft_even": (lambda x: lax.fft(x, fft.RFFT, (6,)), [f32((2, 6), 4)], False),
+        "rfft_odd_2d": (lambda x: lax.fft(x, fft.RFFT, (3, 5)), [f32((2, 3, 5), 5)], False),
+        "irfft_even": (lambda x: lax.fft(x, fft.IRFFT, (6,)), [c64((2, 4), 6)], False),
+        "irfft_odd_2d": (lambda x: lax.fft(x, fft.IRFFT, (3, 5)), [c64((3, 3), 7)], False),
+    }
+
+
+def _narrow_rules():
+    """Cases on float8 and float4 values, ordinary floats to JAX: their cotangents are of
+    their own type, and a conversion's cotangent is converted back."""
+    e4, e5, f4 = jnp.float8_e4m3fn, jnp.float8_e5m2, jnp.float4_e2m1fn
+    to_and_back = lambda t: lambda x: lax.convert_element_type(lax.convert_element_type(x, t), np.float32)
+    return {
+        "convert_f8e4m3fn": (to_and_back(e4), [f32((2, 3), 1, 3.0)], True),
+        "convert_f8e5m2": (to_and_back(e5), [f32((2, 3), 1, 3.0)], True),
+        "mul_f8e4m3fn": (lax.mul, [pattern((2, 3), 1, 4.0, e4), pattern((2, 3), 2, 4.0, e4)], True),
+        "add_f8e5m2": (lax.add, [pattern((2, 3), 1, 4.0, e5), pattern((2, 3), 2, 4.0, e5)], True),
+        "reduce_sum_f8e4m3fn": (lambda x: lax.reduce_sum(lax.mul(x, x), (1,)), [pattern((2, 3), 3, 4.0, e4)], True),
+        "mul_f4e2m1fn": (lax.mul, [pattern((2, 3), 1, 2.0, f4), pattern((2, 3), 2, 4.0, f4)], True),
     }
 
 
@@ -204,7 +302,7 @@ def gen_rule(name, fn, inputs, exact):
     inputs = [np.asarray(x) for x in inputs]
     out, vjp_fn = jax.vjp(fn, *[jnp.asarray(x) for x in inputs])
     out = np.asarray(out)
-    ct = pattern(out.shape, 9, 2.0, out.dtype)
+    ct = cotangent(out.shape, out.dtype)
     grads = vjp_fn(jnp.asarray(ct))
     return {"name": name, "exact": exact, "inputs": [arr(x) for x in inputs], "out": arr(out),
             "cotangent": arr(ct), "grads": [arr(np.asarray(g)) for g in grads]}
@@ -215,6 +313,8 @@ def gen_rule(name, fn, inputs, exact):
 # only lax.add, lax.max and lax.min with their identities as init (its monoid
 # reducers, which have transpose rules); any other computation, lax.mul included,
 # binds the generic reduce_window primitive, which has a JVP rule and no transpose.
+# lax.clamp's JVP compares the operand with its bounds (lax.gt), which complex
+# values refuse, so neither jax.vjp nor jax.jvp differentiates a complex clamp.
 
 def _refused():
     zero_in = np.array([1, 2, 0, 3, 4], np.float32)
@@ -224,6 +324,8 @@ def _refused():
         "reduce_window_func": ("lax.reduce_window(x, 2., lax.max, (3, 2), (1, 2), ((1, 1), (0, 0))) (init 2, not max's identity)",
                                lambda x: lax.reduce_window(x, np.float32(2), lax.max, (3, 2), (1, 2), ((1, 1), (0, 0))),
                                f32((4, 4), 8)),
+        "clamp_complex": ("lax.real(lax.clamp(0j, lax.complex(x, x), 2+0j))",
+                          lambda x: lax.real(lax.clamp(np.complex64(0), lax.complex(x, x), np.complex64(2))), f32((2, 3), 1)),
     }
 
 
