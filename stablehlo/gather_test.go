@@ -154,6 +154,10 @@ func TestScatterShapes(t *testing.T) {
 		{name: "pred sum", args: []stablehlo.Shape{shp(dtypes.Bool, 4), shp(i32, 1), shp(dtypes.Bool, 1)}, build: func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
 			return f.ScatterAdd(a[0], a[1], a[2])
 		}, sentinel: stablehlo.ErrDType, err: "Sum of pred"},
+		{name: "complex max", args: []stablehlo.Shape{shp(dtypes.Complex64, 4), shp(i32, 1, 1), shp(dtypes.Complex64, 1)}, build: func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
+			return f.Scatter(a[0], a[1], a[2], stablehlo.ScatterParams{Combine: stablehlo.Max, Dims: stablehlo.ScatterDims{
+				InsertedWindowDims: []int{0}, ScatterDimsToOperandDims: []int{0}, IndexVectorDim: 1}})
+		}, sentinel: stablehlo.ErrDType, err: "Max of complex<f32> (complex values have no order)"},
 		{name: "func combiner", args: in, build: func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
 			return f.ScatterFunc(a[0], a[1], a[2], mod(func(p *stablehlo.ScatterParams) { p.Combine = 0 }), func(g *stablehlo.Function, old, upd stablehlo.Value) stablehlo.Value {
 				return g.Sub(old, upd)

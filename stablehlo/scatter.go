@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/gomlx/gopjrt/dtypes"
+
+	"github.com/xlamesh/xlamesh/shapes"
 )
 
 // ScatterDims are the dimension numbers of Scatter: StableHLO's #stablehlo.scatter, JAX's
@@ -99,6 +101,12 @@ func (f *Function) Scatter(x, indices, updates Value, p ScatterParams) Value {
 		}
 		if d == dtypes.Bool && p.Combine != Max && p.Combine != Min {
 			f.failf(opName, 0, x.v, ErrDType, "%v of pred", p.Combine)
+			return nil
+		}
+		if shapes.IsComplex(d) && (p.Combine == Max || p.Combine == Min) {
+			// As Max and Min refuse complex operands: StableHLO orders complex values
+			// lexicographically, JAX's max and min do not lower to it.
+			f.failf(opName, 0, x.v, ErrDType, "%v of %s (complex values have no order)", p.Combine, shapes.MLIRName(d))
 			return nil
 		}
 		return f.scalarRegion(p.Combine, d)
