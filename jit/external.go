@@ -324,7 +324,7 @@ func dynamicText(s lower.Shape) string {
 // like any module. Each distinct argument shape has a lowering (and an executable) of its own.
 func (f *Function) lowerPolymorphic(m mesh.Abstract, types []ArgType, outs []mesh.PartitionSpec) (*lowering, error) {
 	ext := f.ext
-	text, part, err := ext.moduleText(f.name)
+	text, _, err := ext.moduleText(f.name)
 	if err != nil {
 		return nil, err
 	}
@@ -343,6 +343,13 @@ func (f *Function) lowerPolymorphic(m mesh.Abstract, types []ArgType, outs []mes
 	case err != nil:
 		return nil, fmt.Errorf("jit: %s: %w: refining the module's symbolic shapes: %w", f.name, ErrExternal, err)
 	}
+	// The refined module is static: its annotations say its partitioner (GSPMD's custom
+	// calls @Sharding, or Shardy's), as any module's do.
+	p, err := lower.Wrap(refined, nil, nil, lower.KeepShardings())
+	if err != nil {
+		return nil, fmt.Errorf("jit: %s: %w: %w", f.name, ErrLowering, err)
+	}
+	part := p.Partitioner()
 	if f.opt.partitionerSet {
 		part = f.opt.partitioner
 	}
@@ -350,13 +357,6 @@ func (f *Function) lowerPolymorphic(m mesh.Abstract, types []ArgType, outs []mes
 		if m.Size() != ext.partitions {
 			return nil, fmt.Errorf("jit: %s: %w: the module was written for %d devices, the arguments are on a mesh of %d (%v); re-shard it with InSpecs",
 				f.name, ErrArguments, ext.partitions, m.Size(), m)
-		}
-		p, err := lower.Wrap(refined, nil, nil, lower.KeepShardings())
-		if err != nil {
-			return nil, fmt.Errorf("jit: %s: %w: %w", f.name, ErrLowering, err)
-		}
-		if !f.opt.partitionerSet {
-			part = p.Partitioner()
 		}
 		return &lowering{prog: p, shapes: p.ResultShapes(), outs: outs, text: refined, partitioner: part, exported: true, args: args}, nil
 	}

@@ -61,7 +61,9 @@ func TestBackCompatRun(t *testing.T) {
 	c := pjrttest.Client(t)
 	report.noteGroup("backcompat", fmt.Sprintf("The modules of JAX's own export backward-compatibility test data "+
 		"(`testdata/oracle/backcompat.json`, read from jax %s by tools/oracle/backcompat.py) that plain XLA runs on CPU, "+
-		"whatever platform they were exported for: `jit.FromBytecode` as written, with `NumPartitions` and `Reshard`, "+
+		"whatever platform they were exported for: `jit.FromBytecode` as written, with `NumPartitions` and `Reshard`; "+
+		"**text**: `jit.FromText` of the module as JAX printed it in the data, the same way; **re-sharded**: `jit.FromBytecode` "+
+		"with InSpecs and OutSpecs replicating every input and result on a mesh of at least two devices (axis `a`, as the data's meshes); "+
 		"outputs compared with JAX's expected outputs.", f.JAXVersion))
 	ran := map[int]int{}
 	for _, a := range f.Artifacts {
@@ -83,62 +85,40 @@ func TestBackCompatRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			n := max(1, a.NrDevices)
-			pjrttest.NeedDevices(t, n)
+			pjrttest.NeedDevices(t, max(n, 2))
+			name := strings.ReplaceAll(a.Name, "/", "_")
 			m, err := mesh.New(jit.Devices(c)[:n], []int{n}, "x")
 			if err != nil {
 				t.Fatal(err)
 			}
-			fn, err := jit.FromBytecode(strings.ReplaceAll(a.Name, "/", "_"), code, jit.NumPartitions(n), jit.Reshard(), jit.WithMesh(m))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer fn.Close()
-			args := make([]*jit.Array, len(a.Inputs))
-			defer func() {
-				for _, x := range args {
-					if x != nil {
-						x.Close()
+			// call puts the inputs replicated on a mesh, calls fn and compares its outputs
+			// with JAX's; err is the call's error.
+			call := func(fn *jit.Function, on mesh.Mesh) (diffs []string, err error) {
+				args := make([]*jit.Array, len(a.Inputs))
+				defer func() {
+					for _, x := range args {
+						if x != nil {
+							x.Close()
+						}
+					}
+				}()
+				for i, in := range a.Inputs {
+					dt, data, err := encodeArray(in)
+					if err != nil {
+						t.Fatalf("input %d: %v", i, err)
+					}
+					s, err := mesh.NewNamedSharding(on, mesh.P())
+					if err != nil {
+						t.Fatal(err)
+					}
+					if args[i], err = jit.PutBytes(c, dt, in.Shape, data, s); err != nil {
+						t.Fatalf("input %d: %v", i, err)
 					}
 				}
-			}()
-			for i, in := range a.Inputs {
-				dt, data, err := encodeArray(in)
+				outs, err := fn.Call(c, args...)
 				if err != nil {
-					t.Fatalf("input %d: %v", i, err)
+					return []string{"call: " + err.Error()}, err
 				}
-				s, err := mesh.NewNamedSharding(m, mesh.P())
-				if err != nil {
-					t.Fatal(err)
-				}
-				if args[i], err = jit.PutBytes(c, dt, in.Shape, data, s); err != nil {
-					t.Fatalf("input %d: %v", i, err)
-				}
-			}
-			outs, err := fn.Call(c, args...)
-			if lapack {
-				if err == nil {
-					for _, o := range outs {
-						o.Close()
-					}
-					t.Fatal("a LAPACK module compiled")
-				}
-				if !errors.Is(err, pjrt.ErrCompile) || !strings.Contains(err.Error(), a.CustomCallTargets[0]+" is a LAPACK kernel of jaxlib") {
-					t.Errorf("the error does not name %s and the package that provides it: %v", a.CustomCallTargets[0], err)
-				}
-				return
-			}
-			var diffs []string
-			_, minor := c.Plugin().APIVersion()
-			if err != nil && minor < 100 && slices.Contains(a.CustomCallTargets, "annotate_device_placement") &&
-				strings.Contains(err.Error(), "No registered implementation for untyped custom call to annotate_device_placement") {
-				// The API 0.81 plugin (2024) predates memory kinds: it refuses JAX's placement
-				// annotations with an ordinary compile error.
-				t.Logf("refused by the API 0.%d plugin, which has no memory kinds: %v", minor, err)
-				return
-			}
-			if err != nil {
-				diffs = []string{"call: " + err.Error()}
-			} else {
 				defer func() {
 					for _, o := range outs {
 						o.Close()
@@ -157,12 +137,72 @@ func TestBackCompatRun(t *testing.T) {
 						diffs = append(diffs, fmt.Sprintf("output %d: %s", i, d))
 					}
 				}
+				return diffs, nil
+			}
+			fn, err := jit.FromBytecode(name, code, jit.NumPartitions(n), jit.Reshard(), jit.WithMesh(m))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fn.Close()
+			diffs, err := call(fn, m)
+			if lapack {
+				if err == nil {
+					t.Fatal("a LAPACK module compiled")
+				}
+				if !errors.Is(err, pjrt.ErrCompile) || !strings.Contains(err.Error(), a.CustomCallTargets[0]+" is a LAPACK kernel of jaxlib") {
+					t.Errorf("the error does not name %s and the package that provides it: %v", a.CustomCallTargets[0], err)
+				}
+				return
+			}
+			_, minor := c.Plugin().APIVersion()
+			if err != nil && minor < 100 && slices.Contains(a.CustomCallTargets, "annotate_device_placement") &&
+				strings.Contains(err.Error(), "No registered implementation for untyped custom call to annotate_device_placement") {
+				// The API 0.81 plugin (2024) predates memory kinds: it refuses JAX's placement
+				// annotations with an ordinary compile error.
+				t.Logf("refused by the API 0.%d plugin, which has no memory kinds: %v", minor, err)
+				return
 			}
 			report.aboutProgram(a.Name, fmt.Sprintf("JAX's back-compat module, exported for %s, MLIR bytecode version %d", a.Platform, a.BytecodeVersion), "as written")
 			report.check(t, "backcompat", a.Name+"/as written", diffs)
 			if len(diffs) == 0 {
 				ran[a.BytecodeVersion]++
 			}
+
+			// The module as JAX printed it when it wrote the data (when its text is of the same
+			// module as its bytecode: see refine's TestPrettyForms), run the same way.
+			if a.Text != "" && a.Name != "tpu_Sharding/data_2025_06_30/gspmd" {
+				tf, err := jit.FromText(name, a.Text, jit.NumPartitions(n), jit.Reshard(), jit.WithMesh(m))
+				if err != nil {
+					diffs = []string{"jit.FromText: " + err.Error()}
+				} else {
+					diffs, _ = call(tf, m)
+					tf.Close()
+				}
+				report.check(t, "backcompat", a.Name+"/text", diffs)
+			}
+
+			// Re-sharded: the module's own shardings replaced, every input and result replicated,
+			// on a mesh of at least two devices whose axis is named as the data's meshes name
+			// theirs (a module's shard_map moves only to a mesh with its axis names).
+			rm, err := mesh.New(jit.Devices(c)[:max(n, 2)], []int{max(n, 2)}, "a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			replicated := func(k int) []mesh.PartitionSpec {
+				out := make([]mesh.PartitionSpec, k)
+				for i := range out {
+					out[i] = mesh.P()
+				}
+				return out
+			}
+			rf, err := jit.FromBytecode(name, code, jit.WithMesh(rm), jit.InSpecs(replicated(len(a.Inputs))...),
+				jit.OutSpecs(replicated(len(a.Outputs))...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rf.Close()
+			diffs, _ = call(rf, rm)
+			report.check(t, "backcompat", a.Name+"/re-sharded", diffs)
 		})
 	}
 	t.Logf("ran, by bytecode version: %v", ran)
