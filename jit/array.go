@@ -40,8 +40,8 @@ type Shard struct {
 	Data      *pjrt.Buffer
 }
 
-// Put copies a host array (a flat row-major Go slice: []float32, []int64, []bool, ...) with the
-// given global shape onto the mesh of s: each addressable device receives exactly its shard, like
+// Put copies a host array (a flat row-major Go slice: []float32, []int64, []bool, ...,
+// []bfloat16.BFloat16 for BF16) with the given global shape onto the mesh of s: each addressable device receives exactly its shard, like
 // jax.device_put(x, sharding). Bad shapes fail with mesh's errors (mesh.ErrRank, mesh.ErrIndivisible).
 func Put(c *pjrt.Client, flat any, shape []int, s mesh.NamedSharding) (*Array, error) {
 	data, dt, err := pjrt.HostBytes(flat)
@@ -51,8 +51,8 @@ func Put(c *pjrt.Client, flat any, shape []int, s mesh.NamedSharding) (*Array, e
 	return PutBytes(c, dt, shape, data, s)
 }
 
-// PutBytes is Put for raw row-major bytes of the given dtype (the way to put f16, bf16, the
-// float8 family and the sub-byte types), laid out as shapes.ElementBytes says: a sub-byte
+// PutBytes is Put for raw row-major bytes of the given dtype (the way to put f16, the float8
+// family and the sub-byte types), laid out as shapes.ElementBytes says: a sub-byte
 // element in the low bits of its own byte, the rest 0 (pjrt.CheckElements), as NumPy's
 // ml_dtypes arrays hold them.
 func PutBytes(c *pjrt.Client, dtype dtypes.DType, shape []int, data []byte, s mesh.NamedSharding) (*Array, error) {

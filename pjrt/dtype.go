@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/gomlx/gopjrt/dtypes"
+	"github.com/gomlx/gopjrt/dtypes/bfloat16"
 
 	"github.com/xlamesh/xlamesh/internal/hostmem"
 	"github.com/xlamesh/xlamesh/shapes"
@@ -18,7 +19,8 @@ import (
 // them as [shapes.ElementBytes] says: sub-byte types one element a byte.
 func Supported(d dtypes.DType) bool { return shapes.Supported(d) }
 
-// DTypeOf returns the element type of a flat Go slice ([]float32, []int64, []bool, ...).
+// DTypeOf returns the element type of a flat Go slice ([]float32, []int64, []bool, ...;
+// []bfloat16.BFloat16 is BF16).
 func DTypeOf(flat any) (dtypes.DType, error) {
 	_, d, err := HostBytes(flat)
 	return d, err
@@ -53,10 +55,12 @@ func HostBytes(flat any) ([]byte, dtypes.DType, error) {
 		return bytesOf(x), dtypes.Complex64, nil
 	case []complex128:
 		return bytesOf(x), dtypes.Complex128, nil
+	case []bfloat16.BFloat16:
+		return bytesOf(x), dtypes.BFloat16, nil
 	}
 	return nil, 0, fmt.Errorf("pjrt: %w: host data must be a flat slice of bool, int8..int64, uint8..uint64, "+
-		"float32, float64, complex64 or complex128, got %T (use BufferFromBytes for f16, bf16, the float8 "+
-		"family and the sub-byte types)", ErrHostData, flat)
+		"float32, float64, complex64, complex128 or bfloat16.BFloat16, got %T (use BufferFromBytes for f16, "+
+		"the float8 family and the sub-byte types)", ErrHostData, flat)
 }
 
 // bytesOf views a slice's memory as bytes, without copying.

@@ -3,6 +3,7 @@ package shapes
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -196,3 +197,27 @@ func ParseTensorType(t string) (Shape, error) {
 	}
 	return Make(d, dims...), nil
 }
+
+// Float16Value returns the value of an IEEE half-precision float (f16) from its bits. Every
+// f16 value is a float32 (and a float64) exactly.
+func Float16Value(bits uint16) float32 {
+	sign := float32(1)
+	if bits&0x8000 != 0 {
+		sign = -1
+	}
+	exp := int(bits>>10) & 0x1F
+	frac := float32(bits & 0x3FF)
+	switch exp {
+	case 0: // zero and subnormals: frac * 2^-24
+		return sign * frac * float32(math.Ldexp(1, -24))
+	case 0x1F:
+		if frac == 0 {
+			return sign * float32(math.Inf(1))
+		}
+		return float32(math.NaN())
+	}
+	return sign * (1 + frac/1024) * float32(math.Ldexp(1, exp-15))
+}
+
+// BFloat16Value returns the value of a bfloat16 from its bits: the upper half of a float32's.
+func BFloat16Value(bits uint16) float32 { return math.Float32frombits(uint32(bits) << 16) }

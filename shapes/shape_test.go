@@ -3,6 +3,7 @@ package shapes_test
 import (
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"testing"
 
@@ -157,6 +158,37 @@ func TestNumPyName(t *testing.T) {
 	} {
 		if got := shapes.NumPyName(d); got != want {
 			t.Errorf("NumPyName(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+// TestHalfValues: f16 and bf16 bits read as IEEE and bfloat16 say, at the edges of each
+// format, and every positive finite f16 larger than the one before it.
+func TestHalfValues(t *testing.T) {
+	for bits, want := range map[uint16]float32{
+		0x0000: 0, 0x3C00: 1, 0xC000: -2, 0x3555: 0.333251953125, 0x7BFF: 65504, 0x0001: 0x1p-24, 0x03FF: 1023 * 0x1p-24,
+		0x0400: 0x1p-14, 0x7C00: float32(math.Inf(1)), 0xFC00: float32(math.Inf(-1)),
+	} {
+		if got := shapes.Float16Value(bits); got != want {
+			t.Errorf("f16 %#04x: got %v, want %v", bits, got, want)
+		}
+	}
+	if got := shapes.Float16Value(0x8000); got != 0 || !math.Signbit(float64(got)) {
+		t.Errorf("f16 0x8000: got %v, want -0", got)
+	}
+	for _, bits := range []uint16{0x7E00, 0xFC01, 0x7C01} {
+		if got := shapes.Float16Value(bits); !math.IsNaN(float64(got)) {
+			t.Errorf("f16 %#04x: got %v, want NaN", bits, got)
+		}
+	}
+	for b := uint16(1); b <= 0x7BFF; b++ {
+		if shapes.Float16Value(b) <= shapes.Float16Value(b-1) {
+			t.Fatalf("f16 %#04x is not larger than %#04x", b, b-1)
+		}
+	}
+	for bits, want := range map[uint16]float32{0x3F80: 1, 0xC000: -2, 0x7F7F: 0x1.fep127, 0x0001: 0x1p-133, 0x7F80: float32(math.Inf(1))} {
+		if got := shapes.BFloat16Value(bits); got != want {
+			t.Errorf("bf16 %#04x: got %v, want %v", bits, got, want)
 		}
 	}
 }

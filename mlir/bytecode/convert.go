@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/xlamesh/xlamesh/mlir"
+	"github.com/xlamesh/xlamesh/shapes"
 )
 
 // textAttr is a converted attribute: its name and its value as StableHLO text.
@@ -806,30 +807,11 @@ func floatValue(name string, bits uint64) (float64, bool) {
 	case "f32":
 		return float64(math.Float32frombits(uint32(bits))), true
 	case "bf16":
-		return float64(math.Float32frombits(uint32(bits) << 16)), true
+		return float64(shapes.BFloat16Value(uint16(bits))), true
 	case "f16":
-		return halfValue(uint16(bits)), true
+		return float64(shapes.Float16Value(uint16(bits))), true
 	}
 	return 0, false
-}
-
-func halfValue(h uint16) float64 {
-	sign := 1.0
-	if h&0x8000 != 0 {
-		sign = -1
-	}
-	exp := int(h>>10) & 0x1F
-	frac := float64(h & 0x3FF)
-	switch exp {
-	case 0:
-		return sign * frac * math.Ldexp(1, -24)
-	case 31:
-		if frac == 0 {
-			return math.Inf(int(sign))
-		}
-		return math.NaN()
-	}
-	return sign * (1 + frac/1024) * math.Ldexp(1, exp-15)
 }
 
 // elemSize is the number of bytes one element of type t takes in dense storage, and
