@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -22,9 +23,9 @@ import (
 // mlir/bytecode reads its bytecode (the generic form).
 type prettyCase struct{ name, pretty, generic string }
 
-// prettyCorpus returns the modules of JAX's back-compat data (backcompat.json) and of the
-// shape-polymorphism corpora (programs_poly.json, programs_poly081.json), each as JAX printed
-// it and as mlir/bytecode reads its bytecode.
+// prettyCorpus returns the modules of JAX's back-compat data (backcompat.json), of the
+// shape-polymorphism corpora (programs_poly.json, programs_poly081.json) and of the custom-form
+// corpus (pretty_forms.json), each as JAX printed it and as mlir/bytecode reads its bytecode.
 func prettyCorpus(t *testing.T) []prettyCase {
 	t.Helper()
 	read := func(name string, v any) {
@@ -59,11 +60,25 @@ func prettyCorpus(t *testing.T) []prettyCase {
 			out = append(out, prettyCase{file + "/" + p.Name, p.Text, g})
 		}
 	}
+	var forms struct {
+		Modules []struct{ Name, Exported, Text string }
+	}
+	read("pretty_forms.json", &forms)
+	for _, m := range forms.Modules {
+		b, err := base64.StdEncoding.DecodeString(m.Exported)
+		require.NoError(t, err)
+		e, err := jaxexport.Read(b)
+		require.NoError(t, err)
+		g, err := bytecode.ToText(e.Module())
+		require.NoError(t, err)
+		out = append(out, prettyCase{"pretty_forms.json/" + m.Name, m.Text, g})
+	}
 	return out
 }
 
 var (
-	floatLit   = regexp.MustCompile(`[0-9]+\.[0-9]+(e[-+][0-9]+)?`)
+	floatLit   = regexp.MustCompile(`[0-9]+\.[0-9]+([eE][-+][0-9]+)?`)
+	hexFloat   = regexp.MustCompile(`dense<0x([0-9A-F]{8}|[0-9A-F]{16})> : tensor<([0-9x]*f(?:32|64))>`)
 	denseArray = regexp.MustCompile(`dense<("0x[0-9A-F]*"|\[[^>]*)>`)
 )
 
@@ -121,7 +136,17 @@ func canonical(m *module) string {
 	// The two printers write numbers and lists differently: 2.0e+00 and 2.000000e+00,
 	// (1, 2) and (1,2); array constants in hexadecimal or as numbers (pretty.go copies them
 	// as written).
-	text := floatLit.ReplaceAllStringFunc(m.print(), func(s string) string {
+	text := hexFloat.ReplaceAllStringFunc(m.print(), func(s string) string {
+		// A splat float written as its bits (MLIR writes -8388608.0 so): as a number.
+		sub := hexFloat.FindStringSubmatch(s)
+		bits, _ := strconv.ParseUint(sub[1], 16, 64)
+		v := float64(math.Float32frombits(uint32(bits)))
+		if len(sub[1]) == 16 {
+			v = math.Float64frombits(bits)
+		}
+		return "dense<" + strconv.FormatFloat(v, 'e', -1, 64) + "> : tensor<" + sub[2] + ">"
+	})
+	text = floatLit.ReplaceAllStringFunc(text, func(s string) string {
 		f, err := strconv.ParseFloat(s, 32)
 		if err != nil {
 			return s
@@ -154,4 +179,29 @@ func TestPrettyForms(t *testing.T) {
 		n++
 	}
 	require.Greater(t, n, 100)
+}
+
+// TestWindowEntries: a convolution window's pad and reverse entries as the generic form
+// writes them, and what is not such a list.
+func TestWindowEntries(t *testing.T) {
+	for in, want := range map[string]string{
+		"[false, true]": "window_reversal = array<i1: false, true>",
+		"[0, 1]":        "window_reversal = array<i1: false, true>",
+		"[]":            "window_reversal = array<i1>",
+	} {
+		got, err := reversal(in)
+		require.NoError(t, err, in)
+		require.Equal(t, want, got, in)
+	}
+	for _, bad := range []string{"[2]", "true", "[true", ""} {
+		_, err := reversal(bad)
+		require.Error(t, err, bad)
+	}
+	got, err := padding("[[1, 2], [0, 0]]")
+	require.NoError(t, err)
+	require.Equal(t, "padding = dense<[[1, 2], [0, 0]]> : tensor<2x2xi64>", got)
+	for _, bad := range []string{"[[1]]", "[1, 2]", "[[1, 2]", "[[a, 2]]"} {
+		_, err := padding(bad)
+		require.Error(t, err, bad)
+	}
 }

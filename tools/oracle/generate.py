@@ -45,6 +45,7 @@ import cases  # noqa: E402
 import programs  # noqa: E402
 import programs_poly  # noqa: E402
 import programs_types  # noqa: E402
+import pretty_forms  # noqa: E402
 import vjp  # noqa: E402
 
 TYPES = {"Auto": AxisType.Auto, "Explicit": AxisType.Explicit, "Manual": AxisType.Manual}
@@ -661,6 +662,13 @@ def main(argv):
         with open(os.path.join(outdir, "programs_poly.json"), "w", encoding="utf-8") as fh:
             fh.write(dump(doc) + "\n")
         print("oracle: %-14s %4d programs" % ("programs_poly", len(pprogs)))
+    if wanted("pretty_forms"):
+        mods = pretty_forms.generate()
+        doc = {"group": "pretty_forms", "jax_version": jax.__version__, "jaxlib_version": jaxlib.__version__,
+               "numpy_version": np.__version__, "generator": "tools/oracle/pretty_forms.py", "modules": mods}
+        with open(os.path.join(outdir, "pretty_forms.json"), "w", encoding="utf-8") as fh:
+            fh.write(dump(doc) + "\n")
+        print("oracle: %-14s %4d modules" % ("pretty_forms", len(mods)))
     if wanted("vjp"):
         grads = vjp.generate()
         doc = {"group": "vjp", "jax_version": jax.__version__, "jaxlib_version": jaxlib.__version__,
