@@ -400,16 +400,7 @@ func gatherRule(n *op, sizes []int) error {
 func reduceWindowRule(n *op) error {
 	win, _ := propInts(n.props, "window_dimensions")
 	rank := len(n.ins[0].dims)
-	ones := func(key string) []int {
-		v, ok := propInts(n.props, key)
-		if !ok {
-			v = make([]int, rank)
-			for i := range v {
-				v[i] = 1
-			}
-		}
-		return v
-	}
+	ones := func(key string) []int { return propIntsOrOnes(n.props, key, rank) }
 	strides, base, wdil := ones("window_strides"), ones("base_dilations"), ones("window_dilations")
 	pad, ok := propInts(n.props, "padding")
 	if !ok {
@@ -423,17 +414,7 @@ func reduceWindowRule(n *op) error {
 		if strides[i] < 1 || base[i] < 1 || wdil[i] < 1 || win[i] < 1 {
 			return fmt.Errorf("%w: reduce_window with window %v, strides %v, dilations %v and %v", ErrSyntax, win, strides, base, wdil)
 		}
-		dilated := 0
-		if d > 0 {
-			dilated = (d-1)*base[i] + 1
-		}
-		padded := dilated + pad[2*i] + pad[2*i+1]
-		w := (win[i]-1)*wdil[i] + 1
-		if padded < w {
-			out[i] = 0
-		} else {
-			out[i] = (padded-w)/strides[i] + 1
-		}
+		out[i] = windowed(d, base[i], pad[2*i], pad[2*i+1], win[i], wdil[i], strides[i])
 	}
 	for k := range n.outs {
 		n.outs[k] = n.outs[k].withDims(out)
@@ -634,16 +615,7 @@ func convRule(n *op, pad []int) error {
 		return fmt.Errorf("%w: convolution with dimension numbers %q", ErrUnsupported, v)
 	}
 	spatial := len(lhs) - 2
-	ones := func(key string) []int {
-		v, ok := propInts(n.props, key)
-		if !ok {
-			v = make([]int, spatial)
-			for i := range v {
-				v[i] = 1
-			}
-		}
-		return v
-	}
+	ones := func(key string) []int { return propIntsOrOnes(n.props, key, spatial) }
 	strides, ldil, rdil := ones("window_strides"), ones("lhs_dilation"), ones("rhs_dilation")
 	if pad == nil {
 		pad = make([]int, 2*spatial)
@@ -669,14 +641,8 @@ func convRule(n *op, pad []int) error {
 			if strides[k] < 1 || ldil[k] < 1 || rdil[k] < 1 {
 				return fmt.Errorf("%w: convolution with strides %v and dilations %v and %v", ErrSyntax, strides, ldil, rdil)
 			}
-			dilated := 0
-			if d > 0 {
-				dilated = (d-1)*ldil[k] + 1
-			}
-			padded := dilated + pad[2*k] + pad[2*k+1]
-			window := (w-1)*rdil[k] + 1
-			if padded >= window && w > 0 {
-				dims[i] = (padded-window)/strides[k] + 1
+			if w > 0 {
+				dims[i] = windowed(d, ldil[k], pad[2*k], pad[2*k+1], w, rdil[k], strides[k])
 			}
 		}
 	}
@@ -760,4 +726,33 @@ func rawConvLayouts(raw string) (in, kernel, out []string, ok bool) {
 	kernel, ok2 = layout("kernel", "input_feature", "output_feature")
 	out, ok3 = layout("output", "batch", "feature")
 	return in, kernel, out, ok1 && ok2 && ok3 && len(in) == len(kernel) && len(in) == len(out)
+}
+
+// propIntsOrOnes reads entry key as a list of integers, or n ones when it is missing (a
+// window's default strides and dilations).
+func propIntsOrOnes(props, key string, n int) []int {
+	if v, ok := propInts(props, key); ok {
+		return v
+	}
+	v := make([]int, n)
+	for i := range v {
+		v[i] = 1
+	}
+	return v
+}
+
+// windowed is the number of windows along one dimension of size d (StableHLO's shape rule of
+// reduce_window and convolution): d dilated by base, padded by lo and hi, and a window of
+// size w dilated by wdil moved by stride; 0 when the window does not fit.
+func windowed(d, base, lo, hi, w, wdil, stride int) int {
+	dilated := 0
+	if d > 0 {
+		dilated = (d-1)*base + 1
+	}
+	padded := dilated + lo + hi
+	window := (w-1)*wdil + 1
+	if padded < window {
+		return 0
+	}
+	return (padded-window)/stride + 1
 }
