@@ -32,7 +32,7 @@ func TestBuildErrors(t *testing.T) {
 				f.Return(f.Add(x, y))
 			},
 			sentinel: lower.ErrShape, op: "add", operand: 1,
-			msg: "lower: @main: add: operand 1 (%arg1): shape mismatch: operand shapes differ: tensor<4x2xf32> vs tensor<2x4xf32>",
+			msg: "lower: @main: add: operand 1 (%arg1): shape mismatch: add got incompatible shapes for broadcasting: (4, 2), (2, 4).",
 		},
 		{
 			name: "outer value in shard_map body",

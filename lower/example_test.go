@@ -113,7 +113,7 @@ func ExampleModule_Build_error() {
 	fmt.Println(err)
 	fmt.Println(errors.Is(err, lower.ErrShape))
 	// Output:
-	// lower: @main: add: operand 1 (%arg1): shape mismatch: operand shapes differ: tensor<4x2xf32> vs tensor<2x4xf32>
+	// lower: @main: add: operand 1 (%arg1): shape mismatch: add got incompatible shapes for broadcasting: (4, 2), (2, 4).
 	// true
 }
 

@@ -9,7 +9,7 @@ import (
 func integer(d DType) bool { return isInt(d) }
 
 // ShiftLeft returns x << y elementwise on integers (stablehlo.shift_left, lax.shift_left);
-// a shift by the bit width or more gives 0. A rank-0 operand is broadcast and a weak
+// a shift by the bit width or more gives 0. The operands broadcast with NumPy's rule and a weak
 // constant takes the other's type, as in every binary op.
 func (f *Function) ShiftLeft(x, y Value) Value {
 	return f.binary("shift_left", x, y, integer, "integer")

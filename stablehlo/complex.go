@@ -49,11 +49,11 @@ func (f *Function) part(opName string, x Value) Value {
 }
 
 // Complex returns re + i*im elementwise (stablehlo.complex): f32 parts make complex64, f64
-// parts complex128. As in every binary op, a rank-0 operand is broadcast to the other's
-// shape and a weak constant takes the other's type.
+// parts complex128. As in every binary op, the operands broadcast with NumPy's rule and a
+// weak constant takes the other's type.
 func (f *Function) Complex(re, im Value) Value {
 	const opName = "complex"
-	a, b, ok := f.pair(opName, re, im)
+	a, b, ok := f.pair(opName, "complex", re, im)
 	if !ok {
 		return Value{}
 	}

@@ -3,6 +3,7 @@ package stablehlo
 import (
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/gomlx/gopjrt/dtypes"
 
@@ -102,10 +103,26 @@ func (f *Function) Cos(x Value) Value { return f.unary("cosine", x, inexact, "fl
 // Sin returns the sine elementwise (stablehlo.sine).
 func (f *Function) Sin(x Value) Value { return f.unary("sine", x, inexact, "float or complex") }
 
-// pair checks two operands of an elementwise op and makes their types equal: a weak
-// constant takes the other operand's type, and a rank-0 operand is broadcast to the other
-// operand's shape. Other shape differences are errors wrapping ErrShape.
-func (f *Function) pair(opName string, x, y Value) (a, b *value, ok bool) {
+// pair checks two operands of an elementwise op, makes their element types equal (a weak
+// constant takes the other operand's type) and broadcasts them to their common shape with
+// NumPy's rule (see broadcastAll). Differing element types are errors wrapping ErrDType;
+// shapes that do not broadcast, errors wrapping ErrShape.
+// prim is the lax primitive named in that error (see broadcastMessage).
+func (f *Function) pair(opName, prim string, x, y Value) (a, b *value, ok bool) {
+	a, b, ok = f.pairTypes(opName, x, y)
+	if !ok {
+		return nil, nil, false
+	}
+	vs, ok := f.broadcastAll(opName, prim, []*value{a, b}, []Shape{shapeOf(x), shapeOf(y)}, nil)
+	if !ok {
+		return nil, nil, false
+	}
+	return vs[0], vs[1], true
+}
+
+// pairTypes is pair without the broadcast: the operands come back with equal element types
+// and their own shapes (a weak constant takes the other's shape too).
+func (f *Function) pairTypes(opName string, x, y Value) (a, b *value, ok bool) {
 	vs, ok := f.check(opName, x, y)
 	if !ok {
 		return nil, nil, false
@@ -127,26 +144,124 @@ func (f *Function) pair(opName string, x, y Value) (a, b *value, ok bool) {
 		f.failf(opName, 1, b, ErrDType, "operand types differ: %v vs %v", a.shape, b.shape)
 		return nil, nil, false
 	}
-	if !slices.Equal(a.shape.Dims(), b.shape.Dims()) {
-		switch {
-		case a.shape.Rank() == 0:
-			a = f.broadcastScalar(a, b.shape)
-		case b.shape.Rank() == 0:
-			b = f.broadcastScalar(b, a.shape)
-		default:
-			f.failf(opName, 1, b, ErrShape, "operand shapes differ: %v vs %v", a.shape, b.shape)
-			return nil, nil, false
-		}
-	}
 	return a, b, true
 }
 
-func (f *Function) broadcastScalar(v *value, s Shape) *value {
-	return f.emit("stablehlo.broadcast_in_dim", []*value{v}, s.WithDType(v.shape.DType()), BroadcastParams{}).v
+// shapeOf is v's shape as the caller gave it: a weak constant is a scalar.
+func shapeOf(v Value) Shape {
+	if v.v.weak != nil {
+		return scalarOf(v.v.shape)
+	}
+	return v.v.shape
+}
+
+// broadcastAll broadcasts vs to their common shape under NumPy's rule, as jnp's binary and
+// ternary functions do: dimensions align at the end, a missing leading dimension or one
+// of size 1 stretches. Each operand whose dimensions differ from the common ones gets an
+// explicit stablehlo.broadcast_in_dim (so autodiff and lower see ordinary ops). given are
+// the operands' shapes as the caller gave them, for the error, which wraps ErrShape with
+// JAX's message ("Incompatible shapes for broadcasting: shapes=[(2, 3), (4,)]") and names
+// the first operand that does not broadcast with those before it (pos[i] is operand i's
+// index in the op; nil for i). prim is the lax primitive JAX's jnp function ends in (see
+// broadcastMessage), or "" for one that broadcasts all its operands first (jnp.where).
+func (f *Function) broadcastAll(opName, prim string, vs []*value, given []Shape, pos []int) ([]*value, bool) {
+	dims := make([][]int, len(vs))
+	for i, v := range vs {
+		dims[i] = v.shape.Dims()
+	}
+	target, err := BroadcastShapes(dims...)
+	if err != nil {
+		bad := len(vs) - 1
+		for i := 1; i < len(vs); i++ {
+			if _, err := BroadcastShapes(dims[:i+1]...); err != nil {
+				bad = i
+				break
+			}
+		}
+		at := bad
+		if pos != nil {
+			at = pos[bad]
+		}
+		f.failf(opName, at, vs[bad], ErrShape, "%s", broadcastMessage(prim, given))
+		return nil, false
+	}
+	out := slices.Clone(vs)
+	for i, v := range vs {
+		if slices.Equal(v.shape.Dims(), target) {
+			continue
+		}
+		out[i] = f.broadcastTrailing(v, target)
+	}
+	return out, !f.failed()
+}
+
+// broadcastTrailing emits stablehlo.broadcast_in_dim of v to dims, v's dimensions aligned
+// with the last ones (each 1 or equal, as BroadcastShapes checked).
+func (f *Function) broadcastTrailing(v *value, dims []int) *value {
+	var bd []int
+	if r := v.shape.Rank(); r > 0 {
+		bd = make([]int, r)
+		for i := range bd {
+			bd[i] = len(dims) - r + i
+		}
+	}
+	return f.emit("stablehlo.broadcast_in_dim", []*value{v}, NewShape(v.shape.DType(), dims...), BroadcastParams{Dims: bd}).v
+}
+
+// broadcastMessage is JAX's message for operands of the given shapes that do not
+// broadcast. jnp broadcasts operands of differing ranks itself with lax.broadcast_shapes
+// ("Incompatible shapes for broadcasting: shapes=[(2, 3), (4,)]"); when the operands that
+// are not scalars share one rank (or prim is "", as for jnp.where, which always does), the
+// lax primitive prim refuses them instead ("add got incompatible shapes for broadcasting:
+// (4, 2), (2, 4).", scalars left out).
+func broadcastMessage(prim string, given []Shape) string {
+	ranks := map[int]bool{}
+	var nonScalar []string
+	all := make([]string, len(given))
+	for i, s := range given {
+		all[i] = pyShape(s.Dims())
+		if s.Rank() > 0 {
+			ranks[s.Rank()] = true
+			nonScalar = append(nonScalar, all[i])
+		}
+	}
+	if prim != "" && len(ranks) < 2 {
+		return prim + " got incompatible shapes for broadcasting: " + strings.Join(nonScalar, ", ") + "."
+	}
+	return "Incompatible shapes for broadcasting: shapes=[" + strings.Join(all, ", ") + "]"
+}
+
+// laxNames are the lax primitives of the binary ops whose StableHLO names differ.
+var laxNames = map[string]string{
+	"subtract": "sub", "multiply": "mul", "divide": "div", "maximum": "max", "minimum": "min",
+	"remainder": "rem", "power": "pow",
+}
+
+// laxName is the lax primitive of the binary op opName (compare: its direction, "lt").
+func laxName(opName string, dir Comparison) string {
+	if opName == "compare" {
+		return strings.ToLower(dir.String())
+	}
+	if n, ok := laxNames[opName]; ok {
+		return n
+	}
+	return opName
+}
+
+// pyShape writes dims as a Python tuple, as JAX's messages do: "()", "(4,)", "(2, 3)".
+func pyShape(dims []int) string {
+	s := make([]string, len(dims))
+	for i, d := range dims {
+		s[i] = strconv.Itoa(d)
+	}
+	if len(s) == 1 {
+		return "(" + s[0] + ",)"
+	}
+	return "(" + strings.Join(s, ", ") + ")"
 }
 
 func (f *Function) binary(opName string, x, y Value, allow func(DType) bool, what string) Value {
-	a, b, ok := f.pair(opName, x, y)
+	a, b, ok := f.pair(opName, laxName(opName, 0), x, y)
 	if !ok {
 		return Value{}
 	}
@@ -157,8 +272,10 @@ func (f *Function) binary(opName string, x, y Value, allow func(DType) bool, wha
 	return f.emit("stablehlo."+opName, []*value{a, b}, a.shape, nil)
 }
 
-// Add returns x + y elementwise. As in every binary op, a rank-0 operand is broadcast to
-// the other's shape and a weak constant takes the other's type.
+// Add returns x + y elementwise. As in every binary op, the operands broadcast with
+// NumPy's rule (jnp.add's: f32[4, 1, 3] + f32[5, 1] is f32[4, 5, 3]) through explicit
+// stablehlo.broadcast_in_dim ops, and a weak constant takes the other's type. Shapes that
+// do not broadcast give an error wrapping ErrShape.
 func (f *Function) Add(x, y Value) Value { return f.binary("add", x, y, anyType, "") }
 
 // Sub returns x - y elementwise (stablehlo.subtract).
@@ -234,7 +351,7 @@ func (p CompareParams) Properties() string {
 // and pred).
 func (f *Function) Compare(x, y Value, dir Comparison) Value {
 	const opName = "compare"
-	a, b, ok := f.pair(opName, x, y)
+	a, b, ok := f.pair(opName, laxName(opName, dir), x, y)
 	if !ok {
 		return Value{}
 	}
@@ -264,9 +381,11 @@ func (f *Function) Less(x, y Value) Value { return f.Compare(x, y, LT) }
 // Greater returns x > y elementwise; shorthand for Compare(x, y, GT).
 func (f *Function) Greater(x, y Value) Value { return f.Compare(x, y, GT) }
 
-// Select returns onTrue where pred is true and onFalse elsewhere. pred is a pred tensor of
-// the operands' shape or a pred scalar; onTrue and onFalse have the same type (a weak
-// constant takes the other's type).
+// Select returns onTrue where pred is true and onFalse elsewhere (stablehlo.select,
+// jnp.where's broadcasting). pred is a pred tensor; the three operands broadcast with
+// NumPy's rule, except that a scalar pred is kept as stablehlo.select takes it. onTrue
+// and onFalse have the same element type (a weak constant takes the other's type).
+// Shapes that do not broadcast give an error wrapping ErrShape.
 func (f *Function) Select(pred, onTrue, onFalse Value) Value {
 	const opName = "select"
 	vs, ok := f.check(opName, pred)
@@ -274,7 +393,7 @@ func (f *Function) Select(pred, onTrue, onFalse Value) Value {
 		return Value{}
 	}
 	p := f.materialize(vs[0], vs[0].shape)
-	t, e, ok := f.pair(opName, onTrue, onFalse)
+	t, e, ok := f.pairTypes(opName, onTrue, onFalse)
 	if !ok {
 		return Value{}
 	}
@@ -282,11 +401,20 @@ func (f *Function) Select(pred, onTrue, onFalse Value) Value {
 		f.failf(opName, 0, p, ErrDType, "predicate must be pred, got %v", p.shape)
 		return Value{}
 	}
-	if p.shape.Rank() != 0 && !slices.Equal(p.shape.Dims(), t.shape.Dims()) {
-		f.failf(opName, 0, p, ErrShape, "predicate shape %v does not match operand shape %v", p.shape, t.shape)
+	// jnp.where's message leaves a scalar predicate out.
+	ops, given := []*value{p, t, e}, []Shape{p.shape, shapeOf(onTrue), shapeOf(onFalse)}
+	pos := []int{0, 1, 2}
+	if p.shape.Rank() == 0 {
+		ops, given, pos = ops[1:], given[1:], pos[1:]
+	}
+	out, ok := f.broadcastAll(opName, "", ops, given, pos)
+	if !ok {
 		return Value{}
 	}
-	return f.emit("stablehlo.select", []*value{p, t, e}, t.shape, nil)
+	if p.shape.Rank() == 0 {
+		out = append([]*value{p}, out...)
+	}
+	return f.emit("stablehlo.select", out, out[1].shape, nil)
 }
 
 // Convert returns x converted elementwise to element type d.

@@ -27,7 +27,7 @@ func TestBuildErrors(t *testing.T) {
 				f.Return(f.Add(x, y))
 			},
 			sentinel: stablehlo.ErrShape, op: "add", operand: 1,
-			msg: "stablehlo: @main: add: operand 1 (%arg1): shape mismatch: operand shapes differ: tensor<4x2xf32> vs tensor<2x4xf32>",
+			msg: "stablehlo: @main: add: operand 1 (%arg1): shape mismatch: add got incompatible shapes for broadcasting: (4, 2), (2, 4).",
 		},
 		{
 			name: "dtype mismatch",

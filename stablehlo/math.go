@@ -1,8 +1,6 @@
 package stablehlo
 
 import (
-	"slices"
-
 	"github.com/gomlx/gopjrt/dtypes"
 )
 
@@ -70,8 +68,10 @@ func (f *Function) IsFinite(x Value) Value {
 func (f *Function) Atan2(y, x Value) Value { return f.binary("atan2", y, x, floating, "float") }
 
 // Clamp returns x limited to [lo, hi] elementwise, max(lo, min(x, hi)) (stablehlo.clamp,
-// lax.clamp(lo, x, hi)). lo and hi each have x's shape or are scalars, of x's element type
-// (a weak constant takes it); NaN propagates as in XLA.
+// lax.clamp(lo, x, hi)). lo and hi are of x's element type (a weak constant takes it); the
+// three broadcast with NumPy's rule, scalar bounds staying scalars as stablehlo.clamp takes
+// them. Shapes that do not broadcast give an error wrapping ErrShape. NaN propagates as in
+// XLA.
 func (f *Function) Clamp(lo, x, hi Value) Value {
 	const opName = "clamp"
 	vs, ok := f.check(opName, lo, x, hi)
@@ -89,15 +89,33 @@ func (f *Function) Clamp(lo, x, hi Value) Value {
 		return Value{}
 	}
 	for i, b := range []*value{l, h} {
-		idx := 2 * i
 		if b.shape.DType() != a.shape.DType() {
-			f.failf(opName, idx, b, ErrDType, "bound %v differs in element type from operand %v", b.shape, a.shape)
+			f.failf(opName, 2*i, b, ErrDType, "bound %v differs in element type from operand %v", b.shape, a.shape)
 			return Value{}
 		}
-		if b.shape.Rank() != 0 && !slices.Equal(b.shape.Dims(), a.shape.Dims()) {
-			f.failf(opName, idx, b, ErrShape, "bound %v must be a scalar or have the operand's shape %v", b.shape, a.shape)
-			return Value{}
+	}
+	// Scalar bounds stay scalars; the others broadcast with x to their common shape.
+	var ops []*value
+	var given []Shape
+	var pos []int
+	for i, v := range []*value{l, a, h} {
+		if v == a || v.shape.Rank() > 0 {
+			ops = append(ops, v)
+			given = append(given, v.shape)
+			pos = append(pos, i)
 		}
+	}
+	out, ok := f.broadcastAll(opName, "", ops, given, pos)
+	if !ok {
+		return Value{}
+	}
+	i := 0
+	if l.shape.Rank() > 0 {
+		l, i = out[0], 1
+	}
+	a = out[i]
+	if h.shape.Rank() > 0 {
+		h = out[i+1]
 	}
 	return f.emit("stablehlo.clamp", []*value{l, a, h}, a.shape, nil)
 }

@@ -19,8 +19,10 @@ func TestMathOpShapes(t *testing.T) {
 		{name: "weak bounds", args: []stablehlo.Shape{shp(i32, 3)}, build: func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
 			return f.Clamp(f.Constant(0), a[0], f.Constant(9))
 		}, want: shp(i32, 3)},
-		{name: "bound shape", args: []stablehlo.Shape{shp(f32, 2), shp(f32, 3, 2), shp(f32)}, build: clamp,
-			sentinel: stablehlo.ErrShape, err: "operand 0 (%arg0): shape mismatch: bound tensor<2xf32> must be a scalar or have the operand's shape tensor<3x2xf32>"},
+		{name: "broadcast bound", args: []stablehlo.Shape{shp(f32, 2), shp(f32, 3, 2), shp(f32)}, build: clamp, want: shp(f32, 3, 2)},
+		{name: "broadcast operand", args: []stablehlo.Shape{shp(f32, 4, 1), shp(f32, 3), shp(f32, 1, 3)}, build: clamp, want: shp(f32, 4, 3)},
+		{name: "bound shape", args: []stablehlo.Shape{shp(f32, 3), shp(f32, 3, 2), shp(f32)}, build: clamp,
+			sentinel: stablehlo.ErrShape, err: "operand 1 (%arg1): shape mismatch: Incompatible shapes for broadcasting: shapes=[(3,), (3, 2)]"},
 		{name: "bound type", args: []stablehlo.Shape{shp(f32), shp(f32, 3, 2), shp(i32)}, build: clamp,
 			sentinel: stablehlo.ErrDType, err: "operand 2 (%arg2): element type mismatch: bound tensor<i32> differs in element type"},
 	})

@@ -11,11 +11,12 @@ import (
 // variance. They are built from the builder's ops (broadcast_in_dim, reduce, reshape,
 // convert, ...), so a pass over Function.Ops sees only those.
 //
-// Binary ops (Add, Mul, Compare, Select, ...) take operands of equal shapes, or one
-// rank-0 operand, and do not broadcast otherwise: a shape mismatch is an error, never a
-// silent broadcast. Broadcast2 and BroadcastArrays apply NumPy's rule explicitly:
+// Binary and ternary elementwise ops (Add, Mul, Compare, Select, Clamp, ...) broadcast
+// their operands with NumPy's rule themselves, emitting stablehlo.broadcast_in_dim for each
+// operand whose shape differs from the result's; Broadcast2 and BroadcastArrays apply the
+// same rule on their own:
 //
-//	z := f.Add(f.Broadcast2(x, y)) // f32[4, 1, 3] + f32[5, 1] -> f32[4, 5, 3]
+//	z := f.Add(x, y) // f32[4, 1, 3] + f32[5, 1] -> f32[4, 5, 3]
 //
 // Where these helpers take dimensions, a negative one counts from the end (-1 is the last),
 // as NumPy's axis arguments do; out-of-range or repeated dimensions are errors wrapping
