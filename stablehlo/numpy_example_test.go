@@ -37,3 +37,37 @@ func ExampleFunction_Einsum() {
 	// tensor<2x4x8x6xf32>
 	// stablehlo: @main: einsum: spec "bqhd,bkhd->bhqx": invalid einsum spec: output label 'x' does not appear in the inputs
 }
+
+// Binary ops broadcast with NumPy's rule: a bias add needs no BroadcastInDim. Shapes that
+// do not broadcast give JAX's message.
+func ExampleFunction_Add_broadcast() {
+	m := stablehlo.NewModule("f")
+	f := m.Main()
+	x := f.Arg(stablehlo.NewShape(dtypes.Float32, 2, 3, 4))
+	b := f.Arg(stablehlo.NewShape(dtypes.Float32, 4))
+	c := f.Arg(stablehlo.NewShape(dtypes.Float32, 3))
+	y := f.Add(x, b)
+	fmt.Println(y.Shape())
+
+	f.Mul(y, c)
+	f.Return(y)
+	_, err := m.Build()
+	fmt.Println(err)
+	// Output:
+	// tensor<2x3x4xf32>
+	// stablehlo: @main: multiply: operand 1 (%arg2): shape mismatch: Incompatible shapes for broadcasting: shapes=[(2, 3, 4), (3,)]
+}
+
+// jnp-style helpers: a causal mask from Tril, and a one-hot encoding.
+func ExampleFunction_Tril() {
+	m := stablehlo.NewModule("f")
+	f := m.Main()
+	scores := f.Arg(stablehlo.NewShape(dtypes.Float32, 2, 4, 4))
+	causal := f.Tril(f.Full(stablehlo.NewShape(dtypes.Bool, 4, 4), true), 0)
+	masked := f.Where(causal, scores, f.Constant(-1e9))
+	hot := f.OneHot(f.Arange(0, 3, 1, dtypes.Int32), 4, dtypes.Float32)
+	f.Return(masked, hot)
+	_, err := m.Build()
+	fmt.Println(masked.Shape(), hot.Shape(), err)
+	// Output: tensor<2x4x4xf32> tensor<3x4xf32> <nil>
+}
