@@ -1,0 +1,220 @@
+package optim_test
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/gomlx/gopjrt/dtypes"
+
+	"github.com/xlamesh/xlamesh/optim"
+	"github.com/xlamesh/xlamesh/stablehlo"
+)
+
+// Compile-time checks that the constructors' results are Transformations and Schedules.
+var (
+	_ optim.Transformation = optim.Chain()
+	_ optim.Schedule       = optim.Constant(1)
+)
+
+func TestHyperparameterErrors(t *testing.T) {
+	lr := optim.Constant(0.1)
+	tests := []struct {
+		name string
+		make func() error
+		msg  string
+	}{
+		{"negative lr", func() error { _, err := optim.SGD(optim.Constant(-1), 0, false); return err }, "learning_rate = -1"},
+		{"nan lr", func() error { _, err := optim.Adam(optim.Constant(math.NaN()), optim.AdamDefaults()); return err }, "learning_rate = NaN"},
+		{"nil lr", func() error { _, err := optim.ScaleByLearningRate(nil); return err }, "nil learning rate"},
+		{"momentum 1", func() error { _, err := optim.SGD(lr, 1, false); return err }, "momentum = 1 (want 0 <= momentum < 1)"},
+		{"nesterov negative momentum", func() error { _, err := optim.SGD(lr, -0.5, true); return err }, "momentum = -0.5"},
+		{"adam b1", func() error {
+			_, err := optim.Adam(lr, optim.AdamParams{B1: 1.5, B2: 0.9, Eps: 1e-8})
+			return err
+		}, "b1 = 1.5"},
+		{"adam b2", func() error {
+			_, err := optim.Adam(lr, optim.AdamParams{B1: 0.9, B2: -0.1, Eps: 1e-8})
+			return err
+		}, "b2 = -0.1"},
+		{"adam eps", func() error {
+			_, err := optim.Adam(lr, optim.AdamParams{B1: 0.9, B2: 0.9, Eps: -1})
+			return err
+		}, "eps = -1"},
+		{"adam eps_root", func() error {
+			_, err := optim.Adam(lr, optim.AdamParams{B1: 0.9, B2: 0.9, EpsRoot: math.Inf(1)})
+			return err
+		}, "eps_root = +Inf"},
+		{"adamw decay", func() error { _, err := optim.AdamW(lr, optim.AdamDefaults(), -1e-4); return err }, "weight_decay = -0.0001"},
+		{"lion b2", func() error { _, err := optim.Lion(lr, 0.9, 1, 0); return err }, "b2 = 1"},
+		{"clip zero", func() error { _, err := optim.ClipByGlobalNorm(0); return err }, "max_norm = 0 (want a finite value > 0)"},
+		{"linear no steps", func() error { _, err := optim.Linear(1, 0, 0, 0); return err }, "steps = 0, begin = 0"},
+		{"linear negative begin", func() error { _, err := optim.Linear(1, 0, 3, -1); return err }, "begin = -1"},
+		{"linear nan", func() error { _, err := optim.Linear(math.NaN(), 0, 3, 0); return err }, "init = NaN"},
+		{"cosine no steps", func() error { _, err := optim.CosineDecay(1, 0, 0, 1); return err }, "steps = 0"},
+		{"warmup past decay", func() error { _, err := optim.WarmupCosineDecay(0, 1, 5, 5, 0); return err }, "warmup = 5, decay = 5"},
+		{"warmup negative", func() error { _, err := optim.WarmupCosineDecay(0, 1, -1, 5, 0); return err }, "warmup = -1"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.make()
+			if !errors.Is(err, optim.ErrHyperparameter) {
+				t.Fatalf("got %v, want ErrHyperparameter", err)
+			}
+			if !strings.HasPrefix(err.Error(), "optim: ") || !strings.Contains(err.Error(), tc.msg) {
+				t.Errorf("error %q does not start with \"optim: \" or lacks %q", err, tc.msg)
+			}
+		})
+	}
+}
+
+// build makes a function with float32 parameters and gradients of the given shapes, runs
+// body on them and returns the module's Build error.
+func build(t *testing.T, body func(f *stablehlo.Function, params, grads []stablehlo.Value)) error {
+	t.Helper()
+	m := stablehlo.NewModule("optim")
+	f := m.Main()
+	var params, grads []stablehlo.Value
+	for range 2 {
+		params = append(params, f.Arg(stablehlo.NewShape(dtypes.Float32, 3)))
+	}
+	for range 2 {
+		grads = append(grads, f.Arg(stablehlo.NewShape(dtypes.Float32, 3)))
+	}
+	body(f, params, grads)
+	if !f.Failed() {
+		f.Return(params...)
+	}
+	_, err := m.Build()
+	return err
+}
+
+func mustAdam(t *testing.T) optim.Transformation {
+	t.Helper()
+	o, err := optim.AdamW(optim.Constant(0.1), optim.AdamDefaults(), 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+func TestBuildErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		body func(t *testing.T, f *stablehlo.Function, p, g []stablehlo.Value)
+		want error
+		msg  string
+	}{
+		{"update with one gradient too few", func(t *testing.T, f *stablehlo.Function, p, g []stablehlo.Value) {
+			o := mustAdam(t)
+			s := o.Init(f, p)
+			o.Update(f, g[:1], s, p)
+		}, optim.ErrLength, "state has 5 leaves; 1 gradients need 3"},
+		{"update with params missing", func(t *testing.T, f *stablehlo.Function, p, g []stablehlo.Value) {
+			o := mustAdam(t)
+			s := o.Init(f, p)
+			o.Update(f, g, s, nil)
+		}, optim.ErrLength, "2 gradients for 0 parameters"},
+		{"state leaf of the wrong shape", func(t *testing.T, f *stablehlo.Function, p, g []stablehlo.Value) {
+			o := mustAdam(t)
+			s := o.Init(f, p)
+			s[2] = f.Full(stablehlo.NewShape(dtypes.Float32, 4), 0)
+			o.Update(f, g, s, p)
+		}, optim.ErrShape, "state leaf 2 is tensor<4xf32>; want tensor<3xf32>"},
+		{"count that is not int32", func(t *testing.T, f *stablehlo.Function, p, g []stablehlo.Value) {
+			o := mustAdam(t)
+			s := o.Init(f, p)
+			s[0] = f.ConstantOf(dtypes.Float32, 0)
+			o.Update(f, g, s, p)
+		}, optim.ErrShape, "state leaf 0 is tensor<f32>; want tensor<i32>"},
+		{"integer parameter", func(t *testing.T, f *stablehlo.Function, p, _ []stablehlo.Value) {
+			mustAdam(t).Init(f, []stablehlo.Value{p[0], f.Full(stablehlo.NewShape(dtypes.Int32, 3), 1)})
+		}, optim.ErrNotFloat, "parameter 1 is tensor<3xi32>"},
+		{"integer gradient", func(t *testing.T, f *stablehlo.Function, p, g []stablehlo.Value) {
+			o, _ := optim.SGD(optim.Constant(0.1), 0.9, false)
+			s := o.Init(f, p)
+			o.Update(f, []stablehlo.Value{g[0], f.Full(stablehlo.NewShape(dtypes.Int32, 3), 1)}, s, p)
+		}, optim.ErrNotFloat, "gradient 1 is tensor<3xi32>"},
+		{"apply updates of other lengths", func(t *testing.T, f *stablehlo.Function, p, g []stablehlo.Value) {
+			optim.ApplyUpdates(f, p, g[:1])
+		}, optim.ErrLength, "1 updates for 2 parameters"},
+		{"apply update of another shape", func(t *testing.T, f *stablehlo.Function, p, g []stablehlo.Value) {
+			optim.ApplyUpdates(f, p, []stablehlo.Value{g[0], f.Full(stablehlo.NewShape(dtypes.Float32, 2), 0)})
+		}, optim.ErrShape, "updates 1 is tensor<2xf32>; its parameter is tensor<3xf32>"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := build(t, func(f *stablehlo.Function, p, g []stablehlo.Value) { tc.body(t, f, p, g) })
+			var oe *stablehlo.OpError
+			if !errors.Is(err, tc.want) || !errors.As(err, &oe) {
+				t.Fatalf("got %v, want an *OpError wrapping %v", err, tc.want)
+			}
+			if !strings.HasPrefix(oe.Op, "optim.") || !strings.Contains(err.Error(), tc.msg) {
+				t.Errorf("error %q: op %q, want an optim op and %q", err, oe.Op, tc.msg)
+			}
+		})
+	}
+}
+
+// After an error the transformations build nothing more and return nil lists.
+func TestStickyError(t *testing.T) {
+	err := build(t, func(f *stablehlo.Function, p, g []stablehlo.Value) {
+		o := mustAdam(t)
+		s := o.Init(f, p)
+		optim.ApplyUpdates(f, p, nil)
+		n := len(f.Ops())
+		u, next := o.Update(f, g, s, p)
+		if u != nil || next != nil || optim.ApplyUpdates(f, p, g) != nil || o.Init(f, p) != nil {
+			t.Error("want nil lists after an error")
+		}
+		if len(f.Ops()) != n {
+			t.Errorf("%d ops added after the error", len(f.Ops())-n)
+		}
+	})
+	if !errors.Is(err, optim.ErrLength) {
+		t.Fatalf("got %v, want the first error, ErrLength", err)
+	}
+}
+
+func TestLayout(t *testing.T) {
+	sched, err := optim.Linear(1, 0, 10, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clip, _ := optim.ClipByGlobalNorm(1)
+	sgd, _ := optim.SGD(optim.Constant(0.1), 0, false)
+	mom, _ := optim.SGD(sched, 0.9, true)
+	adamw, _ := optim.AdamW(sched, optim.AdamDefaults(), 1e-4)
+	lion, _ := optim.Lion(optim.Constant(1e-3), 0.9, 0.99, 1e-3)
+	tests := []struct {
+		name string
+		opt  optim.Transformation
+		want []int
+	}{
+		{"sgd", sgd, nil},
+		{"nesterov with schedule", mom, []int{0, 1, -1}},
+		{"clip then adamw with schedule", optim.Chain(clip, adamw), []int{-1, 0, 1, 0, 1, -1}},
+		{"lion", lion, []int{-1, 0, 1}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.opt.Layout(2)
+			if len(got) != len(tc.want) {
+				t.Fatalf("Layout(2) = %v, want %v", got, tc.want)
+			}
+			for i := range got {
+				if got[i] != tc.want[i] {
+					t.Fatalf("Layout(2) = %v, want %v", got, tc.want)
+				}
+			}
+			var state int
+			if err := build(t, func(f *stablehlo.Function, p, _ []stablehlo.Value) { state = len(tc.opt.Init(f, p)) }); err != nil {
+				t.Fatal(err)
+			}
+			if state != len(tc.want) {
+				t.Errorf("Init gave %d leaves, Layout %d", state, len(tc.want))
+			}
+		})
+	}
+}
