@@ -8,8 +8,9 @@ Usage (normally through tools/oracle/generate.sh, which sets the environment):
 Writes OUTDIR/<group>.json for each group in cases.GROUPS, for each op
 group module tools/oracle/ops_*.py (its GROUP and generate()),
 OUTDIR/programs.json for the programs corpus in programs.py, and
-OUTDIR/vjp.json for the derivatives of vjp.py; with GROUPs after OUTDIR, only
-those (a group name, "programs" or "vjp"). Output is
+OUTDIR/vjp.json for the derivatives of vjp.py and OUTDIR/optim.json for
+optax's optimizers (optim.py); with GROUPs after OUTDIR, only those (a group
+name, "programs", "vjp" or "optim"). Output is
 deterministic: sorted keys, no timestamps, no object addresses. A case whose
 JAX outcome contradicts the corpus (an error where none was expected, or the
 reverse, or an error message lacking one of the case's phrases) stops the run:
@@ -45,6 +46,7 @@ import cases  # noqa: E402
 import programs  # noqa: E402
 import programs_poly  # noqa: E402
 import programs_types  # noqa: E402
+import optim  # noqa: E402
 import pretty_forms  # noqa: E402
 import vjp  # noqa: E402
 
@@ -676,6 +678,13 @@ def main(argv):
         with open(os.path.join(outdir, "vjp.json"), "w", encoding="utf-8") as fh:
             fh.write(dump(doc) + "\n")
         print("oracle: %-14s %4d rules, %d programs" % ("vjp", len(grads["rules"]), len(grads["programs"])))
+    if wanted("optim"):
+        opt = optim.generate()
+        doc = {"group": "optim", "jax_version": jax.__version__, "jaxlib_version": jaxlib.__version__,
+               "numpy_version": np.__version__, "generator": "tools/oracle/optim.py", **opt}
+        with open(os.path.join(outdir, "optim.json"), "w", encoding="utf-8") as fh:
+            fh.write(dump(doc) + "\n")
+        print("oracle: %-14s %4d optimizers, %d schedules" % ("optim", len(opt["optimizers"]), len(opt["schedules"])))
     print("oracle: %d cases, %d programs, jax %s" % (total, len(progs), jax.__version__))
     return 0
 
@@ -683,6 +692,6 @@ def main(argv):
 if __name__ == "__main__":
     try:
         sys.exit(main(sys.argv))
-    except (CaseError, programs.ProgramError, vjp.VJPError) as e:
+    except (CaseError, programs.ProgramError, vjp.VJPError, optim.OptimError) as e:
         print("oracle: " + str(e), file=sys.stderr)
         sys.exit(1)
