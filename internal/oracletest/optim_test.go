@@ -1,0 +1,425 @@
+package oracletest
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/gomlx/gopjrt/dtypes"
+
+	"github.com/xlamesh/xlamesh/optim"
+	"github.com/xlamesh/xlamesh/pjrt"
+	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
+	"github.com/xlamesh/xlamesh/stablehlo"
+)
+
+// The optim group: package optim against optax (tools/oracle/optim.py writes
+// testdata/oracle/optim.json).
+
+// optimTol is the relative tolerance of the optim comparisons: every case is float32
+// elementwise arithmetic in optax's order of operations, so only the CPU kernels of sqrt, cos
+// and pow may differ by an ulp between XLA versions; optimFloor is the absolute floor near
+// zero. On the default plugin every value is bit-equal to optax's (checked with both set to
+// 0), because the golden jits the same step Go compiles: update and apply_updates in one
+// function.
+const optimTol, optimFloor = 1e-6, 1e-9
+
+type optimCase struct {
+	Name  string       `json:"name"`
+	Steps [][]vjpArray `json:"steps"`
+	State []vjpArray   `json:"state"`
+}
+
+type optimSchedule struct {
+	Name   string   `json:"name"`
+	Values vjpArray `json:"values"`
+}
+
+type optimGolden struct {
+	Group        string          `json:"group"`
+	OptaxVersion string          `json:"optax_version"`
+	Steps        int             `json:"steps"`
+	Optimizers   []optimCase     `json:"optimizers"`
+	Schedules    []optimSchedule `json:"schedules"`
+}
+
+func loadOptim(t *testing.T) optimGolden {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(goldenDir, "optim.json"))
+	if err != nil {
+		t.Fatalf("oracle golden optim: %v (regenerate with `make oracle`)", err)
+	}
+	var g optimGolden
+	if err := json.Unmarshal(data, &g); err != nil {
+		t.Fatalf("oracle golden optim: %v", err)
+	}
+	if g.Group != "optim" || len(g.Optimizers) == 0 || len(g.Schedules) == 0 || g.Steps == 0 {
+		t.Fatalf("oracle golden optim: malformed")
+	}
+	return g
+}
+
+// optimShapes are tools/oracle/optim.py's SHAPES: the parameters' dimensions.
+var optimShapes = [][]int{{4, 3}, {5}, {}}
+
+// optimParams and optimGrads are optim.py's params() and grads(step).
+func optimParams() [][]float32 {
+	out := make([][]float32, len(optimShapes))
+	for k, d := range optimShapes {
+		out[k] = pattern(d, k, 8, 0)
+	}
+	return out
+}
+
+func optimGrads(step int) [][]float32 {
+	out := make([][]float32, len(optimShapes))
+	for k, d := range optimShapes {
+		out[k] = pattern(d, 5*k+step+1, 8, 0)
+	}
+	return out
+}
+
+func mustSchedule(s optim.Schedule, err error) optim.Schedule {
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// optimWarmupCosine and optimLinear are optim.py's warmup_cosine() and linear().
+func optimWarmupCosine() optim.Schedule {
+	return mustSchedule(optim.WarmupCosineDecay(0, 0.01, 2, 5, 0.001))
+}
+
+func optimLinear() optim.Schedule { return mustSchedule(optim.Linear(0.1, 0.01, 3, 1)) }
+
+func chainOf(ts ...func() (optim.Transformation, error)) (optim.Transformation, error) {
+	var out []optim.Transformation
+	for _, mk := range ts {
+		t, err := mk()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return optim.Chain(out...), nil
+}
+
+// optimCases builds, per golden case, the optimizer optax ran, with package optim.
+var optimCases = map[string]func() (optim.Transformation, error){
+	"sgd":                 func() (optim.Transformation, error) { return optim.SGD(optim.Constant(0.1), 0, false) },
+	"sgd_momentum":        func() (optim.Transformation, error) { return optim.SGD(optim.Constant(0.1), 0.9, false) },
+	"sgd_nesterov":        func() (optim.Transformation, error) { return optim.SGD(optim.Constant(0.1), 0.9, true) },
+	"sgd_linear_schedule": func() (optim.Transformation, error) { return optim.SGD(optimLinear(), 0.5, false) },
+	"adam":                func() (optim.Transformation, error) { return optim.Adam(optim.Constant(0.01), optim.AdamDefaults()) },
+	"adam_eps_root": func() (optim.Transformation, error) {
+		return optim.Adam(optim.Constant(0.01), optim.AdamParams{B1: 0.8, B2: 0.99, Eps: 1e-3, EpsRoot: 1e-4})
+	},
+	"adam_nesterov": func() (optim.Transformation, error) {
+		p := optim.AdamDefaults()
+		p.Nesterov = true
+		return optim.Adam(optim.Constant(0.01), p)
+	},
+	"adam_warmup_cosine": func() (optim.Transformation, error) { return optim.Adam(optimWarmupCosine(), optim.AdamDefaults()) },
+	"adamw": func() (optim.Transformation, error) {
+		return optim.AdamW(optim.Constant(0.01), optim.AdamDefaults(), 0.1)
+	},
+	"adamw_default_decay": func() (optim.Transformation, error) {
+		return optim.AdamW(optim.Constant(0.01), optim.AdamDefaults(), 1e-4)
+	},
+	"lion":          func() (optim.Transformation, error) { return optim.Lion(optim.Constant(0.001), 0.9, 0.99, 1e-3) },
+	"lion_no_decay": func() (optim.Transformation, error) { return optim.Lion(optim.Constant(0.003), 0.8, 0.95, 0) },
+	"clip_adam": func() (optim.Transformation, error) {
+		return chainOf(func() (optim.Transformation, error) { return optim.ClipByGlobalNorm(1) },
+			func() (optim.Transformation, error) { return optim.Adam(optim.Constant(0.01), optim.AdamDefaults()) })
+	},
+	"clip_sgd_untriggered": func() (optim.Transformation, error) {
+		return chainOf(func() (optim.Transformation, error) { return optim.ClipByGlobalNorm(100) },
+			func() (optim.Transformation, error) { return optim.SGD(optim.Constant(0.1), 0, false) })
+	},
+	"clip_adamw_schedule": func() (optim.Transformation, error) {
+		return chainOf(func() (optim.Transformation, error) { return optim.ClipByGlobalNorm(0.5) },
+			func() (optim.Transformation, error) {
+				return optim.AdamW(optimWarmupCosine(), optim.AdamDefaults(), 0.05)
+			})
+	},
+}
+
+// optimSchedules builds, per golden schedule, the schedule optax evaluated.
+var optimSchedules = map[string]func() (optim.Schedule, error){
+	"constant":              func() (optim.Schedule, error) { return optim.Constant(0.25), nil },
+	"linear":                func() (optim.Schedule, error) { return optimLinear(), nil },
+	"linear_increasing":     func() (optim.Schedule, error) { return optim.Linear(0, 1, 4, 0) },
+	"cosine_decay":          func() (optim.Schedule, error) { return optim.CosineDecay(0.1, 5, 0.1, 1) },
+	"cosine_decay_exponent": func() (optim.Schedule, error) { return optim.CosineDecay(0.1, 6, 0, 2) },
+	"warmup_cosine_decay":   func() (optim.Schedule, error) { return optimWarmupCosine(), nil },
+	"warmup_cosine_decay_no_warmup": func() (optim.Schedule, error) {
+		return optim.WarmupCosineDecay(0, 0.02, 0, 4, 0.002)
+	},
+}
+
+// compareOptim appends the differences between optax's want and xlamesh's buffer: the type
+// and shape, then the values, int32 ones exactly and float32 ones within optimTol.
+func compareOptim(d *[]string, what string, want vjpArray, got *pjrt.Buffer) error {
+	s := got.Shape()
+	if s.DType().String() != programDTypes[want.DType].String() || !slices.Equal(s.Dims(), want.Shape) {
+		*d = append(*d, fmt.Sprintf("%s: optax %s%v, xlamesh %v%v", what, want.DType, want.Shape, s.DType(), s.Dims()))
+		return nil
+	}
+	h, err := got.ToHost()
+	if err != nil {
+		return err
+	}
+	var vals []float64
+	switch h := h.(type) {
+	case []float32:
+		for _, v := range h {
+			vals = append(vals, float64(v))
+		}
+	case []int32:
+		for _, v := range h {
+			vals = append(vals, float64(v))
+		}
+	default:
+		return fmt.Errorf("%s: host data %T", what, h)
+	}
+	if len(vals) != len(want.Values) {
+		*d = append(*d, fmt.Sprintf("%s: optax has %d values, xlamesh %d", what, len(want.Values), len(vals)))
+		return nil
+	}
+	for i, w := range want.Values {
+		g := vals[i]
+		if s.DType() == dtypes.Float32 {
+			w = float64(float32(w))
+		}
+		if math.Abs(g-w) > optimFloor+optimTol*math.Max(math.Abs(g), math.Abs(w)) {
+			*d = append(*d, fmt.Sprintf("%s[%d]: optax %v, xlamesh %v", what, i, w, g))
+			return nil
+		}
+	}
+	return nil
+}
+
+// optimRun compiles f's module for one device, runs it on args and returns its results.
+func optimRun(c *pjrt.Client, dev *pjrt.Device, m *stablehlo.Module, args []*pjrt.Buffer) ([]*pjrt.Buffer, error) {
+	text, err := m.Build()
+	if err != nil {
+		return nil, err
+	}
+	exe, err := c.Compile(text, pjrt.CompileOptions{NumPartitions: 1, DeviceAssignment: []int{dev.ID()}})
+	if err != nil {
+		return nil, err
+	}
+	defer exe.Close()
+	out, err := exe.Execute([][]*pjrt.Buffer{args})
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+func closeBuffers(bs []*pjrt.Buffer) {
+	for _, b := range bs {
+		if b != nil {
+			b.Close()
+		}
+	}
+}
+
+// TestOptimOptimizers runs each optimizer of tools/oracle/optim.py with package optim on
+// the CPU plugin, one compiled step called g.Steps times, and compares the parameters after
+// every step and the final state's leaves with optax.
+func TestOptimOptimizers(t *testing.T) {
+	g := loadOptim(t)
+	report.noteGroup("optim", fmt.Sprintf("optax %s: parameters after each of %d steps and the final state of each optimizer, "+
+		"float32 within %g relative; schedules at counts 0..9.", g.OptaxVersion, g.Steps, optimTol))
+	c := pjrttest.Client(t)
+	dev := c.Devices()[0]
+	for _, tc := range g.Optimizers {
+		t.Run(tc.Name, func(t *testing.T) {
+			mk, ok := optimCases[tc.Name]
+			if !ok {
+				t.Errorf("optim/%s: no builder in optimCases", tc.Name)
+				return
+			}
+			opt, err := mk()
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := runOptim(c, dev, opt, tc, g.Steps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			report.check(t, "optim", tc.Name, d)
+		})
+	}
+	for name := range optimCases {
+		if !slices.ContainsFunc(g.Optimizers, func(c optimCase) bool { return c.Name == name }) {
+			t.Errorf("optim/%s: in optimCases but not in the golden", name)
+		}
+	}
+}
+
+func runOptim(c *pjrt.Client, dev *pjrt.Device, opt optim.Transformation, tc optimCase, steps int) ([]string, error) {
+	n := len(optimShapes)
+	var d []string
+	layout := opt.Layout(n)
+	if len(layout) != len(tc.State) {
+		return []string{fmt.Sprintf("state: optax has %d leaves, optim's Layout %d", len(tc.State), len(layout))}, nil
+	}
+	for k, j := range layout {
+		want := []int{}
+		if j != optim.Scalar {
+			want = optimShapes[j]
+		}
+		if !slices.Equal(tc.State[k].Shape, want) {
+			d = append(d, fmt.Sprintf("state leaf %d: optax shape %v, Layout says %v", k, tc.State[k].Shape, want))
+		}
+	}
+	var live []*pjrt.Buffer
+	defer func() { closeBuffers(live) }()
+	put := func(v []float32, dims []int) (*pjrt.Buffer, error) {
+		b, err := c.BufferFromHost(dev, v, dims)
+		if err == nil {
+			live = append(live, b)
+		}
+		return b, err
+	}
+	params := make([]*pjrt.Buffer, n)
+	for k, v := range optimParams() {
+		b, err := put(v, optimShapes[k])
+		if err != nil {
+			return nil, err
+		}
+		params[k] = b
+	}
+	// The initial state: Init's leaves, followed by the parameters so that the function
+	// has a result even when the state is empty.
+	mi := stablehlo.NewModule("optim_init")
+	fi := mi.Main()
+	var pv []stablehlo.Value
+	for _, s := range optimShapes {
+		pv = append(pv, fi.Arg(stablehlo.NewShape(dtypes.Float32, s...)))
+	}
+	fi.Return(append(opt.Init(fi, pv), pv...)...)
+	out, err := optimRun(c, dev, mi, params)
+	live = append(live, out...)
+	if err != nil {
+		return nil, err
+	}
+	state := out[:len(out)-n]
+	// One step: parameters, gradients and state in; new parameters and state out.
+	ms := stablehlo.NewModule("optim_step")
+	f := ms.Main()
+	var p, gr []stablehlo.Value
+	for _, s := range optimShapes {
+		p = append(p, f.Arg(stablehlo.NewShape(dtypes.Float32, s...)))
+	}
+	for _, s := range optimShapes {
+		gr = append(gr, f.Arg(stablehlo.NewShape(dtypes.Float32, s...)))
+	}
+	var st optim.State
+	for _, b := range state {
+		st = append(st, f.Arg(b.Shape()))
+	}
+	u, next := opt.Update(f, gr, st, p)
+	f.Return(append(optim.ApplyUpdates(f, p, u), next...)...)
+	text, err := ms.Build()
+	if err != nil {
+		return nil, err
+	}
+	exe, err := c.Compile(text, pjrt.CompileOptions{NumPartitions: 1, DeviceAssignment: []int{dev.ID()}})
+	if err != nil {
+		return nil, err
+	}
+	defer exe.Close()
+	for s := range steps {
+		args := slices.Clone(params)
+		for k, v := range optimGrads(s) {
+			b, err := put(v, optimShapes[k])
+			if err != nil {
+				return nil, err
+			}
+			args = append(args, b)
+		}
+		res, err := exe.Execute([][]*pjrt.Buffer{append(args, state...)})
+		if err != nil {
+			return nil, err
+		}
+		live = append(live, res[0]...)
+		params, state = res[0][:n], res[0][n:]
+		for k, b := range params {
+			if err := compareOptim(&d, fmt.Sprintf("step %d param %d", s+1, k), tc.Steps[s][k], b); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for k, b := range state {
+		if err := compareOptim(&d, fmt.Sprintf("state leaf %d", k), tc.State[k], b); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// TestOptimSchedules evaluates each schedule of tools/oracle/optim.py at the int32 counts
+// optax evaluated it at and compares.
+func TestOptimSchedules(t *testing.T) {
+	g := loadOptim(t)
+	c := pjrttest.Client(t)
+	dev := c.Devices()[0]
+	for _, tc := range g.Schedules {
+		t.Run(tc.Name, func(t *testing.T) {
+			mk, ok := optimSchedules[tc.Name]
+			if !ok {
+				t.Errorf("optim/schedule/%s: no builder in optimSchedules", tc.Name)
+				return
+			}
+			s, err := mk()
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := stablehlo.NewModule("schedule")
+			f := m.Main()
+			// The counts are arguments, not constants, so that XLA does not fold the schedule.
+			var vs []stablehlo.Value
+			var counts []*pjrt.Buffer
+			defer func() { closeBuffers(counts) }()
+			var args []stablehlo.Value
+			for range tc.Values.Values {
+				args = append(args, f.Arg(stablehlo.NewShape(dtypes.Int32)))
+			}
+			for i, a := range args {
+				vs = append(vs, s.At(f, a))
+				b, err := c.BufferFromHost(dev, []int32{int32(i)}, []int{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				counts = append(counts, b)
+			}
+			f.Return(f.Concatenate(0, reshape1(f, vs)...))
+			out, err := optimRun(c, dev, m, counts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer closeBuffers(out)
+			var d []string
+			if err := compareOptim(&d, "values", tc.Values, out[0]); err != nil {
+				t.Fatal(err)
+			}
+			report.check(t, "optim", "schedule/"+tc.Name, d)
+		})
+	}
+}
+
+func reshape1(f *stablehlo.Function, vs []stablehlo.Value) []stablehlo.Value {
+	out := make([]stablehlo.Value, len(vs))
+	for i, v := range vs {
+		out[i] = f.Reshape(v, 1)
+	}
+	return out
+}
