@@ -11,12 +11,13 @@
 package mlp
 
 import (
-	"github.com/gomlx/gopjrt/dtypes"
+	"slices"
 
 	"github.com/xlamesh/xlamesh/autodiff"
 	"github.com/xlamesh/xlamesh/jit"
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
+	"github.com/xlamesh/xlamesh/optim"
 )
 
 // Sizes of the model and its batch.
@@ -99,27 +100,39 @@ func SGD(lr float64) jit.Body {
 	}
 }
 
-// Adam returns the Body of one Adam step (Kingma and Ba; optax.adam's update with eps added
-// to the root of the second moment): arguments w1, b1, w2, b2, then their first moments,
-// their second moments, the step count t (a float32 scalar, 1 at the first step), x, y;
-// results the loss and the new parameters, first and second moments.
+// Adam returns the Body of one optax.adam step (package optim's Adam with a constant
+// learning rate): arguments w1, b1, w2, b2, then the optimizer's state (AdamState: Adam's
+// int32 step count, 0 before the first step, then the first and the second moment of each
+// parameter), then x, y; results the loss (before the step), the new parameters and the new
+// state. A hyperparameter out of range makes the step fail to lower, with an error wrapping
+// optim.ErrHyperparameter.
 func Adam(lr, b1, b2, eps float64) jit.Body {
+	opt, err := adam(lr, b1, b2, eps)
 	return func(f *lower.Function, a []lower.Value) []lower.Value {
-		p, m, v, t, x, y := a[0:4], a[4:8], a[8:12], a[12], a[13], a[14]
-		loss, g := autodiff.ValueAndGrad(f.Function, Loss(f, p[0], p[1], p[2], p[3], x, y), p...)
-		one := f.ConstantOf(dtypes.Float32, 1)
-		c1 := f.Sub(one, f.Pow(f.ConstantOf(dtypes.Float32, float32(b1)), t)) // 1 - b1^t
-		c2 := f.Sub(one, f.Pow(f.ConstantOf(dtypes.Float32, float32(b2)), t))
-		ps, ms, vs := make([]lower.Value, 4), make([]lower.Value, 4), make([]lower.Value, 4)
-		for i := range p {
-			ms[i] = f.Add(f.Mul(f.Constant(b1), m[i]), f.Mul(f.Constant(1-b1), g[i]))
-			vs[i] = f.Add(f.Mul(f.Constant(b2), v[i]), f.Mul(f.Constant(1-b2), f.Mul(g[i], g[i])))
-			mhat := f.Div(ms[i], c1)
-			vhat := f.Div(vs[i], c2)
-			ps[i] = f.Sub(p[i], f.Mul(f.Constant(lr), f.Div(mhat, f.Add(f.Sqrt(vhat), f.Constant(eps)))))
+		if err != nil {
+			f.Fail("mlp.adam", -1, lower.Value{}, err)
+			return nil
 		}
-		return append(append(append([]lower.Value{loss}, ps...), ms...), vs...)
+		n := len(Params)
+		k := n + len(opt.Layout(n))
+		p, state, x, y := a[:n], a[n:k], a[k], a[k+1]
+		loss, g := autodiff.ValueAndGrad(f.Function, Loss(f, p[0], p[1], p[2], p[3], x, y), p...)
+		updates, next := opt.Update(f.Function, g, state, p)
+		out := append([]lower.Value{loss}, optim.ApplyUpdates(f.Function, p, updates)...)
+		return append(out, next...)
 	}
+}
+
+func adam(lr, b1, b2, eps float64) (optim.Transformation, error) {
+	return optim.Adam(optim.Constant(lr), optim.AdamParams{B1: b1, B2: b2, Eps: eps})
+}
+
+// AdamState returns the layout of an Adam step's state (see optim.Transformation.Layout):
+// for each leaf, the index in Params of the parameter it is shaped like, or optim.Scalar for
+// the int32 step count.
+func AdamState() []int {
+	opt, _ := adam(0, 0, 0, 0)
+	return opt.Layout(len(Params))
 }
 
 // StepOptions returns the jit options of an SGD step: parameters and data laid out by Specs,
@@ -130,13 +143,25 @@ func StepOptions() []jit.Option {
 	return []jit.Option{jit.InSpecs(s...), jit.OutSpecs(append([]mesh.PartitionSpec{mesh.P()}, s[:4]...)...), jit.Donate(0, 1, 2, 3)}
 }
 
-// AdamOptions returns the jit options of an Adam step: as StepOptions, with each moment laid
-// out (and donated) like its parameter, and the step count replicated.
+// AdamOptions returns the jit options of an Adam step: as StepOptions, with each state leaf
+// laid out like its parameter (the step count replicated) and the parameters and state
+// donated.
 func AdamOptions() []jit.Option {
 	s := Specs()
 	p := s[:4]
-	in := append(append(append(append([]mesh.PartitionSpec{}, p...), p...), p...), mesh.P())
-	in = append(in, s[4:]...)
-	out := append(append(append([]mesh.PartitionSpec{mesh.P()}, p...), p...), p...)
-	return []jit.Option{jit.InSpecs(in...), jit.OutSpecs(out...), jit.Donate(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)}
+	state := make([]mesh.PartitionSpec, 0, 9)
+	for _, j := range AdamState() {
+		if j == optim.Scalar {
+			state = append(state, mesh.P())
+		} else {
+			state = append(state, p[j])
+		}
+	}
+	in := append(append(slices.Clone(p), state...), s[4:]...)
+	out := append(append([]mesh.PartitionSpec{mesh.P()}, p...), state...)
+	donate := make([]int, len(p)+len(state))
+	for i := range donate {
+		donate[i] = i
+	}
+	return []jit.Option{jit.InSpecs(in...), jit.OutSpecs(out...), jit.Donate(donate...)}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/xlamesh/xlamesh/jit"
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
+	"github.com/xlamesh/xlamesh/optim"
 	"github.com/xlamesh/xlamesh/pjrt"
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 	"github.com/xlamesh/xlamesh/stablehlo"
@@ -662,6 +663,20 @@ func put(t *testing.T, c *pjrt.Client, m mesh.Mesh, v []float32, dims []int, spe
 	return a
 }
 
+// putInt32 puts the int32 scalar v on m, replicated.
+func putInt32(t *testing.T, c *pjrt.Client, m mesh.Mesh, v int32) *jit.Array {
+	t.Helper()
+	s, err := mesh.NewNamedSharding(m, mesh.P())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := jit.Put(c, []int32{v}, nil, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
 func scalar(t *testing.T, a *jit.Array) float64 {
 	t.Helper()
 	h, err := a.ToHost()
@@ -734,20 +749,24 @@ func TestVJPPrograms(t *testing.T) {
 			defer step.Close()
 			shapes, specs := mlp.Small.Shapes(), mlp.Specs()
 			init := mlp.Small.Init()
-			state := make([]*jit.Array, 12)
+			// The parameters, then the optimizer state: a zero step count, zero moments.
+			var state []*jit.Array
 			for i := range 4 {
-				state[i] = put(t, c, m, init[i], shapes[i], specs[i])
-				state[4+i] = put(t, c, m, make([]float32, len(init[i])), shapes[i], specs[i])
-				state[8+i] = put(t, c, m, make([]float32, len(init[i])), shapes[i], specs[i])
+				state = append(state, put(t, c, m, init[i], shapes[i], specs[i]))
+			}
+			for _, j := range mlp.AdamState() {
+				if j == optim.Scalar {
+					state = append(state, putInt32(t, c, m, 0))
+					continue
+				}
+				state = append(state, put(t, c, m, make([]float32, len(init[j])), shapes[j], specs[j]))
 			}
 			x := put(t, c, m, init[4], shapes[4], specs[4])
 			y := put(t, c, m, init[5], shapes[5], specs[5])
 			defer func() { closeAll(state); x.Close(); y.Close() }()
 			var losses []float64
-			for s := 1; s <= 10; s++ {
-				tt := put(t, c, m, []float32{float32(s)}, nil, mesh.P())
-				out, err := step.Call(c, append(append(slices.Clone(state), tt), x, y)...)
-				tt.Close()
+			for range 10 {
+				out, err := step.Call(c, append(slices.Clone(state), x, y)...)
 				if err != nil {
 					t.Fatal(err)
 				}
