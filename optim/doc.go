@@ -9,7 +9,7 @@
 // and updates, new parameters and new optimizer state go out as stablehlo.Values of the
 // same function, to be returned by it. Nothing runs here; the ops run when the function is
 // compiled and called (package jit, or package pjrt directly). optim imports only
-// stablehlo, so it sits on the floor of autodiff.
+// stablehlo and shapes, so it sits on the floor of autodiff (floor 3).
 //
 // # State
 //

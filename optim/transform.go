@@ -6,6 +6,7 @@ import (
 
 	"github.com/gomlx/gopjrt/dtypes"
 
+	"github.com/xlamesh/xlamesh/shapes"
 	"github.com/xlamesh/xlamesh/stablehlo"
 )
 
@@ -268,7 +269,8 @@ func (s scaleLR) Layout(int) []int {
 }
 
 // ClipByGlobalNorm returns optax.clip_by_global_norm(maxNorm): with n the square root of the
-// sum of the squares of all gradients, the updates are the gradients when n < maxNorm and
+// sum of the squares of all gradients (each gradient's sum in float32 for narrower types, as
+// jnp.sum; the total in the gradients' common type as JAX promotes them), the updates are the gradients when n < maxNorm and
 // g/n*maxNorm otherwise. It has no state. maxNorm must be positive and finite
 // (ErrHyperparameter).
 func ClipByGlobalNorm(maxNorm float64) (Transformation, error) {
@@ -292,11 +294,12 @@ func (c clip) Update(f *stablehlo.Function, grads []Value, state State, _ []Valu
 	if len(grads) == 0 {
 		return grads, State{}
 	}
+	total := sumType(grads)
 	var sq Value
 	for i, g := range grads {
-		s := f.Sum(f.Mul(g, g))
-		if s.DType() != grads[0].DType() {
-			s = f.Convert(s, grads[0].DType())
+		s := sumSquares(f, g)
+		if s.DType() != total {
+			s = f.Convert(s, total)
 		}
 		if i == 0 {
 			sq = s
@@ -318,3 +321,34 @@ func (c clip) Update(f *stablehlo.Function, grads []Value, state State, _ []Valu
 }
 
 func (c clip) Layout(int) []int { return nil }
+
+// sumSquares is jnp.sum(g*g): for float types narrower than float32, the squares are summed
+// in float32 and the sum converted back, as jnp.sum upcasts them.
+func sumSquares(f *stablehlo.Function, g Value) Value {
+	sq := f.Mul(g, g)
+	if shapes.ElementBytes(g.DType()) >= 4 {
+		return f.Sum(sq)
+	}
+	return f.Convert(f.Sum(f.Convert(sq, dtypes.Float32)), g.DType())
+}
+
+// sumType is the type JAX's promotion gives the sum of float values of the types of gs: their
+// type when they share one, else float64 if one is float64, else float32.
+func sumType(gs []Value) dtypes.DType {
+	d := gs[0].DType()
+	mixed := false
+	for _, g := range gs[1:] {
+		if g.DType() != d {
+			mixed = true
+		}
+	}
+	if !mixed {
+		return d
+	}
+	for _, g := range gs {
+		if g.DType() == dtypes.Float64 {
+			return dtypes.Float64
+		}
+	}
+	return dtypes.Float32
+}
