@@ -30,6 +30,7 @@ const optimTol, optimFloor = 1e-6, 1e-9
 
 type optimCase struct {
 	Name  string       `json:"name"`
+	DType string       `json:"dtype"`
 	Steps [][]vjpArray `json:"steps"`
 	State []vjpArray   `json:"state"`
 }
@@ -141,12 +142,17 @@ var optimCases = map[string]func() (optim.Transformation, error){
 		return chainOf(func() (optim.Transformation, error) { return optim.ClipByGlobalNorm(100) },
 			func() (optim.Transformation, error) { return optim.SGD(optim.Constant(0.1), 0, false) })
 	},
-	"clip_adamw_schedule": func() (optim.Transformation, error) {
-		return chainOf(func() (optim.Transformation, error) { return optim.ClipByGlobalNorm(0.5) },
-			func() (optim.Transformation, error) {
-				return optim.AdamW(optimWarmupCosine(), optim.AdamDefaults(), 0.05)
-			})
-	},
+	"clip_adamw_schedule":      clipAdamWSchedule,
+	"sgd_nesterov_bf16":        func() (optim.Transformation, error) { return optim.SGD(optim.Constant(0.1), 0.9, true) },
+	"lion_bf16":                func() (optim.Transformation, error) { return optim.Lion(optim.Constant(0.001), 0.9, 0.99, 1e-3) },
+	"clip_adamw_schedule_bf16": clipAdamWSchedule,
+}
+
+func clipAdamWSchedule() (optim.Transformation, error) {
+	return chainOf(func() (optim.Transformation, error) { return optim.ClipByGlobalNorm(0.5) },
+		func() (optim.Transformation, error) {
+			return optim.AdamW(optimWarmupCosine(), optim.AdamDefaults(), 0.05)
+		})
 }
 
 // optimSchedules builds, per golden schedule, the schedule optax evaluated.
@@ -163,10 +169,11 @@ var optimSchedules = map[string]func() (optim.Schedule, error){
 }
 
 // compareOptim appends the differences between optax's want and xlamesh's buffer: the type
-// and shape, then the values, int32 ones exactly and float32 ones within optimTol.
+// and shape, then the values, int32 ones exactly and float32 and bfloat16 ones within
+// optimTol.
 func compareOptim(d *[]string, what string, want vjpArray, got *pjrt.Buffer) error {
 	s := got.Shape()
-	if s.DType().String() != programDTypes[want.DType].String() || !slices.Equal(s.Dims(), want.Shape) {
+	if wd, ok := programDTypes[want.DType]; !ok || s.DType() != wd || !slices.Equal(s.Dims(), want.Shape) {
 		*d = append(*d, fmt.Sprintf("%s: optax %s%v, xlamesh %v%v", what, want.DType, want.Shape, s.DType(), s.Dims()))
 		return nil
 	}
@@ -183,6 +190,13 @@ func compareOptim(d *[]string, what string, want vjpArray, got *pjrt.Buffer) err
 	case []int32:
 		for _, v := range h {
 			vals = append(vals, float64(v))
+		}
+	case []uint16: // bfloat16 bits, the high half of a float32's
+		if s.DType() != dtypes.BFloat16 {
+			return fmt.Errorf("%s: host data %T of %v", what, h, s.DType())
+		}
+		for _, v := range h {
+			vals = append(vals, float64(math.Float32frombits(uint32(v)<<16)))
 		}
 	default:
 		return fmt.Errorf("%s: host data %T", what, h)
@@ -266,6 +280,10 @@ func TestOptimOptimizers(t *testing.T) {
 
 func runOptim(c *pjrt.Client, dev *pjrt.Device, opt optim.Transformation, tc optimCase, steps int) ([]string, error) {
 	n := len(optimShapes)
+	dt, ok := programDTypes[tc.DType]
+	if !ok {
+		return nil, fmt.Errorf("dtype %q", tc.DType)
+	}
 	var d []string
 	layout := opt.Layout(n)
 	if len(layout) != len(tc.State) {
@@ -289,44 +307,59 @@ func runOptim(c *pjrt.Client, dev *pjrt.Device, opt optim.Transformation, tc opt
 		}
 		return b, err
 	}
-	params := make([]*pjrt.Buffer, n)
+	f32Args := func(f *stablehlo.Function) []stablehlo.Value {
+		var vs []stablehlo.Value
+		for _, s := range optimShapes {
+			vs = append(vs, f.Arg(stablehlo.NewShape(dtypes.Float32, s...)))
+		}
+		return vs
+	}
+	// toDType converts float32 inputs (pattern values, exact in every type the golden has) to
+	// the case's type.
+	toDType := func(f *stablehlo.Function, vs []stablehlo.Value) []stablehlo.Value {
+		out := make([]stablehlo.Value, len(vs))
+		for i, v := range vs {
+			out[i] = v
+			if dt != dtypes.Float32 {
+				out[i] = f.Convert(v, dt)
+			}
+		}
+		return out
+	}
+	var f32Params []*pjrt.Buffer
 	for k, v := range optimParams() {
 		b, err := put(v, optimShapes[k])
 		if err != nil {
 			return nil, err
 		}
-		params[k] = b
+		f32Params = append(f32Params, b)
 	}
-	// The initial state: Init's leaves, followed by the parameters so that the function
-	// has a result even when the state is empty.
+	// The initial parameters in the case's type, then Init's state.
 	mi := stablehlo.NewModule("optim_init")
 	fi := mi.Main()
-	var pv []stablehlo.Value
-	for _, s := range optimShapes {
-		pv = append(pv, fi.Arg(stablehlo.NewShape(dtypes.Float32, s...)))
-	}
-	fi.Return(append(opt.Init(fi, pv), pv...)...)
-	out, err := optimRun(c, dev, mi, params)
+	pv := toDType(fi, f32Args(fi))
+	fi.Return(append(slices.Clone(pv), opt.Init(fi, pv)...)...)
+	out, err := optimRun(c, dev, mi, f32Params)
 	live = append(live, out...)
 	if err != nil {
 		return nil, err
 	}
-	state := out[:len(out)-n]
-	// One step: parameters, gradients and state in; new parameters and state out.
+	params, state := out[:n], out[n:]
+	// One step: parameters, float32 gradients and state in; new parameters and state out.
+	// They are read as they are: XLA drops a float32 -> bfloat16 -> float32 round trip, so a
+	// float32 copy of a bfloat16 result would show unrounded values.
 	ms := stablehlo.NewModule("optim_step")
 	f := ms.Main()
-	var p, gr []stablehlo.Value
-	for _, s := range optimShapes {
-		p = append(p, f.Arg(stablehlo.NewShape(dtypes.Float32, s...)))
+	var p []stablehlo.Value
+	for _, b := range params {
+		p = append(p, f.Arg(b.Shape()))
 	}
-	for _, s := range optimShapes {
-		gr = append(gr, f.Arg(stablehlo.NewShape(dtypes.Float32, s...)))
-	}
+	gr := f32Args(f)
 	var st optim.State
 	for _, b := range state {
 		st = append(st, f.Arg(b.Shape()))
 	}
-	u, next := opt.Update(f, gr, st, p)
+	u, next := opt.Update(f, toDType(f, gr), st, p)
 	f.Return(append(optim.ApplyUpdates(f, p, u), next...)...)
 	text, err := ms.Build()
 	if err != nil {
@@ -346,12 +379,12 @@ func runOptim(c *pjrt.Client, dev *pjrt.Device, opt optim.Transformation, tc opt
 			}
 			args = append(args, b)
 		}
-		res, err := exe.Execute([][]*pjrt.Buffer{append(args, state...)})
+		r, err := exe.Execute([][]*pjrt.Buffer{append(args, state...)})
 		if err != nil {
 			return nil, err
 		}
-		live = append(live, res[0]...)
-		params, state = res[0][:n], res[0][n:]
+		live = append(live, r[0]...)
+		params, state = r[0][:n], r[0][n:]
 		for k, b := range params {
 			if err := compareOptim(&d, fmt.Sprintf("step %d param %d", s+1, k), tc.Steps[s][k], b); err != nil {
 				return nil, err

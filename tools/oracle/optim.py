@@ -9,7 +9,7 @@ generate() returns the document generate.py writes to OUTDIR/optim.json:
   pattern with k = 0, 1, 2 and scale 8) and runs STEPS steps of
   optax's update and apply_updates with the gradients of grads(step): the
   pattern with k = 5*leaf + step + 1 and scale 8, independent of the
-  parameters, each step one jitted function of the parameters, gradients
+  parameters, in float32 or (the _bf16 cases) bfloat16, each step one jitted function of the parameters, gradients
   and state (optax's update, then apply_updates), as a train step is and as
   the Go test compiles it. It records the parameters after each step and the leaves of
   the final optimizer state (jax.tree.leaves: counts and moments, in optax's
@@ -40,12 +40,12 @@ class OptimError(Exception):
     pass
 
 
-def params():
-    return [jnp.asarray(pattern(s, k, 8)) for k, s in enumerate(SHAPES)]
+def params(dtype):
+    return [jnp.asarray(pattern(s, k, 8)).astype(dtype) for k, s in enumerate(SHAPES)]
 
 
-def grads(step):
-    return [jnp.asarray(pattern(s, 5 * k + step + 1, 8)) for k, s in enumerate(SHAPES)]
+def grads(step, dtype):
+    return [jnp.asarray(pattern(s, 5 * k + step + 1, 8)).astype(dtype) for k, s in enumerate(SHAPES)]
 
 
 def warmup_cosine():
@@ -56,8 +56,9 @@ def linear():
     return optax.linear_schedule(0.1, 0.01, 3, 1)
 
 
-# Each case: name and a function returning the optax transformation. The Go test has a
-# builder for each name.
+# Each case: name, a function returning the optax transformation and the parameters' and
+# gradients' type (the pattern values are exact in bfloat16 too). The Go test has a builder
+# for each name.
 OPTIMIZERS = [
     ("sgd", lambda: optax.sgd(0.1)),
     ("sgd_momentum", lambda: optax.sgd(0.1, momentum=0.9)),
@@ -75,6 +76,11 @@ OPTIMIZERS = [
     ("clip_sgd_untriggered", lambda: optax.chain(optax.clip_by_global_norm(100.0), optax.sgd(0.1))),
     ("clip_adamw_schedule", lambda: optax.chain(optax.clip_by_global_norm(0.5),
                                                 optax.adamw(warmup_cosine(), weight_decay=0.05))),
+    ("sgd_nesterov_bf16", lambda: optax.sgd(0.1, momentum=0.9, nesterov=True), jnp.bfloat16),
+    ("lion_bf16", lambda: optax.lion(0.001), jnp.bfloat16),
+    ("clip_adamw_schedule_bf16", lambda: optax.chain(optax.clip_by_global_norm(0.5),
+                                                     optax.adamw(warmup_cosine(), weight_decay=0.05)),
+     jnp.bfloat16),
 ]
 
 SCHEDULES = [
@@ -88,7 +94,7 @@ SCHEDULES = [
 ]
 
 
-def run(make):
+def run(make, dtype=jnp.float32):
     opt = make()
 
     @jax.jit
@@ -96,13 +102,14 @@ def run(make):
         updates, state = opt.update(g, state, p)
         return optax.apply_updates(p, updates), state
 
-    p = params()
+    p = params(dtype)
     state = jax.jit(opt.init)(p)
     steps = []
     for s in range(STEPS):
-        p, state = step(p, grads(s), state)
+        p, state = step(p, grads(s, dtype), state)
         steps.append([arr(x) for x in p])
-    return {"steps": steps, "state": [arr(x) for x in jax.tree.leaves(state)]}
+    return {"dtype": jnp.dtype(dtype).name, "steps": steps,
+            "state": [arr(x) for x in jax.tree.leaves(state)]}
 
 
 def schedule(make):
@@ -116,6 +123,6 @@ def generate():
     return {
         "optax_version": optax.__version__,
         "steps": STEPS,
-        "optimizers": [dict(name=n, **run(m)) for n, m in OPTIMIZERS],
+        "optimizers": [dict(name=c[0], **run(*c[1:])) for c in OPTIMIZERS],
         "schedules": [{"name": n, "values": schedule(m)} for n, m in SCHEDULES],
     }
