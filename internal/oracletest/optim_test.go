@@ -249,8 +249,10 @@ func closeBuffers(bs []*pjrt.Buffer) {
 // every step and the final state's leaves with optax.
 func TestOptimOptimizers(t *testing.T) {
 	g := loadOptim(t)
-	report.noteGroup("optim", fmt.Sprintf("optax %s: parameters after each of %d steps and the final state of each optimizer, "+
-		"float32 within %g relative; schedules at counts 0..9.", g.OptaxVersion, g.Steps, optimTol))
+	report.noteGroup("optim", fmt.Sprintf("Package `optim` against optax %s (tools/oracle/optim.py): each optimizer's parameters "+
+		"after each of %d steps and its final state leaves, with float32 and bfloat16 parameters, and the schedules at counts 0..9. "+
+		"Counts compare exactly, floats within %g relative; on the pinned CPU plugin every value is bit-equal to optax's.",
+		g.OptaxVersion, g.Steps, optimTol))
 	c := pjrttest.Client(t)
 	dev := c.Devices()[0]
 	for _, tc := range g.Optimizers {
