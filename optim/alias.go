@@ -1,8 +1,8 @@
 package optim
 
 // SGD returns optax.sgd(lr, momentum, nesterov): Chain(Trace(momentum, nesterov),
-// ScaleByLearningRate(lr)), or with momentum 0 just ScaleByLearningRate(lr) (optax's
-// momentum=None; no trace in the state). Hyperparameters out of range give an error
+// ScaleByLearningRate(lr)), or with momentum 0 and nesterov false just
+// ScaleByLearningRate(lr) (optax's momentum=None; no trace in the state). Hyperparameters out of range give an error
 // wrapping ErrHyperparameter.
 func SGD(lr Schedule, momentum float64, nesterov bool) (Transformation, error) {
 	s, err := ScaleByLearningRate(lr)
