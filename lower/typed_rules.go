@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/xlamesh/xlamesh/mesh"
+	"github.com/xlamesh/xlamesh/shapes"
 	"github.com/xlamesh/xlamesh/stablehlo"
 )
 
@@ -696,18 +697,6 @@ func (m *Module) subSpecSize(axes []string) int {
 	return n
 }
 
-// pyShape is a shape as a Python tuple: "(3, 4)", "(8,)".
-func pyShape(dims []int) string {
-	s := make([]string, len(dims))
-	for i, d := range dims {
-		s[i] = strconv.Itoa(d)
-	}
-	if len(s) == 1 {
-		return "(" + s[0] + ",)"
-	}
-	return "(" + strings.Join(s, ", ") + ")"
-}
-
 // varyingShapeRule is JAX's rule for ops whose result may differ in size from the operand
 // (slice, dynamic_slice, pad, reduce_window): the operand's sharding, where every changed
 // sharded dimension still divides. The result has no unreduced axes (callers decide).
@@ -726,7 +715,7 @@ func (m *Module) varyingShapeRule(name string, x Type, out Shape) (Type, error) 
 				spec = pyEntry(x.dims[i])
 			}
 			return Type{}, shardingTypeErr("%s on sharded dims where out dim (%d) is not divisible by mesh axes (%d) with spec (%s) is not implemented. Got input type=%s and output shape=%s",
-				name, out.Dim(i), m.subSpecSize(x.dims[i]), spec, x.short(), pyShape(out.Dims()))
+				name, out.Dim(i), m.subSpecSize(x.dims[i]), spec, x.short(), shapes.PyTuple(out.Dims()))
 		}
 	}
 	return x.withShape(out), nil
@@ -899,7 +888,7 @@ func (m *Module) reshapeRule(x Type, out Shape) (Type, error) {
 		return t, nil
 	}
 	fail := func() (Type, error) {
-		return Type{}, shardingTypeErr("This reshape is not supported. Please specify the sharding of the output via the `out_sharding` argument of jax.lax.reshape. Got operand type: %s, new sizes: %s", x, pyShape(out.Dims()))
+		return Type{}, shardingTypeErr("This reshape is not supported. Please specify the sharding of the output via the `out_sharding` argument of jax.lax.reshape. Got operand type: %s, new sizes: %s", x, shapes.PyTuple(out.Dims()))
 	}
 	opShape, newSizes := x.shape.Dims(), out.Dims()
 	var opNon1 []int

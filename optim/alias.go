@@ -34,21 +34,7 @@ func Adam(lr Schedule, p AdamParams) (Transformation, error) {
 // Hyperparameters out of range give an error wrapping ErrHyperparameter.
 func AdamW(lr Schedule, p AdamParams, weightDecay float64) (Transformation, error) {
 	a, err := ScaleByAdam(p)
-	if err != nil {
-		return nil, err
-	}
-	d, err := AddDecayedWeights(weightDecay)
-	if err != nil {
-		return nil, err
-	}
-	s, err := ScaleByLearningRate(lr)
-	if err != nil {
-		return nil, err
-	}
-	if weightDecay == 0 {
-		return Chain(a, s), nil
-	}
-	return Chain(a, d, s), nil
+	return decayed(a, err, weightDecay, lr)
 }
 
 // Lion returns optax.lion(lr, b1, b2, weight_decay=weightDecay) without a mask:
@@ -57,6 +43,12 @@ func AdamW(lr Schedule, p AdamParams, weightDecay float64) (Transformation, erro
 // an error wrapping ErrHyperparameter.
 func Lion(lr Schedule, b1, b2, weightDecay float64) (Transformation, error) {
 	l, err := ScaleByLion(b1, b2)
+	return decayed(l, err, weightDecay, lr)
+}
+
+// decayed chains a scaling (made with error err), decoupled weight decay (none when
+// weightDecay is 0) and the learning rate, as optax's adamw and lion do.
+func decayed(scale Transformation, err error, weightDecay float64, lr Schedule) (Transformation, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +61,7 @@ func Lion(lr Schedule, b1, b2, weightDecay float64) (Transformation, error) {
 		return nil, err
 	}
 	if weightDecay == 0 {
-		return Chain(l, s), nil
+		return Chain(scale, s), nil
 	}
-	return Chain(l, d, s), nil
+	return Chain(scale, d, s), nil
 }

@@ -100,3 +100,16 @@ func (s Shape) Aval() string {
 	b.WriteByte(']')
 	return b.String()
 }
+
+// PyTuple writes dims as Python writes a shape tuple, as JAX's messages name shapes: "()",
+// "(4,)", "(2, 3)".
+func PyTuple(dims []int) string {
+	s := make([]string, len(dims))
+	for i, d := range dims {
+		s[i] = strconv.Itoa(d)
+	}
+	if len(s) == 1 {
+		return "(" + s[0] + ",)"
+	}
+	return "(" + strings.Join(s, ", ") + ")"
+}

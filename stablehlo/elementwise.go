@@ -219,7 +219,7 @@ func broadcastMessage(prim string, given []Shape) string {
 	var nonScalar []string
 	all := make([]string, len(given))
 	for i, s := range given {
-		all[i] = pyShape(s.Dims())
+		all[i] = shapes.PyTuple(s.Dims())
 		if s.Rank() > 0 {
 			ranks[s.Rank()] = true
 			nonScalar = append(nonScalar, all[i])
@@ -246,18 +246,6 @@ func laxName(opName string, dir Comparison) string {
 		return n
 	}
 	return opName
-}
-
-// pyShape writes dims as a Python tuple, as JAX's messages do: "()", "(4,)", "(2, 3)".
-func pyShape(dims []int) string {
-	s := make([]string, len(dims))
-	for i, d := range dims {
-		s[i] = strconv.Itoa(d)
-	}
-	if len(s) == 1 {
-		return "(" + s[0] + ",)"
-	}
-	return "(" + strings.Join(s, ", ") + ")"
 }
 
 func (f *Function) binary(opName string, x, y Value, allow func(DType) bool, what string) Value {

@@ -142,7 +142,7 @@ func (f *Function) TakeAlongAxis(x, idx Value, axis int) Value {
 	xd[axis], id[axis] = 1, 1
 	common, err := BroadcastShapes(xd, id)
 	if err != nil {
-		f.failf(opName, 1, i, ErrShape, "Incompatible shapes for broadcasting: shapes=[%s, %s]", pyShape(a.shape.Dims()), pyShape(i.shape.Dims()))
+		f.failf(opName, 1, i, ErrShape, "Incompatible shapes for broadcasting: shapes=[%s, %s]", shapes.PyTuple(a.shape.Dims()), shapes.PyTuple(i.shape.Dims()))
 		return Value{}
 	}
 	n := a.shape.Dim(axis)
