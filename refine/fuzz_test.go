@@ -16,6 +16,10 @@ func FuzzModule(f *testing.F) {
 	f.Add(poly, 3, 4)
 	f.Add(prettyPoly, 3, 4)
 	f.Add(strings.Replace(prettyPoly, "%3:3", "%3:2", 1), 3, 4)
+	// A custom form broken before its attribute dictionary (the parser goes on after its first
+	// error: what it reads then must not be sliced as a whole group).
+	f.Add(strings.Replace(prettyPoly, "GE, %0, %c,  SIGNED :", "GE %0 {a = 1} :", 1), 3, 4)
+	f.Add(strings.Replace(prettyPoly, "GE, %0, %c,  SIGNED :", "GE, %0, %c {a = [1", 1), 3, 4)
 	f.Add(strings.Replace(poly, "dense<4>", "dense<-4>", 1), 2, 4)
 	f.Add(strings.Replace(poly, "dimension = 0 : i64", "dimension = 7 : i64", 1), 2, 4)
 	f.Add(strings.Replace(poly, "iota_dimension = 0", "iota_dimension = 9", 1), 1, 4)

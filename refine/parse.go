@@ -193,17 +193,32 @@ func (p *parser) expect(k mlir.Kind, text string) mlir.Token {
 	return t
 }
 
+// inner returns a bracketed group's text without its brackets; a group balanced cut short
+// (the empty text) has none.
+func inner(group string) string {
+	if len(group) < 2 {
+		return ""
+	}
+	return group[1 : len(group)-1]
+}
+
 func (p *parser) peekIs(k mlir.Kind, text string) bool { return p.s.Peek().Is(k, text) }
 
 // balanced consumes the bracketed group whose opening token is next and returns its text,
 // brackets included.
 func (p *parser) balanced() string {
 	open := p.next()
+	if p.err == nil && (open.Kind != mlir.Punct || !strings.Contains("([{<", open.Text)) {
+		p.failf("expected an opening bracket, got %q", open.Text)
+	}
 	depth := p.s.Depth() - 1
 	for p.err == nil && p.s.Depth() > depth {
 		if t := p.next(); t.Kind == mlir.EOF {
 			p.failf("unclosed %q", open.Text)
 		}
+	}
+	if p.err != nil {
+		return "" // a group cut short is no group: callers may slice off its brackets
 	}
 	return p.s.Src()[open.Off:p.s.Offset()]
 }
@@ -443,9 +458,7 @@ func (p *parser) op() *op {
 		p.expect(mlir.Punct, ")")
 	}
 	if p.peekIs(mlir.Punct, "{") {
-		if g := p.balanced(); len(g) >= 2 {
-			o.attrs = g[1 : len(g)-1]
-		}
+		o.attrs = inner(p.balanced())
 	}
 	p.expect(mlir.Punct, ":")
 	o.ins = p.typeList(false)

@@ -287,8 +287,7 @@ func (p *parser) attrDict(o *op, inherent ...string) {
 	if !p.peekIs(mlir.Punct, "{") {
 		return
 	}
-	g := p.balanced()
-	for _, e := range splitTop(g[1 : len(g)-1]) {
+	for _, e := range splitTop(inner(p.balanced())) {
 		name, _, _ := strings.Cut(e, " = ")
 		name = strings.TrimSpace(name)
 		own := !strings.Contains(name, ".") && !strings.HasPrefix(o.name, "chlo.")
@@ -830,7 +829,7 @@ func (p *parser) convForm(o *op) {
 		if p.err != nil {
 			return
 		}
-		for _, e := range splitTop(w[1 : len(w)-1]) {
+		for _, e := range splitTop(inner(w)) {
 			key, v, _ := strings.Cut(e, " = ")
 			var prop string
 			var err error
