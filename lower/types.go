@@ -21,6 +21,42 @@ type (
 	Reduction = stablehlo.Reduction
 	// Comparison is the direction of Compare: stablehlo.Comparison.
 	Comparison = stablehlo.Comparison
+
+	// The parameter and option structs of the builder's ops, so that a Body written with
+	// package lower names them from lower too (lower.LayerNormOptions{Epsilon: 1e-5}).
+
+	// LayerNormOptions configure LayerNorm: stablehlo.LayerNormOptions.
+	LayerNormOptions = stablehlo.LayerNormOptions
+	// ScanOptions configure Scan: stablehlo.ScanOptions.
+	ScanOptions = stablehlo.ScanOptions
+	// ConvParams are Conv's parameters: stablehlo.ConvParams.
+	ConvParams = stablehlo.ConvParams
+	// ConvDims are Conv's dimension numbers: stablehlo.ConvDims.
+	ConvDims = stablehlo.ConvDims
+	// GatherParams are Gather's parameters: stablehlo.GatherParams.
+	GatherParams = stablehlo.GatherParams
+	// GatherDims are Gather's dimension numbers: stablehlo.GatherDims.
+	GatherDims = stablehlo.GatherDims
+	// ScatterParams are Scatter's parameters: stablehlo.ScatterParams.
+	ScatterParams = stablehlo.ScatterParams
+	// ScatterDims are Scatter's dimension numbers: stablehlo.ScatterDims.
+	ScatterDims = stablehlo.ScatterDims
+	// ReduceWindowParams are ReduceWindow's parameters: stablehlo.ReduceWindowParams.
+	ReduceWindowParams = stablehlo.ReduceWindowParams
+	// Padding is the padding of the pooling ops: stablehlo.Padding.
+	Padding = stablehlo.Padding
+	// FFTType is the kind of FFT: stablehlo.FFTType.
+	FFTType = stablehlo.FFTType
+	// RngAlgorithm is RngBitGenerator's algorithm: stablehlo.RngAlgorithm.
+	RngAlgorithm = stablehlo.RngAlgorithm
+	// SelectAndScatterParams are SelectAndScatter's parameters:
+	// stablehlo.SelectAndScatterParams.
+	SelectAndScatterParams = stablehlo.SelectAndScatterParams
+	// Attr is a named attribute of a custom call, an argument or a result: stablehlo.Attr.
+	Attr = stablehlo.Attr
+	// MeshAxes name the mesh axes a collective over explicit groups runs over:
+	// stablehlo.MeshAxes.
+	MeshAxes = stablehlo.MeshAxes
 )
 
 // Reductions (stablehlo's).
