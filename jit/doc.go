@@ -30,6 +30,17 @@
 // shapes. A call without arguments runs on WithMesh's mesh or the client's first device; a
 // module that does not say mhlo.num_partitions takes NumPartitions.
 //
+// # Trees
+//
+// NewTree makes a TreeFunction: a jitted function of one tree (package tree: structs, slices,
+// maps) of values, returning one tree, as jax.jit of a function of pytrees. Its layout is a
+// tree of specs (InTree, OutTree, prefixes allowed), its donation a list of paths
+// (DonatePaths), and Call takes a tree of *Array and fills a tree of *Array. A struct generic
+// in its leaves serves every side: Params[*Array] for the call, Params[lower.Value] in the
+// body, Params[mesh.PartitionSpec] for InTree; autodiff.GradTree and optim.StepTree keep the
+// tree in the body. Errors name the path of the leaf (".Blocks[1].Wq"). CloseTree closes a
+// tree of arrays.
+//
 // # Ownership
 //
 // Arrays own device memory and must be closed. A Function owns its lowerings and executables:

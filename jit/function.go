@@ -66,6 +66,13 @@ type options struct {
 	partitionerSet bool
 	mesh           *mesh.Mesh // WithMesh
 	partitions     int        // NumPartitions; 0 when not given
+
+	// NewTree's options, and the hook its Functions declare their results' specs by, once
+	// the Body has said the result's structure.
+	inTree, outTree       any
+	inTreeSet, outTreeSet bool
+	donatePaths           []string
+	outFor                func() ([]mesh.PartitionSpec, error)
 }
 
 // Option configures New.
@@ -227,6 +234,9 @@ func (f *Function) Lower(m mesh.Abstract, args ...ArgType) (*lower.Program, erro
 }
 
 func (f *Function) lowering(ctx context.Context, m mesh.Abstract, args []ArgType) (*lowering, error) {
+	if f.opt.treeOptions() {
+		return nil, fmt.Errorf("jit: %s: %w: InTree, OutTree and DonatePaths are options of NewTree; New and FromText take InSpecs, OutSpecs and Donate", f.name, ErrArguments)
+	}
 	for {
 		h, e, fresh, err := lookupLowering(&f.lowerings, m, args)
 		if err != nil {
@@ -300,8 +310,14 @@ func (f *Function) lowerNow(m mesh.Abstract, args []ArgType) (prog *lower.Progra
 	if err := mod.Err(); err != nil {
 		return nil, nil, fmt.Errorf("jit: %s: %w: %w", f.name, ErrLowering, err)
 	}
-	if len(f.opt.out) > len(results) {
-		return nil, nil, fmt.Errorf("jit: %s: %w: %d OutSpecs for %d results", f.name, ErrArguments, len(f.opt.out), len(results))
+	declared := f.opt.out
+	if f.opt.outFor != nil {
+		if declared, err = f.opt.outFor(); err != nil {
+			return nil, nil, fmt.Errorf("jit: %s: %w", f.name, err)
+		}
+	}
+	if len(declared) > len(results) {
+		return nil, nil, fmt.Errorf("jit: %s: %w: %d OutSpecs for %d results", f.name, ErrArguments, len(declared), len(results))
 	}
 	outs = make([]mesh.PartitionSpec, len(results))
 	shardings := make([]mesh.NamedSharding, len(results))
@@ -310,8 +326,8 @@ func (f *Function) lowerNow(m mesh.Abstract, args []ArgType) (prog *lower.Progra
 		if t := main.TypeOf(r); t.Typed() && !slices.Contains(m.AxisTypes(), mesh.Auto) {
 			spec = t.Spec() // sharding in types on a mesh of Explicit axes: the type is the layout
 		}
-		if i < len(f.opt.out) {
-			spec = f.opt.out[i]
+		if i < len(declared) {
+			spec = declared[i]
 		}
 		s, err := mesh.NewAbstractSharding(m, spec)
 		if err != nil {
@@ -321,7 +337,7 @@ func (f *Function) lowerNow(m mesh.Abstract, args []ArgType) (prog *lower.Progra
 	}
 	// With no declared result sharding at all the results carry no sdy.sharding, which leaves
 	// them open to propagation just like JAX's unspecified out_shardings.
-	if len(f.opt.out) > 0 {
+	if len(declared) > 0 {
 		main.ShardResults(shardings...)
 	}
 	prog, err = mod.Build()
