@@ -24,35 +24,39 @@ func SGD(lr Schedule, momentum float64, nesterov bool) (Transformation, error) {
 // first moments, the second moments, then the schedule's step count unless lr is a
 // Constant. Hyperparameters out of range give an error wrapping ErrHyperparameter.
 func Adam(lr Schedule, p AdamParams) (Transformation, error) {
-	return AdamW(lr, p, 0)
+	return AdamW(lr, p, 0, nil)
 }
 
-// AdamW returns optax.adamw(lr, ..., weight_decay=weightDecay) without a mask (every
-// parameter decays): Chain(ScaleByAdam(p), AddDecayedWeights(weightDecay),
-// ScaleByLearningRate(lr)), so the decay is added to the Adam direction and the sum is
-// scaled by -lr: p' = p - lr*(adam + weightDecay*p). optax's default weightDecay is 1e-4.
-// Hyperparameters out of range give an error wrapping ErrHyperparameter.
-func AdamW(lr Schedule, p AdamParams, weightDecay float64) (Transformation, error) {
+// AdamW returns optax.adamw(lr, ..., weight_decay=weightDecay, mask=mask):
+// Chain(ScaleByAdam(p), AddDecayedWeights(weightDecay, mask), ScaleByLearningRate(lr)), so
+// the decay is added to the Adam direction and the sum is scaled by -lr:
+// p' = p - lr*(adam + weightDecay*p). mask, when not nil, has one entry per parameter; a
+// parameter whose entry is false gets no decay (nil: every parameter decays). optax's
+// default weightDecay is 1e-4. Hyperparameters out of range give an error wrapping
+// ErrHyperparameter; a mask of the wrong length makes Init and Update record an error
+// wrapping ErrLength.
+func AdamW(lr Schedule, p AdamParams, weightDecay float64, mask []bool) (Transformation, error) {
 	a, err := ScaleByAdam(p)
-	return decayed(a, err, weightDecay, lr)
+	return decayed(a, err, weightDecay, mask, lr)
 }
 
-// Lion returns optax.lion(lr, b1, b2, weight_decay=weightDecay) without a mask:
-// Chain(ScaleByLion(b1, b2), AddDecayedWeights(weightDecay), ScaleByLearningRate(lr)).
-// optax's defaults are b1 0.9, b2 0.99, weightDecay 1e-3. Hyperparameters out of range give
-// an error wrapping ErrHyperparameter.
-func Lion(lr Schedule, b1, b2, weightDecay float64) (Transformation, error) {
+// Lion returns optax.lion(lr, b1, b2, weight_decay=weightDecay, mask=mask):
+// Chain(ScaleByLion(b1, b2), AddDecayedWeights(weightDecay, mask), ScaleByLearningRate(lr)).
+// optax's defaults are b1 0.9, b2 0.99, weightDecay 1e-3; mask is as AdamW's.
+// Hyperparameters out of range give an error wrapping ErrHyperparameter; a mask of the
+// wrong length makes Init and Update record an error wrapping ErrLength.
+func Lion(lr Schedule, b1, b2, weightDecay float64, mask []bool) (Transformation, error) {
 	l, err := ScaleByLion(b1, b2)
-	return decayed(l, err, weightDecay, lr)
+	return decayed(l, err, weightDecay, mask, lr)
 }
 
 // decayed chains a scaling (made with error err), decoupled weight decay (none when
 // weightDecay is 0) and the learning rate, as optax's adamw and lion do.
-func decayed(scale Transformation, err error, weightDecay float64, lr Schedule) (Transformation, error) {
+func decayed(scale Transformation, err error, weightDecay float64, mask []bool, lr Schedule) (Transformation, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := AddDecayedWeights(weightDecay)
+	d, err := AddDecayedWeights(weightDecay, mask)
 	if err != nil {
 		return nil, err
 	}

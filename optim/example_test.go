@@ -3,18 +3,21 @@ package optim_test
 import (
 	"fmt"
 
+	"github.com/gomlx/gopjrt/dtypes"
+
 	"github.com/xlamesh/xlamesh/autodiff"
 	"github.com/xlamesh/xlamesh/jit"
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/optim"
 	"github.com/xlamesh/xlamesh/pjrt"
+	"github.com/xlamesh/xlamesh/shapes"
 )
 
 // Three Adam steps on the loss sum((w - 1)^2), as jitted functions: one builds the initial
 // state, the other is the train step, taking the parameters and the state and returning the
 // loss, the new parameters and the new state. The state is Adam's step count, then the first
-// and second moments; Layout says which leaf goes with which parameter. The numbers are
+// and second moments; Layout says which leaf goes with which parameter and how it is shaped. The numbers are
 // optax.adam's, bit for bit.
 func Example() {
 	c, err := pjrt.Open(pjrt.WithCPUDeviceCount(1))
@@ -31,7 +34,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("layout:", opt.Layout(1))
+	fmt.Println("layout:", opt.Layout([]shapes.Shape{shapes.Make(dtypes.Float32, 3)}))
 	init := jit.New("init", func(f *lower.Function, a []lower.Value) []lower.Value {
 		return opt.Init(f.Function, a)
 	})
@@ -75,7 +78,7 @@ func Example() {
 		a.Close()
 	}
 	// Output:
-	// layout: [-1 0 0]
+	// layout: [Count Like(0) Like(0)]
 	// loss [2.25] w [0.09999934 1.9000007 1.4000007]
 	// loss [1.7800031] w [0.19958611 1.800414 1.3011891]
 	// loss [1.3720397] w [0.29841173 1.7015884 1.2048732]

@@ -12,14 +12,9 @@ import (
 // Value is a value of the function under construction.
 type Value = stablehlo.Value
 
-// State is the state of a Transformation: a flat, ordered list of values. Each leaf has the
-// shape and element type of a parameter, except the step counts, which are int32 scalars;
-// Transformation.Layout tells them apart.
+// State is the state of a Transformation: a flat, ordered list of values, in the order of
+// optax's jax.tree.leaves of its state. Transformation.Layout says what each leaf is.
 type State []Value
-
-// Scalar is the Layout entry of a state leaf that is an int32 scalar (a step count) rather
-// than a value shaped like a parameter.
-const Scalar = -1
 
 // Transformation is a gradient transformation, optax's GradientTransformation over flat
 // lists of values. A Transformation holds only hyperparameters and is safe for concurrent
@@ -30,14 +25,15 @@ type Transformation interface {
 	Init(f *stablehlo.Function, params []Value) State
 	// Update builds in f the updates for grads (one per parameter, shaped like it) and the
 	// next state. params are the current parameters; transformations that do not read them
-	// (all but AddDecayedWeights and those built on it) accept nil. After an error (lists of
+	// accept nil (those that do: AddDecayedWeights, ScaleByFactoredRMS,
+	// ScaleByParamBlockRMS and the optimizers built on them). After an error (lists of
 	// lengths that do not fit, a non-float gradient, ...) it records the error in f and
 	// returns nil lists.
 	Update(f *stablehlo.Function, grads []Value, state State, params []Value) ([]Value, State)
-	// Layout returns, for n parameters, one entry per state leaf in order: the index of the
-	// parameter whose shape and element type the leaf has, or Scalar for a step count. It
-	// lets a caller shard each leaf like its parameter.
-	Layout(n int) []int
+	// Layout returns, for parameters of the given shapes, one Leaf per state leaf in order:
+	// which parameter the leaf belongs to and how its shape derives from the parameter's.
+	// It lets a caller lay out and shard each leaf (see StateSpecs).
+	Layout(params []shapes.Shape) []Leaf
 }
 
 // ApplyUpdates returns params + updates, each converted to its parameter's element type, as
@@ -81,17 +77,18 @@ func (c chain) Init(f *stablehlo.Function, params []Value) State {
 }
 
 func (c chain) Update(f *stablehlo.Function, grads []Value, state State, params []Value) ([]Value, State) {
-	if f.Failed() {
+	if !checkGradValues(f, "optim.chain", grads) {
 		return nil, nil
 	}
-	if n := len(c.Layout(len(grads))); len(state) != n {
+	gs := shapesOf(grads)
+	if n := len(c.Layout(gs)); len(state) != n {
 		f.Failf("optim.chain", -1, Value{}, ErrLength, "state has %d leaves; %d gradients need %d", len(state), len(grads), n)
 		return nil, nil
 	}
 	var next State
 	u := grads
 	for _, t := range c {
-		n := len(t.Layout(len(grads)))
+		n := len(t.Layout(gs))
 		var s State
 		u, s = t.Update(f, u, state[:n], params)
 		if f.Failed() {
@@ -103,10 +100,10 @@ func (c chain) Update(f *stablehlo.Function, grads []Value, state State, params 
 	return u, next
 }
 
-func (c chain) Layout(n int) []int {
-	var l []int
+func (c chain) Layout(params []shapes.Shape) []Leaf {
+	var l []Leaf
 	for _, t := range c {
-		l = append(l, t.Layout(n)...)
+		l = append(l, t.Layout(params)...)
 	}
 	return l
 }
@@ -143,9 +140,8 @@ func checkLeaves(f *stablehlo.Function, op, what string, params, got []Value, sa
 	return true
 }
 
-// checkGrads checks grads (float values) and a state of the given layout: leaf k shaped like
-// grads[layout[k]], or an int32 scalar.
-func checkGrads(f *stablehlo.Function, op string, grads []Value, state State, layout []int) bool {
+// checkGradValues checks that every gradient is a valid value of a real floating-point type.
+func checkGradValues(f *stablehlo.Function, op string, grads []Value) bool {
 	if f.Failed() {
 		return false
 	}
@@ -159,35 +155,42 @@ func checkGrads(f *stablehlo.Function, op string, grads []Value, state State, la
 			return false
 		}
 	}
+	return true
+}
+
+// checkGrads checks grads (float values) and a state of t's layout for them: each leaf of
+// the dimensions its Leaf says, and step counts int32 scalars.
+func checkGrads(f *stablehlo.Function, op string, grads []Value, state State, t Transformation) bool {
+	if !checkGradValues(f, op, grads) {
+		return false
+	}
+	layout := t.Layout(shapesOf(grads))
 	if len(state) != len(layout) {
 		f.Failf(op, -1, Value{}, ErrLength, "state has %d leaves; %d gradients need %d", len(state), len(grads), len(layout))
 		return false
 	}
-	for k, j := range layout {
+	for k, l := range layout {
 		s := state[k]
-		want := stablehlo.NewShape(dtypes.Int32)
-		if j != Scalar {
-			want = grads[j].Shape()
-		}
-		if !s.Valid() || !s.Shape().EqualDims(want.Dims()) || (j == Scalar && s.DType() != dtypes.Int32) {
+		want := l.Shape
+		if !s.Valid() || !s.Shape().EqualDims(want.Dims()) || (l.Kind == Count && s.DType() != dtypes.Int32) {
 			got := "an invalid value"
 			if s.Valid() {
 				got = s.Shape().String()
 			}
-			f.Failf(op, k, s, ErrShape, "state leaf %d is %s; want %s", k, got, want)
+			f.Failf(op, k, s, ErrShape, "state leaf %d (%s) is %s; want %s", k, l, got, want)
 			return false
 		}
 	}
 	return true
 }
 
-// paramLayout is the layout of a state with one leaf per parameter.
-func paramLayout(n int) []int {
-	l := make([]int, n)
-	for i := range l {
-		l[i] = i
+// shapesOf returns the shapes of vs.
+func shapesOf(vs []Value) []shapes.Shape {
+	out := make([]shapes.Shape, len(vs))
+	for i, v := range vs {
+		out[i] = v.Shape()
 	}
-	return l
+	return out
 }
 
 // zerosLike returns a zero value shaped like each of vs.

@@ -2,13 +2,16 @@ package optim_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/gomlx/gopjrt/dtypes"
 
+	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/optim"
+	"github.com/xlamesh/xlamesh/shapes"
 	"github.com/xlamesh/xlamesh/stablehlo"
 )
 
@@ -46,8 +49,8 @@ func TestHyperparameterErrors(t *testing.T) {
 			_, err := optim.Adam(lr, optim.AdamParams{B1: 0.9, B2: 0.9, EpsRoot: math.Inf(1)})
 			return err
 		}, "eps_root = +Inf"},
-		{"adamw decay", func() error { _, err := optim.AdamW(lr, optim.AdamDefaults(), -1e-4); return err }, "weight_decay = -0.0001"},
-		{"lion b2", func() error { _, err := optim.Lion(lr, 0.9, 1, 0); return err }, "b2 = 1"},
+		{"adamw decay", func() error { _, err := optim.AdamW(lr, optim.AdamDefaults(), -1e-4, nil); return err }, "weight_decay = -0.0001"},
+		{"lion b2", func() error { _, err := optim.Lion(lr, 0.9, 1, 0, nil); return err }, "b2 = 1"},
 		{"clip zero", func() error { _, err := optim.ClipByGlobalNorm(0); return err }, "max_norm = 0 (want a finite value > 0)"},
 		{"linear no steps", func() error { _, err := optim.Linear(1, 0, 0, 0); return err }, "steps = 0, begin = 0"},
 		{"linear negative begin", func() error { _, err := optim.Linear(1, 0, 3, -1); return err }, "begin = -1"},
@@ -55,6 +58,7 @@ func TestHyperparameterErrors(t *testing.T) {
 		{"cosine no steps", func() error { _, err := optim.CosineDecay(1, 0, 0, 1); return err }, "steps = 0"},
 		{"warmup past decay", func() error { _, err := optim.WarmupCosineDecay(0, 1, 5, 5, 0); return err }, "warmup = 5, decay = 5"},
 		{"warmup negative", func() error { _, err := optim.WarmupCosineDecay(0, 1, -1, 5, 0); return err }, "warmup = -1"},
+		{"decayed weights", func() error { _, err := optim.AddDecayedWeights(-1, nil); return err }, "weight_decay = -1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -92,7 +96,7 @@ func build(t *testing.T, body func(f *stablehlo.Function, params, grads []stable
 
 func mustAdam(t *testing.T) optim.Transformation {
 	t.Helper()
-	o, err := optim.AdamW(optim.Constant(0.1), optim.AdamDefaults(), 0.01)
+	o, err := optim.AdamW(optim.Constant(0.1), optim.AdamDefaults(), 0.01, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,13 +125,13 @@ func TestBuildErrors(t *testing.T) {
 			s := o.Init(f, p)
 			s[2] = f.Full(stablehlo.NewShape(dtypes.Float32, 4), 0)
 			o.Update(f, g, s, p)
-		}, optim.ErrShape, "state leaf 2 is tensor<4xf32>; want tensor<3xf32>"},
+		}, optim.ErrShape, "state leaf 2 (Like(1)) is tensor<4xf32>; want tensor<3xf32>"},
 		{"count that is not int32", func(t *testing.T, f *stablehlo.Function, p, g []stablehlo.Value) {
 			o := mustAdam(t)
 			s := o.Init(f, p)
 			s[0] = f.ConstantOf(dtypes.Float32, 0)
 			o.Update(f, g, s, p)
-		}, optim.ErrShape, "state leaf 0 is tensor<f32>; want tensor<i32>"},
+		}, optim.ErrShape, "state leaf 0 (Count) is tensor<f32>; want tensor<i32>"},
 		{"integer parameter", func(t *testing.T, f *stablehlo.Function, p, _ []stablehlo.Value) {
 			mustAdam(t).Init(f, []stablehlo.Value{p[0], f.Full(stablehlo.NewShape(dtypes.Int32, 3), 1)})
 		}, optim.ErrNotFloat, "parameter 1 is tensor<3xi32>"},
@@ -136,6 +140,15 @@ func TestBuildErrors(t *testing.T) {
 			s := o.Init(f, p)
 			o.Update(f, []stablehlo.Value{g[0], f.Full(stablehlo.NewShape(dtypes.Int32, 3), 1)}, s, p)
 		}, optim.ErrNotFloat, "gradient 1 is tensor<3xi32>"},
+		{"adamw mask too short", func(t *testing.T, f *stablehlo.Function, p, g []stablehlo.Value) {
+			o, _ := optim.AdamW(optim.Constant(0.1), optim.AdamDefaults(), 0.1, []bool{true})
+			s := o.Init(f, p)
+			o.Update(f, g, s, p)
+		}, optim.ErrLength, "optim.add_decayed_weights: list lengths differ: weight decay mask has 1 entries for 2 parameters"},
+		{"lion mask too long at update", func(t *testing.T, f *stablehlo.Function, p, g []stablehlo.Value) {
+			o, _ := optim.Lion(optim.Constant(0.1), 0.9, 0.99, 0.1, []bool{true, false, true})
+			o.Update(f, g, optim.State{f.ConstantOf(dtypes.Int32, 0), p[0], p[1]}, p)
+		}, optim.ErrLength, "weight decay mask has 3 entries for 2 parameters"},
 		{"apply updates of other lengths", func(t *testing.T, f *stablehlo.Function, p, g []stablehlo.Value) {
 			optim.ApplyUpdates(f, p, g[:1])
 		}, optim.ErrLength, "1 updates for 2 parameters"},
@@ -177,43 +190,119 @@ func TestStickyError(t *testing.T) {
 	}
 }
 
+// layoutShapes are the parameters of the layout tests: a 4x3 matrix, a vector of 5 and a
+// scalar, as in the oracle, and a 2x6x8 array.
+var layoutShapes = []shapes.Shape{
+	shapes.Make(dtypes.Float32, 4, 3), shapes.Make(dtypes.Float32, 5), shapes.Make(dtypes.Float32),
+	shapes.Make(dtypes.BFloat16, 2, 6, 8),
+}
+
+var layoutTests = []struct {
+	name   string
+	opt    func() (optim.Transformation, error)
+	layout string
+	shapes string
+	specs  string
+}{
+	{"sgd", func() (optim.Transformation, error) { return optim.SGD(optim.Constant(0.1), 0, false) }, "[]", "[]", "[]"},
+	{"nesterov with schedule", func() (optim.Transformation, error) {
+		s, err := optim.Linear(1, 0, 10, 0)
+		if err != nil {
+			return nil, err
+		}
+		return optim.SGD(s, 0.9, true)
+	}, "[Like(0) Like(1) Like(2) Like(3) Count]",
+		"[tensor<4x3xf32> tensor<5xf32> tensor<f32> tensor<2x6x8xbf16> tensor<i32>]",
+		"[P(None, 'x') P('y',) P() P('x', None, 'y') P()]"},
+	{"clip then adamw", func() (optim.Transformation, error) {
+		clip, err := optim.ClipByGlobalNorm(1)
+		if err != nil {
+			return nil, err
+		}
+		adamw, err := optim.AdamW(optim.Constant(0.1), optim.AdamDefaults(), 1e-4, []bool{true, false, true, true})
+		return optim.Chain(clip, adamw), err
+	}, "[Count Like(0) Like(1) Like(2) Like(3) Like(0) Like(1) Like(2) Like(3)]", "",
+		"[P() P(None, 'x') P('y',) P() P('x', None, 'y') P(None, 'x') P('y',) P() P('x', None, 'y')]"},
+	{"lion", func() (optim.Transformation, error) { return optim.Lion(optim.Constant(1e-3), 0.9, 0.99, 1e-3, nil) },
+		"[Count Like(0) Like(1) Like(2) Like(3)]", "", ""},
+}
+
+// layoutSpecs are the parameters' partition specs in the layout tests.
+var layoutSpecs = []mesh.PartitionSpec{mesh.P(nil, "x"), mesh.P("y"), mesh.P(), mesh.P("x", nil, "y")}
+
 func TestLayout(t *testing.T) {
-	sched, err := optim.Linear(1, 0, 10, 0)
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range layoutTests {
+		t.Run(tc.name, func(t *testing.T) {
+			opt, err := tc.opt()
+			if err != nil {
+				t.Fatal(err)
+			}
+			layout := opt.Layout(layoutShapes)
+			if got := fmt.Sprint(layout); got != tc.layout {
+				t.Errorf("Layout = %s, want %s", got, tc.layout)
+			}
+			var got []string
+			for _, l := range layout {
+				got = append(got, l.Shape.String())
+			}
+			if tc.shapes != "" && fmt.Sprint(got) != tc.shapes && !(len(got) == 0 && tc.shapes == "[]") {
+				t.Errorf("leaf shapes = %v, want %s", got, tc.shapes)
+			}
+			if tc.specs != "" {
+				specs, err := optim.StateSpecs(opt, layoutShapes, layoutSpecs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := fmt.Sprint(specs); got != tc.specs {
+					t.Errorf("StateSpecs = %s, want %s", got, tc.specs)
+				}
+			}
+			// Init builds leaves of the shapes Layout gives.
+			m := stablehlo.NewModule("layout")
+			f := m.Main()
+			var params []stablehlo.Value
+			for _, s := range layoutShapes {
+				params = append(params, f.Arg(s))
+			}
+			state := opt.Init(f, params)
+			if f.Failed() {
+				_, err := m.Build()
+				t.Fatal(err)
+			}
+			if len(state) != len(layout) {
+				t.Fatalf("Init gave %d leaves, Layout %d", len(state), len(layout))
+			}
+			for k, l := range layout {
+				if !state[k].Shape().Equal(l.Shape) {
+					t.Errorf("leaf %d: Init gave %s, Layout %s", k, state[k].Shape(), l.Shape)
+				}
+			}
+		})
 	}
-	clip, _ := optim.ClipByGlobalNorm(1)
-	sgd, _ := optim.SGD(optim.Constant(0.1), 0, false)
-	mom, _ := optim.SGD(sched, 0.9, true)
-	adamw, _ := optim.AdamW(sched, optim.AdamDefaults(), 1e-4)
-	lion, _ := optim.Lion(optim.Constant(1e-3), 0.9, 0.99, 1e-3)
+}
+
+func TestStateSpecsErrors(t *testing.T) {
+	adam := mustAdam(t)
 	tests := []struct {
-		name string
-		opt  optim.Transformation
-		want []int
+		name   string
+		shapes []shapes.Shape
+		specs  []mesh.PartitionSpec
+		want   error
+		msg    string
 	}{
-		{"sgd", sgd, nil},
-		{"nesterov with schedule", mom, []int{0, 1, -1}},
-		{"clip then adamw with schedule", optim.Chain(clip, adamw), []int{-1, 0, 1, 0, 1, -1}},
-		{"lion", lion, []int{-1, 0, 1}},
+		{"too few specs", layoutShapes, layoutSpecs[:3], optim.ErrLength, "optim: state specs: list lengths differ: 3 specs for 4 parameters"},
+		{"spec longer than rank", layoutShapes[:2], []mesh.PartitionSpec{mesh.P(), mesh.P("x", nil)}, optim.ErrShape,
+			"optim: state specs: shape does not match its parameter: spec P('x', None) of parameter 1 has 2 entries for 1 dimensions (tensor<5xf32>)"},
+		{"bad spec", layoutShapes[:1], []mesh.PartitionSpec{mesh.P(3)}, mesh.ErrInvalidSpec, "optim: state specs: parameter 0: mesh: "},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := tc.opt.Layout(2)
-			if len(got) != len(tc.want) {
-				t.Fatalf("Layout(2) = %v, want %v", got, tc.want)
+			got, err := optim.StateSpecs(adam, tc.shapes, tc.specs)
+			if !errors.Is(err, tc.want) || got != nil {
+				t.Fatalf("got %v, %v; want nil and an error wrapping %v", got, err, tc.want)
 			}
-			for i := range got {
-				if got[i] != tc.want[i] {
-					t.Fatalf("Layout(2) = %v, want %v", got, tc.want)
-				}
-			}
-			var state int
-			if err := build(t, func(f *stablehlo.Function, p, _ []stablehlo.Value) { state = len(tc.opt.Init(f, p)) }); err != nil {
-				t.Fatal(err)
-			}
-			if state != len(tc.want) {
-				t.Errorf("Init gave %d leaves, Layout %d", state, len(tc.want))
+			if !strings.HasPrefix(err.Error(), tc.msg) {
+				t.Errorf("error %q, want it to start with %q", err, tc.msg)
 			}
 		})
 	}

@@ -3,6 +3,7 @@ package optim
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gomlx/gopjrt/dtypes"
 
@@ -33,7 +34,7 @@ func (t trace) Init(f *stablehlo.Function, params []Value) State {
 }
 
 func (t trace) Update(f *stablehlo.Function, grads []Value, state State, _ []Value) ([]Value, State) {
-	if !checkGrads(f, "optim.trace", grads, state, t.Layout(len(grads))) {
+	if !checkGrads(f, "optim.trace", grads, state, t) {
 		return nil, nil
 	}
 	u, next := make([]Value, len(grads)), make(State, len(grads))
@@ -47,7 +48,7 @@ func (t trace) Update(f *stablehlo.Function, grads []Value, state State, _ []Val
 	return u, next
 }
 
-func (t trace) Layout(n int) []int { return paramLayout(n) }
+func (t trace) Layout(params []shapes.Shape) []Leaf { return likeLeaves(params) }
 
 // AdamParams are the hyperparameters of Adam's scaling (optax.scale_by_adam): the decay rates
 // B1 and B2 of the first and second moments, Eps added to the square root of the second
@@ -97,7 +98,7 @@ func (a adam) Init(f *stablehlo.Function, params []Value) State {
 
 func (a adam) Update(f *stablehlo.Function, grads []Value, state State, _ []Value) ([]Value, State) {
 	n := len(grads)
-	if !checkGrads(f, "optim.adam", grads, state, a.Layout(n)) {
+	if !checkGrads(f, "optim.adam", grads, state, a) {
 		return nil, nil
 	}
 	count, mu, nu := state[0], state[1:1+n], state[1+n:]
@@ -120,9 +121,9 @@ func (a adam) Update(f *stablehlo.Function, grads []Value, state State, _ []Valu
 	return u, append(append(State{t}, nextMu...), nextNu...)
 }
 
-func (a adam) Layout(n int) []int {
-	l := append([]int{Scalar}, paramLayout(n)...)
-	return append(l, paramLayout(n)...)
+func (a adam) Layout(params []shapes.Shape) []Leaf {
+	l := append([]Leaf{countLeaf()}, likeLeaves(params)...)
+	return append(l, likeLeaves(params)...)
 }
 
 // biasCorrection is optax.tree.bias_correction: m / (1 - decay^count), the power taken in
@@ -159,7 +160,7 @@ func (l lion) Init(f *stablehlo.Function, params []Value) State {
 
 func (l lion) Update(f *stablehlo.Function, grads []Value, state State, _ []Value) ([]Value, State) {
 	n := len(grads)
-	if !checkGrads(f, "optim.lion", grads, state, l.Layout(n)) {
+	if !checkGrads(f, "optim.lion", grads, state, l) {
 		return nil, nil
 	}
 	u, next := make([]Value, n), make(State, n)
@@ -171,51 +172,79 @@ func (l lion) Update(f *stablehlo.Function, grads []Value, state State, _ []Valu
 	return u, append(State{increment(f, state[0])}, next...)
 }
 
-func (l lion) Layout(n int) []int { return append([]int{Scalar}, paramLayout(n)...) }
+func (l lion) Layout(params []shapes.Shape) []Leaf {
+	return append([]Leaf{countLeaf()}, likeLeaves(params)...)
+}
 
-// AddDecayedWeights returns optax.add_decayed_weights(weightDecay) with no mask: the update
-// is g + weightDecay*p, so Update needs the parameters. It has no state. weightDecay must be
-// finite and non-negative (ErrHyperparameter).
-func AddDecayedWeights(weightDecay float64) (Transformation, error) {
+// AddDecayedWeights returns optax.add_decayed_weights(weightDecay, mask): the update is
+// g + weightDecay*p, so Update needs the parameters. It has no state. mask, when not nil,
+// has one entry per parameter, and a parameter whose entry is false gets no decay (its
+// update is g), as with optax's mask; a nil mask decays every parameter. weightDecay must be
+// finite and non-negative (ErrHyperparameter); a mask whose length differs from the number
+// of parameters makes Init and Update record an error wrapping ErrLength.
+func AddDecayedWeights(weightDecay float64, mask []bool) (Transformation, error) {
 	if err := checkNonNegative("weight_decay", weightDecay); err != nil {
 		return nil, err
 	}
-	return decay(weightDecay), nil
+	return decay{rate: weightDecay, mask: slices.Clone(mask)}, nil
 }
 
-type decay float64
+type decay struct {
+	rate float64
+	mask []bool // nil: every parameter
+}
+
+// checkMask checks that the mask, if any, has one entry per each of n parameters.
+func (d decay) checkMask(f *stablehlo.Function, op string, n int) bool {
+	if d.mask != nil && len(d.mask) != n {
+		f.Failf(op, -1, Value{}, ErrLength, "weight decay mask has %d entries for %d parameters", len(d.mask), n)
+		return false
+	}
+	return true
+}
 
 func (d decay) Init(f *stablehlo.Function, params []Value) State {
-	checkParams(f, "optim.add_decayed_weights", params)
+	const op = "optim.add_decayed_weights"
+	if checkParams(f, op, params) {
+		d.checkMask(f, op, len(params))
+	}
 	return nil
 }
 
 func (d decay) Update(f *stablehlo.Function, grads []Value, state State, params []Value) ([]Value, State) {
 	const op = "optim.add_decayed_weights"
-	if !checkGrads(f, op, grads, state, nil) || !checkLeaves(f, op, "gradients", params, grads, false) {
+	if !checkGrads(f, op, grads, state, d) || !checkLeaves(f, op, "gradients", params, grads, false) ||
+		!d.checkMask(f, op, len(grads)) {
 		return nil, nil
 	}
-	if d == 0 {
+	if d.rate == 0 {
 		return grads, State{}
 	}
 	u := make([]Value, len(grads))
 	for i, g := range grads {
+		if d.mask != nil && !d.mask[i] {
+			u[i] = g
+			continue
+		}
 		p := params[i]
 		if p.DType() != g.DType() {
 			p = f.Convert(p, g.DType())
 		}
-		u[i] = f.Add(g, f.Mul(f.Constant(float64(d)), p))
+		u[i] = f.Add(g, f.Mul(f.Constant(d.rate), p))
 	}
 	return u, State{}
 }
 
-func (d decay) Layout(int) []int { return nil }
+func (d decay) Layout([]shapes.Shape) []Leaf { return nil }
 
 // ScaleByLearningRate returns optax.scale_by_learning_rate(lr): the update is -lr*g. A
 // Constant lr needs no state; any other Schedule keeps a step count, evaluates lr at it
 // (before incrementing it) and converts the value to each gradient's type, as
 // optax.scale_by_schedule. A Constant lr must be finite and non-negative (ErrHyperparameter).
-func ScaleByLearningRate(lr Schedule) (Transformation, error) {
+func ScaleByLearningRate(lr Schedule) (Transformation, error) { return newScaleLR(lr, -1) }
+
+// newScaleLR checks lr and returns the scaling by sign*lr.
+func newScaleLR(lr Schedule, sign float64) (Transformation, error) {
 	if lr == nil {
 		return nil, fmt.Errorf("optim: %w: nil learning rate", ErrHyperparameter)
 	}
@@ -224,10 +253,14 @@ func ScaleByLearningRate(lr Schedule) (Transformation, error) {
 			return nil, err
 		}
 	}
-	return scaleLR{lr: lr}, nil
+	return scaleLR{lr: lr, sign: sign}, nil
 }
 
-type scaleLR struct{ lr Schedule }
+// scaleLR is optax.scale_by_learning_rate with flip_sign (sign -1) or without (sign 1).
+type scaleLR struct {
+	lr   Schedule
+	sign float64
+}
 
 func (s scaleLR) Init(f *stablehlo.Function, params []Value) State {
 	if !checkParams(f, "optim.scale_by_learning_rate", params) {
@@ -240,17 +273,20 @@ func (s scaleLR) Init(f *stablehlo.Function, params []Value) State {
 }
 
 func (s scaleLR) Update(f *stablehlo.Function, grads []Value, state State, _ []Value) ([]Value, State) {
-	if !checkGrads(f, "optim.scale_by_learning_rate", grads, state, s.Layout(len(grads))) {
+	if !checkGrads(f, "optim.scale_by_learning_rate", grads, state, s) {
 		return nil, nil
 	}
 	u := make([]Value, len(grads))
 	if c, ok := s.lr.(constant); ok {
 		for i, g := range grads {
-			u[i] = f.Mul(f.Constant(-float64(c)), g)
+			u[i] = f.Mul(f.Constant(s.sign*float64(c)), g)
 		}
 		return u, State{}
 	}
-	step := f.Neg(s.lr.At(f, state[0]))
+	step := s.lr.At(f, state[0])
+	if s.sign < 0 {
+		step = f.Neg(step)
+	}
 	for i, g := range grads {
 		st := step
 		if g.DType() != st.DType() {
@@ -261,11 +297,11 @@ func (s scaleLR) Update(f *stablehlo.Function, grads []Value, state State, _ []V
 	return u, State{increment(f, state[0])}
 }
 
-func (s scaleLR) Layout(int) []int {
+func (s scaleLR) Layout([]shapes.Shape) []Leaf {
 	if _, ok := s.lr.(constant); ok {
 		return nil
 	}
-	return []int{Scalar}
+	return []Leaf{countLeaf()}
 }
 
 // ClipByGlobalNorm returns optax.clip_by_global_norm(maxNorm): with n the square root of the
@@ -288,7 +324,7 @@ func (c clip) Init(f *stablehlo.Function, params []Value) State {
 }
 
 func (c clip) Update(f *stablehlo.Function, grads []Value, state State, _ []Value) ([]Value, State) {
-	if !checkGrads(f, "optim.clip_by_global_norm", grads, state, nil) {
+	if !checkGrads(f, "optim.clip_by_global_norm", grads, state, c) {
 		return nil, nil
 	}
 	if len(grads) == 0 {
@@ -320,7 +356,7 @@ func (c clip) Update(f *stablehlo.Function, grads []Value, state State, _ []Valu
 	return u, State{}
 }
 
-func (c clip) Layout(int) []int { return nil }
+func (c clip) Layout([]shapes.Shape) []Leaf { return nil }
 
 // sumSquares is jnp.sum(g*g): for float types narrower than float32, the squares are summed
 // in float32 and the sum converted back, as jnp.sum upcasts them.

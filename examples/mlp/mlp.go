@@ -13,11 +13,14 @@ package mlp
 import (
 	"slices"
 
+	"github.com/gomlx/gopjrt/dtypes"
+
 	"github.com/xlamesh/xlamesh/autodiff"
 	"github.com/xlamesh/xlamesh/jit"
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/optim"
+	"github.com/xlamesh/xlamesh/shapes"
 )
 
 // Sizes of the model and its batch.
@@ -101,7 +104,7 @@ func SGD(lr float64) jit.Body {
 }
 
 // Adam returns the Body of one optax.adam step (package optim's Adam with a constant
-// learning rate): arguments w1, b1, w2, b2, then the optimizer's state (AdamState: Adam's
+// learning rate): arguments w1, b1, w2, b2, then the optimizer's state (Sizes.AdamState: Adam's
 // int32 step count, 0 before the first step, then the first and the second moment of each
 // parameter), then x, y; results the loss (before the step), the new parameters and the new
 // state. A hyperparameter out of range makes the step fail to lower, with an error wrapping
@@ -114,7 +117,7 @@ func Adam(lr, b1, b2, eps float64) jit.Body {
 			return nil
 		}
 		n := len(Params)
-		k := n + len(opt.Layout(n))
+		k := n + len(opt.Layout(paramShapes(a[:n])))
 		p, state, x, y := a[:n], a[n:k], a[k], a[k+1]
 		loss, g := autodiff.ValueAndGrad(f.Function, Loss(f, p[0], p[1], p[2], p[3], x, y), p...)
 		updates, next := opt.Update(f.Function, g, state, p)
@@ -127,12 +130,30 @@ func adam(lr, b1, b2, eps float64) (optim.Transformation, error) {
 	return optim.Adam(optim.Constant(lr), optim.AdamParams{B1: b1, B2: b2, Eps: eps})
 }
 
-// AdamState returns the layout of an Adam step's state (see optim.Transformation.Layout):
-// for each leaf, the index in Params of the parameter it is shaped like, or optim.Scalar for
-// the int32 step count.
-func AdamState() []int {
+// paramShapes returns the shapes of the parameter values ps.
+func paramShapes(ps []lower.Value) []shapes.Shape {
+	out := make([]shapes.Shape, len(ps))
+	for i, p := range ps {
+		out[i] = p.Shape()
+	}
+	return out
+}
+
+// ParamShapes returns the float32 shapes of w1, b1, w2, b2.
+func (s Sizes) ParamShapes() []shapes.Shape {
+	out := make([]shapes.Shape, len(Params))
+	for i, d := range s.Shapes()[:len(Params)] {
+		out[i] = shapes.Make(dtypes.Float32, d...)
+	}
+	return out
+}
+
+// AdamState returns the layout of an Adam step's state for parameters of these sizes (see
+// optim.Transformation.Layout): the int32 step count, then a leaf shaped like each of w1,
+// b1, w2, b2 for the first moments and again for the second.
+func (s Sizes) AdamState() []optim.Leaf {
 	opt, _ := adam(0, 0, 0, 0)
-	return opt.Layout(len(Params))
+	return opt.Layout(s.ParamShapes())
 }
 
 // StepOptions returns the jit options of an SGD step: parameters and data laid out by Specs,
@@ -143,21 +164,19 @@ func StepOptions() []jit.Option {
 	return []jit.Option{jit.InSpecs(s...), jit.OutSpecs(append([]mesh.PartitionSpec{mesh.P()}, s[:4]...)...), jit.Donate(0, 1, 2, 3)}
 }
 
-// AdamOptions returns the jit options of an Adam step: as StepOptions, with each state leaf
-// laid out like its parameter (the step count replicated) and the parameters and state
-// donated.
-func AdamOptions() []jit.Option {
-	s := Specs()
-	p := s[:4]
-	state := make([]mesh.PartitionSpec, 0, 9)
-	for _, j := range AdamState() {
-		if j == optim.Scalar {
-			state = append(state, mesh.P())
-		} else {
-			state = append(state, p[j])
-		}
+// AdamOptions returns the jit options of an Adam step for parameters of these sizes: as
+// StepOptions, with the state laid out by optim.StateSpecs (each moment like its parameter,
+// the step count replicated) and the parameters and state donated.
+func (s Sizes) AdamOptions() []jit.Option {
+	specs := Specs()
+	p := specs[:4]
+	opt, _ := adam(0, 0, 0, 0)
+	state, err := optim.StateSpecs(opt, s.ParamShapes(), p)
+	if err != nil {
+		// Specs and ParamShapes agree by construction.
+		panic(err)
 	}
-	in := append(append(slices.Clone(p), state...), s[4:]...)
+	in := append(append(slices.Clone(p), state...), specs[4:]...)
 	out := append(append([]mesh.PartitionSpec{mesh.P()}, p...), state...)
 	donate := make([]int, len(p)+len(state))
 	for i := range donate {

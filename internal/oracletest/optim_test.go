@@ -14,6 +14,7 @@ import (
 	"github.com/xlamesh/xlamesh/optim"
 	"github.com/xlamesh/xlamesh/pjrt"
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
+	"github.com/xlamesh/xlamesh/shapes"
 	"github.com/xlamesh/xlamesh/stablehlo"
 )
 
@@ -127,13 +128,13 @@ var optimCases = map[string]func() (optim.Transformation, error){
 	},
 	"adam_warmup_cosine": func() (optim.Transformation, error) { return optim.Adam(optimWarmupCosine(), optim.AdamDefaults()) },
 	"adamw": func() (optim.Transformation, error) {
-		return optim.AdamW(optim.Constant(0.01), optim.AdamDefaults(), 0.1)
+		return optim.AdamW(optim.Constant(0.01), optim.AdamDefaults(), 0.1, nil)
 	},
 	"adamw_default_decay": func() (optim.Transformation, error) {
-		return optim.AdamW(optim.Constant(0.01), optim.AdamDefaults(), 1e-4)
+		return optim.AdamW(optim.Constant(0.01), optim.AdamDefaults(), 1e-4, nil)
 	},
-	"lion":          func() (optim.Transformation, error) { return optim.Lion(optim.Constant(0.001), 0.9, 0.99, 1e-3) },
-	"lion_no_decay": func() (optim.Transformation, error) { return optim.Lion(optim.Constant(0.003), 0.8, 0.95, 0) },
+	"lion":          func() (optim.Transformation, error) { return optim.Lion(optim.Constant(0.001), 0.9, 0.99, 1e-3, nil) },
+	"lion_no_decay": func() (optim.Transformation, error) { return optim.Lion(optim.Constant(0.003), 0.8, 0.95, 0, nil) },
 	"clip_adam": func() (optim.Transformation, error) {
 		return chainOf(func() (optim.Transformation, error) { return optim.ClipByGlobalNorm(1) },
 			func() (optim.Transformation, error) { return optim.Adam(optim.Constant(0.01), optim.AdamDefaults()) })
@@ -144,14 +145,14 @@ var optimCases = map[string]func() (optim.Transformation, error){
 	},
 	"clip_adamw_schedule":      clipAdamWSchedule,
 	"sgd_nesterov_bf16":        func() (optim.Transformation, error) { return optim.SGD(optim.Constant(0.1), 0.9, true) },
-	"lion_bf16":                func() (optim.Transformation, error) { return optim.Lion(optim.Constant(0.001), 0.9, 0.99, 1e-3) },
+	"lion_bf16":                func() (optim.Transformation, error) { return optim.Lion(optim.Constant(0.001), 0.9, 0.99, 1e-3, nil) },
 	"clip_adamw_schedule_bf16": clipAdamWSchedule,
 }
 
 func clipAdamWSchedule() (optim.Transformation, error) {
 	return chainOf(func() (optim.Transformation, error) { return optim.ClipByGlobalNorm(0.5) },
 		func() (optim.Transformation, error) {
-			return optim.AdamW(optimWarmupCosine(), optim.AdamDefaults(), 0.05)
+			return optim.AdamW(optimWarmupCosine(), optim.AdamDefaults(), 0.05, nil)
 		})
 }
 
@@ -287,17 +288,17 @@ func runOptim(c *pjrt.Client, dev *pjrt.Device, opt optim.Transformation, tc opt
 		return nil, fmt.Errorf("dtype %q", tc.DType)
 	}
 	var d []string
-	layout := opt.Layout(n)
+	var paramShapes []shapes.Shape
+	for _, s := range optimShapes {
+		paramShapes = append(paramShapes, shapes.Make(dt, s...))
+	}
+	layout := opt.Layout(paramShapes)
 	if len(layout) != len(tc.State) {
 		return []string{fmt.Sprintf("state: optax has %d leaves, optim's Layout %d", len(tc.State), len(layout))}, nil
 	}
-	for k, j := range layout {
-		want := []int{}
-		if j != optim.Scalar {
-			want = optimShapes[j]
-		}
-		if !slices.Equal(tc.State[k].Shape, want) {
-			d = append(d, fmt.Sprintf("state leaf %d: optax shape %v, Layout says %v", k, tc.State[k].Shape, want))
+	for k, l := range layout {
+		if want := l.Shape.Dims(); !slices.Equal(tc.State[k].Shape, want) {
+			d = append(d, fmt.Sprintf("state leaf %d: optax shape %v, Layout says %v (%s)", k, tc.State[k].Shape, want, l))
 		}
 	}
 	var live []*pjrt.Buffer

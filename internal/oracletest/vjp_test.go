@@ -745,7 +745,7 @@ func TestVJPPrograms(t *testing.T) {
 		})
 		t.Run("mlp_adam_"+mode.name, func(t *testing.T) {
 			name := "mlp_adam_" + mode.name
-			step := jit.New("adam_step", mlp.Adam(0.01, 0.9, 0.999, 1e-8), append(mlp.AdamOptions(), jit.WithPartitioner(mode.p))...)
+			step := jit.New("adam_step", mlp.Adam(0.01, 0.9, 0.999, 1e-8), append(mlp.Small.AdamOptions(), jit.WithPartitioner(mode.p))...)
 			defer step.Close()
 			shapes, specs := mlp.Small.Shapes(), mlp.Specs()
 			init := mlp.Small.Init()
@@ -754,12 +754,12 @@ func TestVJPPrograms(t *testing.T) {
 			for i := range 4 {
 				state = append(state, put(t, c, m, init[i], shapes[i], specs[i]))
 			}
-			for _, j := range mlp.AdamState() {
-				if j == optim.Scalar {
+			for _, l := range mlp.Small.AdamState() {
+				if l.Kind == optim.Count {
 					state = append(state, putInt32(t, c, m, 0))
 					continue
 				}
-				state = append(state, put(t, c, m, make([]float32, len(init[j])), shapes[j], specs[j]))
+				state = append(state, put(t, c, m, make([]float32, len(init[l.Param])), shapes[l.Param], specs[l.Param]))
 			}
 			x := put(t, c, m, init[4], shapes[4], specs[4])
 			y := put(t, c, m, init[5], shapes[5], specs[5])
