@@ -1,5 +1,11 @@
 package optim
 
+import (
+	"slices"
+
+	"github.com/gomlx/gopjrt/dtypes"
+)
+
 // SGD returns optax.sgd(lr, momentum, nesterov): Chain(Trace(momentum, nesterov),
 // ScaleByLearningRate(lr)), or with momentum 0 and nesterov false just
 // ScaleByLearningRate(lr) (optax's momentum=None; no trace in the state). Hyperparameters out of range give an error
@@ -68,4 +74,110 @@ func decayed(scale Transformation, err error, weightDecay float64, mask []bool, 
 		return Chain(scale, s), nil
 	}
 	return Chain(scale, d, s), nil
+}
+
+// AdafactorParams are the hyperparameters of Adafactor, optax.adafactor's arguments after
+// the learning rate. Where optax takes None to leave a step out, a zero value does.
+type AdafactorParams struct {
+	// MinDimSizeToFactor: a parameter's second moment is factored only if its two largest
+	// dimensions are at least this size (min_dim_size_to_factor).
+	MinDimSizeToFactor int
+	// DecayRate is the exponent of the second moments' decay schedule 1 - t^-DecayRate
+	// (decay_rate).
+	DecayRate float64
+	// DecayOffset is subtracted from the step count in that schedule, for fine-tuning
+	// (decay_offset).
+	DecayOffset int
+	// MultiplyByParameterScale scales the updates by each parameter's root mean square, at
+	// least 1e-3 (multiply_by_parameter_scale).
+	MultiplyByParameterScale bool
+	// ClippingThreshold clips each update to this root mean square; 0 clips nothing
+	// (clipping_threshold=None).
+	ClippingThreshold float64
+	// Momentum, in [0, 1), keeps a float32 exponential moving average of the updates; 0
+	// keeps none (momentum=None).
+	Momentum float64
+	// Eps is added to the squared gradients (eps).
+	Eps float64
+	// Factored enables the factored second moments (factored).
+	Factored bool
+	// WeightDecayRate adds WeightDecayRate*p to the updates; 0 adds nothing
+	// (weight_decay_rate=None).
+	WeightDecayRate float64
+	// WeightDecayMask, when not nil, has one entry per parameter; a parameter whose entry
+	// is false gets no weight decay (weight_decay_mask).
+	WeightDecayMask []bool
+}
+
+// AdafactorDefaults returns optax.adafactor's defaults: MinDimSizeToFactor 128, DecayRate
+// 0.8, DecayOffset 0, MultiplyByParameterScale true, ClippingThreshold 1, no momentum, Eps
+// 1e-30, Factored true, no weight decay.
+func AdafactorDefaults() AdafactorParams {
+	return AdafactorParams{MinDimSizeToFactor: 128, DecayRate: 0.8, MultiplyByParameterScale: true,
+		ClippingThreshold: 1, Eps: 1e-30, Factored: true}
+}
+
+// Adafactor returns optax.adafactor(lr, ...) with the hyperparameters p:
+// Chain(ScaleByFactoredRMS(...), ClipByBlockRMS(p.ClippingThreshold),
+// ScaleByLearningRate(lr) without its sign flip, ScaleByParamBlockRMS(1e-3),
+// EMA(p.Momentum, false, float32), AddDecayedWeights(p.WeightDecayRate, p.WeightDecayMask),
+// Scale(-1)), each step but the first and the last left out as optax leaves it out (lr nil:
+// no learning rate, as optax's None). Its state is the factored step count, then per
+// parameter the Row leaves, the Col leaves and the unfactored second moments (Dummy leaves
+// where a slot is unused), then the schedule's step count unless lr is nil or a Constant,
+// then the momentum's step count and float32 averages. Hyperparameters out of range give an
+// error wrapping ErrHyperparameter naming the parameter; a mask of the wrong length makes
+// Init and Update record an error wrapping ErrLength.
+func Adafactor(lr Schedule, p AdafactorParams) (Transformation, error) {
+	rms, err := ScaleByFactoredRMS(FactoredRMSParams{Factored: p.Factored, DecayRate: p.DecayRate,
+		StepOffset: p.DecayOffset, MinDimSizeToFactor: p.MinDimSizeToFactor, Eps: p.Eps})
+	if err != nil {
+		return nil, err
+	}
+	ts := []Transformation{rms}
+	if err := checkNonNegative("clipping_threshold", p.ClippingThreshold); err != nil {
+		return nil, err
+	}
+	if p.ClippingThreshold > 0 {
+		c, err := ClipByBlockRMS(p.ClippingThreshold)
+		if err != nil {
+			return nil, err
+		}
+		ts = append(ts, c)
+	}
+	if lr != nil {
+		s, err := newScaleLR(lr, 1)
+		if err != nil {
+			return nil, err
+		}
+		ts = append(ts, s)
+	}
+	if p.MultiplyByParameterScale {
+		s, err := ScaleByParamBlockRMS(1e-3)
+		if err != nil {
+			return nil, err
+		}
+		ts = append(ts, s)
+	}
+	if err := checkRate("momentum", p.Momentum); err != nil {
+		return nil, err
+	}
+	if p.Momentum > 0 {
+		e, err := EMA(p.Momentum, false, dtypes.Float32)
+		if err != nil {
+			return nil, err
+		}
+		ts = append(ts, e)
+	}
+	if err := checkNonNegative("weight_decay_rate", p.WeightDecayRate); err != nil {
+		return nil, err
+	}
+	if p.WeightDecayRate > 0 {
+		ts = append(ts, decay{rate: p.WeightDecayRate, mask: slices.Clone(p.WeightDecayMask)})
+	}
+	s, err := Scale(-1)
+	if err != nil {
+		return nil, err
+	}
+	return Chain(append(ts, s)...), nil
 }

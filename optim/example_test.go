@@ -83,3 +83,31 @@ func Example() {
 	// loss [1.7800031] w [0.19958611 1.800414 1.3011891]
 	// loss [1.3720397] w [0.29841173 1.7015884 1.2048732]
 }
+
+// The partition specs of Adafactor's state for an FSDP-sharded weight matrix and a bias: the
+// factored second moments of the matrix keep the sharding of the dimension they span, the
+// bias's full second moment is sharded as the bias, counts and dummies are replicated.
+func ExampleStateSpecs() {
+	opt, err := optim.Adafactor(optim.Constant(1e-2), optim.AdafactorDefaults())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	params := []shapes.Shape{shapes.Make(dtypes.Float32, 512, 1024), shapes.Make(dtypes.Float32, 1024)}
+	specs, err := optim.StateSpecs(opt, params, []mesh.PartitionSpec{mesh.P("fsdp", "model"), mesh.P("model")})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for k, l := range opt.Layout(params) {
+		fmt.Println(l, l.Shape, specs[k])
+	}
+	// Output:
+	// Count tensor<i32> P()
+	// Row(0, -dim 1) tensor<512xf32> P('fsdp',)
+	// Dummy(1) tensor<1xf32> P()
+	// Col(0, -dim 0) tensor<1024xf32> P('model',)
+	// Dummy(1) tensor<1xf32> P()
+	// Dummy(0) tensor<1xf32> P()
+	// Like(1) tensor<1024xf32> P('model',)
+}

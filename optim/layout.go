@@ -78,6 +78,17 @@ func likeLeaves(params []shapes.Shape) []Leaf {
 	return l
 }
 
+// dummyLeaf is the Dummy leaf of parameter i of shape p.
+func dummyLeaf(i int, p shapes.Shape) Leaf {
+	return Leaf{Kind: Dummy, Param: i, Dim: -1, Shape: shapes.Make(p.DType(), 1)}
+}
+
+// reducedLeaf is the Row or Col leaf of parameter i of shape p, without dimension d.
+func reducedLeaf(k LeafKind, i int, p shapes.Shape, d int) Leaf {
+	dims := p.Dims()
+	return Leaf{Kind: k, Param: i, Dim: d, Shape: shapes.Make(p.DType(), slices.Delete(dims, d, d+1)...)}
+}
+
 // StateSpecs returns the partition spec of each leaf of t's state for parameters of the
 // given shapes laid out by specs (one per parameter), so that an optimizer's state is
 // sharded as its parameters are (with FSDP, sharded too): a Like leaf takes its parameter's

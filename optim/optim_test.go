@@ -58,6 +58,21 @@ func TestHyperparameterErrors(t *testing.T) {
 		{"cosine no steps", func() error { _, err := optim.CosineDecay(1, 0, 0, 1); return err }, "steps = 0"},
 		{"warmup past decay", func() error { _, err := optim.WarmupCosineDecay(0, 1, 5, 5, 0); return err }, "warmup = 5, decay = 5"},
 		{"warmup negative", func() error { _, err := optim.WarmupCosineDecay(0, 1, -1, 5, 0); return err }, "warmup = -1"},
+		{"adafactor min dim", adafactorErr(func(p *optim.AdafactorParams) { p.MinDimSizeToFactor = -1 }),
+			"min_dim_size_to_factor = -1 (want >= 0)"},
+		{"adafactor decay rate", adafactorErr(func(p *optim.AdafactorParams) { p.DecayRate = math.NaN() }), "decay_rate = NaN"},
+		{"adafactor eps", adafactorErr(func(p *optim.AdafactorParams) { p.Eps = -1e-30 }), "eps = -1e-30"},
+		{"adafactor clipping", adafactorErr(func(p *optim.AdafactorParams) { p.ClippingThreshold = -1 }), "clipping_threshold = -1"},
+		{"adafactor momentum", adafactorErr(func(p *optim.AdafactorParams) { p.Momentum = 1 }), "momentum = 1 (want 0 <= momentum < 1)"},
+		{"adafactor weight decay", adafactorErr(func(p *optim.AdafactorParams) { p.WeightDecayRate = math.Inf(1) }),
+			"weight_decay_rate = +Inf (want a finite value >= 0)"},
+		{"adafactor lr", func() error { _, err := optim.Adafactor(optim.Constant(-0.5), optim.AdafactorDefaults()); return err },
+			"learning_rate = -0.5"},
+		{"block clip", func() error { _, err := optim.ClipByBlockRMS(math.Inf(1)); return err }, "threshold = +Inf (want a finite value > 0)"},
+		{"param block rms", func() error { _, err := optim.ScaleByParamBlockRMS(-1); return err }, "min_scale = -1"},
+		{"ema decay", func() error { _, err := optim.EMA(-0.1, false, dtypes.Float32); return err }, "decay = -0.1"},
+		{"ema accumulator", func() error { _, err := optim.EMA(0.9, false, dtypes.Int32); return err }, "accumulator_dtype = Int32 (want a float type)"},
+		{"scale", func() error { _, err := optim.Scale(math.NaN()); return err }, "step_size = NaN (want a finite value)"},
 		{"decayed weights", func() error { _, err := optim.AddDecayedWeights(-1, nil); return err }, "weight_decay = -1"},
 	}
 	for _, tc := range tests {
@@ -70,6 +85,13 @@ func TestHyperparameterErrors(t *testing.T) {
 				t.Errorf("error %q does not start with \"optim: \" or lacks %q", err, tc.msg)
 			}
 		})
+	}
+}
+
+func adafactorErr(edit func(p *optim.AdafactorParams)) func() error {
+	return func() error {
+		_, err := adafactorWith(edit)()
+		return err
 	}
 }
 
@@ -149,6 +171,24 @@ func TestBuildErrors(t *testing.T) {
 			o, _ := optim.Lion(optim.Constant(0.1), 0.9, 0.99, 0.1, []bool{true, false, true})
 			o.Update(f, g, optim.State{f.ConstantOf(dtypes.Int32, 0), p[0], p[1]}, p)
 		}, optim.ErrLength, "weight decay mask has 3 entries for 2 parameters"},
+		{"adafactor mask", func(t *testing.T, f *stablehlo.Function, p, g []stablehlo.Value) {
+			o, _ := adafactorWith(func(a *optim.AdafactorParams) {
+				a.WeightDecayRate = 0.1
+				a.WeightDecayMask = []bool{false}
+			})()
+			o.Init(f, p)
+		}, optim.ErrLength, "weight decay mask has 1 entries for 2 parameters"},
+		{"adafactor without params", func(t *testing.T, f *stablehlo.Function, p, g []stablehlo.Value) {
+			o, _ := optim.Adafactor(optim.Constant(0.1), optim.AdafactorDefaults())
+			s := o.Init(f, p)
+			o.Update(f, g, s, nil)
+		}, optim.ErrLength, "optim.scale_by_factored_rms: list lengths differ: 2 gradients for 0 parameters"},
+		{"adafactor dummy of the wrong shape", func(t *testing.T, f *stablehlo.Function, p, g []stablehlo.Value) {
+			o, _ := optim.Adafactor(optim.Constant(0.1), optim.AdafactorDefaults())
+			s := o.Init(f, p)
+			s[1] = f.Full(stablehlo.NewShape(dtypes.Float32, 3), 0)
+			o.Update(f, g, s, p)
+		}, optim.ErrShape, "state leaf 1 (Dummy(0)) is tensor<3xf32>; want tensor<1xf32>"},
 		{"apply updates of other lengths", func(t *testing.T, f *stablehlo.Function, p, g []stablehlo.Value) {
 			optim.ApplyUpdates(f, p, g[:1])
 		}, optim.ErrLength, "1 updates for 2 parameters"},
@@ -197,6 +237,14 @@ var layoutShapes = []shapes.Shape{
 	shapes.Make(dtypes.BFloat16, 2, 6, 8),
 }
 
+func adafactorWith(edit func(p *optim.AdafactorParams)) func() (optim.Transformation, error) {
+	return func() (optim.Transformation, error) {
+		p := optim.AdafactorDefaults()
+		edit(&p)
+		return optim.Adafactor(optim.Constant(0.01), p)
+	}
+}
+
 var layoutTests = []struct {
 	name   string
 	opt    func() (optim.Transformation, error)
@@ -225,6 +273,30 @@ var layoutTests = []struct {
 		"[P() P(None, 'x') P('y',) P() P('x', None, 'y') P(None, 'x') P('y',) P() P('x', None, 'y')]"},
 	{"lion", func() (optim.Transformation, error) { return optim.Lion(optim.Constant(1e-3), 0.9, 0.99, 1e-3, nil) },
 		"[Count Like(0) Like(1) Like(2) Like(3)]", "", ""},
+	{"adafactor defaults", adafactorWith(func(*optim.AdafactorParams) {}),
+		"[Count Dummy(0) Dummy(1) Dummy(2) Dummy(3) Dummy(0) Dummy(1) Dummy(2) Dummy(3) Like(0) Like(1) Like(2) Like(3)]",
+		"[tensor<i32> tensor<1xf32> tensor<1xf32> tensor<1xf32> tensor<1xbf16> tensor<1xf32> tensor<1xf32> tensor<1xf32> tensor<1xbf16> " +
+			"tensor<4x3xf32> tensor<5xf32> tensor<f32> tensor<2x6x8xbf16>]",
+		"[P() P() P() P() P() P() P() P() P() P(None, 'x') P('y',) P() P('x', None, 'y')]"},
+	{"adafactor factored with momentum", adafactorWith(func(p *optim.AdafactorParams) {
+		p.MinDimSizeToFactor = 3
+		p.Momentum = 0.9
+	}),
+		"[Count Row(0, -dim 0) Dummy(1) Dummy(2) Row(3, -dim 2) Col(0, -dim 1) Dummy(1) Dummy(2) Col(3, -dim 1) " +
+			"Dummy(0) Like(1) Like(2) Dummy(3) Count Like(0) Like(1) Like(2) Like(3)]",
+		"[tensor<i32> tensor<3xf32> tensor<1xf32> tensor<1xf32> tensor<2x6xbf16> tensor<4xf32> tensor<1xf32> tensor<1xf32> tensor<2x8xbf16> " +
+			"tensor<1xf32> tensor<5xf32> tensor<f32> tensor<1xbf16> tensor<i32> tensor<4x3xf32> tensor<5xf32> tensor<f32> tensor<2x6x8xf32>]",
+		"[P() P('x',) P() P() P('x', None) P(None,) P() P() P('x', 'y') P() P('y',) P() P() P() P(None, 'x') P('y',) P() P('x', None, 'y')]"},
+	{"adafactor not factored, schedule", func() (optim.Transformation, error) {
+		s, err := optim.Linear(1, 0, 10, 0)
+		if err != nil {
+			return nil, err
+		}
+		p := optim.AdafactorDefaults()
+		p.MinDimSizeToFactor = 1
+		p.Factored = false
+		return optim.Adafactor(s, p)
+	}, "[Count Dummy(0) Dummy(1) Dummy(2) Dummy(3) Dummy(0) Dummy(1) Dummy(2) Dummy(3) Like(0) Like(1) Like(2) Like(3) Count]", "", ""},
 }
 
 // layoutSpecs are the parameters' partition specs in the layout tests.
