@@ -143,11 +143,55 @@ var optimCases = map[string]func() (optim.Transformation, error){
 		return chainOf(func() (optim.Transformation, error) { return optim.ClipByGlobalNorm(100) },
 			func() (optim.Transformation, error) { return optim.SGD(optim.Constant(0.1), 0, false) })
 	},
-	"clip_adamw_schedule":      clipAdamWSchedule,
+	"clip_adamw_schedule": clipAdamWSchedule,
+	"adamw_mask": func() (optim.Transformation, error) {
+		return optim.AdamW(optim.Constant(0.01), optim.AdamDefaults(), 0.1, []bool{true, false, true})
+	},
+	"lion_mask": func() (optim.Transformation, error) {
+		return optim.Lion(optim.Constant(0.001), 0.9, 0.99, 1e-3, []bool{false, true, true})
+	},
+	"adafactor": func() (optim.Transformation, error) {
+		return optim.Adafactor(optim.Constant(0.01), optim.AdafactorDefaults())
+	},
+	"adafactor_factored": adafactorCase(optim.Constant(0.01), func(p *optim.AdafactorParams) { p.MinDimSizeToFactor = 3 }),
+	"adafactor_momentum": adafactorMomentum,
+	"adafactor_weight_decay": adafactorCase(optim.Constant(0.01), func(p *optim.AdafactorParams) {
+		p.MinDimSizeToFactor = 3
+		p.WeightDecayRate = 0.1
+		p.WeightDecayMask = []bool{true, true, false}
+	}),
+	"adafactor_plain_schedule": adafactorCase(optimLinear(), func(p *optim.AdafactorParams) {
+		p.MinDimSizeToFactor = 3
+		p.DecayRate = 0.5
+		p.DecayOffset = -2
+		p.MultiplyByParameterScale = false
+		p.ClippingThreshold = 0
+		p.Eps = 1e-3
+	}),
+	"adafactor_unfactored_clip": adafactorCase(optim.Constant(0.05), func(p *optim.AdafactorParams) {
+		p.MinDimSizeToFactor = 3
+		p.Factored = false
+		p.ClippingThreshold = 0.5
+	}),
+	"adafactor_momentum_bf16":  adafactorMomentum,
 	"sgd_nesterov_bf16":        func() (optim.Transformation, error) { return optim.SGD(optim.Constant(0.1), 0.9, true) },
 	"lion_bf16":                func() (optim.Transformation, error) { return optim.Lion(optim.Constant(0.001), 0.9, 0.99, 1e-3, nil) },
 	"clip_adamw_schedule_bf16": clipAdamWSchedule,
 }
+
+// adafactorCase builds optax.adafactor(lr, ...) with the defaults that edit changes.
+func adafactorCase(lr optim.Schedule, edit func(p *optim.AdafactorParams)) func() (optim.Transformation, error) {
+	return func() (optim.Transformation, error) {
+		p := optim.AdafactorDefaults()
+		edit(&p)
+		return optim.Adafactor(lr, p)
+	}
+}
+
+var adafactorMomentum = adafactorCase(optim.Constant(0.01), func(p *optim.AdafactorParams) {
+	p.MinDimSizeToFactor = 2
+	p.Momentum = 0.9
+})
 
 func clipAdamWSchedule() (optim.Transformation, error) {
 	return chainOf(func() (optim.Transformation, error) { return optim.ClipByGlobalNorm(0.5) },

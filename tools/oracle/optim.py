@@ -3,8 +3,9 @@
 generate() returns the document generate.py writes to OUTDIR/optim.json:
 
 - "optimizers": one case per optax gradient transformation (sgd with and
-  without momentum and Nesterov, adam with its options, adamw, lion, schedules
-  as learning rates, clip_by_global_norm in chains). Each starts from the
+  without momentum and Nesterov, adam with its options, adamw and lion with and
+  without weight-decay masks, adafactor with its options, factored or not,
+  schedules as learning rates, clip_by_global_norm in chains). Each starts from the
   parameters PARAMS (a 4x3 matrix, a vector of 5 and a scalar, the params
   pattern with k = 0, 1, 2 and scale 8) and runs STEPS steps of
   optax's update and apply_updates with the gradients of grads(step): the
@@ -76,8 +77,24 @@ OPTIMIZERS = [
     ("clip_sgd_untriggered", lambda: optax.chain(optax.clip_by_global_norm(100.0), optax.sgd(0.1))),
     ("clip_adamw_schedule", lambda: optax.chain(optax.clip_by_global_norm(0.5),
                                                 optax.adamw(warmup_cosine(), weight_decay=0.05))),
+    ("adamw_mask", lambda: optax.adamw(0.01, weight_decay=0.1, mask=[True, False, True])),
+    ("lion_mask", lambda: optax.lion(0.001, mask=[False, True, True])),
+    # adafactor: with min_dim_size_to_factor lowered to 3 the 4x3 matrix has factored
+    # second moments (a row of 3, a column of 4); at the default 128 nothing is factored.
+    ("adafactor", lambda: optax.adafactor(0.01)),
+    ("adafactor_factored", lambda: optax.adafactor(0.01, min_dim_size_to_factor=3)),
+    ("adafactor_momentum", lambda: optax.adafactor(0.01, min_dim_size_to_factor=2, momentum=0.9)),
+    ("adafactor_weight_decay", lambda: optax.adafactor(0.01, min_dim_size_to_factor=3, weight_decay_rate=0.1,
+                                                       weight_decay_mask=[True, True, False])),
+    ("adafactor_plain_schedule", lambda: optax.adafactor(linear(), min_dim_size_to_factor=3, decay_rate=0.5,
+                                                         decay_offset=-2, multiply_by_parameter_scale=False,
+                                                         clipping_threshold=None, eps=1e-3)),
+    ("adafactor_unfactored_clip", lambda: optax.adafactor(0.05, min_dim_size_to_factor=3, factored=False,
+                                                          clipping_threshold=0.5)),
     ("sgd_nesterov_bf16", lambda: optax.sgd(0.1, momentum=0.9, nesterov=True), jnp.bfloat16),
     ("lion_bf16", lambda: optax.lion(0.001), jnp.bfloat16),
+    ("adafactor_momentum_bf16", lambda: optax.adafactor(0.01, min_dim_size_to_factor=2, momentum=0.9),
+     jnp.bfloat16),
     ("clip_adamw_schedule_bf16", lambda: optax.chain(optax.clip_by_global_norm(0.5),
                                                      optax.adamw(warmup_cosine(), weight_decay=0.05)),
      jnp.bfloat16),
