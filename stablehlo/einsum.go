@@ -333,8 +333,11 @@ func (f *Function) einsumPair(a, b einsumOperand, needed []label) einsumOperand 
 // [..., m, n], the batch dimensions (all but the last two) broadcast with NumPy's rule; a
 // rank-1 lhs is a row [k] and a rank-1 rhs a column [k], whose dimension the result drops
 // (two rank-1 operands give their dot product, a scalar). Rank-0 operands are an error
-// wrapping ErrShape. It is one dot_general (Params: DotDims), after broadcast_in_dim where
-// batch dimensions differ.
+// wrapping ErrShape. It builds what jnp.matmul builds: one dot_general (Params: DotDims)
+// whose batch dimensions are those both operands have with one size; a batch dimension one
+// operand lacks, or has as 1, is a free dimension of the other (nothing is broadcast, so a
+// [batch, seq, d] activation times a [d, n] weight is a plain contraction), followed by a
+// transpose into NumPy's order where that differs.
 func (f *Function) MatMul(lhs, rhs Value) Value {
 	const opName = "dot_general"
 	vs, ok := f.check(opName, lhs, rhs)
@@ -352,25 +355,98 @@ func (f *Function) MatMul(lhs, rhs Value) Value {
 		}
 	}
 	ra, rb := a.shape.Rank(), b.shape.Rank()
-	// The batch dimensions and the core ones ([m, k] or [k]; [k, n] or [k]).
-	aBatch, aCore := a.shape.Dims()[:max(ra-2, 0)], a.shape.Dims()[max(ra-2, 0):]
-	bBatch, bCore := b.shape.Dims()[:max(rb-2, 0)], b.shape.Dims()[max(rb-2, 0):]
-	batch, err := BroadcastShapes(aBatch, bBatch)
-	if err != nil {
+	aMat, bMat := ra > 1, rb > 1
+	var aBatch, bBatch []int // the batch dimensions: all but the last two of a matrix
+	if aMat {
+		aBatch = a.shape.Dims()[:ra-2]
+	}
+	if bMat {
+		bBatch = b.shape.Dims()[:rb-2]
+	}
+	if _, err := BroadcastShapes(aBatch, bBatch); err != nil {
 		f.fail(opName, 1, b, fmt.Errorf("MatMul batch dimensions: %w", err))
 		return Value{}
 	}
-	x, y := Value{a}, Value{b}
-	if !slices.Equal(aBatch, batch) {
-		x = f.BroadcastTo(x, append(slices.Clone(batch), aCore...)...)
+	// As jnp.matmul: a batch dimension only one side has (missing, or 1 where the other's is
+	// not) is a free dimension of that side, not broadcast; 1 on both sides is squeezed and
+	// put back; equal sizes are dot_general batch dimensions. The result is dot_general's
+	// (batch, a's free, b's free) transposed into NumPy's order.
+	nb := max(len(aBatch), len(bBatch))
+	at := func(dims []int, i int) int { // -1 where a side has no dimension i (NumPy's None)
+		if j := i - (nb - len(dims)); j >= 0 {
+			return dims[j]
+		}
+		return -1
 	}
-	if !slices.Equal(bBatch, batch) {
-		y = f.BroadcastTo(y, append(slices.Clone(batch), bCore...)...)
-	}
-	nb := len(batch)
-	d := DotDims{LhsContracting: []int{nb + len(aCore) - 1}, RhsContracting: []int{nb}}
+	var aSqueeze, bSqueeze, both, lhsBatch, rhsBatch, idxBatch, idxA, idxB []int
 	for i := range nb {
-		d.LhsBatch, d.RhsBatch = append(d.LhsBatch, i), append(d.RhsBatch, i)
+		da, db := at(aBatch, i), at(bBatch, i)
+		switch {
+		case da < 0:
+			idxB = append(idxB, i)
+		case db < 0:
+			idxA = append(idxA, i)
+		case da == 1 && db == 1:
+			aSqueeze = append(aSqueeze, len(idxBatch)+len(idxA)+len(aSqueeze))
+			bSqueeze = append(bSqueeze, len(idxBatch)+len(idxB)+len(bSqueeze))
+			both = append(both, i)
+		case da == 1:
+			idxB = append(idxB, i)
+			aSqueeze = append(aSqueeze, len(idxBatch)+len(idxA)+len(aSqueeze))
+		case db == 1:
+			idxA = append(idxA, i)
+			bSqueeze = append(bSqueeze, len(idxBatch)+len(idxB)+len(bSqueeze))
+		default: // equal, as BroadcastShapes said
+			lhsBatch = append(lhsBatch, len(idxBatch)+len(idxA))
+			rhsBatch = append(rhsBatch, len(idxBatch)+len(idxB))
+			idxBatch = append(idxBatch, i)
+		}
 	}
-	return f.DotGeneral(x, y, d)
+	if aMat {
+		idxA = append(idxA, nb)
+	}
+	if bMat {
+		idxB = append(idxB, nb+min(ra-1, 1))
+	}
+	x, y := squeeze(f, Value{a}, aSqueeze), squeeze(f, Value{b}, bSqueeze)
+	rhsContracting := y.Shape().Rank() - 1
+	if bMat {
+		rhsContracting--
+	}
+	out := f.DotGeneral(x, y, DotDims{LhsBatch: lhsBatch, RhsBatch: rhsBatch,
+		LhsContracting: []int{x.Shape().Rank() - 1}, RhsContracting: []int{rhsContracting}})
+	// order[j] is the NumPy output dimension of dot_general's dimension j (the dimensions
+	// squeezed on both sides missing); perm = np.argsort(order).
+	order := slices.Concat(idxBatch, idxA, idxB)
+	perm := make([]int, len(order))
+	for j := range perm {
+		perm[j] = j
+	}
+	slices.SortFunc(perm, func(i, j int) int { return order[i] - order[j] })
+	if !isIdentity(perm) {
+		out = f.Transpose(out, perm...)
+	}
+	if len(both) > 0 {
+		dims := slices.Clone(out.Shape().Dims())
+		for _, i := range both {
+			dims = slices.Insert(dims, i, 1)
+		}
+		out = f.Reshape(out, dims...)
+	}
+	return out
 }
+
+// squeeze reshapes x without its dimensions at positions dims (each of size 1).
+func squeeze(f *Function, x Value, dims []int) Value {
+	if len(dims) == 0 {
+		return x
+	}
+	var keep []int
+	for i, d := range x.Shape().Dims() {
+		if !slices.Contains(dims, i) {
+			keep = append(keep, d)
+		}
+	}
+	return f.Reshape(x, keep...)
+}
+

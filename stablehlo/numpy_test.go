@@ -192,3 +192,42 @@ func TestNumpyErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestMatMulAsJAX: MatMul builds what jnp.matmul builds: a batch dimension one operand lacks
+// (or has as 1) is a free dimension of the other, so a [batch, seq, d] activation times a
+// [d, n] weight is one dot_general with nothing broadcast, and only a dimension order NumPy's
+// differs from costs a transpose.
+func TestMatMulAsJAX(t *testing.T) {
+	f32 := func(dims ...int) stablehlo.Shape { return stablehlo.NewShape(dtypes.Float32, dims...) }
+	cases := []struct {
+		name         string
+		a, b         stablehlo.Shape
+		want         []string
+		notWant      []string
+		wantShapeOut stablehlo.Shape
+	}{
+		{"rank 3 by matrix", f32(2, 3, 4), f32(4, 5),
+			[]string{"lhs_contracting_dimensions = [2], rhs_contracting_dimensions = [0]"}, []string{"broadcast_in_dim", "transpose"}, f32(2, 3, 5)},
+		{"batch of one", f32(1, 3, 4), f32(2, 4, 5),
+			[]string{"stablehlo.reshape", "stablehlo.transpose"}, []string{"broadcast_in_dim", "lhs_batching_dimensions"}, f32(2, 3, 5)},
+		{"equal batches", f32(2, 3, 4), f32(2, 4, 5),
+			[]string{"lhs_batching_dimensions = [0], rhs_batching_dimensions = [0]"}, []string{"broadcast_in_dim", "transpose", "reshape"}, f32(2, 3, 5)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m := stablehlo.NewModule("m")
+			f := m.Main()
+			r := f.MatMul(f.Arg(tc.a), f.Arg(tc.b))
+			f.Return(r)
+			text, err := m.Build()
+			require.NoError(t, err)
+			require.True(t, tc.wantShapeOut.Equal(r.Shape()), "want %v, got %v", tc.wantShapeOut, r.Shape())
+			for _, w := range tc.want {
+				require.Contains(t, text, w)
+			}
+			for _, w := range tc.notWant {
+				require.NotContains(t, text, w)
+			}
+		})
+	}
+}

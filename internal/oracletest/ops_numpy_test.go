@@ -120,6 +120,10 @@ var opsNumpyBuilders = map[string]opsBuilder{
 	"matmul_vec_mat":         matmulOp,
 	"matmul_mat_vec":         matmulOp,
 	"matmul_vec_vec":         matmulOp,
+	"matmul_rank3_mat":       matmulOp,
+	"matmul_one_batch":       matmulOp,
+	"matmul_ones_crossed":    matmulOp,
+	"matmul_ones_both":       matmulOp,
 	"matmul_int":             matmulOp,
 }
 

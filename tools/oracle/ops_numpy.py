@@ -164,6 +164,11 @@ def matmuls():
     m("matmul_vec_mat", (4,), (3, 4, 2))
     m("matmul_mat_vec", (3, 2, 4), (4,))
     m("matmul_vec_vec", (4,), (4,))
+    # Batch dimensions one side lacks or has as 1: free dimensions of the other, no broadcast.
+    m("matmul_rank3_mat", (2, 3, 4), (4, 5))
+    m("matmul_one_batch", (1, 3, 4), (2, 4, 5))
+    m("matmul_ones_crossed", (2, 1, 3, 4), (1, 5, 4, 2))
+    m("matmul_ones_both", (1, 1, 3, 4), (1, 1, 4, 2))
     xi = np.arange(12, dtype=np.int32).reshape(3, 4) - 5
     out.append(case("matmul_int", "jnp.matmul(a, b) on int32", lambda x, y: jnp.matmul(x, y), xi, xi.T.copy()))
     return out
