@@ -166,15 +166,15 @@ func StepOptions() []jit.Option {
 
 // AdamOptions returns the jit options of an Adam step for parameters of these sizes: as
 // StepOptions, with the state laid out by optim.StateSpecs (each moment like its parameter,
-// the step count replicated) and the parameters and state donated.
-func (s Sizes) AdamOptions() []jit.Option {
+// the step count replicated) and the parameters and state donated. Its error is
+// optim.StateSpecs's.
+func (s Sizes) AdamOptions() ([]jit.Option, error) {
 	specs := Specs()
 	p := specs[:4]
 	opt, _ := adam(0, 0, 0, 0)
 	state, err := optim.StateSpecs(opt, s.ParamShapes(), p)
 	if err != nil {
-		// Specs and ParamShapes agree by construction.
-		panic(err)
+		return nil, err
 	}
 	in := append(append(slices.Clone(p), state...), specs[4:]...)
 	out := append(append([]mesh.PartitionSpec{mesh.P()}, p...), state...)
@@ -182,5 +182,5 @@ func (s Sizes) AdamOptions() []jit.Option {
 	for i := range donate {
 		donate[i] = i
 	}
-	return []jit.Option{jit.InSpecs(in...), jit.OutSpecs(out...), jit.Donate(donate...)}
+	return []jit.Option{jit.InSpecs(in...), jit.OutSpecs(out...), jit.Donate(donate...)}, nil
 }

@@ -745,7 +745,11 @@ func TestVJPPrograms(t *testing.T) {
 		})
 		t.Run("mlp_adam_"+mode.name, func(t *testing.T) {
 			name := "mlp_adam_" + mode.name
-			step := jit.New("adam_step", mlp.Adam(0.01, 0.9, 0.999, 1e-8), append(mlp.Small.AdamOptions(), jit.WithPartitioner(mode.p))...)
+			opts, err := mlp.Small.AdamOptions()
+			if err != nil {
+				t.Fatal(err)
+			}
+			step := jit.New("adam_step", mlp.Adam(0.01, 0.9, 0.999, 1e-8), append(opts, jit.WithPartitioner(mode.p))...)
 			defer step.Close()
 			shapes, specs := mlp.Small.Shapes(), mlp.Specs()
 			init := mlp.Small.Init()
