@@ -32,13 +32,16 @@
 //
 // # Trees
 //
-// NewTree makes a TreeFunction: a jitted function of one tree (package tree: structs, slices,
-// maps) of values, returning one tree, as jax.jit of a function of pytrees. Its layout is a
-// tree of specs (InTree, OutTree, prefixes allowed), its donation a list of paths
-// (DonatePaths), and Call takes a tree of *Array and fills a tree of *Array. A struct generic
-// in its leaves serves every side: Params[*Array] for the call, Params[lower.Value] in the
-// body, Params[mesh.PartitionSpec] for InTree; autodiff.GradTree and optim.StepTree keep the
-// tree in the body. Errors name the path of the leaf (".Blocks[1].Wq"). CloseTree closes a
+// NewTree makes a TreeFunction, as jax.jit of a function of pytrees: its body is any
+// func(*lower.Function, A1, ..., An) (R1, ..., Rm) whose arguments and results are trees
+// (package tree: structs, slices, maps) of lower.Value. Call takes one tree of *Array per
+// argument and fills one tree of *Array per result through pointers. The layout is one tree
+// (or prefix tree) of specs per argument and result (InTree, OutTree; InSpecs and OutSpecs
+// for one spec per tree), the donation whole arguments (Donate) or paths (DonatePaths). A
+// struct generic in its leaves serves every side: Params[*Array] for the call,
+// Params[lower.Value] in the body, Params[mesh.PartitionSpec] for InTree;
+// autodiff.ValueAndGradTree and optim.StepTree keep the tree in the body. Errors name the
+// leaf's path, the arguments numbered as a list ("[0].Blocks[1].Wq"). CloseTree closes a
 // tree of arrays.
 //
 // # Ownership

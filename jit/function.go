@@ -69,7 +69,7 @@ type options struct {
 
 	// NewTree's options, and the hook its Functions declare their results' specs by, once
 	// the Body has said the result's structure.
-	inTree, outTree       any
+	inTree, outTree       []any
 	inTreeSet, outTreeSet bool
 	donatePaths           []string
 	outFor                func() ([]mesh.PartitionSpec, error)

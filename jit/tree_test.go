@@ -12,7 +12,6 @@ import (
 	"github.com/xlamesh/xlamesh/jit"
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
-	"github.com/xlamesh/xlamesh/pjrt"
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 	"github.com/xlamesh/xlamesh/tree"
 )
@@ -27,16 +26,6 @@ type tParams[T any] struct {
 
 type tBatch[T any] struct{ X, Y T }
 
-type tStepIn[T any] struct {
-	P    tParams[T]
-	Data tBatch[T]
-}
-
-type tStepOut[T any] struct {
-	Loss T
-	P    tParams[T]
-}
-
 // tLoss is sum((s * ((x W0 + b0) W1 + b1) - y)^2), with NumPy broadcasting of the biases.
 func tLoss(f *lower.Function, p tParams[lower.Value], d tBatch[lower.Value]) lower.Value {
 	h := d.X
@@ -47,16 +36,17 @@ func tLoss(f *lower.Function, p tParams[lower.Value], d tBatch[lower.Value]) low
 	return f.Sum(f.Mul(r, r))
 }
 
-// tStep is one SGD step of rate 1/8 on tLoss, its parameters a tree.
-func tStep(f *lower.Function, in tStepIn[lower.Value]) tStepOut[lower.Value] {
-	loss, g := autodiff.ValueAndGradTree(f.Function, tLoss(f, in.P, in.Data), in.P)
+// tStep is one SGD step of rate 1/8 on tLoss, its parameters a tree: it returns the loss and
+// the new parameters.
+func tStep(f *lower.Function, p tParams[lower.Value], data tBatch[lower.Value]) (lower.Value, tParams[lower.Value]) {
+	loss, g := autodiff.ValueAndGradTree(f.Function, tLoss(f, p, data), p)
 	next := tParams[lower.Value]{Scale: map[string]lower.Value{}}
-	for i, l := range in.P.Layers {
+	for i, l := range p.Layers {
 		gl := g.Layers[i]
 		next.Layers = append(next.Layers, tLayer[lower.Value]{W: f.Sub(l.W, f.Mul(gl.W, f.Constant(0.125))), B: f.Sub(l.B, f.Mul(gl.B, f.Constant(0.125)))})
 	}
-	next.Scale["s"] = f.Sub(in.P.Scale["s"], f.Mul(g.Scale["s"], f.Constant(0.125)))
-	return tStepOut[lower.Value]{Loss: loss, P: next}
+	next.Scale["s"] = f.Sub(p.Scale["s"], f.Mul(g.Scale["s"], f.Constant(0.125)))
+	return loss, next
 }
 
 // tHost are the starting values: x [4,2], W0 [2,4], b0 [4], W1 [4,2], b1 [2], s, y [4,2].
@@ -140,10 +130,10 @@ func sgd(p, g []float64) []float32 {
 }
 
 // TestTreeFunction trains one step of a two-layer model whose parameters, batch and results
-// are trees, on a 2x4 mesh: the layout comes from a prefix tree of specs (one spec for the
-// whole batch), the parameters are donated by path, the gradients come back as a tree, and
-// the loss and new parameters are exact. A second call with the step's own result as its
-// parameters reuses the compiled function.
+// are trees, on a 2x4 mesh: the layout comes from trees of specs (one spec for the whole
+// batch), the parameters are donated, the gradients come back as a tree, and the loss and new
+// parameters are exact. A second call with the step's own result as its parameters reuses the
+// compiled function.
 func TestTreeFunction(t *testing.T) {
 	c := pjrttest.Client(t)
 	checkNoLeak(t)
@@ -153,12 +143,7 @@ func TestTreeFunction(t *testing.T) {
 		Layers: []tLayer[mesh.PartitionSpec]{{W: mesh.P(nil, "model"), B: mesh.P("model")}, {W: mesh.P("model", nil), B: mesh.P()}},
 		Scale:  map[string]mesh.PartitionSpec{"s": mesh.P()},
 	}
-	inSpecs := struct {
-		P    tParams[mesh.PartitionSpec]
-		Data mesh.PartitionSpec
-	}{pSpecs, mesh.P("data")}
-	step := jit.NewTree("tree_step", tStep, jit.InTree(inSpecs),
-		jit.OutTree(tStepOut[mesh.PartitionSpec]{Loss: mesh.P(), P: pSpecs}), jit.DonatePaths(".P"))
+	step := jit.NewTree("tree_step", tStep, jit.InTree(pSpecs, mesh.P("data")), jit.OutTree(mesh.P(), pSpecs), jit.Donate(0))
 	defer step.Close()
 
 	put := func(v []float64, dims []int, spec mesh.PartitionSpec) *jit.Array {
@@ -177,16 +162,17 @@ func TestTreeFunction(t *testing.T) {
 	data := tBatch[*jit.Array]{X: put(v.x, []int{4, 2}, mesh.P("data")), Y: put(v.y, []int{4, 2}, mesh.P("data"))}
 	defer func() { require.NoError(t, jit.CloseTree(data)) }()
 
-	var out tStepOut[*jit.Array]
-	require.NoError(t, step.Call(c, tStepIn[*jit.Array]{P: params, Data: data}, &out))
-	defer func() { require.NoError(t, jit.CloseTree(&out)) }()
+	var loss1 *jit.Array
+	var next tParams[*jit.Array]
+	require.NoError(t, step.Call(c, []any{params, data}, &loss1, &next))
+	defer func() { require.NoError(t, jit.CloseTree([]any{loss1, next})) }()
 	for _, a := range []*jit.Array{params.Layers[0].W, params.Layers[1].B, params.Scale["s"]} {
 		assert.True(t, a.IsClosed(), "a donated parameter is closed")
 	}
 	assert.False(t, data.X.IsClosed())
 
 	loss, gw0, gb0, gw1, gb1, gs := tReference()
-	got, err := jit.Item[float32](out.Loss)
+	got, err := jit.Item[float32](loss1)
 	require.NoError(t, err)
 	assert.Equal(t, float32(loss), got)
 	for _, c := range []struct {
@@ -194,11 +180,11 @@ func TestTreeFunction(t *testing.T) {
 		want []float32
 		spec mesh.PartitionSpec
 	}{
-		{out.P.Layers[0].W, sgd(v.w0, gw0), pSpecs.Layers[0].W},
-		{out.P.Layers[0].B, sgd(v.b0, gb0), pSpecs.Layers[0].B},
-		{out.P.Layers[1].W, sgd(v.w1, gw1), pSpecs.Layers[1].W},
-		{out.P.Layers[1].B, sgd(v.b1, gb1), pSpecs.Layers[1].B},
-		{out.P.Scale["s"], sgd(v.s, []float64{gs}), mesh.P()},
+		{next.Layers[0].W, sgd(v.w0, gw0), pSpecs.Layers[0].W},
+		{next.Layers[0].B, sgd(v.b0, gb0), pSpecs.Layers[0].B},
+		{next.Layers[1].W, sgd(v.w1, gw1), pSpecs.Layers[1].W},
+		{next.Layers[1].B, sgd(v.b1, gb1), pSpecs.Layers[1].B},
+		{next.Scale["s"], sgd(v.s, []float64{gs}), mesh.P()},
 	} {
 		host, err := jit.ToHostAs[float32](c.a)
 		require.NoError(t, err)
@@ -207,13 +193,14 @@ func TestTreeFunction(t *testing.T) {
 	}
 
 	// The result's parameters are the next call's: same structure, same Function.
-	var again tStepOut[*jit.Array]
-	require.NoError(t, step.Call(c, tStepIn[*jit.Array]{P: out.P, Data: data}, &again))
-	defer func() { require.NoError(t, jit.CloseTree(again)) }()
-	second, err := jit.Item[float32](again.Loss)
+	var loss2 *jit.Array
+	var again tParams[*jit.Array]
+	require.NoError(t, step.Call(c, []any{next, data}, &loss2, &again))
+	defer func() { require.NoError(t, jit.CloseTree([]any{loss2, again})) }()
+	second, err := jit.Item[float32](loss2)
 	require.NoError(t, err)
 	assert.NotEqual(t, got, second)
-	assert.True(t, out.P.Layers[0].W.IsClosed())
+	assert.True(t, next.Layers[0].W.IsClosed())
 }
 
 // TestTreeFunctionErrors: every mistake with trees is an error naming the path, and leaves
@@ -232,20 +219,17 @@ func TestTreeFunctionErrors(t *testing.T) {
 	defer x.Close()
 	defer y.Close()
 	type pair[T any] struct{ A, B T }
-	type single[T any] struct{ A T }
-	add := func(f *lower.Function, in pair[lower.Value]) single[lower.Value] {
-		return single[lower.Value]{A: f.Add(in.A, in.B)}
-	}
+	add := func(f *lower.Function, in pair[lower.Value]) lower.Value { return f.Add(in.A, in.B) }
 
 	// A working call, then the mistakes.
 	ok := jit.NewTree("tree_add", add)
 	defer ok.Close()
-	var out single[*jit.Array]
-	require.NoError(t, ok.Call(c, pair[*jit.Array]{x, y}, &out))
-	sum, err := jit.ToHostAs[float32](out.A)
+	var out *jit.Array
+	require.NoError(t, ok.Call(c, []any{pair[*jit.Array]{x, y}}, &out))
+	sum, err := jit.ToHostAs[float32](out)
 	require.NoError(t, err)
 	assert.Equal(t, []float32{4, 6}, sum)
-	require.NoError(t, jit.CloseTree(out))
+	require.NoError(t, out.Close())
 
 	cases := []struct {
 		name string
@@ -253,43 +237,52 @@ func TestTreeFunctionErrors(t *testing.T) {
 		is   []error
 		msg  string
 	}{
-		{"nil leaf", func() error { return ok.Call(c, pair[*jit.Array]{x, nil}, &out) }, []error{jit.ErrNil},
-			"jit: tree_add: nil value: argument .B is a nil *Array"},
+		{"nil leaf", func() error { return ok.Call(c, []any{pair[*jit.Array]{x, nil}}, &out) }, []error{jit.ErrNil},
+			"jit: tree_add: nil value: argument [0].B is a nil *Array"},
 		{"not a tree", func() error {
-			return ok.Call(c, struct {
+			return ok.Call(c, []any{struct {
 				A *jit.Array
 				N int
-			}{x, 1}, &out)
-		}, []error{jit.ErrArguments, tree.ErrNotTree},
-			"argument: tree: .N: a int is neither a leaf (*jit.Array) nor a container"},
-		{"out not a pointer", func() error { return ok.Call(c, pair[*jit.Array]{x, y}, out) }, []error{jit.ErrArguments},
-			"the results go into a tree a non-nil pointer points to, not jit_test.single[*github.com/xlamesh/xlamesh/jit.Array]"},
-		{"out of another shape", func() error { var p pair[*jit.Array]; return ok.Call(c, pair[*jit.Array]{x, y}, &p) }, []error{jit.ErrArguments, tree.ErrStructure},
-			"result: tree: the root: jit_test.pair[*github.com/xlamesh/xlamesh/jit.Array] has tree fields A, B, the tree A"},
-		{"body of another shape", func() error { return ok.Call(c, single[*jit.Array]{x}, &out) }, []error{jit.ErrLowering, tree.ErrStructure},
-			"argument: tree: the root: jit_test.pair[github.com/xlamesh/xlamesh/stablehlo.Value] has tree fields A, B, the tree A"},
+			}{x, 1}}, &out)
+		}, []error{jit.ErrArguments, tree.ErrNotTree}, "tree: [0].N: a int is neither a leaf (*jit.Array) nor a container"},
+		{"argument count", func() error { return ok.Call(c, []any{x, y}, &out) }, []error{jit.ErrArguments},
+			"jit: tree_add: arguments do not match: 2 arguments for a body of 1"},
+		{"result count", func() error { return ok.Call(c, []any{pair[*jit.Array]{x, y}}) }, []error{jit.ErrArguments},
+			"0 places for the body's 1 results"},
+		{"out not a pointer", func() error { return ok.Call(c, []any{pair[*jit.Array]{x, y}}, pair[*jit.Array]{}) }, []error{jit.ErrArguments},
+			"result 0 goes into the tree a non-nil pointer points to, not jit_test.pair"},
+		{"out of the wrong type", func() error { return ok.Call(c, []any{pair[*jit.Array]{x, y}}, out) }, []error{jit.ErrArguments, tree.ErrStructure},
+			"result 0: tree: the root: a leaf (*jit.Array) where the type has a jit.Array"},
+		{"out of another shape", func() error { var p pair[*jit.Array]; return ok.Call(c, []any{pair[*jit.Array]{x, y}}, &p) },
+			[]error{jit.ErrArguments, tree.ErrStructure}, "result 0: tree: the root: a leaf (*jit.Array) where the type has a jit_test.pair"},
+		{"body of another shape", func() error { return ok.Call(c, []any{[]*jit.Array{x, y}}, &out) }, []error{jit.ErrLowering, tree.ErrStructure},
+			"argument 0: tree: the root: a jit_test.pair[github.com/xlamesh/xlamesh/stablehlo.Value] where the tree has a list of 2"},
+		{"body not a func", func() error { return jit.NewTree("tree_bad", 3).Call(c, nil) }, []error{jit.ErrArguments},
+			"the body is a int, not a func(*lower.Function, ...)"},
+		{"body without a function", func() error { return jit.NewTree("tree_bad", func(x lower.Value) {}).Call(c, []any{x}) }, []error{jit.ErrArguments},
+			"its first argument must be a *lower.Function"},
 		{"donate typo", func() error {
-			f := jit.NewTree("tree_add", add, jit.DonatePaths(".C"))
+			f := jit.NewTree("tree_add", add, jit.DonatePaths("[0].C"))
 			defer f.Close()
-			return f.Call(c, pair[*jit.Array]{x, y}, &out)
-		}, []error{jit.ErrArguments}, "DonatePaths: .C names no leaf of the argument"},
+			return f.Call(c, []any{pair[*jit.Array]{x, y}}, &out)
+		}, []error{jit.ErrArguments}, "donation: [0].C names no leaf of the arguments"},
 		{"in tree mismatch", func() error {
-			f := jit.NewTree("tree_add", add, jit.InTree(single[mesh.PartitionSpec]{mesh.P()}))
+			f := jit.NewTree("tree_add", add, jit.InTree(struct{ A mesh.PartitionSpec }{mesh.P()}))
 			defer f.Close()
-			return f.Call(c, pair[*jit.Array]{x, y}, &out)
-		}, []error{jit.ErrArguments, tree.ErrStructure}, "InTree: tree: the root: the prefix has a struct {A} where the tree has a struct {A, B}"},
+			return f.Call(c, []any{pair[*jit.Array]{x, y}}, &out)
+		}, []error{jit.ErrArguments, tree.ErrStructure}, "tree: [0]: the prefix has a struct {A} where the tree has a struct {A, B}"},
+		{"in tree count", func() error {
+			f := jit.NewTree("tree_add", add, jit.InTree(mesh.P(), mesh.P()))
+			defer f.Close()
+			return f.Call(c, []any{pair[*jit.Array]{x, y}}, &out)
+		}, []error{jit.ErrArguments}, "2 trees of specs for 1 arguments"},
 		{"out tree mismatch", func() error {
 			f := jit.NewTree("tree_add", add, jit.OutTree(pair[mesh.PartitionSpec]{mesh.P(), mesh.P()}))
 			defer f.Close()
-			return f.Call(c, pair[*jit.Array]{x, y}, &out)
-		}, []error{jit.ErrArguments, tree.ErrStructure}, "OutTree: tree: the root: the prefix has a struct {A, B} where the tree has a struct {A}"},
-		{"flat options", func() error {
-			f := jit.NewTree("tree_add", add, jit.Donate(0))
-			defer f.Close()
-			return f.Call(c, pair[*jit.Array]{x, y}, &out)
-		}, []error{jit.ErrArguments}, "a TreeFunction takes InTree, OutTree and DonatePaths"},
+			return f.Call(c, []any{pair[*jit.Array]{x, y}}, &out)
+		}, []error{jit.ErrArguments, tree.ErrStructure}, "OutTree: tree: [0]: the prefix has a struct {A, B} where the tree has a leaf"},
 		{"tree options to New", func() error {
-			f := jit.New("flat", double, jit.DonatePaths(".A"))
+			f := jit.New("flat", double, jit.DonatePaths("[0]"))
 			defer f.Close()
 			_, err := f.Call(c, x)
 			return err
@@ -300,25 +293,22 @@ func TestTreeFunctionErrors(t *testing.T) {
 			})
 			defer f.Close()
 			var p pair[*jit.Array]
-			return f.Call(c, pair[*jit.Array]{x, y}, &p)
-		}, []error{jit.ErrLowering}, "result .B holds no value"},
+			return f.Call(c, []any{pair[*jit.Array]{x, y}}, &p)
+		}, []error{jit.ErrLowering}, "result [0].B holds no value"},
 		{"grad of an int", func() error {
-			f := jit.NewTree("tree_grad", func(f *lower.Function, in pair[lower.Value]) single[lower.Value] {
+			f := jit.NewTree("tree_grad", func(f *lower.Function, in pair[lower.Value]) lower.Value {
 				p := pair[lower.Value]{A: in.A, B: f.Convert(in.B, dtypes.Int32)}
-				return single[lower.Value]{A: autodiff.GradTree(f.Function, f.Sum(in.A), p).A}
+				return autodiff.GradTree(f.Function, f.Sum(in.A), p).A
 			})
 			defer f.Close()
-			return f.Call(c, pair[*jit.Array]{x, y}, &out)
+			return f.Call(c, []any{pair[*jit.Array]{x, y}}, &out)
 		}, []error{autodiff.ErrNotFloat}, "but .B is"},
 		{"closed", func() error {
 			f := jit.NewTree("tree_add", add)
 			require.NoError(t, f.Close())
-			return f.Call(c, pair[*jit.Array]{x, y}, &out)
+			return f.Call(c, []any{pair[*jit.Array]{x, y}}, &out)
 		}, []error{jit.ErrClosed}, "jit: tree_add: "},
-		{"nil function", func() error {
-			var f *jit.TreeFunction[pair[lower.Value], single[lower.Value]]
-			return f.Call(c, nil, &out)
-		},
+		{"nil function", func() error { var f *jit.TreeFunction; return f.Call(c, nil, &out) },
 			[]error{jit.ErrNil}, "nil *TreeFunction"},
 	}
 	for _, tc := range cases {
@@ -332,16 +322,54 @@ func TestTreeFunctionErrors(t *testing.T) {
 		})
 	}
 	assert.False(t, x.IsClosed())
-	_ = pjrt.ErrClosed
 }
 
-// TestTreeLower lowers a tree function for a tree of argument types (each with its spec, as
+// TestTreeSpecsAndDonate: InSpecs and OutSpecs give one spec per argument or result, for the
+// whole tree; Donate donates whole arguments; a body of several arguments and results, of no
+// arguments, and of one leaf.
+func TestTreeSpecsAndDonate(t *testing.T) {
+	c := pjrttest.Client(t)
+	checkNoLeak(t)
+	m, err := mesh.New(jit.Devices(c)[:2], []int{2}, "x")
+	require.NoError(t, err)
+	f := jit.NewTree("tree_specs", func(f *lower.Function, xs []lower.Value, s lower.Value) ([]lower.Value, lower.Value) {
+		return []lower.Value{f.Mul(xs[0], s), f.Mul(xs[1], s)}, f.Add(xs[0], xs[1])
+	}, jit.InSpecs(mesh.P("x"), mesh.P()), jit.OutSpecs(mesh.P(), mesh.P("x")), jit.Donate(0))
+	defer f.Close()
+	a, err := jit.Put(c, []float32{1, 2}, []int{2}, sharding(t, m, mesh.P("x")))
+	require.NoError(t, err)
+	b, err := jit.Put(c, []float32{3, 4}, []int{2}, sharding(t, m, mesh.P("x")))
+	require.NoError(t, err)
+	s, err := jit.Put(c, []float32{2}, nil, sharding(t, m, mesh.P()))
+	require.NoError(t, err)
+	defer s.Close()
+	var scaled []*jit.Array
+	var sum *jit.Array
+	require.NoError(t, f.Call(c, []any{[]*jit.Array{a, b}, s}, &scaled, &sum))
+	defer func() { require.NoError(t, jit.CloseTree([]any{scaled, sum})) }()
+	assert.True(t, a.IsClosed() && b.IsClosed(), "argument 0 donated")
+	assert.False(t, s.IsClosed())
+	got, err := jit.ToHostAs[float32](scaled[1])
+	require.NoError(t, err)
+	assert.Equal(t, []float32{6, 8}, got)
+	assert.Equal(t, mesh.P(), scaled[1].Sharding().Spec())
+	assert.Equal(t, mesh.P("x"), sum.Sharding().Spec())
+
+	none := jit.NewTree("tree_none", func(f *lower.Function) lower.Value { return f.Iota(lower.NewShape(dtypes.Int32, 3), 0) })
+	defer none.Close()
+	var iota *jit.Array
+	require.NoError(t, none.Call(c, nil, &iota))
+	defer iota.Close()
+	ints, err := jit.ToHostAs[int32](iota)
+	require.NoError(t, err)
+	assert.Equal(t, []int32{0, 1, 2}, ints)
+}
+
+// TestTreeLower lowers a tree function for trees of argument types (each with its spec, as
 // Function.Lower takes them), without a client.
 func TestTreeLower(t *testing.T) {
 	type pair[T any] struct{ A, B T }
-	f := jit.NewTree("tree_lower", func(f *lower.Function, in pair[lower.Value]) []lower.Value {
-		return []lower.Value{f.Mul(in.A, in.B)}
-	})
+	f := jit.NewTree("tree_lower", func(f *lower.Function, in pair[lower.Value]) lower.Value { return f.Mul(in.A, in.B) })
 	defer f.Close()
 	am, err := mesh.NewAbstract([]int{2}, []string{"x"})
 	require.NoError(t, err)
@@ -379,7 +407,7 @@ func TestTreeConcurrent(t *testing.T) {
 		go func() {
 			n := 2 + g%2
 			var out *jit.Array
-			if err := sum.Call(c, xs[:n], &out); err != nil {
+			if err := sum.Call(c, []any{xs[:n]}, &out); err != nil {
 				done <- err
 				return
 			}

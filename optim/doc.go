@@ -10,7 +10,8 @@
 // and updates, new parameters and new optimizer state go out as stablehlo.Values of the
 // same function, to be returned by it. Nothing runs here; the ops run when the function is
 // compiled and called (package jit, or package pjrt directly). optim imports only
-// stablehlo, shapes and mesh (for StateSpecs), so it sits on the floor of autodiff (floor 3).
+// stablehlo, shapes, mesh (for StateSpecs) and tree, so it sits on the floor of autodiff
+// (floor 3).
 //
 // # State
 //
@@ -21,7 +22,8 @@
 // parameter (Like: moments, traces), one of Adafactor's factored second moments (Row, Col:
 // the parameter's shape without one dimension) or a (1,)-shaped placeholder optax keeps in
 // a slot that a parameter does not use (Dummy). Parameters and gradients are flat lists too, in one
-// order that the caller chooses; a tree package can flatten its trees into that order.
+// order that the caller chooses, or trees (package tree) for InitTree, UpdateTree,
+// ApplyUpdatesTree and StepTree, which flatten them in tree order.
 //
 // # Sharding the state
 //

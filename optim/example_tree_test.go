@@ -15,15 +15,8 @@ import (
 // devices, line[lower.Value] in the jitted step.
 type line[T any] struct{ W, B T }
 
-// train is the step's argument and, with the loss, its result: the parameters and Adam's
-// state (a flat list, as optim builds it).
-type train[T any] struct {
-	P   line[T]
-	Opt []T
-}
-
 // Adam fits y = w x + b to three points, its parameters a tree: the step differentiates with
-// respect to the tree, updates it with StepTree and donates the old state by path.
+// respect to the tree, updates it with StepTree, and donates the old parameters and state.
 func ExampleStepTree() {
 	c, err := pjrt.Open(pjrt.WithCPUDeviceCount(1))
 	if err != nil {
@@ -42,44 +35,37 @@ func ExampleStepTree() {
 		return optim.InitTree(f.Function, opt, p)
 	})
 	defer init.Close()
-	type out struct {
-		Loss lower.Value
-		Next train[lower.Value]
-	}
-	step := jit.NewTree("step", func(f *lower.Function, in train[lower.Value]) out {
+	step := jit.NewTree("step", func(f *lower.Function, p line[lower.Value], state []lower.Value) (lower.Value, line[lower.Value], []lower.Value) {
 		x, y := f.Array([]float32{0, 1, 2}, 3), f.Array([]float32{1, 3, 5}, 3)
-		r := f.Sub(f.Add(f.Mul(in.P.W, x), in.P.B), y)
-		loss, g := autodiff.ValueAndGradTree(f.Function, f.Sum(f.Mul(r, r)), in.P)
-		p, state := optim.StepTree(f.Function, opt, g, in.Opt, in.P)
-		return out{Loss: loss, Next: train[lower.Value]{P: p, Opt: state}}
-	}, jit.DonatePaths(".P", ".Opt"))
+		r := f.Sub(f.Add(f.Mul(p.W, x), p.B), y)
+		loss, g := autodiff.ValueAndGradTree(f.Function, f.Sum(f.Mul(r, r)), p)
+		p, state = optim.StepTree(f.Function, opt, g, state, p)
+		return loss, p, state
+	}, jit.Donate(0, 1))
 	defer step.Close()
 
 	w, _ := jit.Put(c, []float32{0}, nil, s)
 	b, _ := jit.Put(c, []float32{0}, nil, s)
-	st := train[*jit.Array]{P: line[*jit.Array]{W: w, B: b}}
-	if err := init.Call(c, st.P, &st.Opt); err != nil {
+	p := line[*jit.Array]{W: w, B: b}
+	var state []*jit.Array
+	if err := init.Call(c, []any{p}, &state); err != nil {
 		fmt.Println(err)
 		return
 	}
 	for range 3 {
-		var o struct {
-			Loss *jit.Array
-			Next train[*jit.Array]
-		}
-		if err := step.Call(c, st, &o); err != nil {
+		var loss *jit.Array
+		if err := step.Call(c, []any{p, state}, &loss, &p, &state); err != nil {
 			fmt.Println(err)
 			return
 		}
-		loss, _ := jit.Item[float32](o.Loss)
-		fmt.Println("loss", loss)
-		o.Loss.Close()
-		st = o.Next
+		l, _ := jit.Item[float32](loss)
+		fmt.Println("loss", l)
+		loss.Close()
 	}
-	wv, _ := jit.Item[float32](st.P.W)
-	bv, _ := jit.Item[float32](st.P.B)
+	wv, _ := jit.Item[float32](p.W)
+	bv, _ := jit.Item[float32](p.B)
 	fmt.Println("w", wv, "b", bv)
-	jit.CloseTree(st)
+	jit.CloseTree([]any{p, state})
 	// Output:
 	// loss 35
 	// loss 24.87506

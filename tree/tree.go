@@ -525,3 +525,16 @@ func Expand[L any](prefix any, full Def) ([]L, error) {
 	}
 	return out, nil
 }
+
+// Children returns the structures of the children of d's root, in order: a struct's fields,
+// a list's elements, a map's values by sorted key. A leaf or an empty tree has none.
+func (d Def) Children() []Def {
+	if d.root == nil {
+		return nil
+	}
+	out := make([]Def, len(d.root.children))
+	for i, c := range d.root.children {
+		out[i] = Def{root: c}
+	}
+	return out
+}

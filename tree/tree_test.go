@@ -234,3 +234,14 @@ func TestExpand(t *testing.T) {
 	_, err = tree.Expand[id](struct{ Embed struct{ A id } }{}, d2)
 	assert.EqualError(t, err, `tree: .Embed: the prefix has a struct {A} where the tree has a list of 1`)
 }
+
+func TestChildren(t *testing.T) {
+	_, d, err := tree.Flatten[id]([]any{id("a"), []id{"b", "c"}, nil})
+	require.NoError(t, err)
+	cs := d.Children()
+	require.Len(t, cs, 3)
+	assert.Equal(t, []string{"*", "[*, *]", "nil"}, []string{cs[0].String(), cs[1].String(), cs[2].String()})
+	assert.Equal(t, []int{1, 2, 0}, []int{cs[0].NumLeaves(), cs[1].NumLeaves(), cs[2].NumLeaves()})
+	assert.Empty(t, cs[0].Children())
+	assert.Empty(t, tree.Def{}.Children())
+}
