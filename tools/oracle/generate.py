@@ -9,8 +9,9 @@ Writes OUTDIR/<group>.json for each group in cases.GROUPS, for each op
 group module tools/oracle/ops_*.py (its GROUP and generate()),
 OUTDIR/programs.json for the programs corpus in programs.py, and
 OUTDIR/vjp.json for the derivatives of vjp.py and OUTDIR/optim.json for
-optax's optimizers (optim.py); with GROUPs after OUTDIR, only those (a group
-name, "programs", "vjp" or "optim"). Output is
+optax's optimizers (optim.py) and OUTDIR/gpt.json for the JAX twin of
+examples/gpt (gpt.py); with GROUPs after OUTDIR, only those (a group
+name, "programs", "vjp", "optim" or "gpt"). Output is
 deterministic: sorted keys, no timestamps, no object addresses. A case whose
 JAX outcome contradicts the corpus (an error where none was expected, or the
 reverse, or an error message lacking one of the case's phrases) stops the run:
@@ -46,6 +47,7 @@ import cases  # noqa: E402
 import programs  # noqa: E402
 import programs_poly  # noqa: E402
 import programs_types  # noqa: E402
+import gpt  # noqa: E402
 import optim  # noqa: E402
 import pretty_forms  # noqa: E402
 import vjp  # noqa: E402
@@ -685,6 +687,14 @@ def main(argv):
         with open(os.path.join(outdir, "optim.json"), "w", encoding="utf-8") as fh:
             fh.write(dump(doc) + "\n")
         print("oracle: %-14s %4d optimizers, %d schedules" % ("optim", len(opt["optimizers"]), len(opt["schedules"])))
+    if wanted("gpt"):
+        run = gpt.generate()
+        doc = {"group": "gpt", "jax_version": jax.__version__, "jaxlib_version": jaxlib.__version__,
+               "numpy_version": np.__version__, "optax_version": gpt.optax.__version__,
+               "generator": "tools/oracle/gpt.py", **run}
+        with open(os.path.join(outdir, "gpt.json"), "w", encoding="utf-8") as fh:
+            fh.write(dump(doc) + "\n")
+        print("oracle: %-14s %4d steps, loss %.4f -> %.4f" % ("gpt", run["steps"], run["losses"][0], run["losses"][-1]))
     print("oracle: %d cases, %d programs, jax %s" % (total, len(progs), jax.__version__))
     return 0
 

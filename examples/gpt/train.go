@@ -1,0 +1,212 @@
+package gpt
+
+import (
+	_ "embed"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gomlx/gopjrt/dtypes"
+
+	"github.com/xlamesh/xlamesh/jit"
+	"github.com/xlamesh/xlamesh/lower"
+	"github.com/xlamesh/xlamesh/mesh"
+	"github.com/xlamesh/xlamesh/optim"
+	"github.com/xlamesh/xlamesh/pjrt"
+	"github.com/xlamesh/xlamesh/shapes"
+	"github.com/xlamesh/xlamesh/tree"
+)
+
+// Text is the tiny text the model learns, testdata/tiny.txt.
+//
+//go:embed testdata/tiny.txt
+var Text string
+
+// Config sizes a model and its training: the width Dim (a multiple of Heads), the number of
+// blocks, the sequence length, the batch size and the number of steps.
+type Config struct{ Dim, Layers, Seq, Batch, Steps int }
+
+// Tiny is the configuration tools/oracle/gpt.py trains: width 32, 2 blocks, sequences of 16,
+// batches of 8, 50 steps.
+var Tiny = Config{Dim: 32, Layers: 2, Seq: 16, Batch: 8, Steps: 50}
+
+// Tokens returns text as indices into its distinct bytes in sorted order, and their number
+// (the vocabulary).
+func Tokens(text string) ([]int32, int) {
+	vocab := []byte(text)
+	slices.Sort(vocab)
+	vocab = slices.Compact(vocab)
+	out := make([]int32, len(text))
+	for i := range len(text) {
+		out[i] = int32(strings.IndexByte(string(vocab), text[i]))
+	}
+	return out, len(vocab)
+}
+
+// Sample returns the inputs and targets of a step, [Batch, Seq] row-major: row r starts at
+// ((step*Batch + r) * 37) mod (len(tokens) - Seq - 1), and its targets are the inputs shifted
+// by one.
+func (c Config) Sample(tokens []int32, step int) (x, y []int32) {
+	for r := range c.Batch {
+		s := ((step*c.Batch + r) * 37) % (len(tokens) - c.Seq - 1)
+		x = append(x, tokens[s:s+c.Seq]...)
+		y = append(y, tokens[s+1:s+c.Seq+1]...)
+	}
+	return x, y
+}
+
+// Shapes returns the dimensions of each parameter.
+func (c Config) Shapes(vocab int) Params[[]int] {
+	d, v := []int{c.Dim}, []int{c.Dim}
+	block := Block[[]int]{LN1Scale: v, LN1Bias: v, Wq: sq(d), Wk: sq(d), Wv: sq(d), Wo: sq(d), LN2Scale: v, LN2Bias: v,
+		W1: []int{c.Dim, 4 * c.Dim}, B1: []int{4 * c.Dim}, W2: []int{4 * c.Dim, c.Dim}, B2: v}
+	return Params[[]int]{Embed: []int{vocab, c.Dim}, Pos: []int{c.Seq, c.Dim}, Blocks: slices.Repeat([]Block[[]int]{block}, c.Layers), LNScale: v, LNBias: v}
+}
+
+func sq(d []int) []int { return []int{d[0], d[0]} }
+
+// Specs returns the layout of the parameters on a mesh of axes "data" and "model": the query,
+// key, value and first MLP matrices split by columns over "model" (one group of heads or
+// units per device), the attention output and second MLP matrices by rows, the first MLP
+// bias with its units; everything else replicated.
+func (c Config) Specs() Params[mesh.PartitionSpec] {
+	col, row, rep := mesh.P(nil, "model"), mesh.P("model", nil), mesh.P()
+	block := Block[mesh.PartitionSpec]{LN1Scale: rep, LN1Bias: rep, Wq: col, Wk: col, Wv: col, Wo: row,
+		LN2Scale: rep, LN2Bias: rep, W1: col, B1: mesh.P("model"), W2: row, B2: rep}
+	return Params[mesh.PartitionSpec]{Embed: rep, Pos: rep, Blocks: slices.Repeat([]Block[mesh.PartitionSpec]{block}, c.Layers), LNScale: rep, LNBias: rep}
+}
+
+// Init returns the starting parameters, row-major: layer-norm scales 1 and layer-norm biases
+// 0; every other parameter, the k-th leaf in tree order, float32(((i*(7+2k) + 3k) % 17) - 8)
+// / 32 for its i-th element, as tools/oracle/gpt.py makes them.
+func (c Config) Init(vocab int) (Params[[]float32], error) {
+	dims, d, err := tree.Flatten[[]int](c.Shapes(vocab))
+	if err != nil {
+		return Params[[]float32]{}, err
+	}
+	values := make([][]float32, len(dims))
+	for k, path := range d.Paths() {
+		v := make([]float32, shapes.Make(dtypes.Float32, dims[k]...).Size())
+		for i := range v {
+			switch {
+			case strings.HasSuffix(path, "Scale"):
+				v[i] = 1
+			case strings.HasSuffix(path, "LN1Bias") || strings.HasSuffix(path, "LN2Bias") || strings.HasSuffix(path, "LNBias"):
+			default:
+				v[i] = float32((i*(7+2*k)+3*k)%17-8) / 32
+			}
+		}
+		values[k] = v
+	}
+	return tree.Build[Params[[]float32]](d, values)
+}
+
+// Optimizer returns optax.chain(clip_by_global_norm(1), adamw(warmup_cosine_decay_schedule(0,
+// 1e-2, 5, Steps, 1e-3), weight_decay=0.01)).
+func (c Config) Optimizer() (optim.Transformation, error) {
+	lr, err := optim.WarmupCosineDecay(0, 1e-2, 5, c.Steps, 1e-3)
+	if err != nil {
+		return nil, err
+	}
+	clip, err := optim.ClipByGlobalNorm(1)
+	if err != nil {
+		return nil, err
+	}
+	adamw, err := optim.AdamW(lr, optim.AdamDefaults(), 0.01, nil)
+	if err != nil {
+		return nil, err
+	}
+	return optim.Chain(clip, adamw), nil
+}
+
+// Train trains the model for c.Steps steps on text over m, a mesh of axes "data" and "model"
+// of c's client, and returns the loss before each step. Nothing stays on the devices after it
+// returns.
+func (c Config) Train(client *pjrt.Client, m mesh.Mesh, text string) (losses []float32, err error) {
+	toks, vocab := Tokens(text)
+	opt, err := c.Optimizer()
+	if err != nil {
+		return nil, err
+	}
+	shapes, _, _ := tree.Flatten[[]int](c.Shapes(vocab))
+	specs, _, _ := tree.Flatten[mesh.PartitionSpec](c.Specs())
+	stateShapes := make([]lower.Shape, len(shapes))
+	for i, d := range shapes {
+		stateShapes[i] = lower.NewShape(dtypes.Float32, d...)
+	}
+	stateSpecs, err := optim.StateSpecs(opt, stateShapes, specs)
+	if err != nil {
+		return nil, err
+	}
+	init := jit.NewTree("gpt_init", func(f *lower.Function, p Params[lower.Value]) []lower.Value {
+		return optim.InitTree(f.Function, opt, p)
+	}, jit.InTree(c.Specs()), jit.OutTree(stateSpecs))
+	defer init.Close()
+	data := mesh.P("data")
+	step := jit.NewTree("gpt_step", Step(opt), jit.InTree(c.Specs(), stateSpecs, data, data),
+		jit.OutTree(mesh.P(), c.Specs(), stateSpecs), jit.Donate(0, 1))
+	defer step.Close()
+
+	var params Params[*jit.Array]
+	var state []*jit.Array
+	defer func() { err = closeAlso(err, jit.CloseTree([]any{params, state})) }()
+	if params, err = c.put(client, m, vocab); err != nil {
+		return nil, err
+	}
+	if err := init.Call(client, []any{params}, &state); err != nil {
+		return nil, err
+	}
+	sharding, err := mesh.NewNamedSharding(m, data)
+	if err != nil {
+		return nil, err
+	}
+	for i := range c.Steps {
+		xs, ys := c.Sample(toks, i)
+		var x, y, loss *jit.Array
+		if x, err = jit.Put(client, xs, []int{c.Batch, c.Seq}, sharding); err == nil {
+			if y, err = jit.Put(client, ys, []int{c.Batch, c.Seq}, sharding); err == nil {
+				err = step.Call(client, []any{params, state, x, y}, &loss, &params, &state)
+			}
+		}
+		if err = closeAlso(err, jit.CloseTree([]any{x, y})); err != nil {
+			return nil, fmt.Errorf("gpt: step %d: %w", i, err)
+		}
+		l, err := jit.Item[float32](loss)
+		if err = closeAlso(err, loss.Close()); err != nil {
+			return nil, fmt.Errorf("gpt: step %d: %w", i, err)
+		}
+		losses = append(losses, l)
+	}
+	return losses, nil
+}
+
+// put puts the initial parameters on m, laid out by Specs.
+func (c Config) put(client *pjrt.Client, m mesh.Mesh, vocab int) (Params[*jit.Array], error) {
+	var zero Params[*jit.Array]
+	init, err := c.Init(vocab)
+	if err != nil {
+		return zero, err
+	}
+	values, d, _ := tree.Flatten[[]float32](init)
+	dims, _, _ := tree.Flatten[[]int](c.Shapes(vocab))
+	specs, _, _ := tree.Flatten[mesh.PartitionSpec](c.Specs())
+	arrays := make([]*jit.Array, len(values))
+	for i, v := range values {
+		s, err := mesh.NewNamedSharding(m, specs[i])
+		if err == nil {
+			arrays[i], err = jit.Put(client, v, dims[i], s)
+		}
+		if err != nil {
+			return zero, closeAlso(fmt.Errorf("gpt: parameter %s: %w", d.Paths()[i], err), jit.CloseTree(arrays))
+		}
+	}
+	return tree.Build[Params[*jit.Array]](d, arrays)
+}
+
+// closeAlso returns err, or else the error of a close.
+func closeAlso(err, closeErr error) error {
+	if err != nil {
+		return err
+	}
+	return closeErr
+}
