@@ -43,12 +43,13 @@ jit_re='^Benchmark(Call|Call1Device|CallArgs1|CallArgs8|CallArgs64|CallArgs256|L
 mesh_re='^BenchmarkDevicesIndicesMap$'
 lower_re='^BenchmarkLower5000$'
 train_re='^BenchmarkTrainStep$'
+gpt_re='^BenchmarkGPTStep$'
 pjrt_re='^Benchmark(Execute8Devices|FloorCall8Devices|ExecuteArgs256|FloorArgs256|FloorChained1000x1Device|FloorChained1000x8Devices)$'
 
 mkdir -p "$out/bin"
 rm -f "$out/go.txt" "$out/jax.jsonl" "$out/load.txt"
-echo "bench: building the test binaries (pjrt, mesh, lower, jit, examples/mlp) and cmd/xlamesh"
-for p in pjrt mesh lower jit examples/mlp; do
+echo "bench: building the test binaries (pjrt, mesh, lower, jit, examples/mlp, examples/gpt) and cmd/xlamesh"
+for p in pjrt mesh lower jit examples/mlp examples/gpt; do
 	go test -c -o "$out/bin/${p//\//_}.test" "./$p/"
 done
 go build -o "$out/bin/xlamesh" ./cmd/xlamesh
@@ -77,6 +78,7 @@ for ((r = 1; r <= rounds; r++)); do
 	gobench mesh "$mesh_re" "$benchtime"
 	gobench lower "$lower_re" "$benchtime"
 	gobench examples/mlp "$train_re" "$benchtime"
+	gobench examples/gpt "$gpt_re" "$benchtime"
 	echo "bench: round $r/$rounds: JAX"
 	JAX_PLATFORMS=cpu XLA_FLAGS=--xla_force_host_platform_device_count=8 \
 		"$venv/bin/python" tools/bench/jax_bench.py --min-time "${benchtime%s}" --iters "$xfer" >>"$out/jax.jsonl"

@@ -123,6 +123,36 @@ func (c Config) Optimizer() (optim.Transformation, error) {
 // of c's client, and returns the loss before each step. Nothing stays on the devices after it
 // returns.
 func (c Config) Train(client *pjrt.Client, m mesh.Mesh, text string) (losses []float32, err error) {
+	tr, err := c.NewTrainer(client, m, text)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = closeAlso(err, tr.Close()) }()
+	for i := range c.Steps {
+		l, err := tr.Step(i)
+		if err != nil {
+			return nil, err
+		}
+		losses = append(losses, l)
+	}
+	return losses, nil
+}
+
+// Trainer holds a model's state on the devices and its compiled steps. It is not safe for
+// concurrent use; Close frees it.
+type Trainer struct {
+	c          Config
+	client     *pjrt.Client
+	tokens     []int32
+	data       mesh.NamedSharding
+	init, step *jit.TreeFunction
+	params     Params[*jit.Array]
+	state      []*jit.Array
+}
+
+// NewTrainer puts the initial parameters and optimizer state of c on m, a mesh of axes "data"
+// and "model" of client, to train on text.
+func (c Config) NewTrainer(client *pjrt.Client, m mesh.Mesh, text string) (_ *Trainer, err error) {
 	toks, vocab := Tokens(text)
 	opt, err := c.Optimizer()
 	if err != nil {
@@ -138,46 +168,56 @@ func (c Config) Train(client *pjrt.Client, m mesh.Mesh, text string) (losses []f
 	if err != nil {
 		return nil, err
 	}
-	init := jit.NewTree("gpt_init", func(f *lower.Function, p Params[lower.Value]) []lower.Value {
-		return optim.InitTree(f.Function, opt, p)
-	}, jit.InTree(c.Specs()), jit.OutTree(stateSpecs))
-	defer init.Close()
-	data := mesh.P("data")
-	step := jit.NewTree("gpt_step", Step(opt), jit.InTree(c.Specs(), stateSpecs, data, data),
-		jit.OutTree(mesh.P(), c.Specs(), stateSpecs), jit.Donate(0, 1))
-	defer step.Close()
-
-	var params Params[*jit.Array]
-	var state []*jit.Array
-	defer func() { err = closeAlso(err, jit.CloseTree([]any{params, state})) }()
-	if params, err = c.put(client, m, vocab); err != nil {
-		return nil, err
-	}
-	if err := init.Call(client, []any{params}, &state); err != nil {
-		return nil, err
-	}
-	sharding, err := mesh.NewNamedSharding(m, data)
+	data, err := mesh.NewNamedSharding(m, mesh.P("data"))
 	if err != nil {
 		return nil, err
 	}
-	for i := range c.Steps {
-		xs, ys := c.Sample(toks, i)
-		var x, y, loss *jit.Array
-		if x, err = jit.Put(client, xs, []int{c.Batch, c.Seq}, sharding); err == nil {
-			if y, err = jit.Put(client, ys, []int{c.Batch, c.Seq}, sharding); err == nil {
-				err = step.Call(client, []any{params, state, x, y}, &loss, &params, &state)
-			}
+	tr := &Trainer{c: c, client: client, tokens: toks, data: data}
+	tr.init = jit.NewTree("gpt_init", func(f *lower.Function, p Params[lower.Value]) []lower.Value {
+		return optim.InitTree(f.Function, opt, p)
+	}, jit.InTree(c.Specs()), jit.OutTree(stateSpecs))
+	tr.step = jit.NewTree("gpt_step", Step(opt), jit.InTree(c.Specs(), stateSpecs, data.Spec(), data.Spec()),
+		jit.OutTree(mesh.P(), c.Specs(), stateSpecs), jit.Donate(0, 1))
+	defer func() {
+		if err != nil {
+			err = closeAlso(err, tr.Close())
 		}
-		if err = closeAlso(err, jit.CloseTree([]any{x, y})); err != nil {
-			return nil, fmt.Errorf("gpt: step %d: %w", i, err)
-		}
-		l, err := jit.Item[float32](loss)
-		if err = closeAlso(err, loss.Close()); err != nil {
-			return nil, fmt.Errorf("gpt: step %d: %w", i, err)
-		}
-		losses = append(losses, l)
+	}()
+	if tr.params, err = c.put(client, m, vocab); err != nil {
+		return nil, err
 	}
-	return losses, nil
+	if err := tr.init.Call(client, []any{tr.params}, &tr.state); err != nil {
+		return nil, err
+	}
+	return tr, nil
+}
+
+// Step runs train step i on its batch (Config.Sample) and returns the loss before it.
+func (tr *Trainer) Step(i int) (float32, error) {
+	c := tr.c
+	xs, ys := c.Sample(tr.tokens, i)
+	x, err := jit.Put(tr.client, xs, []int{c.Batch, c.Seq}, tr.data)
+	var y, loss *jit.Array
+	if err == nil {
+		if y, err = jit.Put(tr.client, ys, []int{c.Batch, c.Seq}, tr.data); err == nil {
+			err = tr.step.Call(tr.client, []any{tr.params, tr.state, x, y}, &loss, &tr.params, &tr.state)
+		}
+	}
+	if err = closeAlso(err, jit.CloseTree([]any{x, y})); err != nil {
+		return 0, fmt.Errorf("gpt: step %d: %w", i, err)
+	}
+	l, err := jit.Item[float32](loss)
+	if err = closeAlso(err, loss.Close()); err != nil {
+		return 0, fmt.Errorf("gpt: step %d: %w", i, err)
+	}
+	return l, nil
+}
+
+// Close frees the state and the compiled steps.
+func (tr *Trainer) Close() error {
+	err := jit.CloseTree([]any{tr.params, tr.state})
+	err = closeAlso(err, tr.init.Close())
+	return closeAlso(err, tr.step.Close())
 }
 
 // put puts the initial parameters on m, laid out by Specs.

@@ -1,6 +1,6 @@
 """JAX counterparts of xlamesh's Go benchmarks: one round of tools/bench.sh's interleaved runs.
 
-Each measurement mirrors the Go benchmark of the same name (jit/bench_test.go, jit/bench_async_test.go, examples/mlp/bench_test.go,
+Each measurement mirrors the Go benchmark of the same name (jit/bench_test.go, jit/bench_async_test.go, examples/mlp/bench_test.go, examples/gpt/bench_test.go,
 mesh/bench_test.go, lower/bench_test.go). Every measurement is warmed up first (compilation, caches,
 first-touch of memory), as the Go benchmarks are. Timed measurements run for at least --min-time
 seconds, like `go test -benchtime=Ds`; the 256 MiB transfers and the memory-copy anchor run exactly
@@ -15,6 +15,7 @@ usage: jax_bench.py [--min-time SECONDS] [--iters N] [--only NAME,...]
 """
 import argparse
 import json
+import os
 import sys
 import time
 
@@ -283,10 +284,41 @@ def bench_train(out, min_time):
     out["TrainStep"] = {"ns_per_op": per_op(once, min_time)}
 
 
+def bench_gpt(out, min_time):
+    # GPTStep: one train step of examples/gpt (tools/oracle/gpt.py, its JAX twin) at Tiny's size on
+    # the 2x4 ("data", "model") mesh, as the example's loop runs it: device_put of the batch, the
+    # jitted step (parameters and optimizer state donated), float() of the loss.
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "oracle"))
+    import gpt  # noqa: E402  (tools/oracle/gpt.py)
+    mesh = Mesh(np.array(jax.devices()[:8]).reshape(2, 4), ("data", "model"))
+    toks, vocab = gpt.tokens()
+    opt = gpt.optimizer()
+    p_sh = jax.tree.map(lambda s: NamedSharding(mesh, s), gpt.specs(), is_leaf=lambda x: isinstance(x, P))
+    params = jax.device_put(gpt.init(vocab), p_sh)
+    state = jax.jit(opt.init)(params)
+    import optax  # noqa: E402
+    o_sh = optax.tree_map_params(opt, lambda _, s: s, state, p_sh, transform_non_params=lambda _: NamedSharding(mesh, P()))
+    state = jax.device_put(state, o_sh)
+    d_sh = NamedSharding(mesh, P("data", None))
+    f = jax.jit(gpt.make_step(opt), in_shardings=(p_sh, o_sh, d_sh, d_sh),
+                out_shardings=(p_sh, o_sh, NamedSharding(mesh, P())), donate_argnums=(0, 1))
+    i = 0
+
+    def once():
+        nonlocal params, state, i
+        x, y = gpt.batch(toks, i % gpt.STEPS)
+        params, state, loss = f(params, state, jax.device_put(x, d_sh), jax.device_put(y, d_sh))
+        float(loss)
+        i += 1
+
+    out["GPTStep"] = {"ns_per_op": per_op(once, min_time)}
+
+
 SECTIONS = {
     "calls": bench_calls,
     "callargs": bench_call_args,
     "train": bench_train,
+    "gpt": bench_gpt,
     "matmul": bench_matmul,
     "transfers": bench_transfers,
     "indices": bench_indices,
