@@ -43,7 +43,7 @@ jit_re='^Benchmark(Call|Call1Device|CallArgs1|CallArgs8|CallArgs64|CallArgs256|L
 mesh_re='^BenchmarkDevicesIndicesMap$'
 lower_re='^BenchmarkLower5000$'
 train_re='^BenchmarkTrainStep$'
-gpt_re='^BenchmarkGPTStep$'
+gpt_re='^BenchmarkGPTStep(JAXProgram)?$'
 pjrt_re='^Benchmark(Execute8Devices|FloorCall8Devices|ExecuteArgs256|FloorArgs256|FloorChained1000x1Device|FloorChained1000x8Devices)$'
 
 mkdir -p "$out/bin"
@@ -54,6 +54,10 @@ for p in pjrt mesh lower jit examples/mlp examples/gpt; do
 done
 go build -o "$out/bin/xlamesh" ./cmd/xlamesh
 "$out/bin/xlamesh" devices -devices 8 >"$out/devices.txt" # the plugin the Go side runs on
+# JAX's own program of examples/gpt's step, for BenchmarkGPTStepJAXProgram (run on the plugin).
+JAX_PLATFORMS=cpu XLA_FLAGS=--xla_force_host_platform_device_count=8 \
+	"$venv/bin/python" tools/oracle/gpt.py --export "$out/gpt_jax.mlir"
+export XLAMESH_GPT_JAX_MLIR=$out/gpt_jax.mlir
 
 # gobench PKG REGEXP BENCHTIME: one -count=1 run of a package's test binary, in the package's
 # directory as go test runs it, appended to go.txt.

@@ -290,24 +290,13 @@ def bench_gpt(out, min_time):
     # jitted step (parameters and optimizer state donated), float() of the loss.
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "oracle"))
     import gpt  # noqa: E402  (tools/oracle/gpt.py)
-    mesh = Mesh(np.array(jax.devices()[:8]).reshape(2, 4), ("data", "model"))
-    toks, vocab = gpt.tokens()
-    opt = gpt.optimizer()
-    p_sh = jax.tree.map(lambda s: NamedSharding(mesh, s), gpt.specs(), is_leaf=lambda x: isinstance(x, P))
-    params = jax.device_put(gpt.init(vocab), p_sh)
-    state = jax.jit(opt.init)(params)
-    import optax  # noqa: E402
-    o_sh = optax.tree_map_params(opt, lambda _, s: s, state, p_sh, transform_non_params=lambda _: NamedSharding(mesh, P()))
-    state = jax.device_put(state, o_sh)
-    d_sh = NamedSharding(mesh, P("data", None))
-    f = jax.jit(gpt.make_step(opt), in_shardings=(p_sh, o_sh, d_sh, d_sh),
-                out_shardings=(p_sh, o_sh, NamedSharding(mesh, P())), donate_argnums=(0, 1))
+    step, params, state, toks, _, d_sh = gpt.setup()
     i = 0
 
     def once():
         nonlocal params, state, i
         x, y = gpt.batch(toks, i % gpt.STEPS)
-        params, state, loss = f(params, state, jax.device_put(x, d_sh), jax.device_put(y, d_sh))
+        params, state, loss = step(params, state, jax.device_put(x, d_sh), jax.device_put(y, d_sh))
         float(loss)
         i += 1
 

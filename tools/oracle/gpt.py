@@ -137,7 +137,10 @@ def specs():
     return Params(embed=rep, pos=rep, ln_scale=rep, ln_bias=rep, blocks=[block] * LAYERS)
 
 
-def generate():
+def setup():
+    """The twin's training on a 2x4 ("data", "model") mesh of the first 8 devices: the jitted step
+    (parameters and state donated), the initial parameters and optimizer state on the devices,
+    the tokens and the batch's sharding."""
     devices = np.array(jax.devices()[:8]).reshape(2, 4)
     mesh = Mesh(devices, ("data", "model"))
     toks, vocab = tokens()
@@ -152,12 +155,26 @@ def generate():
     d_sh = NamedSharding(mesh, P("data", None))
     step = jax.jit(make_step(opt), in_shardings=(p_sh, o_sh, d_sh, d_sh),
                    out_shardings=(p_sh, o_sh, NamedSharding(mesh, P())), donate_argnums=(0, 1))
+    return step, params, opt_state, toks, vocab, d_sh
+
+
+def generate():
+    step, params, opt_state, toks, vocab, d_sh = setup()
     losses = []
     for s in range(STEPS):
         x, y = batch(toks, s)
         params, opt_state, loss = step(params, opt_state, jax.device_put(x, d_sh), jax.device_put(y, d_sh))
         losses.append(float(loss))
     return {"steps": STEPS, "vocab": vocab, "losses": losses, "model_lines": model_lines()}
+
+
+def export(path):
+    """Writes the StableHLO text of the twin's step, as JAX lowers it, to path (for the benchmark
+    that runs JAX's program on xlamesh's plugin)."""
+    step, params, opt_state, toks, _, _ = setup()
+    x, y = batch(toks, 0)
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(step.lower(params, opt_state, x, y).as_text())
 
 
 def model_lines():
@@ -170,5 +187,9 @@ def model_lines():
 
 
 if __name__ == "__main__":
-    out = generate()
-    print(out["model_lines"], out["losses"][:3], out["losses"][-3:])
+    import sys
+    if len(sys.argv) == 3 and sys.argv[1] == "--export":
+        export(sys.argv[2])
+    else:
+        out = generate()
+        print(out["model_lines"], out["losses"][:3], out["losses"][-3:])
