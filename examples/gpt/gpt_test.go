@@ -104,3 +104,27 @@ func TestSample(t *testing.T) {
 	assert.Equal(t, []int32{3, 1, 1, 2}, x)
 	assert.Equal(t, []int32{1, 2, 2, 3}, y)
 }
+
+// TestConfigErrors: a configuration the model or the text cannot take is an error naming the
+// field, before anything is put on the devices.
+func TestConfigErrors(t *testing.T) {
+	c := pjrttest.Client(t)
+	m, err := mesh.New(jit.Devices(c)[:8], []int{2, 4}, "data", "model")
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		cfg  gpt.Config
+		text string
+		msg  string
+	}{
+		{gpt.Config{Dim: 6, Layers: 1, Seq: 4, Batch: 2, Steps: 1}, gpt.Text, "gpt: Dim = 6: want a positive multiple of the 4 heads"},
+		{gpt.Config{Dim: 8, Layers: -1, Seq: 4, Batch: 2, Steps: 1}, gpt.Text, "gpt: Layers = -1: want 0 or more"},
+		{gpt.Config{Dim: 8, Layers: 1, Seq: 0, Batch: 2, Steps: 1}, gpt.Text, "gpt: Seq = 0, Batch = 2, Steps = 1: want Seq and Batch positive, Steps 0 or more"},
+		{gpt.Config{Dim: 8, Layers: 1, Seq: 4, Batch: 2, Steps: 1}, "abcd", "gpt: the text has 4 tokens: want more than Seq + 1 = 5"},
+	} {
+		_, err := tc.cfg.Train(c, m, tc.text)
+		assert.EqualError(t, err, tc.msg)
+	}
+	x, y := gpt.Tiny.Sample([]int32{1, 2}, 0)
+	assert.Nil(t, x)
+	assert.Nil(t, y)
+}

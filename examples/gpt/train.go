@@ -45,8 +45,11 @@ func Tokens(text string) ([]int32, int) {
 
 // Sample returns the inputs and targets of a step, [Batch, Seq] row-major: row r starts at
 // ((step*Batch + r) * 37) mod (len(tokens) - Seq - 1), and its targets are the inputs shifted
-// by one.
+// by one. It returns nothing for a text of Seq + 1 tokens or fewer, or a negative step.
 func (c Config) Sample(tokens []int32, step int) (x, y []int32) {
+	if len(tokens)-c.Seq-1 <= 0 || step < 0 || c.Seq < 1 {
+		return nil, nil
+	}
 	for r := range c.Batch {
 		s := ((step*c.Batch + r) * 37) % (len(tokens) - c.Seq - 1)
 		x = append(x, tokens[s:s+c.Seq]...)
@@ -57,13 +60,27 @@ func (c Config) Sample(tokens []int32, step int) (x, y []int32) {
 
 // Shapes returns the dimensions of each parameter.
 func (c Config) Shapes(vocab int) Params[[]int] {
-	d, v := []int{c.Dim}, []int{c.Dim}
-	block := Block[[]int]{LN1Scale: v, LN1Bias: v, Wq: sq(d), Wk: sq(d), Wv: sq(d), Wo: sq(d), LN2Scale: v, LN2Bias: v,
+	v, sq := []int{c.Dim}, []int{c.Dim, c.Dim}
+	block := Block[[]int]{LN1Scale: v, LN1Bias: v, Wq: sq, Wk: sq, Wv: sq, Wo: sq, LN2Scale: v, LN2Bias: v,
 		W1: []int{c.Dim, 4 * c.Dim}, B1: []int{4 * c.Dim}, W2: []int{4 * c.Dim, c.Dim}, B2: v}
 	return Params[[]int]{Embed: []int{vocab, c.Dim}, Pos: []int{c.Seq, c.Dim}, Blocks: slices.Repeat([]Block[[]int]{block}, c.Layers), LNScale: v, LNBias: v}
 }
 
-func sq(d []int) []int { return []int{d[0], d[0]} }
+// check refuses a configuration the model cannot be built or trained with on a text of n
+// tokens, naming the field.
+func (c Config) check(n int) error {
+	switch {
+	case c.Dim < Heads || c.Dim%Heads != 0:
+		return fmt.Errorf("gpt: Dim = %d: want a positive multiple of the %d heads", c.Dim, Heads)
+	case c.Layers < 0:
+		return fmt.Errorf("gpt: Layers = %d: want 0 or more", c.Layers)
+	case c.Seq < 1 || c.Batch < 1 || c.Steps < 0:
+		return fmt.Errorf("gpt: Seq = %d, Batch = %d, Steps = %d: want Seq and Batch positive, Steps 0 or more", c.Seq, c.Batch, c.Steps)
+	case n <= c.Seq+1:
+		return fmt.Errorf("gpt: the text has %d tokens: want more than Seq + 1 = %d", n, c.Seq+1)
+	}
+	return nil
+}
 
 // Specs returns the layout of the parameters on a mesh of axes "data" and "model": the query,
 // key, value and first MLP matrices split by columns over "model" (one group of heads or
@@ -151,9 +168,13 @@ type Trainer struct {
 }
 
 // NewTrainer puts the initial parameters and optimizer state of c on m, a mesh of axes "data"
-// and "model" of client, to train on text.
+// and "model" of client, to train on text. A configuration that does not fit the model or the
+// text is an error naming the field; a mesh the arrays cannot be laid out on is jit's error.
 func (c Config) NewTrainer(client *pjrt.Client, m mesh.Mesh, text string) (_ *Trainer, err error) {
 	toks, vocab := Tokens(text)
+	if err := c.check(len(toks)); err != nil {
+		return nil, err
+	}
 	opt, err := c.Optimizer()
 	if err != nil {
 		return nil, err
