@@ -169,29 +169,10 @@ func ClipByBlockRMS(threshold float64) (Transformation, error) {
 	if !(threshold > 0) || math.IsInf(threshold, 0) {
 		return nil, fmt.Errorf("optim: %w: threshold = %v (want a finite value > 0)", ErrHyperparameter, threshold)
 	}
-	return blockClip(threshold), nil
+	return leafwise{op: "optim.clip_by_block_rms", fn: func(f *stablehlo.Function, g, _ Value) Value {
+		return f.Div(g, f.Max(f.Constant(1.0), f.Div(f.Sqrt(f.Mean(f.Mul(g, g))), f.Constant(threshold))))
+	}}, nil
 }
-
-type blockClip float64
-
-func (c blockClip) Init(f *stablehlo.Function, params []Value) State {
-	checkParams(f, "optim.clip_by_block_rms", params)
-	return nil
-}
-
-func (c blockClip) Update(f *stablehlo.Function, grads []Value, state State, _ []Value) ([]Value, State) {
-	if !checkGrads(f, "optim.clip_by_block_rms", grads, state, c) {
-		return nil, nil
-	}
-	u := make([]Value, len(grads))
-	for i, g := range grads {
-		denom := f.Max(f.Constant(1.0), f.Div(f.Sqrt(f.Mean(f.Mul(g, g))), f.Constant(float64(c))))
-		u[i] = f.Div(g, denom)
-	}
-	return u, State{}
-}
-
-func (c blockClip) Layout([]shapes.Shape) []Leaf { return nil }
 
 // ScaleByParamBlockRMS returns optax.scale_by_param_block_rms(minScale): each update is
 // multiplied by its parameter's root mean square sqrt(mean(p^2)), or by minScale where that
@@ -201,32 +182,12 @@ func ScaleByParamBlockRMS(minScale float64) (Transformation, error) {
 	if err := checkNonNegative("min_scale", minScale); err != nil {
 		return nil, err
 	}
-	return paramRMS(minScale), nil
-}
-
-type paramRMS float64
-
-func (s paramRMS) Init(f *stablehlo.Function, params []Value) State {
-	checkParams(f, "optim.scale_by_param_block_rms", params)
-	return nil
-}
-
-func (s paramRMS) Update(f *stablehlo.Function, grads []Value, state State, params []Value) ([]Value, State) {
-	const op = "optim.scale_by_param_block_rms"
-	if !checkGrads(f, op, grads, state, s) || !checkLeaves(f, op, "gradients", params, grads, false) {
-		return nil, nil
-	}
-	u := make([]Value, len(grads))
-	for i, g := range grads {
-		p := params[i]
+	return leafwise{op: "optim.scale_by_param_block_rms", params: true, fn: func(f *stablehlo.Function, g, p Value) Value {
 		rms := f.Sqrt(f.Mean(f.Mul(p, p)))
-		floor := f.ConstantOf(p.DType(), float64(s))
-		u[i] = mulPromoted(f, g, f.Select(f.Compare(rms, floor, stablehlo.LE), floor, rms))
-	}
-	return u, State{}
+		floor := f.ConstantOf(p.DType(), minScale)
+		return mulPromoted(f, g, f.Select(f.Compare(rms, floor, stablehlo.LE), floor, rms))
+	}}, nil
 }
-
-func (s paramRMS) Layout([]shapes.Shape) []Leaf { return nil }
 
 // EMA returns optax.ema(decay, debias, accumulator): the state is a step count and one
 // average per parameter, m' = (1-decay) g + decay m, and the update is m' (with debias,
@@ -299,28 +260,41 @@ func Scale(step float64) (Transformation, error) {
 	if err := checkFinite("step_size", step); err != nil {
 		return nil, err
 	}
-	return scale(step), nil
+	return leafwise{op: "optim.scale", fn: func(f *stablehlo.Function, g, _ Value) Value {
+		return f.Mul(f.Constant(step), g)
+	}}, nil
 }
 
-type scale float64
+// leafwise is a transformation without state that maps each update on its own: fn(f, g, p),
+// with p the update's parameter when params is set (Update then needs the parameters), else
+// the zero Value.
+type leafwise struct {
+	op     string
+	params bool
+	fn     func(f *stablehlo.Function, g, p Value) Value
+}
 
-func (s scale) Init(f *stablehlo.Function, params []Value) State {
-	checkParams(f, "optim.scale", params)
+func (l leafwise) Init(f *stablehlo.Function, params []Value) State {
+	checkParams(f, l.op, params)
 	return nil
 }
 
-func (s scale) Update(f *stablehlo.Function, grads []Value, state State, _ []Value) ([]Value, State) {
-	if !checkGrads(f, "optim.scale", grads, state, s) {
+func (l leafwise) Update(f *stablehlo.Function, grads []Value, state State, params []Value) ([]Value, State) {
+	if !checkGrads(f, l.op, grads, state, l) || l.params && !checkLeaves(f, l.op, "gradients", params, grads, false) {
 		return nil, nil
 	}
 	u := make([]Value, len(grads))
 	for i, g := range grads {
-		u[i] = f.Mul(f.Constant(float64(s)), g)
+		var p Value
+		if l.params {
+			p = params[i]
+		}
+		u[i] = l.fn(f, g, p)
 	}
 	return u, State{}
 }
 
-func (s scale) Layout([]shapes.Shape) []Leaf { return nil }
+func (l leafwise) Layout([]shapes.Shape) []Leaf { return nil }
 
 // promote is JAX's promotion of two float types: their type when they agree, else float64
 // if one is, else float32.
