@@ -7,11 +7,11 @@ import (
 
 // The tree forms: parameters, gradients and updates as trees of Values (package tree), as
 // optax takes pytrees. The leaves go to the flat forms in tree order, so the State is the one
-// the flat forms build for the flattened parameters; a tree type with a []T field (Opt []T)
-// carries it through a jitted step (State(in.Opt) in the body). A value that is no tree of
-// Values, or gradients of another structure than the parameters, records an error wrapping
-// tree's (ErrNotTree, ErrStructure, naming the path) in f; the functions then return zero
-// trees and nil states.
+// the flat forms build for the flattened parameters; a jitted step (jit.NewTree) takes and
+// returns it as a []lower.Value, a tree of its own, laid out by StateSpecs. A value that is
+// no tree of Values, or gradients of another structure than the parameters, records an error
+// wrapping tree's (ErrNotTree, ErrStructure, naming the path) in f; the functions then return
+// zero trees and nil states.
 
 // InitTree is Init for parameters in a tree.
 func InitTree[P any](f *stablehlo.Function, t Transformation, params P) State {
