@@ -449,4 +449,3 @@ func squeeze(f *Function, x Value, dims []int) Value {
 	}
 	return f.Reshape(x, keep...)
 }
-
