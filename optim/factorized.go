@@ -98,15 +98,7 @@ func (r factoredRMS) Layout(params []shapes.Shape) []Leaf {
 }
 
 func (r factoredRMS) Init(f *stablehlo.Function, params []Value) State {
-	if !checkParams(f, "optim.scale_by_factored_rms", params) {
-		return nil
-	}
-	layout := r.Layout(shapesOf(params))
-	s := make(State, len(layout))
-	for k, l := range layout {
-		s[k] = f.Full(l.Shape, 0)
-	}
-	return s
+	return zeroState(f, "optim.scale_by_factored_rms", r, params)
 }
 
 func (r factoredRMS) Update(f *stablehlo.Function, grads []Value, state State, params []Value) ([]Value, State) {
@@ -221,15 +213,7 @@ func (e ema) Layout(params []shapes.Shape) []Leaf {
 }
 
 func (e ema) Init(f *stablehlo.Function, params []Value) State {
-	if !checkParams(f, "optim.ema", params) {
-		return nil
-	}
-	layout := e.Layout(shapesOf(params))
-	s := make(State, len(layout))
-	for k, l := range layout {
-		s[k] = f.Full(l.Shape, 0)
-	}
-	return s
+	return zeroState(f, "optim.ema", e, params)
 }
 
 func (e ema) Update(f *stablehlo.Function, grads []Value, state State, _ []Value) ([]Value, State) {
@@ -333,3 +317,17 @@ func seq(n int) []int {
 
 // without returns xs without its entry at i.
 func without(xs []int, i int) []int { return slices.Delete(xs, i, i+1) }
+
+// zeroState is the initial state of t for params: one zero leaf per entry of t's Layout,
+// of that entry's shape and type (counts, moments, factored moments alike).
+func zeroState(f *stablehlo.Function, op string, t Transformation, params []Value) State {
+	if !checkParams(f, op, params) {
+		return nil
+	}
+	layout := t.Layout(shapesOf(params))
+	s := make(State, len(layout))
+	for k, l := range layout {
+		s[k] = f.Full(l.Shape, 0)
+	}
+	return s
+}
