@@ -94,7 +94,35 @@ func Module(text string, args []shapes.Shape) (string, error) {
 		}
 	}
 	m.pieces = pieces
-	return m.print(), nil
+	out := m.print()
+	if at, ok := dynamicType(out); ok {
+		// Refinement rewrites the types it reads; one it does not read (inside an
+		// attribute, say) would reach XLA still dynamic.
+		return "", fmt.Errorf("%w: a dynamic type is left after refinement: %s", ErrUnsupported, at)
+	}
+	return out, nil
+}
+
+// dynamicType reports whether text holds a dynamic dimension, a "?" right inside angle
+// brackets (tensor<?x4xf32>), outside string literals, and returns the line it is on. A "?"
+// in other brackets (Shardy's open dimensions, {?}) is not a dimension.
+func dynamicType(text string) (string, bool) {
+	s := mlir.NewScanner(text)
+	for t := s.Next(); t.Kind != mlir.EOF; t = s.Next() {
+		if !t.Is(mlir.Punct, "?") || s.Depth() == 0 {
+			continue
+		}
+		if text[s.Open(s.Depth()-1)] != '<' {
+			continue
+		}
+		start := strings.LastIndexByte(text[:t.Off], '\n') + 1
+		end := strings.IndexByte(text[t.Off:], '\n')
+		if end < 0 {
+			end = len(text) - t.Off
+		}
+		return strings.TrimSpace(text[start : t.Off+end]), true
+	}
+	return "", false
 }
 
 // refiner refines the functions of a module, specializing each private function per

@@ -185,6 +185,8 @@ func TestUnsupported(t *testing.T) {
 		{"bounded dynamism", `tensor<?x4xf32>) -> tensor<?x4xf32>
     %6`, `tensor<?x4xf32, #stablehlo.bounds<8, ?>>) -> tensor<?x4xf32>
     %6`, refine.ErrUnsupported, "with an encoding (bounded dynamism)"},
+		{"a dynamic type in an attribute", `tensor<1xi32>}>`, "tensor<1xi32>}<?xi32>\n>", refine.ErrUnsupported,
+			"a dynamic type is left after refinement: %1 = \"stablehlo.constant\"() <{value = dense<4> : tensor<1xi32>}<?xi32>"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			text := strings.Replace(poly, tc.old, tc.new, 1)
