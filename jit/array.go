@@ -144,6 +144,41 @@ func FromCallback(c *pjrt.Client, shape []int, dtype dtypes.DType, s mesh.NamedS
 	if data == nil {
 		return nil, fmt.Errorf("jit: from callback: %w: nil callback", ErrNil)
 	}
+	return fromCallback(c, shape, dtype, s, func(index mesh.Index) ([]byte, error) {
+		flat, err := data(index)
+		if err != nil {
+			return nil, err
+		}
+		raw, got, err := pjrt.HostBytes(flat)
+		if err == nil && got != dtype {
+			err = fmt.Errorf("%w: callback returned dtype %v, want %v", ErrShard, got, dtype)
+		}
+		return raw, err
+	})
+}
+
+// FromCallbackBytes is FromCallback for a callback that returns a shard's raw row-major bytes,
+// laid out as PutBytes takes them: the way to build arrays of f16, the float8 family and the
+// sub-byte types, and to fill shards straight from a file.
+func FromCallbackBytes(c *pjrt.Client, shape []int, dtype dtypes.DType, s mesh.NamedSharding,
+	data func(index mesh.Index) ([]byte, error)) (*Array, error) {
+	if data == nil {
+		return nil, fmt.Errorf("jit: from callback: %w: nil callback", ErrNil)
+	}
+	if !pjrt.Supported(dtype) {
+		return nil, fmt.Errorf("jit: from callback: %w: unsupported element type %v", pjrt.ErrHostData, dtype)
+	}
+	return fromCallback(c, shape, dtype, s, func(index mesh.Index) ([]byte, error) {
+		raw, err := data(index)
+		if err == nil {
+			err = pjrt.CheckElements(shapes.Make(dtype, len(raw)/max(1, shapes.ElementBytes(dtype))), raw)
+		}
+		return raw, err
+	})
+}
+
+func fromCallback(c *pjrt.Client, shape []int, dtype dtypes.DType, s mesh.NamedSharding,
+	data func(index mesh.Index) ([]byte, error)) (*Array, error) {
 	if err := s.CheckShape(shape); err != nil {
 		return nil, fmt.Errorf("jit: from callback: %w", err)
 	}
@@ -156,15 +191,7 @@ func FromCallback(c *pjrt.Client, shape []int, dtype dtypes.DType, s mesh.NamedS
 	for i := range placed {
 		block := replicated
 		if block == nil {
-			flat, err := data(slices.Clone(placed[i].Index))
-			if err != nil {
-				closeShards(placed[:i])
-				return nil, fmt.Errorf("jit: from callback: index %v: %w", placed[i].Index, err)
-			}
-			raw, got, err := pjrt.HostBytes(flat)
-			if err == nil && got != dtype {
-				err = fmt.Errorf("%w: callback returned dtype %v, want %v", ErrShard, got, dtype)
-			}
+			raw, err := data(slices.Clone(placed[i].Index))
 			if err == nil && len(raw) != want.Bytes() {
 				err = fmt.Errorf("%w: expected shard shape %v (%d elements), callback returned %d elements",
 					ErrShard, shardShape, want.Size(), len(raw)/shapes.ElementBytes(dtype))
