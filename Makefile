@@ -62,7 +62,7 @@ unit: generate
 	  echo "testreport-pass: 1/2 default plugin, all packages"; \
 	  env -u XLAMESH_PJRT_PLUGIN -u XLAMESH_TEST_PLATFORM $(GO) test -race -count=1 -json -skip GPUOnly ./... || r=1; \
 	  echo "testreport-pass: 2/2 xla-cpu-pjrt, integration packages"; \
-	  env -u XLAMESH_TEST_PLATFORM XLAMESH_PJRT_PLUGIN="$$second" $(GO) test -race -count=1 -json -skip GPUOnly $(INTEGRATION) ./optim ./examples/gpt ./mlir/bytecode || r=1; \
+	  env -u XLAMESH_TEST_PLATFORM XLAMESH_PJRT_PLUGIN="$$second" $(GO) test -race -count=1 -json -skip GPUOnly $(INTEGRATION) ./optim ./examples/gpt ./checkpoint ./mlir/bytecode || r=1; \
 	  exit $$r ) | $(GO) run ./tools/testreport
 
 # The integration packages on the CUDA plugin; fails when nvidia-smi shows no GPU.

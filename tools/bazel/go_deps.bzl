@@ -32,6 +32,7 @@ load("//tools/bazel:repos.bzl", "go_module")
 # gazelle:repository go_repository name=com_github_grpc_ecosystem_go_grpc_middleware_v2 importpath=github.com/grpc-ecosystem/go-grpc-middleware/v2
 # gazelle:repository go_repository name=com_github_grpc_ecosystem_grpc_gateway_v2 importpath=github.com/grpc-ecosystem/grpc-gateway/v2
 # gazelle:repository go_repository name=com_github_jonboulle_clockwork importpath=github.com/jonboulle/clockwork
+# gazelle:repository go_repository name=com_github_klauspost_compress importpath=github.com/klauspost/compress
 # gazelle:repository go_repository name=com_github_munnerz_goautoneg importpath=github.com/munnerz/goautoneg
 # gazelle:repository go_repository name=com_github_pkg_errors importpath=github.com/pkg/errors
 # gazelle:repository go_repository name=com_github_pmezard_go_difflib importpath=github.com/pmezard/go-difflib
@@ -109,6 +110,7 @@ def go_deps():
     go_module(name = "com_github_grpc_ecosystem_go_grpc_middleware_v2", importpath = "github.com/grpc-ecosystem/go-grpc-middleware/v2", version = "v2.3.3", sum = "h1:B+8ClL/kCQkRiU82d9xajRPKYMrB7E0MbtzWVi1K4ns=")
     go_module(name = "com_github_grpc_ecosystem_grpc_gateway_v2", importpath = "github.com/grpc-ecosystem/grpc-gateway/v2", version = "v2.29.0", sum = "h1:5VipnvEpbqr2gA2VbM+nYVbkIF28c5ZQfqCBQ5g2xfk=")
     go_module(name = "com_github_jonboulle_clockwork", importpath = "github.com/jonboulle/clockwork", version = "v0.5.0", sum = "h1:Hyh9A8u51kptdkR+cqRpT1EebBwTn1oK9YfGYbdFz6I=")
+    go_module(name = "com_github_klauspost_compress", importpath = "github.com/klauspost/compress", version = "v1.18.0", sum = "h1:c/Cqfb0r+Yi+JtIEq73FWXVkRonBlf0CRNYc8Zttxdo=")
     go_module(name = "com_github_munnerz_goautoneg", importpath = "github.com/munnerz/goautoneg", version = "v0.0.0-20191010083416-a7dc8b61c822", sum = "h1:C3w9PqII01/Oq1c1nUAm88MOHcQC9l5mIlSMApZMrHA=")
     go_module(name = "com_github_pkg_errors", importpath = "github.com/pkg/errors", version = "v0.9.1", sum = "h1:FEBLx1zS214owpjy7qsBeixbURkuhQAwrK5UwLGTwt4=")
     go_module(name = "com_github_pmezard_go_difflib", importpath = "github.com/pmezard/go-difflib", version = "v1.0.1-0.20181226105442-5d4384ee4fb2", sum = "h1:Jamvg5psRIccs7FGNTlIRMkT8wgtp5eCXdBlqhYGL6U=")

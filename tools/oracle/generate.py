@@ -10,17 +10,20 @@ group module tools/oracle/ops_*.py (its GROUP and generate()),
 OUTDIR/programs.json for the programs corpus in programs.py, and
 OUTDIR/vjp.json for the derivatives of vjp.py and OUTDIR/optim.json for
 optax's optimizers (optim.py) and OUTDIR/gpt.json for the JAX twin of
-examples/gpt (gpt.py); with GROUPs after OUTDIR, only those (a group
-name, "programs", "vjp", "optim" or "gpt"). Output is
-deterministic: sorted keys, no timestamps, no object addresses. A case whose
-JAX outcome contradicts the corpus (an error where none was expected, or the
-reverse, or an error message lacking one of the case's phrases) stops the run:
-the corpus states facts, and a wrong fact must be fixed, not recorded.
+examples/gpt (gpt.py) and OUTDIR/checkpoint.json for JAX's array
+checkpoints, written and restored (checkpoint.py); with GROUPs after
+OUTDIR, only those (a group name, "programs", "vjp", "optim", "gpt" or
+"checkpoint"). Output is deterministic: sorted keys, no timestamps, no
+object addresses. A case whose JAX outcome contradicts the corpus (an error
+where none was expected, or the reverse, or an error message lacking one of
+the case's phrases) stops the run: the corpus states facts, and a wrong fact
+must be fixed, not recorded.
 """
 
 import contextlib
 import dataclasses
 import importlib
+import importlib.metadata
 import io
 import json
 import math
@@ -44,6 +47,7 @@ from jax.sharding import PartitionSpec as P  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cases  # noqa: E402
+import checkpoint  # noqa: E402
 import programs  # noqa: E402
 import programs_poly  # noqa: E402
 import programs_types  # noqa: E402
@@ -695,6 +699,14 @@ def main(argv):
         with open(os.path.join(outdir, "gpt.json"), "w", encoding="utf-8") as fh:
             fh.write(dump(doc) + "\n")
         print("oracle: %-14s %4d steps, loss %.4f -> %.4f" % ("gpt", run["steps"], run["losses"][0], run["losses"][-1]))
+    if wanted("checkpoint"):
+        ck = checkpoint.generate()
+        doc = {"group": "checkpoint", "jax_version": jax.__version__, "jaxlib_version": jaxlib.__version__,
+               "numpy_version": np.__version__, "tensorstore_version": importlib.metadata.version("tensorstore"),
+               "generator": "tools/oracle/checkpoint.py", **ck}
+        with open(os.path.join(outdir, "checkpoint.json"), "w", encoding="utf-8") as fh:
+            fh.write(dump(doc) + "\n")
+        print("oracle: %-14s %4d written, %d read" % ("checkpoint", len(ck["written"]), len(ck["read"])))
     print("oracle: %d cases, %d programs, jax %s" % (total, len(progs), jax.__version__))
     return 0
 
@@ -702,6 +714,7 @@ def main(argv):
 if __name__ == "__main__":
     try:
         sys.exit(main(sys.argv))
-    except (CaseError, programs.ProgramError, vjp.VJPError, optim.OptimError) as e:
+    except (CaseError, programs.ProgramError, vjp.VJPError, optim.OptimError,
+            checkpoint.CheckpointError) as e:
         print("oracle: " + str(e), file=sys.stderr)
         sys.exit(1)

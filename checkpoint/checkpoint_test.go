@@ -1,0 +1,396 @@
+package checkpoint_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"testing"
+
+	"github.com/gomlx/gopjrt/dtypes"
+	"github.com/gomlx/gopjrt/dtypes/bfloat16"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/xlamesh/xlamesh/checkpoint"
+	"github.com/xlamesh/xlamesh/jit"
+	"github.com/xlamesh/xlamesh/mesh"
+	"github.com/xlamesh/xlamesh/pjrt"
+	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
+	"github.com/xlamesh/xlamesh/tree"
+)
+
+// params is the tree the tests save: a struct with a slice and a map, leaves of any type.
+type params[T any] struct {
+	Embed  T
+	Blocks []block[T]
+	Norms  map[string]T
+}
+
+type block[T any] struct{ W, B T }
+
+// sharding returns spec on the first n devices of c as a mesh of the given shape and axes.
+func sharding(t *testing.T, c *pjrt.Client, shape []int, axes []string, spec mesh.PartitionSpec) mesh.NamedSharding {
+	t.Helper()
+	n := 1
+	for _, s := range shape {
+		n *= s
+	}
+	m, err := mesh.New(jit.Devices(c)[:n], shape, axes...)
+	require.NoError(t, err)
+	s, err := mesh.NewNamedSharding(m, spec)
+	require.NoError(t, err)
+	return s
+}
+
+// iota returns 0, 1, ... n-1 scaled by k, as float32.
+func iota(n int, k float32) []float32 {
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = float32(i)*k - 3
+	}
+	return out
+}
+
+func put(t *testing.T, c *pjrt.Client, flat any, shape []int, s mesh.NamedSharding) *jit.Array {
+	t.Helper()
+	a, err := jit.Put(c, flat, shape, s)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = a.Close() })
+	return a
+}
+
+func host(t *testing.T, a *jit.Array) any {
+	t.Helper()
+	v, err := a.ToHost()
+	require.NoError(t, err)
+	return v
+}
+
+// files returns the files under dir, relative, sorted.
+func files(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return err
+	}))
+	sort.Strings(out)
+	return out
+}
+
+// TestSaveRestoreTree saves a tree sharded on a 4x2 mesh and restores it onto other meshes
+// and specs: the values come back exactly, and the files are JAX's layout.
+func TestSaveRestoreTree(t *testing.T) {
+	c := pjrttest.ClientWithDevices(t, 8)
+	ctx := context.Background()
+	axes := []string{"x", "y"}
+	xy := func(spec mesh.PartitionSpec) mesh.NamedSharding { return sharding(t, c, []int{4, 2}, axes, spec) }
+	bf := make([]bfloat16.BFloat16, 16)
+	for i := range bf {
+		bf[i] = bfloat16.FromFloat32(float32(i) / 4)
+	}
+	saved := params[*jit.Array]{
+		Embed: put(t, c, iota(48, 0.5), []int{8, 6}, xy(mesh.P("x", nil))),
+		Blocks: []block[*jit.Array]{
+			{W: put(t, c, bf, []int{4, 4}, xy(mesh.P("x", "y"))), B: put(t, c, []int32{7, -1, 0, 5}, []int{4}, xy(mesh.P()))},
+		},
+		Norms: map[string]*jit.Array{"final": put(t, c, []float32{2.5}, []int{}, xy(mesh.P()))},
+	}
+	dir := filepath.Join(t.TempDir(), "step_1")
+	require.NoError(t, checkpoint.Save(ctx, dir, saved))
+	assert.Equal(t, []string{
+		"Blocks.0.B/.zarray", "Blocks.0.B/0",
+		"Blocks.0.W/.zarray", "Blocks.0.W/0.0", "Blocks.0.W/0.1", "Blocks.0.W/1.0", "Blocks.0.W/1.1",
+		"Blocks.0.W/2.0", "Blocks.0.W/2.1", "Blocks.0.W/3.0", "Blocks.0.W/3.1",
+		"Embed/.zarray", "Embed/0.0", "Embed/1.0", "Embed/2.0", "Embed/3.0",
+		"Norms.final/.zarray", "Norms.final/0",
+	}, files(t, dir))
+	meta, err := os.ReadFile(filepath.Join(dir, "Embed", ".zarray"))
+	require.NoError(t, err)
+	assert.Equal(t, `{"chunks":[2,6],"compressor":{"id":"zstd","level":1},"dimension_separator":".","dtype":"<f4",`+
+		`"fill_value":null,"filters":null,"order":"C","shape":[8,6],"zarr_format":2}`, string(meta))
+	meta, err = os.ReadFile(filepath.Join(dir, "Blocks.0.W", ".zarray"))
+	require.NoError(t, err)
+	assert.Contains(t, string(meta), `"dtype":"bfloat16"`)
+	entries, err := os.ReadDir(filepath.Dir(dir))
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "the temporary directory is gone")
+
+	for _, target := range []struct {
+		name string
+		s    func(rank int) mesh.NamedSharding
+	}{
+		{"same", nil},
+		{"replicated on 3 devices", func(int) mesh.NamedSharding { return sharding(t, c, []int{3}, []string{"d"}, mesh.P()) }},
+		{"4 ways on the first dimension", func(rank int) mesh.NamedSharding {
+			if rank == 0 {
+				return sharding(t, c, []int{4}, []string{"d"}, mesh.P())
+			}
+			return sharding(t, c, []int{4}, []string{"d"}, mesh.P("d"))
+		}},
+		{"2x2, transposed", func(rank int) mesh.NamedSharding {
+			switch rank {
+			case 0:
+				return sharding(t, c, []int{2, 2}, []string{"a", "b"}, mesh.P())
+			case 1:
+				return sharding(t, c, []int{2, 2}, []string{"a", "b"}, mesh.P("b"))
+			}
+			return sharding(t, c, []int{2, 2}, []string{"a", "b"}, mesh.P("b", "a"))
+		}},
+	} {
+		t.Run(target.name, func(t *testing.T) {
+			leaves, def, err := tree.Flatten[*jit.Array](saved)
+			require.NoError(t, err)
+			specs := make([]mesh.NamedSharding, len(leaves))
+			for i, a := range leaves {
+				specs[i] = a.Sharding()
+				if target.s != nil {
+					specs[i] = target.s(len(a.Shape()))
+				}
+			}
+			want, err := tree.Build[params[mesh.NamedSharding]](def, specs)
+			require.NoError(t, err)
+			got, err := checkpoint.Restore[params[*jit.Array]](ctx, dir, c, want)
+			require.NoError(t, err)
+			restored, _, err := tree.Flatten[*jit.Array](got)
+			require.NoError(t, err)
+			for i, a := range restored {
+				assert.True(t, a.Sharding().Equal(specs[i]), "%s", a)
+				assert.Equal(t, leaves[i].Shape(), a.Shape())
+				assert.Equal(t, leaves[i].DType(), a.DType())
+				assert.Equal(t, host(t, leaves[i]), host(t, a), "%s", def.Paths()[i])
+				require.NoError(t, a.Close())
+			}
+		})
+	}
+}
+
+// TestLoneArray: a checkpoint of one array is that array's zarr directory, as
+// serialization.get_tensorstore_spec(dir) opens it.
+func TestLoneArray(t *testing.T) {
+	c := pjrttest.ClientWithDevices(t, 8)
+	ctx := context.Background()
+	s := sharding(t, c, []int{2, 4}, []string{"x", "y"}, mesh.P(nil, mesh.Axes("x", "y")))
+	a := put(t, c, []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, []int{2, 8}, s)
+	dir := filepath.Join(t.TempDir(), "a")
+	require.NoError(t, checkpoint.Save(ctx, dir, a))
+	assert.Equal(t, []string{".zarray", "0.0", "0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7"}, files(t, dir))
+	b, err := checkpoint.Restore[*jit.Array](ctx, dir, c, sharding(t, c, []int{2}, []string{"r"}, mesh.P("r")))
+	require.NoError(t, err)
+	defer b.Close()
+	assert.Equal(t, host(t, a), host(t, b))
+	info, err := checkpoint.Info(dir)
+	require.NoError(t, err)
+	require.Len(t, info, 1)
+	assert.Equal(t, "", info[0].Name)
+	assert.Equal(t, dtypes.Int64, info[0].DType)
+	assert.Equal(t, []int{2, 8}, info[0].Shape)
+	assert.Equal(t, []int{2, 1}, info[0].Chunks)
+	assert.Equal(t, 8, info[0].Files)
+}
+
+// TestSaveAsync: the arrays may be closed as soon as SaveAsync returns; Wait ends the save.
+func TestSaveAsync(t *testing.T) {
+	c := pjrttest.ClientWithDevices(t, 8)
+	ctx := context.Background()
+	s := sharding(t, c, []int{8}, []string{"x"}, mesh.P("x"))
+	a, err := jit.Put(c, iota(64, 1), []int{64}, s)
+	require.NoError(t, err)
+	dir := filepath.Join(t.TempDir(), "ck")
+	p, err := checkpoint.SaveAsync(ctx, dir, map[string]*jit.Array{"a": a})
+	require.NoError(t, err)
+	require.NoError(t, a.Close())
+	require.NoError(t, p.Wait())
+	<-p.Done()
+	assert.Equal(t, dir, p.Dir())
+	got, err := checkpoint.Restore[map[string]*jit.Array](ctx, dir, c, map[string]mesh.NamedSharding{"a": s})
+	require.NoError(t, err)
+	defer got["a"].Close()
+	assert.Equal(t, iota(64, 1), host(t, got["a"]))
+
+	// A cancelled save leaves neither the checkpoint nor its temporary directory.
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	b := put(t, c, iota(64, 1), []int{64}, s)
+	parent := t.TempDir()
+	p, err = checkpoint.SaveAsync(cancelled, filepath.Join(parent, "ck"), b)
+	require.NoError(t, err)
+	assert.ErrorIs(t, p.Wait(), context.Canceled)
+	entries, err := os.ReadDir(parent)
+	require.NoError(t, err)
+	assert.Empty(t, entries)
+}
+
+// TestErrors: bad trees, names, directories and files are typed errors naming what is wrong.
+func TestErrors(t *testing.T) {
+	c := pjrttest.ClientWithDevices(t, 8)
+	ctx := context.Background()
+	s := sharding(t, c, []int{4}, []string{"x"}, mesh.P("x"))
+	a := put(t, c, iota(8, 1), []int{8}, s)
+	root := t.TempDir()
+	dir := filepath.Join(root, "ck")
+	require.NoError(t, checkpoint.Save(ctx, dir, map[string]*jit.Array{"a": a}))
+	restore := func(dir string, specs any) error {
+		got, err := checkpoint.Restore[map[string]*jit.Array](ctx, dir, c, specs)
+		for _, a := range got {
+			_ = a.Close()
+		}
+		return err
+	}
+	ok := map[string]mesh.NamedSharding{"a": s}
+
+	t.Run("exists", func(t *testing.T) {
+		err := checkpoint.Save(ctx, dir, map[string]*jit.Array{"a": a})
+		assert.ErrorIs(t, err, checkpoint.ErrExists)
+		assert.ErrorContains(t, err, dir)
+	})
+	t.Run("names", func(t *testing.T) {
+		for _, key := range []string{"", ".", "..", "a/b", `a\b`} {
+			err := checkpoint.Save(ctx, filepath.Join(root, "n"), map[string]*jit.Array{key: a})
+			assert.ErrorIs(t, err, checkpoint.ErrName, "%q", key)
+		}
+		err := checkpoint.Save(ctx, filepath.Join(root, "n"), map[string]any{"a.b": a, "a": map[string]*jit.Array{"b": a}})
+		assert.ErrorIs(t, err, checkpoint.ErrName)
+		assert.ErrorContains(t, err, `stored as "a.b"`)
+	})
+	t.Run("no tree", func(t *testing.T) {
+		err := checkpoint.Save(ctx, filepath.Join(root, "n"), 3)
+		var pe *tree.PathError
+		assert.ErrorAs(t, err, &pe)
+		err = checkpoint.Save(ctx, filepath.Join(root, "n"), map[string]*jit.Array{"a": nil})
+		assert.ErrorIs(t, err, jit.ErrNil)
+		assert.ErrorContains(t, err, `array "a"`)
+	})
+	t.Run("dtype", func(t *testing.T) {
+		u4, err := jit.PutBytes(c, dtypes.U4, []int{4}, []byte{1, 2, 3, 4}, s)
+		require.NoError(t, err)
+		defer u4.Close()
+		err = checkpoint.Save(ctx, filepath.Join(root, "n"), u4)
+		assert.ErrorIs(t, err, checkpoint.ErrDType)
+	})
+	t.Run("incomplete", func(t *testing.T) {
+		assert.ErrorIs(t, restore(filepath.Join(root, "none"), ok), checkpoint.ErrIncomplete)
+		tmp := filepath.Join(root, "ck.orbax-checkpoint-tmp-1")
+		require.NoError(t, os.CopyFS(tmp, os.DirFS(dir)))
+		assert.ErrorIs(t, restore(tmp, ok), checkpoint.ErrIncomplete)
+		err := checkpoint.Save(ctx, filepath.Join(root, "x.orbax-checkpoint-tmp"), a)
+		assert.ErrorIs(t, err, checkpoint.ErrName)
+	})
+	t.Run("shape", func(t *testing.T) {
+		three := sharding(t, c, []int{3}, []string{"x"}, mesh.P("x"))
+		err := restore(dir, map[string]mesh.NamedSharding{"a": three})
+		assert.ErrorIs(t, err, checkpoint.ErrShape)
+		assert.ErrorIs(t, err, mesh.ErrIndivisible)
+	})
+	t.Run("missing array", func(t *testing.T) {
+		err := restore(dir, map[string]mesh.NamedSharding{"a": s, "b": s})
+		assert.ErrorIs(t, err, checkpoint.ErrFormat)
+		assert.ErrorContains(t, err, filepath.Join(dir, "b", ".zarray"))
+	})
+	broken := func(t *testing.T, edit func(dir string)) string {
+		d := filepath.Join(t.TempDir(), "ck")
+		require.NoError(t, os.CopyFS(d, os.DirFS(dir)))
+		edit(d)
+		return d
+	}
+	t.Run("missing chunk", func(t *testing.T) {
+		d := broken(t, func(d string) { require.NoError(t, os.Remove(filepath.Join(d, "a", "2"))) })
+		err := restore(d, ok)
+		assert.ErrorIs(t, err, checkpoint.ErrMissingChunk)
+		assert.ErrorContains(t, err, filepath.Join(d, "a", "2"))
+	})
+	t.Run("corrupt chunk", func(t *testing.T) {
+		for name, edit := range map[string]func([]byte) []byte{
+			"truncated":   func(b []byte) []byte { return b[:len(b)-3] },
+			"a byte flip": func(b []byte) []byte { b[len(b)-6] ^= 0x40; return b },
+			"empty":       func([]byte) []byte { return nil },
+		} {
+			d := broken(t, func(d string) {
+				p := filepath.Join(d, "a", "1")
+				b, err := os.ReadFile(p)
+				require.NoError(t, err)
+				require.NoError(t, os.WriteFile(p, edit(b), 0o644))
+			})
+			err := restore(d, ok)
+			assert.ErrorIs(t, err, checkpoint.ErrCorrupt, name)
+			assert.ErrorContains(t, err, filepath.Join(d, "a", "1"), name)
+		}
+	})
+	t.Run("metadata", func(t *testing.T) {
+		for name, text := range map[string]string{
+			"zarr 3":         `{"chunks":[2],"compressor":null,"dtype":"<f4","order":"C","shape":[8],"zarr_format":3}`,
+			"blosc":          `{"chunks":[2],"compressor":{"id":"blosc"},"dtype":"<f4","order":"C","shape":[8],"zarr_format":2}`,
+			"fortran":        `{"chunks":[2],"compressor":null,"dtype":"<f4","order":"F","shape":[8],"zarr_format":2}`,
+			"big-endian":     `{"chunks":[2],"compressor":null,"dtype":">f4","order":"C","shape":[8],"zarr_format":2}`,
+			"unknown dtype":  `{"chunks":[2],"compressor":null,"dtype":"<q9","order":"C","shape":[8],"zarr_format":2}`,
+			"chunk rank":     `{"chunks":[2,1],"compressor":null,"dtype":"<f4","order":"C","shape":[8],"zarr_format":2}`,
+			"zero chunk":     `{"chunks":[0],"compressor":null,"dtype":"<f4","order":"C","shape":[8],"zarr_format":2}`,
+			"not JSON":       `{"chunks":`,
+			"filters":        `{"chunks":[2],"compressor":null,"dtype":"<f4","filters":[{"id":"delta"}],"order":"C","shape":[8],"zarr_format":2}`,
+			"separator":      `{"chunks":[2],"compressor":null,"dimension_separator":"-","dtype":"<f4","order":"C","shape":[8],"zarr_format":2}`,
+			"another shape":  `{"chunks":[2],"compressor":null,"dtype":"<f4","order":"C","shape":[6],"zarr_format":2}`,
+			"negative shape": `{"chunks":[2],"compressor":null,"dtype":"<f4","order":"C","shape":[-8],"zarr_format":2}`,
+		} {
+			d := broken(t, func(d string) {
+				require.NoError(t, os.WriteFile(filepath.Join(d, "a", ".zarray"), []byte(text), 0o644))
+			})
+			err := restore(d, ok)
+			require.Error(t, err, name)
+			assert.True(t, errors.Is(err, checkpoint.ErrFormat) || errors.Is(err, checkpoint.ErrDType) ||
+				errors.Is(err, checkpoint.ErrShape), "%s: %v", name, err)
+			assert.ErrorContains(t, err, filepath.Join(d, "a"), name)
+		}
+	})
+}
+
+// TestUncompressedAndNested reads zarr v2 arrays other writers make: no compressor, "/" as the
+// dimension separator, edge chunks past the array's end.
+func TestUncompressedAndNested(t *testing.T) {
+	c := pjrttest.ClientWithDevices(t, 8)
+	dir := filepath.Join(t.TempDir(), "z")
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "1"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "0"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".zarray"), []byte(
+		`{"chunks":[2,2],"compressor":null,"dimension_separator":"/","dtype":"<i2","fill_value":0,"filters":null,"order":"C","shape":[3,2],"zarr_format":2}`), 0o644))
+	// Rows 0-1 in chunk 0/0; row 2 (and a padding row) in chunk 1/0.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "0", "0"), []byte{1, 0, 2, 0, 3, 0, 4, 0}, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "1", "0"), []byte{5, 0, 6, 0, 99, 0, 99, 0}, 0o644))
+	s := sharding(t, c, []int{1}, []string{"x"}, mesh.P())
+	a, err := checkpoint.Restore[*jit.Array](context.Background(), dir, c, s)
+	require.NoError(t, err)
+	defer a.Close()
+	assert.Equal(t, []int16{1, 2, 3, 4, 5, 6}, host(t, a))
+}
+
+// TestEmptyAndScalar: zero-size arrays have metadata and no chunk; scalars one chunk "0".
+func TestEmptyAndScalar(t *testing.T) {
+	c := pjrttest.ClientWithDevices(t, 8)
+	ctx := context.Background()
+	s := sharding(t, c, []int{2}, []string{"x"}, mesh.P("x"))
+	empty := put(t, c, []float32{}, []int{4, 0}, s)
+	scalar := put(t, c, []bool{true}, []int{}, sharding(t, c, []int{2}, []string{"x"}, mesh.P()))
+	dir := filepath.Join(t.TempDir(), "ck")
+	require.NoError(t, checkpoint.Save(ctx, dir, []*jit.Array{empty, scalar}))
+	assert.Equal(t, []string{"0/.zarray", "1/.zarray", "1/0"}, files(t, dir))
+	got, err := checkpoint.Restore[[]*jit.Array](ctx, dir, c, []mesh.NamedSharding{s, scalar.Sharding()})
+	require.NoError(t, err)
+	for _, a := range got {
+		defer a.Close()
+	}
+	assert.Equal(t, []int{4, 0}, got[0].Shape())
+	assert.Equal(t, []bool{true}, host(t, got[1]))
+	info, err := checkpoint.Info(dir)
+	require.NoError(t, err)
+	names := make([]string, len(info))
+	for i, in := range info {
+		names[i] = in.Name
+	}
+	assert.Equal(t, []string{"0", "1"}, names)
+	assert.True(t, slices.Equal([]int{2, 1}, info[0].Chunks), "%v", info[0].Chunks)
+}

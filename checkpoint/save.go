@@ -1,0 +1,313 @@
+package checkpoint
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/xlamesh/xlamesh/jit"
+	"github.com/xlamesh/xlamesh/shapes"
+	"github.com/xlamesh/xlamesh/tree"
+)
+
+// tmpMark is in the name of a save in progress: Orbax's mark, which Orbax also reads as
+// "incomplete".
+const tmpMark = ".orbax-checkpoint-tmp"
+
+// Save writes the arrays of t, a tree of *jit.Array (package tree: a struct, slice or map of
+// them, or one array), to the new directory dir, as described in the package doc. It returns
+// once the checkpoint is committed (renamed to dir) or the save failed, in which case dir does
+// not exist. Save is SaveAsync followed by Wait.
+func Save(ctx context.Context, dir string, t any) error {
+	p, err := SaveAsync(ctx, dir, t)
+	if err != nil {
+		return err
+	}
+	return p.Wait()
+}
+
+// Pending is a save whose files are being written: Wait for its end. The arrays it was given
+// may be used, donated or closed as soon as SaveAsync returns.
+type Pending struct {
+	dir  string
+	done chan struct{}
+	err  error
+}
+
+// Wait blocks until the save is committed or failed, and returns its error.
+func (p *Pending) Wait() error {
+	<-p.done
+	return p.err
+}
+
+// Done is closed when the save ends; Wait then returns at once.
+func (p *Pending) Done() <-chan struct{} { return p.done }
+
+// Dir returns the directory the save commits to.
+func (p *Pending) Dir() string { return p.dir }
+
+// SaveAsync starts Save: it checks t, copies every shard it writes from the devices to host
+// memory, and returns while the files are compressed and written in the background, so a
+// training loop can run its next steps meanwhile. Cancelling ctx stops the writing; the
+// temporary directory is removed and Wait returns ctx's error.
+func SaveAsync(ctx context.Context, dir string, t any) (*Pending, error) {
+	arrays, def, err := tree.Flatten[*jit.Array](t)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: save %s: %w", dir, err)
+	}
+	names, err := arrayNames(def)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: save %s: %w", dir, err)
+	}
+	if _, err := os.Lstat(dir); err == nil {
+		return nil, fmt.Errorf("checkpoint: save %s: %w", dir, ErrExists)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("checkpoint: save: %w", err)
+	}
+	if strings.Contains(filepath.Base(dir), tmpMark) {
+		return nil, fmt.Errorf("checkpoint: save %s: %w: %s in a name marks a save in progress", dir, ErrName, tmpMark)
+	}
+	items := make([]item, len(arrays))
+	for i, a := range arrays {
+		if items[i], err = hostCopy(a, names[i]); err != nil {
+			return nil, fmt.Errorf("checkpoint: save %s: %s: %w", dir, show(names[i]), err)
+		}
+	}
+	p := &Pending{dir: dir, done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		p.err = write(ctx, dir, items)
+		if p.err != nil {
+			p.err = fmt.Errorf("checkpoint: save %s: %w", dir, p.err)
+		}
+	}()
+	return p, nil
+}
+
+// show returns an array name as errors print it.
+func show(name string) string {
+	if name == "" {
+		return "the array"
+	}
+	return fmt.Sprintf("array %q", name)
+}
+
+// item is one array of a save, in host memory: its metadata and the chunks this process writes.
+type item struct {
+	name   string
+	meta   zarray
+	chunks []chunk
+}
+
+// chunk is one chunk's key and uncompressed bytes.
+type chunk struct {
+	key  string
+	data []byte
+}
+
+// hostCopy copies the shards of a whose first replica this process holds to host memory.
+func hostCopy(a *jit.Array, name string) (item, error) {
+	if a == nil {
+		return item{}, fmt.Errorf("%w: a nil array", jit.ErrNil)
+	}
+	dtype, err := zarrDType(a.DType())
+	if err != nil {
+		return item{}, err
+	}
+	shape, s := a.Shape(), a.Sharding()
+	shardShape, err := s.ShardShape(shape)
+	if err != nil {
+		return item{}, err
+	}
+	it := item{name: name, meta: newZarray(dtype, shape, shardShape)}
+	all, err := s.Shards(shape)
+	if err != nil {
+		return item{}, err
+	}
+	firsts := 0
+	for _, sh := range all {
+		if sh.ReplicaID == 0 {
+			firsts++
+		}
+	}
+	size := shapes.Make(a.DType(), shardShape...).Bytes()
+	mine := 0
+	for _, sh := range a.AddressableShards() {
+		if sh.ReplicaID != 0 {
+			continue
+		}
+		mine++
+		if size == 0 {
+			continue // an empty array has no chunk to write
+		}
+		pos := make([]int, len(shardShape))
+		for d, r := range sh.Index {
+			pos[d] = r.Start / shardShape[d]
+		}
+		data := make([]byte, size)
+		if err := sh.Data.CopyToHost(data); err != nil {
+			return item{}, fmt.Errorf("shard %v on %s: %w", sh.Index, sh.Device, err)
+		}
+		it.chunks = append(it.chunks, chunk{key: chunkKey(pos, it.meta.DimensionSeparator), data: data})
+	}
+	if mine != firsts {
+		return item{}, fmt.Errorf("%w: this process holds %d of its %d shards (a save across processes is not supported yet)",
+			ErrIncomplete, mine, firsts)
+	}
+	return it, nil
+}
+
+// write writes the items into a temporary directory beside dir, syncs it and renames it to
+// dir.
+func write(ctx context.Context, dir string, items []item) error {
+	parent, base := filepath.Split(filepath.Clean(dir))
+	if parent == "" {
+		parent = "."
+	}
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	var r [8]byte
+	_, _ = rand.Read(r[:])
+	tmp := filepath.Join(parent, base+tmpMark+"-"+hex.EncodeToString(r[:]))
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		return err
+	}
+	err := writeItems(ctx, tmp, items)
+	if err == nil {
+		err = syncDir(tmp)
+	}
+	if err == nil {
+		if _, statErr := os.Lstat(dir); statErr == nil {
+			err = ErrExists // made while this save was writing
+		} else if err = os.Rename(tmp, dir); err == nil {
+			return syncOne(parent)
+		}
+	}
+	_ = os.RemoveAll(tmp)
+	return err
+}
+
+// encoder compresses chunks as JAX does: zstd level 1 (klauspost's fastest level is zstd's
+// level 1), with the frame's content size and checksum. EncodeAll is safe for concurrent use.
+var encoder = sync.OnceValue(func() *zstd.Encoder {
+	e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(zstdLevel)),
+		zstd.WithEncoderCRC(true), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		panic(err) // the options are constants
+	}
+	return e
+})
+
+// writeItems writes every array's directory and files under root, chunks compressed on all
+// cores.
+func writeItems(ctx context.Context, root string, items []item) error {
+	type job struct {
+		path string
+		data []byte
+		raw  bool
+	}
+	var jobs []job
+	for _, it := range items {
+		d := filepath.Join(root, it.name)
+		if it.name != "" {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return err
+			}
+		}
+		jobs = append(jobs, job{path: filepath.Join(d, metaName), data: it.meta.encode(), raw: true})
+		for _, c := range it.chunks {
+			jobs = append(jobs, job{path: filepath.Join(d, c.key), data: c.data})
+		}
+	}
+	work := make(chan job)
+	errs := make(chan error, 1)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), max(len(jobs), 1)) {
+		wg.Go(func() {
+			for j := range work {
+				data := j.data
+				if !j.raw {
+					data = encoder().EncodeAll(data, make([]byte, 0, len(data)/2+64))
+				}
+				if err := writeFile(j.path, data); err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+				}
+			}
+		})
+	}
+	var err error
+feed:
+	for _, j := range jobs {
+		select {
+		case work <- j:
+		case err = <-errs:
+			break feed
+		case <-ctx.Done():
+			err = ctx.Err()
+			break feed
+		}
+	}
+	close(work)
+	wg.Wait()
+	if err == nil {
+		select {
+		case err = <-errs:
+		default:
+			err = ctx.Err()
+		}
+	}
+	return err
+}
+
+// writeFile writes data to a new file and syncs it.
+func writeFile(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// syncDir syncs a directory's entries, and those of every directory under it.
+func syncDir(dir string) error {
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		return syncOne(path)
+	})
+}
+
+// syncOne syncs one directory's entries.
+func syncOne(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
