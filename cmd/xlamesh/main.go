@@ -19,6 +19,9 @@
 //	    compile and report what XLA's partitioner did: every collective (kind, operand shapes,
 //	    replica groups, bytes each device sends), the compiled memory plan per device, and the
 //	    output shardings
+//	xlamesh ckpt ls [-format table|json] DIR
+//	    list the arrays of a checkpoint (package checkpoint's, or JAX's zarr arrays): name, dtype,
+//	    shape, chunk shape, chunk files and bytes on disk
 //
 // The plugin is found as pjrt.Open finds it: $XLAMESH_PJRT_PLUGIN, else the pinned CPU plugin.
 package main
@@ -50,6 +53,7 @@ commands:
   launch          run N processes of one multi-process job (xlamesh launch -n 4 -- program)
   bench           rank the shardings of a kernel over the mesh shapes by speed; chained calls, transfers
   inspect         show the collectives, memory and output shardings XLA chose for a sharding
+  ckpt            list what a checkpoint holds (xlamesh ckpt ls DIR)
 
 Run 'xlamesh <command> -h' for a command's flags.
 `
@@ -73,6 +77,8 @@ func main() {
 		err = bench(os.Stdout, os.Stderr, args)
 	case "inspect":
 		err = inspect(os.Stdout, os.Stderr, args)
+	case "ckpt":
+		err = ckpt(os.Stdout, args)
 	case "-h", "-help", "--help", "help":
 		fmt.Print(usage)
 		return

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/xlamesh/xlamesh/checkpoint"
+	"github.com/xlamesh/xlamesh/shapes"
+)
+
+// ckpt runs `xlamesh ckpt ls DIR`: what a checkpoint holds, from its metadata.
+func ckpt(w io.Writer, args []string) error {
+	fs := flag.NewFlagSet("ckpt", flag.ContinueOnError)
+	format := fs.String("format", "table", "table or json")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: xlamesh ckpt ls [-format table|json] DIR\n\n"+
+			"List the arrays of a checkpoint (package checkpoint's, or JAX's array_serialization zarr\n"+
+			"arrays): name, dtype, shape, chunk shape (the shards at save time), chunk files and bytes.")
+		fs.PrintDefaults()
+	}
+	if len(args) == 0 || args[0] != "ls" {
+		if len(args) > 0 && strings.HasPrefix(args[0], "-") {
+			if err := fs.Parse(args); err != nil {
+				return err
+			}
+		}
+		return usageError(fs, "want the subcommand ls")
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usageError(fs, "want one checkpoint directory, got %d arguments", fs.NArg())
+	}
+	if *format != "table" && *format != "json" {
+		return usageError(fs, "-format %q: want table or json", *format)
+	}
+	infos, err := checkpoint.Info(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	if *format == "json" {
+		type row struct {
+			Name   string `json:"name"`
+			DType  string `json:"dtype"`
+			Shape  []int  `json:"shape"`
+			Chunks []int  `json:"chunks"`
+			Files  int    `json:"files"`
+			Bytes  int64  `json:"bytes"`
+		}
+		rows := make([]row, len(infos))
+		for i, in := range infos {
+			rows[i] = row{in.Name, shapes.NumPyName(in.DType), in.Shape, in.Chunks, in.Files, in.Bytes}
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tDTYPE\tSHAPE\tCHUNKS\tFILES\tBYTES")
+	var total int64
+	for _, in := range infos {
+		name := in.Name
+		if name == "" {
+			name = "."
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\n", name, shapes.NumPyName(in.DType),
+			shapes.PyTuple(in.Shape), shapes.PyTuple(in.Chunks), in.Files, in.Bytes)
+		total += in.Bytes
+	}
+	fmt.Fprintf(tw, "%d arrays\t\t\t\t\t%d\n", len(infos), total)
+	return tw.Flush()
+}
