@@ -291,7 +291,7 @@ func TestErrors(t *testing.T) {
 	t.Run("missing array", func(t *testing.T) {
 		err := restore(dir, map[string]mesh.NamedSharding{"a": s, "b": s})
 		assert.ErrorIs(t, err, checkpoint.ErrFormat)
-		assert.ErrorContains(t, err, filepath.Join(dir, "b", ".zarray"))
+		assert.ErrorContains(t, err, "no .zarray or zarr.json in "+filepath.Join(dir, "b"))
 	})
 	broken := func(t *testing.T, edit func(dir string)) string {
 		d := filepath.Join(t.TempDir(), "ck")
@@ -393,4 +393,74 @@ func TestEmptyAndScalar(t *testing.T) {
 	}
 	assert.Equal(t, []string{"0", "1"}, names)
 	assert.True(t, slices.Equal([]int{2, 1}, info[0].Chunks), "%v", info[0].Chunks)
+}
+
+// TestZarr3 saves in JAX's zarr3 layout: zarr.json as tensorstore writes it, chunks raw under
+// c/, chunks of zeros left out, and restores onto other shardings.
+func TestZarr3(t *testing.T) {
+	c := pjrttest.ClientWithDevices(t, 8)
+	ctx := context.Background()
+	xy := func(spec mesh.PartitionSpec) mesh.NamedSharding {
+		return sharding(t, c, []int{4, 2}, []string{"x", "y"}, spec)
+	}
+	half := iota(48, 1)
+	for i := range 24 {
+		half[i] = 0 // rows 0-3: the shards of x=0 and x=1 are zeros
+	}
+	arrays := map[string]*jit.Array{
+		"half":   put(t, c, half, []int{8, 6}, xy(mesh.P("x", nil))),
+		"zeros":  put(t, c, make([]int32, 16), []int{4, 4}, xy(mesh.P("x", "y"))),
+		"scalar": put(t, c, []bool{true}, []int{}, xy(mesh.P())),
+	}
+	dir := filepath.Join(t.TempDir(), "ck")
+	require.NoError(t, checkpoint.Save(ctx, dir, arrays, checkpoint.WithFormat(checkpoint.Zarr3)))
+	assert.Equal(t, []string{"half/c/2/0", "half/c/3/0", "half/zarr.json", "scalar/c", "scalar/zarr.json", "zeros/zarr.json"},
+		files(t, dir))
+	meta, err := os.ReadFile(filepath.Join(dir, "half", "zarr.json"))
+	require.NoError(t, err)
+	assert.Equal(t, `{"chunk_grid":{"configuration":{"chunk_shape":[2,6]},"name":"regular"},`+
+		`"chunk_key_encoding":{"name":"default"},"codecs":[{"configuration":{"endian":"little"},"name":"bytes"}],`+
+		`"data_type":"float32","fill_value":0.0,"node_type":"array","shape":[8,6],"zarr_format":3}`, string(meta))
+	raw, err := os.ReadFile(filepath.Join(dir, "half", "c", "3", "0"))
+	require.NoError(t, err)
+	assert.Len(t, raw, 2*6*4, "zarr3 chunks are stored raw")
+
+	targets := map[string]mesh.NamedSharding{
+		"half":   sharding(t, c, []int{2}, []string{"d"}, mesh.P(nil, "d")),
+		"zeros":  sharding(t, c, []int{8}, []string{"d"}, mesh.P()),
+		"scalar": sharding(t, c, []int{1}, []string{"d"}, mesh.P()),
+	}
+	got, err := checkpoint.Restore[map[string]*jit.Array](ctx, dir, c, targets)
+	require.NoError(t, err)
+	for name, a := range got {
+		assert.Equal(t, host(t, arrays[name]), host(t, a), name)
+		assert.True(t, a.Sharding().Equal(targets[name]))
+		require.NoError(t, a.Close())
+	}
+	info, err := checkpoint.Info(dir)
+	require.NoError(t, err)
+	require.Len(t, info, 3)
+	assert.Equal(t, checkpoint.Zarr3, info[0].Format)
+	assert.Equal(t, 2, info[0].Files)
+	assert.Equal(t, 0, info[2].Files)
+
+	// Other zarr3 metadata is refused by name.
+	for name, text := range map[string]string{
+		"sharding codec": `{"chunk_grid":{"configuration":{"chunk_shape":[2,6]},"name":"regular"},"chunk_key_encoding":{"name":"default"},"codecs":[{"name":"sharding_indexed"}],"data_type":"float32","fill_value":0.0,"node_type":"array","shape":[8,6],"zarr_format":3}`,
+		"fill 1":         `{"chunk_grid":{"configuration":{"chunk_shape":[2,6]},"name":"regular"},"chunk_key_encoding":{"name":"default"},"codecs":[{"name":"bytes"}],"data_type":"float32","fill_value":1.0,"node_type":"array","shape":[8,6],"zarr_format":3}`,
+		"fill -0":        `{"chunk_grid":{"configuration":{"chunk_shape":[2,6]},"name":"regular"},"chunk_key_encoding":{"name":"default"},"codecs":[{"name":"bytes"}],"data_type":"float32","fill_value":-0.0,"node_type":"array","shape":[8,6],"zarr_format":3}`,
+		"big-endian":     `{"chunk_grid":{"configuration":{"chunk_shape":[2,6]},"name":"regular"},"chunk_key_encoding":{"name":"default"},"codecs":[{"configuration":{"endian":"big"},"name":"bytes"}],"data_type":"float32","fill_value":0.0,"node_type":"array","shape":[8,6],"zarr_format":3}`,
+		"a group":        `{"node_type":"group","zarr_format":3}`,
+		"bad chunks":     `{"chunk_grid":{"configuration":{"chunk_shape":[2.5,6]},"name":"regular"},"chunk_key_encoding":{"name":"default"},"codecs":[{"name":"bytes"}],"data_type":"float32","fill_value":0.0,"node_type":"array","shape":[8,6],"zarr_format":3}`,
+		"key encoding":   `{"chunk_grid":{"configuration":{"chunk_shape":[2,6]},"name":"regular"},"chunk_key_encoding":{"name":"other"},"codecs":[{"name":"bytes"}],"data_type":"float32","fill_value":0.0,"node_type":"array","shape":[8,6],"zarr_format":3}`,
+		"data type":      `{"chunk_grid":{"configuration":{"chunk_shape":[2,6]},"name":"regular"},"chunk_key_encoding":{"name":"default"},"codecs":[{"name":"bytes"}],"data_type":"uint4","fill_value":0,"node_type":"array","shape":[8,6],"zarr_format":3}`,
+	} {
+		d := filepath.Join(t.TempDir(), "ck")
+		require.NoError(t, os.CopyFS(d, os.DirFS(dir)))
+		require.NoError(t, os.WriteFile(filepath.Join(d, "half", "zarr.json"), []byte(text), 0o644))
+		_, err := checkpoint.Restore[map[string]*jit.Array](ctx, d, c, targets)
+		require.Error(t, err, name)
+		assert.True(t, errors.Is(err, checkpoint.ErrFormat) || errors.Is(err, checkpoint.ErrDType), "%s: %v", name, err)
+		assert.ErrorContains(t, err, filepath.Join(d, "half", "zarr.json"), name)
+	}
 }

@@ -1,6 +1,7 @@
 // Package checkpoint saves trees of jit.Arrays to disk and restores them onto any sharding, in
-// the layout JAX writes: jax.experimental.array_serialization's zarr arrays (zarr v2, zstd
-// level 1, one chunk per shard) on plain files, which tensorstore, JAX and zarr read.
+// the layouts JAX writes on plain files, which tensorstore, JAX and zarr read:
+// jax.experimental.array_serialization's zarr v2 arrays (ZarrV2, the default: zstd level 1,
+// one chunk per shard) and JAX's zarr3 arrays (Zarr3: raw chunks, chunks of zeros not written).
 //
 // # Where it sits
 //
@@ -13,17 +14,22 @@
 //
 // A checkpoint is a directory. A tree with one leaf at its root (a lone *jit.Array) is the
 // directory itself: the zarr array that serialization.get_tensorstore_spec(dir) opens. Any
-// other tree has one zarr array per leaf, dir/<name>/. Each array directory holds .zarray,
-// the metadata exactly as tensorstore writes it (compact JSON, keys sorted), and one chunk
-// per distinct shard, written by the shard's first replica, named by its chunk coordinates
-// ("1.0"; "0" for a scalar).
+// other tree has one zarr array per leaf, dir/<name>/. Each array directory holds its
+// metadata exactly as tensorstore writes it for JAX (compact JSON, keys sorted: .zarray for
+// zarr v2, zarr.json for zarr3) and its chunks, written by each shard's first replica and
+// named by their grid coordinates ("1.0" and "0" for a scalar in zarr v2; "c/1/0" and "c" in
+// zarr3). A zarr v2 chunk is a shard; a zarr3 chunk is a shard too unless the shard is over
+// 2.2 GB, which JAX splits (tensorstore_impl._compute_chunk_shape). Restore reads either
+// format, whichever shard shapes it was written with, uncompressed or zstd chunks, "." or "/"
+// between coordinates.
 //
 // # No data lost
 //
 // Save writes into dir.orbax-checkpoint-tmp-<random> beside dir, syncs it, and renames it to
 // dir: a save that dies leaves no dir, and the temporary one is what Orbax, too, treats as
 // incomplete (Restore refuses it, ErrIncomplete). An existing dir is never overwritten
-// (ErrExists): save each step to its own directory. A missing chunk is ErrMissingChunk and a
-// chunk that does not decompress to its size is ErrCorrupt, each naming the file; zstd's frame
-// checksum, which this package writes, catches changed bytes.
+// (ErrExists): save each step to its own directory. A missing zarr v2 chunk (JAX writes them
+// all) is ErrMissingChunk, a missing zarr3 chunk the fill value, zero; a chunk that does not
+// decompress to its size is ErrCorrupt, each naming the file; zstd's frame checksum, which
+// this package writes, catches changed bytes (raw zarr3 chunks have no checksum).
 package checkpoint

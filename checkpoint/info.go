@@ -1,7 +1,6 @@
 package checkpoint
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
@@ -13,10 +12,11 @@ import (
 // ArrayInfo describes one array of a checkpoint, as `xlamesh ckpt ls` prints it.
 type ArrayInfo struct {
 	Name   string       // "" for a checkpoint that is one array
+	Format Format       // ZarrV2 or Zarr3
 	DType  dtypes.DType // element type
 	Shape  []int        // global shape
 	Chunks []int        // chunk shape: the shard shape at save time
-	Files  int          // chunk files present
+	Files  int          // chunk files present (zarr3 leaves out chunks of zeros)
 	Bytes  int64        // bytes on disk, metadata included
 }
 
@@ -31,15 +31,15 @@ func Info(dir string) ([]ArrayInfo, error) {
 		if err != nil || !d.IsDir() {
 			return err
 		}
-		z, dtype, err := readMeta(path)
-		if errors.Is(err, ErrFormat) && !exists(filepath.Join(path, metaName)) {
+		if !exists(filepath.Join(path, zarr2Meta)) && !exists(filepath.Join(path, zarr3Meta)) {
 			return nil // a directory of arrays, not an array
 		}
+		l, err := readMeta(path)
 		if err != nil {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, path)
-		info := ArrayInfo{Name: filepath.ToSlash(rel), DType: dtype, Shape: z.Shape, Chunks: z.Chunks}
+		info := ArrayInfo{Name: filepath.ToSlash(rel), Format: l.format, DType: l.dtype, Shape: l.shape, Chunks: l.chunks}
 		if info.Name == "." {
 			info.Name = ""
 		}
@@ -49,7 +49,7 @@ func Info(dir string) ([]ArrayInfo, error) {
 		}
 		for name, size := range entries {
 			info.Bytes += size
-			if name != metaName {
+			if name != zarr2Meta && name != zarr3Meta {
 				info.Files++
 			}
 		}

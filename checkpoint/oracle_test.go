@@ -47,12 +47,13 @@ type oracleArray struct {
 type oracleGolden struct {
 	TensorstoreVersion string `json:"tensorstore_version"`
 	Written            []struct {
-		Name  string            `json:"name"`
-		Mesh  []int             `json:"mesh"`
-		Axes  []string          `json:"axes"`
-		Spec  []any             `json:"spec"`
-		Array oracleArray       `json:"array"`
-		Files map[string]string `json:"files"`
+		Name   string            `json:"name"`
+		Format string            `json:"format"`
+		Mesh   []int             `json:"mesh"`
+		Axes   []string          `json:"axes"`
+		Spec   []any             `json:"spec"`
+		Array  oracleArray       `json:"array"`
+		Files  map[string]string `json:"files"`
 	} `json:"written"`
 	Read []struct {
 		Name     string `json:"name"`
@@ -71,10 +72,11 @@ type fixture struct {
 }
 
 type fixtureCase struct {
-	Name  string            `json:"name"`
-	DType string            `json:"dtype"`
-	Shape []int             `json:"shape"`
-	Files map[string]string `json:"files"`
+	Name   string            `json:"name"`
+	Format string            `json:"format"`
+	DType  string            `json:"dtype"`
+	Shape  []int             `json:"shape"`
+	Files  map[string]string `json:"files"`
 }
 
 func loadOracle(t *testing.T) oracleGolden {
@@ -220,16 +222,17 @@ func TestRestoresWhatJAXWrote(t *testing.T) {
 				assertArray(t, tc.Array, a, s.String())
 				if s.Equal(saved) {
 					again := filepath.Join(t.TempDir(), "again")
-					require.NoError(t, checkpoint.Save(ctx, again, a))
+					require.NoError(t, checkpoint.Save(ctx, again, a, checkpoint.WithFormat(formats[tc.Format])))
 					var want []string
 					for rel := range tc.Files {
 						want = append(want, rel)
 					}
 					sort.Strings(want)
 					assert.Equal(t, want, files(t, again))
-					meta, err := os.ReadFile(filepath.Join(again, ".zarray"))
+					metaFile := map[string]string{"zarr": ".zarray", "zarr3": "zarr.json"}[tc.Format]
+					meta, err := os.ReadFile(filepath.Join(again, metaFile))
 					require.NoError(t, err)
-					jaxMeta, err := base64.StdEncoding.DecodeString(tc.Files[".zarray"])
+					jaxMeta, err := base64.StdEncoding.DecodeString(tc.Files[metaFile])
 					require.NoError(t, err)
 					assert.Equal(t, string(jaxMeta), string(meta))
 				}
@@ -239,25 +242,36 @@ func TestRestoresWhatJAXWrote(t *testing.T) {
 	}
 }
 
+// formats are the golden's names of the formats.
+var formats = map[string]checkpoint.Format{"zarr": checkpoint.ZarrV2, "zarr3": checkpoint.Zarr3}
+
 // fixtureCases are the checkpoints xlamesh writes for JAX to read: each a dtype, shape, mesh
-// and spec; the values are pattern's.
+// and spec; the values are pattern's, the first zeros elements zero (in zarr3, chunks of
+// zeros are not written).
 var fixtureCases = []struct {
-	name  string
-	dtype dtypes.DType
-	shape []int
-	mesh  []int
-	spec  mesh.PartitionSpec
+	name   string
+	format checkpoint.Format
+	dtype  dtypes.DType
+	shape  []int
+	mesh   []int
+	spec   mesh.PartitionSpec
+	zeros  int
 }{
-	{"f32_tiles", dtypes.Float32, []int{8, 6}, []int{4, 2}, mesh.P("x", "y")},
-	{"bf16_rows", dtypes.BFloat16, []int{8, 4}, []int{4, 2}, mesh.P("x")},
-	{"i32_cols", dtypes.Int32, []int{4, 8}, []int{4, 2}, mesh.P(nil, "y")},
-	{"bool_rows", dtypes.Bool, []int{8}, []int{4, 2}, mesh.P("x")},
-	{"f16_replicated", dtypes.Float16, []int{8, 2}, []int{4, 2}, mesh.P()},
-	{"f32_scalar", dtypes.Float32, []int{}, []int{4, 2}, mesh.P()},
-	{"i4_rows", dtypes.S4, []int{8, 4}, []int{4, 2}, mesh.P("x")},
-	{"f8e4m3fn_flat", dtypes.F8E4M3FN, []int{16}, []int{4, 2}, mesh.P(mesh.Axes("x", "y"))},
-	{"c64_rows", dtypes.Complex64, []int{8, 2}, []int{4, 2}, mesh.P("x")},
-	{"i8_flat", dtypes.Int8, []int{16}, []int{4, 2}, mesh.P(mesh.Axes("y", "x"))},
+	{"f32_tiles", checkpoint.ZarrV2, dtypes.Float32, []int{8, 6}, []int{4, 2}, mesh.P("x", "y"), 0},
+	{"bf16_rows", checkpoint.ZarrV2, dtypes.BFloat16, []int{8, 4}, []int{4, 2}, mesh.P("x"), 0},
+	{"i32_cols", checkpoint.ZarrV2, dtypes.Int32, []int{4, 8}, []int{4, 2}, mesh.P(nil, "y"), 0},
+	{"bool_rows", checkpoint.ZarrV2, dtypes.Bool, []int{8}, []int{4, 2}, mesh.P("x"), 0},
+	{"f16_replicated", checkpoint.ZarrV2, dtypes.Float16, []int{8, 2}, []int{4, 2}, mesh.P(), 0},
+	{"f32_scalar", checkpoint.ZarrV2, dtypes.Float32, []int{}, []int{4, 2}, mesh.P(), 0},
+	{"i4_rows", checkpoint.ZarrV2, dtypes.S4, []int{8, 4}, []int{4, 2}, mesh.P("x"), 0},
+	{"f8e4m3fn_flat", checkpoint.ZarrV2, dtypes.F8E4M3FN, []int{16}, []int{4, 2}, mesh.P(mesh.Axes("x", "y")), 0},
+	{"c64_rows", checkpoint.ZarrV2, dtypes.Complex64, []int{8, 2}, []int{4, 2}, mesh.P("x"), 0},
+	{"i8_flat", checkpoint.ZarrV2, dtypes.Int8, []int{16}, []int{4, 2}, mesh.P(mesh.Axes("y", "x")), 0},
+	{"z3_f32_rows", checkpoint.Zarr3, dtypes.Float32, []int{8, 6}, []int{4, 2}, mesh.P("x"), 24},
+	{"z3_bf16_tiles", checkpoint.Zarr3, dtypes.BFloat16, []int{8, 4}, []int{4, 2}, mesh.P("x", "y"), 0},
+	{"z3_i32_zeros", checkpoint.Zarr3, dtypes.Int32, []int{4, 8}, []int{4, 2}, mesh.P("y"), 32},
+	{"z3_bool_scalar", checkpoint.Zarr3, dtypes.Bool, []int{}, []int{4, 2}, mesh.P(), 0},
+	{"z3_i4_cols", checkpoint.Zarr3, dtypes.S4, []int{2, 8}, []int{4, 2}, mesh.P(nil, "x"), 0},
 }
 
 // pattern returns n elements of dtype d, element i from (i*7+3) % 17 - 8: exact in every type
@@ -294,6 +308,13 @@ func pattern(d dtypes.DType, n int) []byte {
 	return out
 }
 
+// fixtureValues returns pattern(d, n) with its first zeros elements zero.
+func fixtureValues(d dtypes.DType, n, zeros int) []byte {
+	out := pattern(d, n)
+	clear(out[:zeros*shapes.ElementBytes(d)])
+	return out
+}
+
 // half returns the float16 bits of f, a multiple of 1/8 in [-1, 1] (exact in float16).
 func half(f float32) uint16 {
 	if f == 0 {
@@ -315,12 +336,13 @@ func writeFixture(t *testing.T, c *pjrt.Client) fixture {
 			n *= s
 		}
 		s := sharding(t, c, tc.mesh, []string{"x", "y"}, tc.spec)
-		a, err := jit.PutBytes(c, tc.dtype, tc.shape, pattern(tc.dtype, n), s)
+		a, err := jit.PutBytes(c, tc.dtype, tc.shape, fixtureValues(tc.dtype, n, tc.zeros), s)
 		require.NoError(t, err, tc.name)
 		dir := filepath.Join(t.TempDir(), tc.name)
-		require.NoError(t, checkpoint.Save(context.Background(), dir, a), tc.name)
+		require.NoError(t, checkpoint.Save(context.Background(), dir, a, checkpoint.WithFormat(tc.format)), tc.name)
 		require.NoError(t, a.Close())
-		fc := fixtureCase{Name: tc.name, DType: shapes.NumPyName(tc.dtype), Shape: tc.shape, Files: map[string]string{}}
+		fc := fixtureCase{Name: tc.name, Format: tc.format.String(), DType: shapes.NumPyName(tc.dtype), Shape: tc.shape,
+			Files: map[string]string{}}
 		for _, rel := range files(t, dir) {
 			raw, err := os.ReadFile(filepath.Join(dir, rel))
 			require.NoError(t, err)
@@ -359,7 +381,7 @@ func TestJAXRestoresWhatXlameshWrote(t *testing.T) {
 		for _, s := range tc.shape {
 			n *= s
 		}
-		want := pattern(tc.dtype, n)
+		want := fixtureValues(tc.dtype, n, tc.zeros)
 		for _, rs := range r.Restored {
 			what := tc.name + " restored by JAX on " + specOf(rs.Spec).String()
 			require.Equal(t, shapes.NumPyName(tc.dtype), rs.Array.DType, what)

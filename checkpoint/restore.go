@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/gomlx/gopjrt/dtypes"
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/xlamesh/xlamesh/jit"
@@ -78,47 +77,50 @@ func checkComplete(dir string) error {
 	return nil
 }
 
-// readMeta reads and checks an array directory's .zarray.
-func readMeta(dir string) (zarray, dtypes.DType, error) {
-	path := filepath.Join(dir, metaName)
-	text, err := os.ReadFile(path)
-	if err != nil {
+// readMeta reads and checks an array directory's metadata: .zarray (zarr v2) or zarr.json
+// (zarr3).
+func readMeta(dir string) (layout, error) {
+	for _, name := range []string{zarr2Meta, zarr3Meta} {
+		path := filepath.Join(dir, name)
+		text, err := os.ReadFile(path)
 		if errors.Is(err, fs.ErrNotExist) {
-			return zarray{}, 0, fmt.Errorf("%w: no %s", ErrFormat, path)
+			continue
 		}
-		return zarray{}, 0, err
+		if err != nil {
+			return layout{}, err
+		}
+		parse := parseZarray
+		if name == zarr3Meta {
+			parse = parseZarr3
+		}
+		l, err := parse(text)
+		if err != nil {
+			return l, fmt.Errorf("%s: %w", path, err)
+		}
+		return l, nil
 	}
-	z, d, err := parseZarray(text)
-	if err != nil {
-		return z, d, fmt.Errorf("%s: %w", path, err)
-	}
-	return z, d, nil
+	return layout{}, fmt.Errorf("%w: no %s or %s in %s", ErrFormat, zarr2Meta, zarr3Meta, dir)
 }
 
 // restoreArray reads the zarr array in dir onto sharding s.
 func restoreArray(ctx context.Context, dir string, c *pjrt.Client, s mesh.NamedSharding) (*jit.Array, error) {
-	z, dtype, err := readMeta(dir)
+	l, err := readMeta(dir)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.CheckShape(z.Shape); err != nil {
-		return nil, fmt.Errorf("%s: %w: stored shape %v: %w", dir, ErrShape, z.Shape, err)
+	if err := s.CheckShape(l.shape); err != nil {
+		return nil, fmt.Errorf("%s: %w: stored shape %v: %w", dir, ErrShape, l.shape, err)
 	}
-	r := &chunkReader{dir: dir, meta: z, elem: shapes.ElementBytes(dtype), cache: map[string][]byte{}}
-	chunkBytes := r.elem
-	for _, n := range z.Chunks {
-		chunkBytes *= n
-	}
-	r.size = chunkBytes
-	if z.Compressor != nil {
+	r := &chunkReader{dir: dir, layout: l, elem: shapes.ElementBytes(l.dtype), size: l.chunkBytes(), cache: map[string][]byte{}}
+	if l.zstd {
 		r.dec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1),
-			zstd.WithDecoderMaxMemory(uint64(max(chunkBytes, 1<<16)))) // a chunk never decodes past its size
+			zstd.WithDecoderMaxMemory(uint64(max(r.size, 1<<16)))) // a chunk never decodes past its size
 		if err != nil {
 			return nil, err
 		}
 		defer r.dec.Close()
 	}
-	return jit.FromCallbackBytes(c, z.Shape, dtype, s, func(index mesh.Index) ([]byte, error) {
+	return jit.FromCallbackBytes(c, l.shape, l.dtype, s, func(index mesh.Index) ([]byte, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -128,12 +130,12 @@ func restoreArray(ctx context.Context, dir string, c *pjrt.Client, s mesh.NamedS
 
 // chunkReader reads the chunks of one zarr array, each once.
 type chunkReader struct {
-	dir   string
-	meta  zarray
-	elem  int // bytes per element
-	size  int // bytes per chunk
-	dec   *zstd.Decoder
-	cache map[string][]byte
+	dir    string
+	layout layout
+	elem   int // bytes per element
+	size   int // bytes per chunk
+	dec    *zstd.Decoder
+	cache  map[string][]byte
 }
 
 // block returns the row-major bytes of the global array's part index, from the chunks that
@@ -150,7 +152,7 @@ func (r *chunkReader) block(index mesh.Index) ([]byte, error) {
 	if size == 0 {
 		return out, nil
 	}
-	chunks := r.meta.Chunks
+	chunks := r.layout.chunks
 	// Walk the grid positions of the chunks that overlap index, last dimension fastest.
 	lo, hi := make([]int, rank), make([]int, rank)
 	for d, rg := range index {
@@ -186,12 +188,17 @@ func (r *chunkReader) block(index mesh.Index) ([]byte, error) {
 
 // chunk returns the uncompressed bytes of the chunk at grid position pos.
 func (r *chunkReader) chunk(pos []int) ([]byte, error) {
-	key := chunkKey(pos, r.meta.DimensionSeparator)
+	key := r.layout.key(pos)
 	if data, ok := r.cache[key]; ok {
 		return data, nil
 	}
 	path := filepath.Join(r.dir, filepath.FromSlash(key))
 	raw, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) && r.layout.sparse {
+		data := make([]byte, r.size) // a chunk equal to the fill value, zero, is not written
+		r.cache[key] = data
+		return data, nil
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%w: %s", ErrMissingChunk, path)
@@ -199,14 +206,14 @@ func (r *chunkReader) chunk(pos []int) ([]byte, error) {
 		return nil, err
 	}
 	data := raw
-	if r.dec != nil {
+	if r.layout.zstd {
 		data, err = r.dec.DecodeAll(raw, make([]byte, 0, r.size))
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, path, err)
 		}
 	}
 	if len(data) != r.size {
-		return nil, fmt.Errorf("%w: %s holds %d bytes, a chunk of %v is %d", ErrCorrupt, path, len(data), r.meta.Chunks, r.size)
+		return nil, fmt.Errorf("%w: %s holds %d bytes, a chunk of %v is %d", ErrCorrupt, path, len(data), r.layout.chunks, r.size)
 	}
 	r.cache[key] = data
 	return data, nil

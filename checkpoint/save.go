@@ -10,12 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/xlamesh/xlamesh/jit"
+	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/shapes"
 	"github.com/xlamesh/xlamesh/tree"
 )
@@ -24,12 +26,22 @@ import (
 // "incomplete".
 const tmpMark = ".orbax-checkpoint-tmp"
 
+// Option configures Save and SaveAsync.
+type Option func(*options)
+
+type options struct {
+	format Format
+}
+
+// WithFormat writes the arrays in format f (ZarrV2 by default). Restore reads either.
+func WithFormat(f Format) Option { return func(o *options) { o.format = f } }
+
 // Save writes the arrays of t, a tree of *jit.Array (package tree: a struct, slice or map of
 // them, or one array), to the new directory dir, as described in the package doc. It returns
 // once the checkpoint is committed (renamed to dir) or the save failed, in which case dir does
 // not exist. Save is SaveAsync followed by Wait.
-func Save(ctx context.Context, dir string, t any) error {
-	p, err := SaveAsync(ctx, dir, t)
+func Save(ctx context.Context, dir string, t any, opts ...Option) error {
+	p, err := SaveAsync(ctx, dir, t, opts...)
 	if err != nil {
 		return err
 	}
@@ -60,7 +72,14 @@ func (p *Pending) Dir() string { return p.dir }
 // memory, and returns while the files are compressed and written in the background, so a
 // training loop can run its next steps meanwhile. Cancelling ctx stops the writing; the
 // temporary directory is removed and Wait returns ctx's error.
-func SaveAsync(ctx context.Context, dir string, t any) (*Pending, error) {
+func SaveAsync(ctx context.Context, dir string, t any, opts ...Option) (*Pending, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.format != ZarrV2 && o.format != Zarr3 {
+		return nil, fmt.Errorf("checkpoint: save %s: %w: %v", dir, ErrFormat, o.format)
+	}
 	arrays, def, err := tree.Flatten[*jit.Array](t)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: save %s: %w", dir, err)
@@ -79,7 +98,7 @@ func SaveAsync(ctx context.Context, dir string, t any) (*Pending, error) {
 	}
 	items := make([]item, len(arrays))
 	for i, a := range arrays {
-		if items[i], err = hostCopy(a, names[i]); err != nil {
+		if items[i], err = hostCopy(a, names[i], o.format); err != nil {
 			return nil, fmt.Errorf("checkpoint: save %s: %s: %w", dir, show(names[i]), err)
 		}
 	}
@@ -104,9 +123,11 @@ func show(name string) string {
 
 // item is one array of a save, in host memory: its metadata and the chunks this process writes.
 type item struct {
-	name   string
-	meta   zarray
-	chunks []chunk
+	name     string
+	metaName string // .zarray or zarr.json
+	meta     []byte
+	layout   layout
+	chunks   []chunk
 }
 
 // chunk is one chunk's key and uncompressed bytes.
@@ -115,21 +136,22 @@ type chunk struct {
 	data []byte
 }
 
-// hostCopy copies the shards of a whose first replica this process holds to host memory.
-func hostCopy(a *jit.Array, name string) (item, error) {
+// hostCopy copies the shards of a whose first replica this process holds to host memory and
+// cuts them into the chunks of format f.
+func hostCopy(a *jit.Array, name string, f Format) (item, error) {
 	if a == nil {
 		return item{}, fmt.Errorf("%w: a nil array", jit.ErrNil)
-	}
-	dtype, err := zarrDType(a.DType())
-	if err != nil {
-		return item{}, err
 	}
 	shape, s := a.Shape(), a.Sharding()
 	shardShape, err := s.ShardShape(shape)
 	if err != nil {
 		return item{}, err
 	}
-	it := item{name: name, meta: newZarray(dtype, shape, shardShape)}
+	l, metaName, meta, err := newLayout(f, a.DType(), shape, shardShape)
+	if err != nil {
+		return item{}, err
+	}
+	it := item{name: name, metaName: metaName, meta: meta, layout: l}
 	all, err := s.Shards(shape)
 	if err != nil {
 		return item{}, err
@@ -140,6 +162,7 @@ func hostCopy(a *jit.Array, name string) (item, error) {
 			firsts++
 		}
 	}
+	elem := shapes.ElementBytes(a.DType())
 	size := shapes.Make(a.DType(), shardShape...).Bytes()
 	mine := 0
 	for _, sh := range a.AddressableShards() {
@@ -150,21 +173,75 @@ func hostCopy(a *jit.Array, name string) (item, error) {
 		if size == 0 {
 			continue // an empty array has no chunk to write
 		}
-		pos := make([]int, len(shardShape))
-		for d, r := range sh.Index {
-			pos[d] = r.Start / shardShape[d]
-		}
 		data := make([]byte, size)
 		if err := sh.Data.CopyToHost(data); err != nil {
 			return item{}, fmt.Errorf("shard %v on %s: %w", sh.Index, sh.Device, err)
 		}
-		it.chunks = append(it.chunks, chunk{key: chunkKey(pos, it.meta.DimensionSeparator), data: data})
+		it.chunks = append(it.chunks, l.cut(sh.Index, shardShape, data, elem)...)
 	}
 	if mine != firsts {
 		return item{}, fmt.Errorf("%w: this process holds %d of its %d shards (a save across processes is not supported yet)",
 			ErrIncomplete, mine, firsts)
 	}
 	return it, nil
+}
+
+// cut returns the chunks of the shard at index (of shape shardShape, row-major bytes data):
+// the shard itself when it is one chunk, else each chunk copied out; in a sparse layout,
+// chunks of zero bytes (the fill value) are left out.
+func (l layout) cut(index mesh.Index, shardShape []int, data []byte, elem int) []chunk {
+	rank := len(shardShape)
+	lo, n := make([]int, rank), make([]int, rank)
+	for d, r := range index {
+		lo[d], n[d] = r.Start/l.chunks[d], shardShape[d]/l.chunks[d]
+	}
+	var out []chunk
+	pos := make([]int, rank)
+	for {
+		grid := make([]int, rank)
+		for d := range rank {
+			grid[d] = lo[d] + pos[d]
+		}
+		block := data
+		if !slices.Equal(shardShape, l.chunks) {
+			block = make([]byte, len(data)/product(n))
+			at := make([]int, rank)
+			for d := range rank {
+				at[d] = pos[d] * l.chunks[d]
+			}
+			copyBox(block, l.chunks, make([]int, rank), data, shardShape, at, l.chunks, elem)
+		}
+		if !l.sparse || !allZero(block) {
+			out = append(out, chunk{key: l.key(grid), data: block})
+		}
+		d := rank - 1
+		for ; d >= 0; d-- {
+			if pos[d]++; pos[d] < n[d] {
+				break
+			}
+			pos[d] = 0
+		}
+		if d < 0 {
+			return out
+		}
+	}
+}
+
+func product(dims []int) int {
+	n := 1
+	for _, d := range dims {
+		n *= d
+	}
+	return n
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // write writes the items into a temporary directory beside dir, syncs it and renames it to
@@ -220,14 +297,16 @@ func writeItems(ctx context.Context, root string, items []item) error {
 	var jobs []job
 	for _, it := range items {
 		d := filepath.Join(root, it.name)
-		if it.name != "" {
-			if err := os.MkdirAll(d, 0o755); err != nil {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+		jobs = append(jobs, job{path: filepath.Join(d, it.metaName), data: it.meta, raw: true})
+		for _, c := range it.chunks {
+			p := filepath.Join(d, filepath.FromSlash(c.key))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 				return err
 			}
-		}
-		jobs = append(jobs, job{path: filepath.Join(d, metaName), data: it.meta.encode(), raw: true})
-		for _, c := range it.chunks {
-			jobs = append(jobs, job{path: filepath.Join(d, c.key), data: c.data})
+			jobs = append(jobs, job{path: p, data: c.data, raw: !it.layout.zstd})
 		}
 	}
 	work := make(chan job)

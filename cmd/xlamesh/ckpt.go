@@ -18,8 +18,8 @@ func ckpt(w io.Writer, args []string) error {
 	format := fs.String("format", "table", "table or json")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: xlamesh ckpt ls [-format table|json] DIR\n\n"+
-			"List the arrays of a checkpoint (package checkpoint's, or JAX's array_serialization zarr\n"+
-			"arrays): name, dtype, shape, chunk shape (the shards at save time), chunk files and bytes.")
+			"List the arrays of a checkpoint (package checkpoint's, or JAX's zarr and zarr3 arrays): name,\n"+
+			"format, dtype, shape, chunk shape (the shards at save time), chunk files and bytes.")
 		fs.PrintDefaults()
 	}
 	if len(args) == 0 || args[0] != "ls" {
@@ -46,6 +46,7 @@ func ckpt(w io.Writer, args []string) error {
 	if *format == "json" {
 		type row struct {
 			Name   string `json:"name"`
+			Format string `json:"format"`
 			DType  string `json:"dtype"`
 			Shape  []int  `json:"shape"`
 			Chunks []int  `json:"chunks"`
@@ -54,24 +55,24 @@ func ckpt(w io.Writer, args []string) error {
 		}
 		rows := make([]row, len(infos))
 		for i, in := range infos {
-			rows[i] = row{in.Name, shapes.NumPyName(in.DType), in.Shape, in.Chunks, in.Files, in.Bytes}
+			rows[i] = row{in.Name, in.Format.String(), shapes.NumPyName(in.DType), in.Shape, in.Chunks, in.Files, in.Bytes}
 		}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rows)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tDTYPE\tSHAPE\tCHUNKS\tFILES\tBYTES")
+	fmt.Fprintln(tw, "NAME\tFORMAT\tDTYPE\tSHAPE\tCHUNKS\tFILES\tBYTES")
 	var total int64
 	for _, in := range infos {
 		name := in.Name
 		if name == "" {
 			name = "."
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\n", name, shapes.NumPyName(in.DType),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\n", name, in.Format, shapes.NumPyName(in.DType),
 			shapes.PyTuple(in.Shape), shapes.PyTuple(in.Chunks), in.Files, in.Bytes)
 		total += in.Bytes
 	}
-	fmt.Fprintf(tw, "%d arrays\t\t\t\t\t%d\n", len(infos), total)
+	fmt.Fprintf(tw, "%d arrays\t\t\t\t\t\t%d\n", len(infos), total)
 	return tw.Flush()
 }

@@ -37,9 +37,9 @@ func TestCkptLs(t *testing.T) {
 	require.NoError(t, ckpt(&out, []string{"ls", dir}))
 	lines := bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n"))
 	require.Len(t, lines, 4, out.String())
-	assert.Regexp(t, `^NAME +DTYPE +SHAPE +CHUNKS +FILES +BYTES$`, string(lines[0]))
-	assert.Regexp(t, `^b +int32 +\(4,\) +\(4,\) +1 +\d+$`, string(lines[1]))
-	assert.Regexp(t, `^w +float32 +\(8, 4\) +\(2, 4\) +4 +\d+$`, string(lines[2]))
+	assert.Regexp(t, `^NAME +FORMAT +DTYPE +SHAPE +CHUNKS +FILES +BYTES$`, string(lines[0]))
+	assert.Regexp(t, `^b +zarr +int32 +\(4,\) +\(4,\) +1 +\d+$`, string(lines[1]))
+	assert.Regexp(t, `^w +zarr +float32 +\(8, 4\) +\(2, 4\) +4 +\d+$`, string(lines[2]))
 	assert.Regexp(t, `^2 arrays +\d+$`, string(lines[3]))
 
 	out.Reset()

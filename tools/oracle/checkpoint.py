@@ -4,11 +4,14 @@ generate() returns the document generate.py writes to OUTDIR/checkpoint.json:
 
 - "written": what jax.experimental.array_serialization.serialization writes (JAX 0.12.0.1,
   tensorstore 0.1.86: the zarr driver, zarr v2, zstd, the plain "file" kvstore) for one
-  sharded array per case, which xlamesh must restore. Each case:
-  {"name", "mesh": [4, 2], "axes": ["x", "y"], "spec": [...], "array": array, "files":
-  {relpath: base64}}. The spec is the PartitionSpec, an entry per sharded dimension (null, an
+  sharded array per case, which xlamesh must restore; and, for the CASES3 cases, what JAX's
+  zarr3 driver writes on plain files (tensorstore_impl.get_tensorstore_spec(path,
+  ocdbt=False, driver="zarr3", arr=a): raw little-endian chunks under c/, chunks of zeros
+  not written; their leading rows are zeros to show it). Each case: {"name", "format":
+  "zarr" or "zarr3", "mesh": [4, 2], "axes": ["x", "y"], "spec": [...], "array": array,
+  "files": {relpath: base64}}. The spec is the PartitionSpec, an entry per sharded dimension (null, an
   axis name, or a list of names for a tuple entry; [] when replicated). The array is case k's
-  (its index in CASES): floats the pattern of vjp.py with k and scale 8 in the case's type
+  (its index in CASES followed by CASES3): floats the pattern of vjp.py with k and scale 8 in the case's type
   (exact in bfloat16, float16 and float8_e4m3fn); complex64 the pattern k plus 1j times the
   pattern k+1 (scale 8); integers the pattern with scale 1 (-8..8), for int4 with 8 taken down to
   7; bool the pattern (scale 8) > 0. It is put on jax.make_mesh(mesh, axes) (the 8 CPU
@@ -20,8 +23,8 @@ generate() returns the document generate.py writes to OUTDIR/checkpoint.json:
   each. Each checkpoint is read back by JAX with its own sharding and must give the array's
   bits again.
 - "read": what JAX restores from checkpoints xlamesh wrote: the cases of
-  testdata/checkpoint/xlamesh.json ({"cases": [{"name", "dtype" (a numpy dtype name),
-  "shape", "files": {relpath: base64}}]}; the environment variable
+  testdata/checkpoint/xlamesh.json ({"cases": [{"name", "format" ("zarr" or "zarr3"),
+  "dtype" (a numpy dtype name), "shape", "files": {relpath: base64}}]}; the environment variable
   XLAMESH_ORACLE_CHECKPOINT_FIXTURE names another file of that form, for work on this
   generator). Each case's files are laid out in a directory of its name and restored with
   GlobalAsyncCheckpointManager().deserialize(shardings, specs, global_shapes, dtypes) for
@@ -49,7 +52,7 @@ import jax
 import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
-from jax.experimental.array_serialization import serialization
+from jax.experimental.array_serialization import serialization, tensorstore_impl
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
@@ -82,6 +85,16 @@ CASES = [
     ("f8e4m3fn_rows", "float8_e4m3fn", [8, 2], ["x"]),
     ("i4_rows", "int4", [8, 4], ["x"]),
     ("c64_rows", "complex64", [8, 2], ["x"]),
+]
+
+# The zarr3 cases (the layout JAX's zarr3 driver writes on plain files): name, dtype, shape,
+# spec, and how many leading rows are zeros (chunks of zeros are not written).
+CASES3 = [
+    ("z3_f32_rows", "float32", [8, 6], ["x", None], 4),
+    ("z3_bf16_tiles", "bfloat16", [8, 4], ["x", "y"], 0),
+    ("z3_i32_zeros", "int32", [4, 8], ["x"], 4),
+    ("z3_bool_scalar", "bool", [], [], 0),
+    ("z3_i4_cols", "int4", [2, 8], [None, "y"], 0),
 ]
 
 
@@ -120,9 +133,17 @@ def files_of(path):
     return dict(sorted(out.items()))
 
 
-def restore(path, sharding, shape, dtype):
+def spec_of(path, fmt, a=None):
+    """The tensorstore spec JAX uses for an array at path in format fmt ("zarr" or "zarr3"),
+    with the array's metadata when a is given (as JAX writes it)."""
+    if fmt == "zarr":
+        return serialization.get_tensorstore_spec(path)
+    return tensorstore_impl.get_tensorstore_spec(path, ocdbt=False, driver="zarr3", arr=a)
+
+
+def restore(path, sharding, shape, dtype, fmt="zarr"):
     m = serialization.GlobalAsyncCheckpointManager()
-    [a] = m.deserialize([sharding], [serialization.get_tensorstore_spec(path)],
+    [a] = m.deserialize([sharding], [spec_of(path, fmt)],
                         global_shapes=[tuple(shape)], dtypes=[dtype])
     return a
 
@@ -138,19 +159,23 @@ def check_shards(name, a):
 
 def written(tmp):
     mesh = jax.make_mesh(MESH, AXES)
+    cases = [(name, dtype, shape, spec, 0, "zarr") for name, dtype, shape, spec in CASES]
+    cases += [(name, dtype, shape, spec, zeros, "zarr3") for name, dtype, shape, spec, zeros in CASES3]
     out = []
-    for k, (name, dtype, shape, spec) in enumerate(CASES):
+    for k, (name, dtype, shape, spec, zeros, fmt) in enumerate(cases):
         x = value(k, dtype, shape)
+        if zeros:
+            x[:zeros] = 0
         s = NamedSharding(mesh, to_p(spec))
         a = jax.device_put(x, s)
         path = os.path.join(tmp, "written", name)
         m = serialization.GlobalAsyncCheckpointManager()
-        m.serialize([a], [serialization.get_tensorstore_spec(path)], on_commit_callback=lambda: None)
+        m.serialize([a], [spec_of(path, fmt, a)], on_commit_callback=lambda: None)
         m.wait_until_finished()
-        back = check_shards(name, restore(path, s, shape, jnp.dtype(dtype)))
+        back = check_shards(name, restore(path, s, shape, jnp.dtype(dtype), fmt))
         if not same(back, x):
             raise CheckpointError("checkpoint %s: JAX reads back other bits than it wrote" % name)
-        out.append({"name": name, "mesh": list(MESH), "axes": list(AXES), "spec": spec,
+        out.append({"name": name, "format": fmt, "mesh": list(MESH), "axes": list(AXES), "spec": spec,
                     "array": arr(x), "files": files_of(path)})
     return out
 
@@ -185,12 +210,12 @@ def read(tmp, fixture):
             os.makedirs(os.path.dirname(full), exist_ok=True)
             with open(full, "wb") as fh:
                 fh.write(base64.b64decode(b64))
-        shape, dtype = case["shape"], jnp.dtype(case["dtype"])
+        shape, dtype, fmt = case["shape"], jnp.dtype(case["dtype"]), case.get("format", "zarr")
         restored, first = [], None
         for mshape, axes, spec in targets(shape):
             s = NamedSharding(jax.make_mesh(mshape, axes), to_p(spec))
             try:
-                got = check_shards(name, restore(path, s, shape, dtype))
+                got = check_shards(name, restore(path, s, shape, dtype, fmt))
             except CheckpointError:
                 raise
             except Exception as e:  # noqa: BLE001 - JAX's refusal is the finding
