@@ -32,4 +32,13 @@
 // all) is ErrMissingChunk, a missing zarr3 chunk the fill value, zero; a chunk that does not
 // decompress to its size is ErrCorrupt, each naming the file; zstd's frame checksum, which
 // this package writes, catches changed bytes (raw zarr3 chunks have no checksum).
+//
+// # Across processes
+//
+// In a job of several processes (package distributed), every process calls Save with
+// WithJob(job), the same directory on a shared file system and a tree of the same structure:
+// each writes the chunks of the shards whose first replica it holds, process 0 the metadata,
+// and process 0 commits once every process has reported its part written through the job's
+// store; a process lost mid-save fails the save everywhere and nothing is committed. Restore
+// needs nothing more: each process reads the chunks of its own devices' shards.
 package checkpoint

@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -31,10 +33,33 @@ type Option func(*options)
 
 type options struct {
 	format Format
+	job    Job
 }
 
 // WithFormat writes the arrays in format f (ZarrV2 by default). Restore reads either.
 func WithFormat(f Format) Option { return func(o *options) { o.format = f } }
+
+// Job is what a save across the processes of a job needs of it; *distributed.Job has it.
+type Job interface {
+	ProcessID() int
+	NumProcesses() int
+	// Barrier waits for every process at the named barrier (each name counted per call).
+	Barrier(ctx context.Context, name string) error
+	// PutContext and GetContext set and wait for a key of the job's store.
+	PutContext(ctx context.Context, key string, value []byte) error
+	GetContext(ctx context.Context, key string) ([]byte, error)
+}
+
+// WithJob saves across the processes of j: every process calls Save with the same directory
+// (on a file system they share) and a tree of the same structure, and writes the chunks of
+// the shards whose first replica it holds; process 0 writes the metadata. Process 0 commits
+// (renames the temporary directory) once every process has written and said so through the
+// job's store, and the others return once it has: with nil when it committed, with an error
+// otherwise. A process lost mid-save fails the save on every other process (the barriers
+// end); the checkpoint is then not committed, and the temporary directory is removed by
+// process 0 or, if process 0 is the one lost, left for Restore to refuse (ErrIncomplete).
+// Without WithJob every shard must be addressable by this process.
+func WithJob(j Job) Option { return func(o *options) { o.job = j } }
 
 // Save writes the arrays of t, a tree of *jit.Array (package tree: a struct, slice or map of
 // them, or one array), to the new directory dir, as described in the package doc. It returns
@@ -98,14 +123,18 @@ func SaveAsync(ctx context.Context, dir string, t any, opts ...Option) (*Pending
 	}
 	items := make([]item, len(arrays))
 	for i, a := range arrays {
-		if items[i], err = hostCopy(a, names[i], o.format); err != nil {
+		if items[i], err = hostCopy(a, names[i], o.format, o.job != nil); err != nil {
 			return nil, fmt.Errorf("checkpoint: save %s: %s: %w", dir, show(names[i]), err)
 		}
 	}
 	p := &Pending{dir: dir, done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
-		p.err = write(ctx, dir, items)
+		if o.job == nil {
+			p.err = write(ctx, dir, items)
+		} else {
+			p.err = writeJob(ctx, dir, items, o.job, attempt(dir))
+		}
 		if p.err != nil {
 			p.err = fmt.Errorf("checkpoint: save %s: %w", dir, p.err)
 		}
@@ -138,7 +167,7 @@ type chunk struct {
 
 // hostCopy copies the shards of a whose first replica this process holds to host memory and
 // cuts them into the chunks of format f.
-func hostCopy(a *jit.Array, name string, f Format) (item, error) {
+func hostCopy(a *jit.Array, name string, f Format, multi bool) (item, error) {
 	if a == nil {
 		return item{}, fmt.Errorf("%w: a nil array", jit.ErrNil)
 	}
@@ -179,8 +208,8 @@ func hostCopy(a *jit.Array, name string, f Format) (item, error) {
 		}
 		it.chunks = append(it.chunks, l.cut(sh.Index, shardShape, data, elem)...)
 	}
-	if mine != firsts {
-		return item{}, fmt.Errorf("%w: this process holds %d of its %d shards (a save across processes is not supported yet)",
+	if !multi && mine != firsts {
+		return item{}, fmt.Errorf("%w: this process holds %d of its %d shards (a save across processes needs WithJob)",
 			ErrIncomplete, mine, firsts)
 	}
 	return it, nil
@@ -260,7 +289,7 @@ func write(ctx context.Context, dir string, items []item) error {
 	if err := os.Mkdir(tmp, 0o755); err != nil {
 		return err
 	}
-	err := writeItems(ctx, tmp, items)
+	err := writeItems(ctx, tmp, items, true)
 	if err == nil {
 		err = syncDir(tmp)
 	}
@@ -272,6 +301,112 @@ func write(ctx context.Context, dir string, items []item) error {
 		}
 	}
 	_ = os.RemoveAll(tmp)
+	return err
+}
+
+// attempts counts this process's saves per directory: every process of a job counts the same,
+// so the keys of a save's statuses are fresh even when a failed save is tried again.
+var attempts = struct {
+	sync.Mutex
+	n map[string]int
+}{n: map[string]int{}}
+
+func attempt(dir string) int {
+	attempts.Lock()
+	defer attempts.Unlock()
+	attempts.n[dir]++
+	return attempts.n[dir]
+}
+
+// writeJob is write across the processes of job: process 0 makes the temporary directory,
+// every process writes its chunks into it and puts its status, and process 0 commits if every
+// status is ok and puts whether it did.
+func writeJob(ctx context.Context, dir string, items []item, job Job, try int) error {
+	parent, base := filepath.Split(filepath.Clean(dir))
+	if parent == "" {
+		parent = "."
+	}
+	tmp := filepath.Join(parent, base+tmpMark+"-job")
+	me, lead := job.ProcessID(), job.ProcessID() == 0
+	sum := sha256.Sum256([]byte(filepath.Clean(dir)))
+	key := fmt.Sprintf("checkpoint/%s/%d/", hex.EncodeToString(sum[:12]), try)
+	barrier := func(step string) error { return job.Barrier(ctx, key+step) }
+
+	var err error
+	if lead {
+		_ = os.RemoveAll(tmp) // a job's save that died before
+		if err = os.MkdirAll(parent, 0o755); err == nil {
+			err = os.Mkdir(tmp, 0o755)
+		}
+	}
+	if berr := barrier("start"); berr != nil {
+		return cleanUp(lead, tmp, berr)
+	}
+	if _, serr := os.Stat(tmp); err == nil && serr != nil {
+		err = fmt.Errorf("process 0's temporary directory: %w", serr)
+	}
+	if err == nil {
+		err = writeItems(ctx, tmp, items, lead)
+	}
+	if err == nil {
+		err = syncDir(tmp)
+	}
+	status := "ok"
+	if err != nil {
+		status = err.Error()
+	}
+	if perr := job.PutContext(ctx, key+"status/"+strconv.Itoa(me), []byte(status)); perr != nil {
+		return cleanUp(lead, tmp, errors.Join(err, perr))
+	}
+	if berr := barrier("written"); berr != nil {
+		return cleanUp(lead, tmp, errors.Join(err, berr))
+	}
+	if lead {
+		for p := 0; p < job.NumProcesses() && err == nil; p++ {
+			v, gerr := job.GetContext(ctx, key+"status/"+strconv.Itoa(p))
+			switch {
+			case gerr != nil:
+				err = gerr
+			case string(v) != "ok":
+				err = fmt.Errorf("process %d: %s", p, v)
+			}
+		}
+		if err == nil {
+			if _, statErr := os.Lstat(dir); statErr == nil {
+				err = ErrExists // made while this save was writing
+			} else if err = os.Rename(tmp, dir); err == nil {
+				err = syncOne(parent)
+			}
+		}
+		commit := "ok"
+		if err != nil {
+			_ = os.RemoveAll(tmp)
+			commit = err.Error()
+		}
+		if perr := job.PutContext(ctx, key+"commit", []byte(commit)); perr != nil && err == nil {
+			err = perr
+		}
+	}
+	if berr := barrier("committed"); berr != nil && err == nil {
+		err = berr
+	}
+	if !lead && err == nil {
+		v, gerr := job.GetContext(ctx, key+"commit")
+		switch {
+		case gerr != nil:
+			err = gerr
+		case string(v) != "ok":
+			err = fmt.Errorf("%w: process 0 did not commit: %s", ErrIncomplete, v)
+		}
+	}
+	return err
+}
+
+// cleanUp removes a job's temporary directory on process 0 and returns err.
+func cleanUp(lead bool, tmp string, err error) error {
+	if lead {
+		_ = os.RemoveAll(tmp)
+	}
 	return err
 }
 
@@ -288,7 +423,7 @@ var encoder = sync.OnceValue(func() *zstd.Encoder {
 
 // writeItems writes every array's directory and files under root, chunks compressed on all
 // cores.
-func writeItems(ctx context.Context, root string, items []item) error {
+func writeItems(ctx context.Context, root string, items []item, lead bool) error {
 	type job struct {
 		path string
 		data []byte
@@ -300,7 +435,9 @@ func writeItems(ctx context.Context, root string, items []item) error {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
 		}
-		jobs = append(jobs, job{path: filepath.Join(d, it.metaName), data: it.meta, raw: true})
+		if lead {
+			jobs = append(jobs, job{path: filepath.Join(d, it.metaName), data: it.meta, raw: true})
+		}
 		for _, c := range it.chunks {
 			p := filepath.Join(d, filepath.FromSlash(c.key))
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
