@@ -7,7 +7,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -113,12 +116,23 @@ func restoreArray(ctx context.Context, dir string, c *pjrt.Client, s mesh.NamedS
 	}
 	r := &chunkReader{dir: dir, layout: l, elem: shapes.ElementBytes(l.dtype), size: l.chunkBytes(), cache: map[string][]byte{}}
 	if l.zstd {
-		r.dec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1),
+		r.dec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(runtime.GOMAXPROCS(0)),
 			zstd.WithDecoderMaxMemory(uint64(max(r.size, 1<<16)))) // a chunk never decodes past its size
 		if err != nil {
 			return nil, err
 		}
 		defer r.dec.Close()
+	}
+	mine, err := s.AddressableShards(l.shape, c.ProcessIndex())
+	if err != nil {
+		return nil, err
+	}
+	indices := make([]mesh.Index, len(mine))
+	for i, sh := range mine {
+		indices[i] = sh.Index
+	}
+	if err := r.prefetch(indices); err != nil {
+		return nil, err
 	}
 	return jit.FromCallbackBytes(c, l.shape, l.dtype, s, func(index mesh.Index) ([]byte, error) {
 		if err := ctx.Err(); err != nil {
@@ -130,6 +144,7 @@ func restoreArray(ctx context.Context, dir string, c *pjrt.Client, s mesh.NamedS
 
 // chunkReader reads the chunks of one zarr array, each once.
 type chunkReader struct {
+	mu     sync.Mutex // guards cache
 	dir    string
 	layout layout
 	elem   int // bytes per element
@@ -138,40 +153,23 @@ type chunkReader struct {
 	cache  map[string][]byte
 }
 
-// block returns the row-major bytes of the global array's part index, from the chunks that
-// overlap it.
-func (r *chunkReader) block(index mesh.Index) ([]byte, error) {
+// overlapping calls visit with the grid position of every chunk that overlaps index, the last
+// dimension fastest, until visit returns an error.
+func (r *chunkReader) overlapping(index mesh.Index, visit func(pos []int) error) error {
 	rank := len(index)
-	shape := make([]int, rank)
-	size := r.elem
-	for d, rg := range index {
-		shape[d] = rg.Len()
-		size *= shape[d]
-	}
-	out := make([]byte, size)
-	if size == 0 {
-		return out, nil
-	}
 	chunks := r.layout.chunks
-	// Walk the grid positions of the chunks that overlap index, last dimension fastest.
 	lo, hi := make([]int, rank), make([]int, rank)
 	for d, rg := range index {
+		if rg.Len() == 0 {
+			return nil
+		}
 		lo[d], hi[d] = rg.Start/chunks[d], (rg.Stop-1)/chunks[d]
 	}
 	pos := append([]int(nil), lo...)
 	for {
-		data, err := r.chunk(pos)
-		if err != nil {
-			return nil, err
+		if err := visit(pos); err != nil {
+			return err
 		}
-		// The overlap of chunk pos and index, in global coordinates.
-		srcAt, dstAt, count := make([]int, rank), make([]int, rank), make([]int, rank)
-		for d, rg := range index {
-			start := max(rg.Start, pos[d]*chunks[d])
-			stop := min(rg.Stop, (pos[d]+1)*chunks[d])
-			srcAt[d], dstAt[d], count[d] = start-pos[d]*chunks[d], start-rg.Start, stop-start
-		}
-		copyBox(out, shape, dstAt, data, chunks, srcAt, count, r.elem)
 		d := rank - 1
 		for ; d >= 0; d-- {
 			if pos[d] < hi[d] {
@@ -181,23 +179,115 @@ func (r *chunkReader) block(index mesh.Index) ([]byte, error) {
 			pos[d] = lo[d]
 		}
 		if d < 0 {
-			return out, nil
+			return nil
 		}
 	}
+}
+
+// prefetch reads and decompresses, on all cores, every chunk that the given parts of the
+// array overlap.
+func (r *chunkReader) prefetch(indices []mesh.Index) error {
+	seen := map[string]bool{}
+	var want [][]int
+	for _, index := range indices {
+		_ = r.overlapping(index, func(pos []int) error {
+			if key := r.layout.key(pos); !seen[key] {
+				seen[key] = true
+				want = append(want, slices.Clone(pos))
+			}
+			return nil
+		})
+	}
+	work := make(chan []int)
+	errs := make(chan error, 1)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(want)) {
+		wg.Go(func() {
+			for pos := range work {
+				if _, err := r.chunk(pos); err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+				}
+			}
+		})
+	}
+	var err error
+feed:
+	for _, pos := range want {
+		select {
+		case work <- pos:
+		case err = <-errs:
+			break feed
+		}
+	}
+	close(work)
+	wg.Wait()
+	if err == nil {
+		select {
+		case err = <-errs:
+		default:
+		}
+	}
+	return err
+}
+
+// block returns the row-major bytes of the global array's part index, from the chunks that
+// overlap it: the chunk itself when index is exactly one chunk.
+func (r *chunkReader) block(index mesh.Index) ([]byte, error) {
+	rank := len(index)
+	shape := make([]int, rank)
+	size := r.elem
+	whole := true
+	for d, rg := range index {
+		shape[d] = rg.Len()
+		size *= shape[d]
+		whole = whole && shape[d] == r.layout.chunks[d] && rg.Start%shape[d] == 0
+	}
+	if size == 0 {
+		return []byte{}, nil
+	}
+	if whole {
+		pos := make([]int, rank)
+		for d, rg := range index {
+			pos[d] = rg.Start / shape[d]
+		}
+		return r.chunk(pos)
+	}
+	out := make([]byte, size)
+	chunks := r.layout.chunks
+	err := r.overlapping(index, func(pos []int) error {
+		data, err := r.chunk(pos)
+		if err != nil {
+			return err
+		}
+		// The overlap of chunk pos and index, in global coordinates.
+		srcAt, dstAt, count := make([]int, rank), make([]int, rank), make([]int, rank)
+		for d, rg := range index {
+			start := max(rg.Start, pos[d]*chunks[d])
+			stop := min(rg.Stop, (pos[d]+1)*chunks[d])
+			srcAt[d], dstAt[d], count[d] = start-pos[d]*chunks[d], start-rg.Start, stop-start
+		}
+		copyBox(out, shape, dstAt, data, chunks, srcAt, count, r.elem)
+		return nil
+	})
+	return out, err
 }
 
 // chunk returns the uncompressed bytes of the chunk at grid position pos.
 func (r *chunkReader) chunk(pos []int) ([]byte, error) {
 	key := r.layout.key(pos)
-	if data, ok := r.cache[key]; ok {
+	r.mu.Lock()
+	data, ok := r.cache[key]
+	r.mu.Unlock()
+	if ok {
 		return data, nil
 	}
 	path := filepath.Join(r.dir, filepath.FromSlash(key))
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) && r.layout.sparse {
-		data := make([]byte, r.size) // a chunk equal to the fill value, zero, is not written
-		r.cache[key] = data
-		return data, nil
+		return r.keep(key, make([]byte, r.size)), nil // a chunk of the fill value, zero, is not written
 	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -205,7 +295,7 @@ func (r *chunkReader) chunk(pos []int) ([]byte, error) {
 		}
 		return nil, err
 	}
-	data := raw
+	data = raw
 	if r.layout.zstd {
 		data, err = r.dec.DecodeAll(raw, make([]byte, 0, r.size))
 		if err != nil {
@@ -215,8 +305,15 @@ func (r *chunkReader) chunk(pos []int) ([]byte, error) {
 	if len(data) != r.size {
 		return nil, fmt.Errorf("%w: %s holds %d bytes, a chunk of %v is %d", ErrCorrupt, path, len(data), r.layout.chunks, r.size)
 	}
+	return r.keep(key, data), nil
+}
+
+// keep caches a chunk's bytes.
+func (r *chunkReader) keep(key string, data []byte) []byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.cache[key] = data
-	return data, nil
+	return data
 }
 
 // copyBox copies the box of count elements per dimension from src (row-major, of shape

@@ -193,24 +193,43 @@ func hostCopy(a *jit.Array, name string, f Format, multi bool) (item, error) {
 	}
 	elem := shapes.ElementBytes(a.DType())
 	size := shapes.Make(a.DType(), shardShape...).Bytes()
-	mine := 0
+	var mine []jit.Shard
 	for _, sh := range a.AddressableShards() {
-		if sh.ReplicaID != 0 {
-			continue
+		if sh.ReplicaID == 0 {
+			mine = append(mine, sh)
 		}
-		mine++
-		if size == 0 {
-			continue // an empty array has no chunk to write
-		}
-		data := make([]byte, size)
-		if err := sh.Data.CopyToHost(data); err != nil {
-			return item{}, fmt.Errorf("shard %v on %s: %w", sh.Index, sh.Device, err)
-		}
-		it.chunks = append(it.chunks, l.cut(sh.Index, shardShape, data, elem)...)
 	}
-	if !multi && mine != firsts {
+	if size > 0 {
+		// The copies run on all cores: on CPU devices each is a memory copy.
+		blocks := make([][]byte, len(mine))
+		errs := make([]error, len(mine))
+		var wg sync.WaitGroup
+		next := make(chan int)
+		for range min(runtime.GOMAXPROCS(0), len(mine)) {
+			wg.Go(func() {
+				for i := range next {
+					blocks[i] = make([]byte, size)
+					if err := mine[i].Data.CopyToHost(blocks[i]); err != nil {
+						errs[i] = fmt.Errorf("shard %v on %s: %w", mine[i].Index, mine[i].Device, err)
+					}
+				}
+			})
+		}
+		for i := range mine {
+			next <- i
+		}
+		close(next)
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return item{}, err
+		}
+		for i, sh := range mine {
+			it.chunks = append(it.chunks, l.cut(sh.Index, shardShape, blocks[i], elem)...)
+		}
+	}
+	if !multi && len(mine) != firsts {
 		return item{}, fmt.Errorf("%w: this process holds %d of its %d shards (a save across processes needs WithJob)",
-			ErrIncomplete, mine, firsts)
+			ErrIncomplete, len(mine), firsts)
 	}
 	return it, nil
 }
@@ -454,7 +473,7 @@ func writeItems(ctx context.Context, root string, items []item, lead bool) error
 			for j := range work {
 				data := j.data
 				if !j.raw {
-					data = encoder().EncodeAll(data, make([]byte, 0, len(data)/2+64))
+					data = encoder().EncodeAll(data, make([]byte, 0, encoder().MaxEncodedSize(len(data))))
 				}
 				if err := writeFile(j.path, data); err != nil {
 					select {

@@ -187,6 +187,8 @@ func fromCallback(c *pjrt.Client, shape []int, dtype dtypes.DType, s mesh.NamedS
 		return nil, fmt.Errorf("jit: from callback: %w", err)
 	}
 	want := shapes.Make(dtype, shardShape...)
+	// Every block first, then one transfer of them all: pjrt copies them on all cores.
+	transfers := make([]pjrt.HostTransfer, len(placed))
 	var replicated []byte
 	for i := range placed {
 		block := replicated
@@ -197,7 +199,6 @@ func fromCallback(c *pjrt.Client, shape []int, dtype dtypes.DType, s mesh.NamedS
 					ErrShard, shardShape, want.Size(), len(raw)/shapes.ElementBytes(dtype))
 			}
 			if err != nil {
-				closeShards(placed[:i])
 				return nil, fmt.Errorf("jit: from callback: index %v on %s: %w", placed[i].Index, placed[i].Device, err)
 			}
 			block = raw
@@ -205,12 +206,14 @@ func fromCallback(c *pjrt.Client, shape []int, dtype dtypes.DType, s mesh.NamedS
 				replicated = block
 			}
 		}
-		b, err := c.BufferFromBytes(placed[i].Device, dtype, shardShape, block)
-		if err != nil {
-			closeShards(placed[:i])
-			return nil, fmt.Errorf("jit: from callback: %w", err)
-		}
-		placed[i].Data = b
+		transfers[i] = pjrt.HostTransfer{Device: placed[i].Device, DType: dtype, Dims: shardShape, Data: block}
+	}
+	bufs, err := c.BuffersFromHost(transfers)
+	if err != nil {
+		return nil, fmt.Errorf("jit: from callback: %w", err)
+	}
+	for i := range placed {
+		placed[i].Data = bufs[i]
 	}
 	return newArray(shape, dtype, s, placed), nil
 }
