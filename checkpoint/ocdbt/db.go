@@ -26,10 +26,15 @@ type DB struct {
 	mname    string    // its file name
 	latest   version   // the version Get and List read; root missing when there is none
 
-	mu     sync.Mutex
-	closed bool
-	files  map[string]*openFile
+	mu         sync.Mutex
+	closed     bool
+	files      map[string]*openFile
+	cache      map[ref]*btreeNode // decoded nodes, dropped when they exceed cacheLimit
+	cacheBytes int
 }
+
+// cacheLimit bounds the decoded bytes of the B+tree nodes a DB keeps.
+const cacheLimit = 64 << 20
 
 type openFile struct {
 	f    *os.File
@@ -134,7 +139,7 @@ func (db *DB) Close() error {
 	for _, f := range db.files {
 		errs = append(errs, f.f.Close())
 	}
-	db.files, db.closed = nil, true
+	db.files, db.closed, db.cache = nil, true, nil
 	return errors.Join(errs...)
 }
 
@@ -267,14 +272,28 @@ func (db *DB) read(r ref, from string) ([]byte, error) {
 // node reads and checks the B+tree node at r, which its parent (from) says has the given
 // height and no key below minKey.
 func (db *DB) node(r ref, height uint8, minKey, from string) (*btreeNode, string, error) {
-	raw, err := db.read(r, from)
-	if err != nil {
-		return nil, "", err
-	}
 	name := "b+tree node " + r.String()
-	n, err := decodeBtreeNode(raw, name, r.file.base)
-	if err != nil {
-		return nil, "", err
+	db.mu.Lock()
+	n := db.cache[r]
+	db.mu.Unlock()
+	if n == nil {
+		raw, err := db.read(r, from)
+		if err != nil {
+			return nil, "", err
+		}
+		if n, err = decodeBtreeNode(raw, name, r.file.base); err != nil {
+			return nil, "", err
+		}
+		db.mu.Lock()
+		if db.cacheBytes+n.size > cacheLimit {
+			db.cache, db.cacheBytes = nil, 0
+		}
+		if db.cache == nil {
+			db.cache = map[ref]*btreeNode{}
+		}
+		db.cache[r] = n
+		db.cacheBytes += n.size
+		db.mu.Unlock()
 	}
 	if n.height != height {
 		return nil, "", fmt.Errorf("ocdbt: %s: %w: height %d, its parent (%s) expects %d", name, ErrDepth, n.height, from, height)

@@ -72,6 +72,7 @@ type versionNode struct {
 // btreeNode is a decoded B+tree node. keys are the entries' keys relative to the prefix the
 // path from the root implies, in increasing order.
 type btreeNode struct {
+	size     int // decoded bytes, for the DB's cache
 	height   uint8
 	keys     []string
 	values   []leafValue // height 0
@@ -559,7 +560,7 @@ func decodeBtreeNode(raw []byte, name, transitive string) (*btreeNode, error) {
 		return nil, err
 	}
 	d := &decoder{name: name, b: body}
-	n := &btreeNode{height: d.byte("height")}
+	n := &btreeNode{size: len(body), height: d.byte("height")}
 	files := readDataFileTable(d, transitive)
 	minBytes := 3
 	if n.height > 0 {
