@@ -575,6 +575,9 @@ func decodeBtreeNode(raw []byte, name, transitive string) (*btreeNode, error) {
 	}
 	var scp []uint64
 	n.keys, scp = readKeys(d, count, n.height > 0)
+	if d.err != nil {
+		return nil, d.err
+	}
 	if n.height == 0 {
 		n.values = readLeafValues(d, files, count)
 	} else {
@@ -716,7 +719,9 @@ func readLeafValues(d *decoder, files []dataFile, n int) []leafValue {
 	return vs
 }
 
-// encodeBtreeNode encodes a node whose keys are relative to the prefix its path implies.
+// encodeBtreeNode encodes a node whose keys are relative to the prefix its path implies. It
+// writes each data file's whole base path, so the node must be read with an empty
+// transitive path (from a data file whose base path is empty).
 func encodeBtreeNode(n *btreeNode, c *config) ([]byte, error) {
 	var files []dataFile
 	for _, v := range n.values {
