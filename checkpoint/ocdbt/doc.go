@@ -1,5 +1,5 @@
-// Package ocdbt reads and writes tensorstore's OCDBT key-value store format (Optionally-
-// Cooperative Distributed B+Tree) on the local filesystem: the layout of
+// Package ocdbt reads and writes tensorstore's OCDBT key-value store format
+// (Optionally-Cooperative Distributed B+Tree) on the local filesystem: the layout of
 // {"driver": "ocdbt", "base": "file:///dir/"}, and the one Orbax checkpoints use by default.
 // No Go implementation of the format existed; this one follows tensorstore's description
 // (tensorstore/kvstore/ocdbt/index.rst) and its codecs (kvstore/ocdbt/format), and is
@@ -33,6 +33,18 @@
 // ErrUnsupported, ErrFormat, ErrDepth, ErrMissingFile. Lengths and counts are checked
 // against the data that holds them before anything is allocated, a node decompresses to at
 // most 64 MiB, and a tree that reaches a node twice is refused.
+//
+// # Writing
+//
+// Write makes a new database holding a map of entries as its one version (generation 1),
+// as tensorstore's default config would store it: values above max_inline_value_bytes
+// (100) in a data file, smaller ones inline in the leaves, nodes split to stay under
+// max_decoded_node_bytes (8 MiB) and zstd-compressed, every manifest and node checksummed.
+// With WithRandom and WithCommitTime fixed, it writes the same bytes every time.
+//
+//	err := ocdbt.Write(dir, map[string][]byte{"a/.zarray": meta, "a/0.0": chunk})
+//	db, err := ocdbt.Open(dir)
+//	chunk, err := db.Get("a/0.0")
 //
 // # What is not supported
 //

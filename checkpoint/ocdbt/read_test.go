@@ -57,3 +57,34 @@ func TestListPrefix(t *testing.T) {
 		assert.Equal(t, want, got, "prefix %q", prefix)
 	}
 }
+
+// TestVersions walks the version trees: tensorstore's first commit makes generation 1
+// (empty) and each transaction one more; with version_tree_arity_log2 1 the versions
+// fixture keeps most of them in version tree nodes outside the manifest.
+func TestVersions(t *testing.T) {
+	for name, wantKeys := range map[string][]uint64{
+		"single":   {0, 31},
+		"versions": {0, 3, 4, 4, 5, 5, 5, 6, 6, 6, 7, 7, 7},
+		"numbered": {0, 2, 3, 4},
+		"orbax":    {6},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir, entries := fixtureDB(t, name)
+			db, err := ocdbt.Open(dir)
+			require.NoError(t, err)
+			defer db.Close()
+			vs, err := db.Versions()
+			require.NoError(t, err)
+			require.Len(t, vs, len(wantKeys))
+			for i, v := range vs {
+				assert.Equal(t, uint64(i+1), v.Generation)
+				assert.Equal(t, wantKeys[i], v.NumKeys, "generation %d", v.Generation)
+				if i > 0 {
+					assert.False(t, v.CommitTime.Before(vs[i-1].CommitTime))
+				}
+			}
+			require.Equal(t, vs[len(vs)-1], db.Version())
+			require.Equal(t, uint64(len(entries)), db.Version().NumKeys)
+		})
+	}
+}

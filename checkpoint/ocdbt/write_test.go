@@ -166,16 +166,17 @@ func TestWriteRefusesLongKey(t *testing.T) {
 	require.ErrorContains(t, err, "65536 bytes")
 }
 
-// TestWriteForTensorstore writes databases for tools/oracle/ocdbt_read.py, which has
-// tensorstore read them back: set XLAMESH_OCDBT_OUT to an empty or missing directory, run
-// this test, then run the script on each subdirectory with its .json of entries:
+// TestWriteForTensorstore writes the databases that tools/oracle/ocdbt_read.py has
+// tensorstore read back, each beside a .json of its entries. It writes them into
+// XLAMESH_OCDBT_OUT when that is set (an empty or missing directory), else into a temporary
+// one (and then only checks that Write succeeds):
 //
 //	XLAMESH_OCDBT_OUT=/tmp/ocdbt-go go test -run TestWriteForTensorstore ./checkpoint/ocdbt/
 //	.cache/oracle-venv/bin/python tools/oracle/ocdbt_read.py /tmp/ocdbt-go/default /tmp/ocdbt-go/default.json
 func TestWriteForTensorstore(t *testing.T) {
 	out := os.Getenv("XLAMESH_OCDBT_OUT")
 	if out == "" {
-		t.Skip("XLAMESH_OCDBT_OUT not set: nothing to write for tools/oracle/ocdbt_read.py")
+		out = t.TempDir()
 	}
 	for name, tc := range map[string]struct {
 		entries map[string][]byte
