@@ -291,7 +291,7 @@ func TestErrors(t *testing.T) {
 	t.Run("missing array", func(t *testing.T) {
 		err := restore(dir, map[string]mesh.NamedSharding{"a": s, "b": s})
 		assert.ErrorIs(t, err, checkpoint.ErrFormat)
-		assert.ErrorContains(t, err, "no .zarray or zarr.json in "+filepath.Join(dir, "b"))
+		assert.ErrorContains(t, err, "no .zarray or zarr.json at "+filepath.Join(dir, "b"))
 	})
 	broken := func(t *testing.T, edit func(dir string)) string {
 		d := filepath.Join(t.TempDir(), "ck")

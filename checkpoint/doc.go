@@ -23,6 +23,13 @@
 // format, whichever shard shapes it was written with, uncompressed or zstd chunks, "." or "/"
 // between coordinates.
 //
+// Restore and Info also read Orbax's default layout (orbax-checkpoint's StandardCheckpointer
+// and PyTreeCheckpointer with use_ocdbt): the same zarr v2 arrays kept as keys
+// ("params.w/.zarray", "params.w/0.0") of an OCDBT database at the checkpoint's root
+// (package checkpoint/ocdbt), whose shards Orbax splits across their replicas. Orbax names a
+// leaf by its keys joined with ".", as this package does, so a flat map keyed "params.w"
+// restores it leaf by leaf.
+//
 // # No data lost
 //
 // Save writes into dir.orbax-checkpoint-tmp-<random> beside dir, syncs it, and renames it to

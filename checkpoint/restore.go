@@ -40,6 +40,11 @@ func Restore[T any](ctx context.Context, dir string, c *pjrt.Client, shardings a
 	if err := checkComplete(dir); err != nil {
 		return zero, fmt.Errorf("checkpoint: restore %s: %w", dir, err)
 	}
+	st, err := openStore(dir)
+	if err != nil {
+		return zero, fmt.Errorf("checkpoint: restore %s: %w", dir, err)
+	}
+	defer st.close()
 	arrays := make([]*jit.Array, 0, len(specs))
 	fail := func(err error) (T, error) {
 		for _, a := range arrays {
@@ -51,7 +56,7 @@ func Restore[T any](ctx context.Context, dir string, c *pjrt.Client, shardings a
 		if err := ctx.Err(); err != nil {
 			return fail(err)
 		}
-		a, err := restoreArray(ctx, filepath.Join(dir, names[i]), c, s)
+		a, err := restoreArray(ctx, st, names[i], c, s)
 		if err != nil {
 			return fail(fmt.Errorf("%s: %w", show(names[i]), err))
 		}
@@ -80,12 +85,12 @@ func checkComplete(dir string) error {
 	return nil
 }
 
-// readMeta reads and checks an array directory's metadata: .zarray (zarr v2) or zarr.json
-// (zarr3).
-func readMeta(dir string) (layout, error) {
-	for _, name := range []string{zarr2Meta, zarr3Meta} {
-		path := filepath.Join(dir, name)
-		text, err := os.ReadFile(path)
+// readMeta reads and checks the metadata of the array named name in st: .zarray (zarr v2)
+// or zarr.json (zarr3).
+func readMeta(st store, name string) (layout, error) {
+	for _, file := range []string{zarr2Meta, zarr3Meta} {
+		key := keyIn(name, file)
+		text, err := st.read(key)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -93,28 +98,28 @@ func readMeta(dir string) (layout, error) {
 			return layout{}, err
 		}
 		parse := parseZarray
-		if name == zarr3Meta {
+		if file == zarr3Meta {
 			parse = parseZarr3
 		}
 		l, err := parse(text)
 		if err != nil {
-			return l, fmt.Errorf("%s: %w", path, err)
+			return l, fmt.Errorf("%s: %w", st.where(key), err)
 		}
 		return l, nil
 	}
-	return layout{}, fmt.Errorf("%w: no %s or %s in %s", ErrFormat, zarr2Meta, zarr3Meta, dir)
+	return layout{}, fmt.Errorf("%w: no %s or %s at %s", ErrFormat, zarr2Meta, zarr3Meta, st.where(name))
 }
 
-// restoreArray reads the zarr array in dir onto sharding s.
-func restoreArray(ctx context.Context, dir string, c *pjrt.Client, s mesh.NamedSharding) (*jit.Array, error) {
-	l, err := readMeta(dir)
+// restoreArray reads the zarr array named name in st onto sharding s.
+func restoreArray(ctx context.Context, st store, name string, c *pjrt.Client, s mesh.NamedSharding) (*jit.Array, error) {
+	l, err := readMeta(st, name)
 	if err != nil {
 		return nil, err
 	}
 	if err := s.CheckShape(l.shape); err != nil {
-		return nil, fmt.Errorf("%s: %w: stored shape %v: %w", dir, ErrShape, l.shape, err)
+		return nil, fmt.Errorf("%s: %w: stored shape %v: %w", st.where(name), ErrShape, l.shape, err)
 	}
-	r := &chunkReader{dir: dir, layout: l, elem: shapes.ElementBytes(l.dtype), size: l.chunkBytes(), cache: map[string][]byte{}}
+	r := &chunkReader{store: st, name: name, layout: l, elem: shapes.ElementBytes(l.dtype), size: l.chunkBytes(), cache: map[string][]byte{}}
 	if l.zstd {
 		r.dec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(runtime.GOMAXPROCS(0)),
 			zstd.WithDecoderMaxMemory(uint64(max(r.size, 1<<16)))) // a chunk never decodes past its size
@@ -145,7 +150,8 @@ func restoreArray(ctx context.Context, dir string, c *pjrt.Client, s mesh.NamedS
 // chunkReader reads the chunks of one zarr array, each once.
 type chunkReader struct {
 	mu     sync.Mutex // guards cache
-	dir    string
+	store  store
+	name   string // the array's name in store
 	layout layout
 	elem   int // bytes per element
 	size   int // bytes per chunk
@@ -284,8 +290,8 @@ func (r *chunkReader) chunk(pos []int) ([]byte, error) {
 	if ok {
 		return data, nil
 	}
-	path := filepath.Join(r.dir, filepath.FromSlash(key))
-	raw, err := os.ReadFile(path)
+	path := r.store.where(keyIn(r.name, key))
+	raw, err := r.store.read(keyIn(r.name, key))
 	if errors.Is(err, fs.ErrNotExist) && r.layout.sparse {
 		return r.keep(key, make([]byte, r.size)), nil // a chunk of the fill value, zero, is not written
 	}
@@ -351,29 +357,4 @@ func copyBox(dst []byte, dstShape, dstAt []int, src []byte, srcShape, srcAt []in
 			return
 		}
 	}
-}
-
-// exists reports whether path names a file.
-func exists(path string) bool {
-	_, err := os.Lstat(path)
-	return err == nil
-}
-
-// readDirSizes returns the sizes of the files in dir and below it (a zarr array with "/" as
-// its dimension separator keeps chunks in subdirectories), by path relative to dir.
-func readDirSizes(dir string) (map[string]int64, error) {
-	out := map[string]int64{}
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		st, err := d.Info()
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, path)
-		out[filepath.ToSlash(rel)] = st.Size()
-		return nil
-	})
-	return out, err
 }

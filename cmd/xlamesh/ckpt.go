@@ -18,8 +18,8 @@ func ckpt(w io.Writer, args []string) error {
 	format := fs.String("format", "table", "table or json")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: xlamesh ckpt ls [-format table|json] DIR\n\n"+
-			"List the arrays of a checkpoint (package checkpoint's, or JAX's zarr and zarr3 arrays): name,\n"+
-			"format, dtype, shape, chunk shape (the shards at save time), chunk files and bytes.")
+			"List the arrays of a checkpoint (package checkpoint's, JAX's zarr and zarr3 arrays, Orbax's OCDBT\n"+
+			"layout): name, format, dtype, shape, chunk shape (the shards at save time), chunk files and bytes.")
 		fs.PrintDefaults()
 	}
 	if len(args) == 0 || args[0] != "ls" {
@@ -51,11 +51,12 @@ func ckpt(w io.Writer, args []string) error {
 			Shape  []int  `json:"shape"`
 			Chunks []int  `json:"chunks"`
 			Files  int    `json:"files"`
-			Bytes  int64  `json:"bytes"`
+			Bytes  int64  `json:"bytes"` // -1 in an OCDBT database
+			OCDBT  bool   `json:"ocdbt"`
 		}
 		rows := make([]row, len(infos))
 		for i, in := range infos {
-			rows[i] = row{in.Name, in.Format.String(), shapes.NumPyName(in.DType), in.Shape, in.Chunks, in.Files, in.Bytes}
+			rows[i] = row{in.Name, in.Format.String(), shapes.NumPyName(in.DType), in.Shape, in.Chunks, in.Files, in.Bytes, in.OCDBT}
 		}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -69,10 +70,26 @@ func ckpt(w io.Writer, args []string) error {
 		if name == "" {
 			name = "."
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\n", name, in.Format, shapes.NumPyName(in.DType),
-			shapes.PyTuple(in.Shape), shapes.PyTuple(in.Chunks), in.Files, in.Bytes)
-		total += in.Bytes
+		format := in.Format.String()
+		if in.OCDBT {
+			format += " in ocdbt"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", name, format, shapes.NumPyName(in.DType),
+			shapes.PyTuple(in.Shape), shapes.PyTuple(in.Chunks), in.Files, size(in.Bytes))
+		if total >= 0 && in.Bytes >= 0 {
+			total += in.Bytes
+		} else {
+			total = -1
+		}
 	}
-	fmt.Fprintf(tw, "%d arrays\t\t\t\t\t\t%d\n", len(infos), total)
+	fmt.Fprintf(tw, "%d arrays\t\t\t\t\t\t%s\n", len(infos), size(total))
 	return tw.Flush()
+}
+
+// size prints a byte count, "?" where it is not known (values inside an OCDBT database).
+func size(n int64) string {
+	if n < 0 {
+		return "?"
+	}
+	return fmt.Sprint(n)
 }
