@@ -464,3 +464,45 @@ func TestZarr3(t *testing.T) {
 		assert.ErrorContains(t, err, filepath.Join(d, "half", "zarr.json"), name)
 	}
 }
+
+// TestOrbaxLayout saves in Orbax's layout: one OCDBT database and _METADATA, which this
+// package restores and lists; a lone array and a save across processes are refused.
+func TestOrbaxLayout(t *testing.T) {
+	c := pjrttest.ClientWithDevices(t, 8)
+	ctx := context.Background()
+	s := sharding(t, c, []int{4, 2}, []string{"x", "y"}, mesh.P("x", "y"))
+	w := put(t, c, iota(48, 0.5), []int{8, 6}, s)
+	step := put(t, c, []int32{3}, []int{}, sharding(t, c, []int{2}, []string{"x"}, mesh.P()))
+	dir := filepath.Join(t.TempDir(), "ck")
+	saved := map[string]*jit.Array{"params.w": w, "step": step}
+	require.NoError(t, checkpoint.Save(ctx, dir, saved, checkpoint.WithFormat(checkpoint.Orbax)))
+	got := files(t, dir)
+	require.Len(t, got, 3, "%v", got)
+	assert.Equal(t, "_METADATA", got[0])
+	assert.Regexp(t, `^d/[0-9a-f]{32}$`, got[1], "the data file of the B+tree")
+	assert.Equal(t, "manifest.ocdbt", got[2])
+	meta, err := os.ReadFile(filepath.Join(dir, "_METADATA"))
+	require.NoError(t, err)
+	assert.Equal(t, `{"tree_metadata":{"('params', 'w')":{"key_metadata":[{"key":"params","key_type":2},{"key":"w","key_type":2}],`+
+		`"value_metadata":{"value_type":"jax.Array","skip_deserialize":false,"write_shape":[2,3]}},`+
+		`"('step',)":{"key_metadata":[{"key":"step","key_type":2}],"value_metadata":{"value_type":"jax.Array","skip_deserialize":false,"write_shape":[]}}},`+
+		`"use_ocdbt":true,"use_zarr3":false,"store_array_data_equal_to_fill_value":true,"custom_metadata":null}`, string(meta))
+	back, err := checkpoint.Restore[map[string]*jit.Array](ctx, dir, c, map[string]mesh.NamedSharding{
+		"params.w": sharding(t, c, []int{8}, []string{"d"}, mesh.P("d")), "step": step.Sharding()})
+	require.NoError(t, err)
+	for name, a := range back {
+		assert.Equal(t, host(t, saved[name]), host(t, a), name)
+		require.NoError(t, a.Close())
+	}
+	info, err := checkpoint.Info(dir)
+	require.NoError(t, err)
+	require.Len(t, info, 2)
+	assert.True(t, info[0].OCDBT)
+	assert.Equal(t, "params.w", info[0].Name)
+	assert.Equal(t, 8, info[0].Files)
+
+	err = checkpoint.Save(ctx, filepath.Join(t.TempDir(), "lone"), w, checkpoint.WithFormat(checkpoint.Orbax))
+	assert.ErrorIs(t, err, checkpoint.ErrName)
+	err = checkpoint.Save(ctx, filepath.Join(t.TempDir(), "bad"), saved, checkpoint.WithFormat(checkpoint.Format(9)))
+	assert.ErrorIs(t, err, checkpoint.ErrFormat)
+}

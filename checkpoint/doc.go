@@ -23,12 +23,13 @@
 // format, whichever shard shapes it was written with, uncompressed or zstd chunks, "." or "/"
 // between coordinates.
 //
-// Restore and Info also read Orbax's default layout (orbax-checkpoint's StandardCheckpointer
+// WithFormat(Orbax) writes, and Restore and Info also read, Orbax's default layout (orbax-checkpoint's StandardCheckpointer
 // and PyTreeCheckpointer with use_ocdbt): the same zarr v2 arrays kept as keys
 // ("params.w/.zarray", "params.w/0.0") of an OCDBT database at the checkpoint's root
 // (package checkpoint/ocdbt), whose shards Orbax splits across their replicas. Orbax names a
 // leaf by its keys joined with ".", as this package does, so a flat map keyed "params.w"
-// restores it leaf by leaf.
+// restores it leaf by leaf. Orbax restores what this package writes, with a target tree or
+// without one (from _METADATA, which splits each name at "." into dictionary keys).
 //
 // # No data lost
 //

@@ -18,6 +18,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/xlamesh/xlamesh/checkpoint/ocdbt"
 	"github.com/xlamesh/xlamesh/jit"
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/shapes"
@@ -102,8 +103,11 @@ func SaveAsync(ctx context.Context, dir string, t any, opts ...Option) (*Pending
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if o.format != ZarrV2 && o.format != Zarr3 {
+	if o.format != ZarrV2 && o.format != Zarr3 && o.format != Orbax {
 		return nil, fmt.Errorf("checkpoint: save %s: %w: %v", dir, ErrFormat, o.format)
+	}
+	if o.format == Orbax && o.job != nil {
+		return nil, fmt.Errorf("checkpoint: save %s: %w: the Orbax layout across processes (one OCDBT database per process) is not written yet", dir, ErrFormat)
 	}
 	arrays, def, err := tree.Flatten[*jit.Array](t)
 	if err != nil {
@@ -112,6 +116,9 @@ func SaveAsync(ctx context.Context, dir string, t any, opts ...Option) (*Pending
 	names, err := arrayNames(def)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: save %s: %w", dir, err)
+	}
+	if o.format == Orbax && slices.Contains(names, "") {
+		return nil, fmt.Errorf("checkpoint: save %s: %w: Orbax's layout holds a tree of named arrays, not one array at its root", dir, ErrName)
 	}
 	if _, err := os.Lstat(dir); err == nil {
 		return nil, fmt.Errorf("checkpoint: save %s: %w", dir, ErrExists)
@@ -131,7 +138,7 @@ func SaveAsync(ctx context.Context, dir string, t any, opts ...Option) (*Pending
 	go func() {
 		defer close(p.done)
 		if o.job == nil {
-			p.err = write(ctx, dir, items)
+			p.err = write(ctx, dir, items, o.format == Orbax)
 		} else {
 			p.err = writeJob(ctx, dir, items, o.job, attempt(dir))
 		}
@@ -294,7 +301,7 @@ func allZero(b []byte) bool {
 
 // write writes the items into a temporary directory beside dir, syncs it and renames it to
 // dir.
-func write(ctx context.Context, dir string, items []item) error {
+func write(ctx context.Context, dir string, items []item, orbax bool) error {
 	parent, base := filepath.Split(filepath.Clean(dir))
 	if parent == "" {
 		parent = "."
@@ -308,7 +315,12 @@ func write(ctx context.Context, dir string, items []item) error {
 	if err := os.Mkdir(tmp, 0o755); err != nil {
 		return err
 	}
-	err := writeItems(ctx, tmp, items, true)
+	var err error
+	if orbax {
+		err = writeOrbax(ctx, tmp, items)
+	} else {
+		err = writeItems(ctx, tmp, items, true)
+	}
 	if err == nil {
 		err = syncDir(tmp)
 	}
@@ -441,28 +453,95 @@ var encoder = sync.OnceValue(func() *zstd.Encoder {
 })
 
 // writeItems writes every array's directory and files under root, chunks compressed on all
-// cores.
+// cores; only the lead process writes metadata.
 func writeItems(ctx context.Context, root string, items []item, lead bool) error {
+	return encodeItems(ctx, items, lead, func(key string, data []byte) error {
+		p := filepath.Join(root, filepath.FromSlash(key))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		return writeFile(p, data)
+	})
+}
+
+// orbaxInlineBytes is Orbax's OCDBT max_inline_value_bytes: larger values go to data files.
+const orbaxInlineBytes = 1024
+
+// writeOrbax writes the items as Orbax does: an OCDBT database of every array's files under
+// root, and _METADATA.
+func writeOrbax(ctx context.Context, root string, items []item) error {
+	entries := map[string][]byte{}
+	var mu sync.Mutex
+	err := encodeItems(ctx, items, true, func(key string, data []byte) error {
+		mu.Lock()
+		defer mu.Unlock()
+		entries[key] = data
+		return nil
+	})
+	if err == nil {
+		err = ocdbt.Write(root, entries, ocdbt.WithMaxInlineValueBytes(orbaxInlineBytes))
+	}
+	if err == nil {
+		err = writeFile(filepath.Join(root, "_METADATA"), orbaxMetadata(items))
+	}
+	return err
+}
+
+// orbaxMetadata returns Orbax's _METADATA for the items: each name split at "." into
+// dictionary keys (key_type 2), a jax.Array written in chunks of its layout's shape.
+func orbaxMetadata(items []item) []byte {
+	type key struct {
+		Key     string `json:"key"`
+		KeyType int    `json:"key_type"`
+	}
+	type value struct {
+		ValueType       string `json:"value_type"`
+		SkipDeserialize bool   `json:"skip_deserialize"`
+		WriteShape      []int  `json:"write_shape"`
+	}
+	type leaf struct {
+		KeyMetadata   []key `json:"key_metadata"`
+		ValueMetadata value `json:"value_metadata"`
+	}
+	tree := map[string]leaf{}
+	for _, it := range items {
+		var keys []key
+		var quoted []string
+		for _, k := range strings.Split(it.name, ".") {
+			keys = append(keys, key{Key: k, KeyType: 2})
+			quoted = append(quoted, "'"+strings.ReplaceAll(strings.ReplaceAll(k, `\`, `\\`), "'", `\'`)+"'")
+		}
+		tuple := "(" + strings.Join(quoted, ", ") + ")"
+		if len(quoted) == 1 {
+			tuple = "(" + quoted[0] + ",)"
+		}
+		tree[tuple] = leaf{KeyMetadata: keys, ValueMetadata: value{ValueType: "jax.Array", WriteShape: it.layout.chunks}}
+	}
+	return encodeJSON(struct {
+		TreeMetadata                   map[string]leaf `json:"tree_metadata"`
+		UseOCDBT                       bool            `json:"use_ocdbt"`
+		UseZarr3                       bool            `json:"use_zarr3"`
+		StoreArrayDataEqualToFillValue bool            `json:"store_array_data_equal_to_fill_value"`
+		CustomMetadata                 any             `json:"custom_metadata"`
+	}{tree, true, false, true, nil})
+}
+
+// encodeItems hands put every file of the items (its slash-separated path below the
+// checkpoint, and its bytes), chunks compressed on all cores; only the lead process's
+// metadata. It stops at the first error of put or at ctx's end.
+func encodeItems(ctx context.Context, items []item, lead bool, put func(key string, data []byte) error) error {
 	type job struct {
-		path string
+		key  string
 		data []byte
 		raw  bool
 	}
 	var jobs []job
 	for _, it := range items {
-		d := filepath.Join(root, it.name)
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return err
-		}
 		if lead {
-			jobs = append(jobs, job{path: filepath.Join(d, it.metaName), data: it.meta, raw: true})
+			jobs = append(jobs, job{key: keyIn(it.name, it.metaName), data: it.meta, raw: true})
 		}
 		for _, c := range it.chunks {
-			p := filepath.Join(d, filepath.FromSlash(c.key))
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				return err
-			}
-			jobs = append(jobs, job{path: p, data: c.data, raw: !it.layout.zstd})
+			jobs = append(jobs, job{key: keyIn(it.name, c.key), data: c.data, raw: !it.layout.zstd})
 		}
 	}
 	work := make(chan job)
@@ -475,7 +554,7 @@ func writeItems(ctx context.Context, root string, items []item, lead bool) error
 				if !j.raw {
 					data = encoder().EncodeAll(data, make([]byte, 0, encoder().MaxEncodedSize(len(data))))
 				}
-				if err := writeFile(j.path, data); err != nil {
+				if err := put(j.key, data); err != nil {
 					select {
 					case errs <- err:
 					default:

@@ -25,15 +25,24 @@ const (
 	// zarr v3, chunks stored raw as little-endian bytes, a shard split into chunks of at most
 	// 2 GiB as JAX splits it, and chunks equal to the fill value (zero) not written.
 	Zarr3
+	// Orbax is orbax-checkpoint's default layout (StandardCheckpointer, use_ocdbt): the ZarrV2
+	// arrays kept as keys ("params.w/.zarray", "params.w/0.0") of one OCDBT database at the
+	// checkpoint's root (package checkpoint/ocdbt; values over 1 KiB in its data file, as
+	// Orbax configures it), and Orbax's _METADATA, which describes the tree: each name split
+	// at "." into dictionary keys. Orbax restores it with or without a target tree; JAX's
+	// array_serialization reads each array through tensorstore's ocdbt driver.
+	Orbax
 )
 
-// String returns "zarr" or "zarr3", tensorstore's driver names.
+// String returns "zarr" or "zarr3" (tensorstore's driver names), or "orbax".
 func (f Format) String() string {
 	switch f {
 	case ZarrV2:
 		return "zarr"
 	case Zarr3:
 		return "zarr3"
+	case Orbax:
+		return "orbax"
 	}
 	return "Format(" + strconv.Itoa(int(f)) + ")"
 }
@@ -188,7 +197,7 @@ func newLayout(f Format, d dtypes.DType, shape, shardShape []int) (layout, strin
 		return layout{}, "", nil, err
 	}
 	switch f {
-	case ZarrV2:
+	case ZarrV2, Orbax:
 		dtype := zarrDTypes[d]
 		if dtype == "" {
 			dtype = shapes.NumPyName(d)
@@ -197,7 +206,7 @@ func newLayout(f Format, d dtypes.DType, shape, shardShape []int) (layout, strin
 		for i, c := range shardShape {
 			chunks[i] = max(c, 1) // zarr chunks are at least 1 wide, even for an empty dimension
 		}
-		l := layout{format: f, dtype: d, shape: shape, chunks: chunks, zstd: true, sep: "."}
+		l := layout{format: ZarrV2, dtype: d, shape: shape, chunks: chunks, zstd: true, sep: "."}
 		return l, zarr2Meta, encodeJSON(zarray{
 			Chunks:             chunks,
 			Compressor:         &zarrCodec{ID: "zstd", Level: zstdLevel},

@@ -23,8 +23,11 @@ generate() returns the document generate.py writes to OUTDIR/checkpoint.json:
   each. Each checkpoint is read back by JAX with its own sharding and must give the array's
   bits again.
 - "read": what JAX restores from checkpoints xlamesh wrote: the cases of
-  testdata/checkpoint/xlamesh.json ({"cases": [{"name", "format" ("zarr" or "zarr3"),
-  "dtype" (a numpy dtype name), "shape", "files": {relpath: base64}}]}; the environment variable
+  testdata/checkpoint/xlamesh.json ({"cases": [{"name", "format" ("zarr", "zarr3" or
+  "orbax"), "dtype" (a numpy dtype name), "shape", "files": {relpath: base64}}]}; an "orbax"
+  case is a checkpoint in Orbax's layout holding one array named by its "array_name"
+  ("params.x": nested dictionary keys), restored by orbax-checkpoint's StandardCheckpointer
+  with a target tree, and without one, which must agree; the environment variable
   XLAMESH_ORACLE_CHECKPOINT_FIXTURE names another file of that form, for work on this
   generator). Each case's files are laid out in a directory of its name and restored with
   GlobalAsyncCheckpointManager().deserialize(shardings, specs, global_shapes, dtypes) for
@@ -52,6 +55,7 @@ import jax
 import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
+import orbax.checkpoint as ocp
 from jax.experimental.array_serialization import serialization, tensorstore_impl
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
@@ -59,6 +63,7 @@ from jax.sharding import PartitionSpec as P
 from vjp import arr, pattern
 
 TENSORSTORE = "0.1.86"
+ORBAX = "0.12.8"
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 FIXTURE = os.path.join(ROOT, "testdata", "checkpoint", "xlamesh.json")
 FIXTURE_ENV = "XLAMESH_ORACLE_CHECKPOINT_FIXTURE"
@@ -141,11 +146,30 @@ def spec_of(path, fmt, a=None):
     return tensorstore_impl.get_tensorstore_spec(path, ocdbt=False, driver="zarr3", arr=a)
 
 
-def restore(path, sharding, shape, dtype, fmt="zarr"):
+def restore(path, sharding, shape, dtype, fmt="zarr", array_name=None):
+    if fmt == "orbax":
+        return restore_orbax(path, sharding, shape, dtype, array_name)
     m = serialization.GlobalAsyncCheckpointManager()
     [a] = m.deserialize([sharding], [spec_of(path, fmt)],
                         global_shapes=[tuple(shape)], dtypes=[dtype])
     return a
+
+
+def restore_orbax(path, sharding, shape, dtype, array_name):
+    """Restores the array array_name ("params.x": dictionary keys joined by ".") of an Orbax
+    checkpoint with orbax's StandardCheckpointer, given a target tree, and checks that a
+    restore without a target (from the checkpoint's _METADATA) gives the same bits."""
+    keys = array_name.split(".")
+    target = jax.ShapeDtypeStruct(tuple(shape), dtype, sharding=sharding)
+    for k in reversed(keys):
+        target = {k: target}
+    got = ocp.StandardCheckpointer().restore(path, target)
+    untargeted = ocp.StandardCheckpointer().restore(path)
+    for k in keys:
+        got, untargeted = got[k], untargeted[k]
+    if not same(got, untargeted):
+        raise CheckpointError("checkpoint %s: Orbax restores other values without a target" % path)
+    return got
 
 
 def check_shards(name, a):
@@ -211,11 +235,12 @@ def read(tmp, fixture):
             with open(full, "wb") as fh:
                 fh.write(base64.b64decode(b64))
         shape, dtype, fmt = case["shape"], jnp.dtype(case["dtype"]), case.get("format", "zarr")
+        array_name = case.get("array_name")
         restored, first = [], None
         for mshape, axes, spec in targets(shape):
             s = NamedSharding(jax.make_mesh(mshape, axes), to_p(spec))
             try:
-                got = check_shards(name, restore(path, s, shape, dtype, fmt))
+                got = check_shards(name, restore(path, s, shape, dtype, fmt, array_name))
             except CheckpointError:
                 raise
             except Exception as e:  # noqa: BLE001 - JAX's refusal is the finding
@@ -235,6 +260,8 @@ def generate():
     have = importlib.metadata.version("tensorstore")
     if have != TENSORSTORE:
         raise CheckpointError("checkpoint: want tensorstore %s, have %s" % (TENSORSTORE, have))
+    if ocp.__version__ != ORBAX:
+        raise CheckpointError("checkpoint: want orbax-checkpoint %s, have %s" % (ORBAX, ocp.__version__))
     tmp = tempfile.mkdtemp(prefix="xlamesh-oracle-checkpoint-")
     try:
         return {"written": written(tmp), "read": read(tmp, os.environ.get(FIXTURE_ENV) or FIXTURE)}
