@@ -331,6 +331,7 @@ func TestErrors(t *testing.T) {
 			"unknown dtype":  `{"chunks":[2],"compressor":null,"dtype":"<q9","order":"C","shape":[8],"zarr_format":2}`,
 			"chunk rank":     `{"chunks":[2,1],"compressor":null,"dtype":"<f4","order":"C","shape":[8],"zarr_format":2}`,
 			"zero chunk":     `{"chunks":[0],"compressor":null,"dtype":"<f4","order":"C","shape":[8],"zarr_format":2}`,
+			"huge chunk":     `{"chunks":[1099511627776],"compressor":null,"dtype":"<f4","order":"C","shape":[8],"zarr_format":2}`,
 			"not JSON":       `{"chunks":`,
 			"filters":        `{"chunks":[2],"compressor":null,"dtype":"<f4","filters":[{"id":"delta"}],"order":"C","shape":[8],"zarr_format":2}`,
 			"separator":      `{"chunks":[2],"compressor":null,"dimension_separator":"-","dtype":"<f4","order":"C","shape":[8],"zarr_format":2}`,

@@ -405,6 +405,10 @@ func (l layout) check() error {
 		if n < 0 || l.chunks[i] < 1 {
 			return fmt.Errorf("%w: shape %v, chunks %v", ErrFormat, l.shape, l.chunks)
 		}
+		if l.chunks[i] > max(n, 1) {
+			// Writers chunk within the array; a larger chunk would only make a reader allocate it.
+			return fmt.Errorf("%w: chunks %v are larger than the array's shape %v", ErrFormat, l.chunks, l.shape)
+		}
 	}
 	if _, ok := byteSize(l.chunks, shapes.ElementBytes(l.dtype)); !ok {
 		return fmt.Errorf("%w: chunks %v are too large", ErrFormat, l.chunks)
