@@ -37,7 +37,7 @@ type options struct {
 	job    Job
 }
 
-// WithFormat writes the arrays in format f (ZarrV2 by default). Restore reads either.
+// WithFormat writes the arrays in format f (ZarrV2 by default). Restore reads every format.
 func WithFormat(f Format) Option { return func(o *options) { o.format = f } }
 
 // Job is what a save across the processes of a job needs of it; *distributed.Job has it.
@@ -544,21 +544,33 @@ func encodeItems(ctx context.Context, items []item, lead bool, put func(key stri
 			jobs = append(jobs, job{key: keyIn(it.name, c.key), data: c.data, raw: !it.layout.zstd})
 		}
 	}
+	// Compression runs on every core; writing (and its fsync, which waits on the disk) in
+	// other goroutines, so that the disk and the cores work at the same time.
 	work := make(chan job)
+	writes := make(chan job, 2)
 	errs := make(chan error, 1)
-	var wg sync.WaitGroup
+	fail := func(err error) {
+		select {
+		case errs <- err:
+		default:
+		}
+	}
+	var compressing, writing sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), max(len(jobs), 1)) {
-		wg.Go(func() {
+		compressing.Go(func() {
 			for j := range work {
-				data := j.data
 				if !j.raw {
-					data = encoder().EncodeAll(data, make([]byte, 0, encoder().MaxEncodedSize(len(data))))
+					j.data = encoder().EncodeAll(j.data, make([]byte, 0, encoder().MaxEncodedSize(len(j.data))))
 				}
-				if err := put(j.key, data); err != nil {
-					select {
-					case errs <- err:
-					default:
-					}
+				writes <- j
+			}
+		})
+	}
+	for range writers {
+		writing.Go(func() {
+			for j := range writes {
+				if err := put(j.key, j.data); err != nil {
+					fail(err)
 				}
 			}
 		})
@@ -576,7 +588,9 @@ feed:
 		}
 	}
 	close(work)
-	wg.Wait()
+	compressing.Wait()
+	close(writes)
+	writing.Wait()
 	if err == nil {
 		select {
 		case err = <-errs:
@@ -586,6 +600,9 @@ feed:
 	}
 	return err
 }
+
+// writers is how many files a save writes at once.
+const writers = 4
 
 // writeFile writes data to a new file and syncs it.
 func writeFile(path string, data []byte) error {
