@@ -171,23 +171,27 @@ func (r *chunkReader) overlapping(index mesh.Index, visit func(pos []int) error)
 		}
 		lo[d], hi[d] = rg.Start/chunks[d], (rg.Stop-1)/chunks[d]
 	}
-	pos := append([]int(nil), lo...)
-	for {
+	for pos := slices.Clone(lo); ; {
 		if err := visit(pos); err != nil {
 			return err
 		}
-		d := rank - 1
-		for ; d >= 0; d-- {
-			if pos[d] < hi[d] {
-				pos[d]++
-				break
-			}
-			pos[d] = lo[d]
-		}
-		if d < 0 {
+		if !step(pos, lo, hi) {
 			return nil
 		}
 	}
+}
+
+// step advances pos, a position in the box from lo to hi (both included), to the next one in
+// row-major order, and reports false once it has passed the last.
+func step(pos, lo, hi []int) bool {
+	for d := len(pos) - 1; d >= 0; d-- {
+		if pos[d] < hi[d] {
+			pos[d]++
+			return true
+		}
+		pos[d] = lo[d]
+	}
+	return false
 }
 
 // prefetch reads and decompresses, on all cores, every chunk that the given parts of the
@@ -338,22 +342,18 @@ func copyBox(dst []byte, dstShape, dstAt []int, src []byte, srcShape, srcAt []in
 		ss *= srcShape[d]
 	}
 	row := count[rank-1] * elem
-	idx := make([]int, rank-1)
-	for {
+	zero, last := make([]int, rank-1), make([]int, rank-1)
+	for d := range rank - 1 {
+		last[d] = count[d] - 1
+	}
+	for idx := make([]int, rank-1); ; {
 		do, so := dstAt[rank-1]*elem, srcAt[rank-1]*elem
 		for d := range rank - 1 {
 			do += (dstAt[d] + idx[d]) * dstStride[d]
 			so += (srcAt[d] + idx[d]) * srcStride[d]
 		}
 		copy(dst[do:do+row], src[so:so+row])
-		d := rank - 2
-		for ; d >= 0; d-- {
-			if idx[d]++; idx[d] < count[d] {
-				break
-			}
-			idx[d] = 0
-		}
-		if d < 0 {
+		if !step(idx, zero, last) {
 			return
 		}
 	}

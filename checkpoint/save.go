@@ -251,8 +251,11 @@ func (l layout) cut(index mesh.Index, shardShape []int, data []byte, elem int) [
 		lo[d], n[d] = r.Start/l.chunks[d], shardShape[d]/l.chunks[d]
 	}
 	var out []chunk
-	pos := make([]int, rank)
-	for {
+	zero, last := make([]int, rank), make([]int, rank)
+	for d := range rank {
+		last[d] = n[d] - 1
+	}
+	for pos := make([]int, rank); ; {
 		grid := make([]int, rank)
 		for d := range rank {
 			grid[d] = lo[d] + pos[d]
@@ -269,14 +272,7 @@ func (l layout) cut(index mesh.Index, shardShape []int, data []byte, elem int) [
 		if !l.sparse || !allZero(block) {
 			out = append(out, chunk{key: l.key(grid), data: block})
 		}
-		d := rank - 1
-		for ; d >= 0; d-- {
-			if pos[d]++; pos[d] < n[d] {
-				break
-			}
-			pos[d] = 0
-		}
-		if d < 0 {
+		if !step(pos, zero, last) {
 			return out
 		}
 	}
