@@ -306,14 +306,6 @@ func newArray(shape []int, dtype dtypes.DType, s mesh.NamedSharding, shards []Sh
 	return &Array{shape: slices.Clone(shape), dtype: dtype, sharding: s, shards: shards}
 }
 
-func closeShards(shards []Shard) {
-	for _, s := range shards {
-		if s.Data != nil {
-			_ = s.Data.Close()
-		}
-	}
-}
-
 // Shape returns the global shape.
 func (a *Array) Shape() []int {
 	if a == nil {
