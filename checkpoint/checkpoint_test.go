@@ -310,6 +310,7 @@ func TestErrors(t *testing.T) {
 			"truncated":   func(b []byte) []byte { return b[:len(b)-3] },
 			"a byte flip": func(b []byte) []byte { b[len(b)-6] ^= 0x40; return b },
 			"empty":       func([]byte) []byte { return nil },
+			"too long":    func(b []byte) []byte { return append(b, make([]byte, 1<<20)...) }, // refused before it is read
 		} {
 			d := broken(t, func(d string) {
 				p := filepath.Join(d, "a", "1")
@@ -506,4 +507,24 @@ func TestOrbaxLayout(t *testing.T) {
 	assert.ErrorIs(t, err, checkpoint.ErrName)
 	err = checkpoint.Save(ctx, filepath.Join(t.TempDir(), "bad"), saved, checkpoint.WithFormat(checkpoint.Format(9)))
 	assert.ErrorIs(t, err, checkpoint.ErrFormat)
+}
+
+// TestOversizedFiles: a chunk or metadata file larger than it can be is refused before it is
+// read, naming it.
+func TestOversizedFiles(t *testing.T) {
+	c := pjrttest.ClientWithDevices(t, 8)
+	dir := filepath.Join(t.TempDir(), "z")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	meta := `{"chunks":[2],"compressor":null,"dtype":"<i4","fill_value":0,"filters":null,"order":"C","shape":[4],"zarr_format":2}`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".zarray"), []byte(meta), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "0"), make([]byte, 8), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "1"), make([]byte, 9), 0o644))
+	s := sharding(t, c, []int{1}, []string{"x"}, mesh.P())
+	_, err := checkpoint.Restore[*jit.Array](context.Background(), dir, c, s)
+	assert.ErrorIs(t, err, checkpoint.ErrCorrupt)
+	assert.ErrorContains(t, err, filepath.Join(dir, "1")+" has 9 bytes, more than the 8 it can hold")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".zarray"), append([]byte(meta), make([]byte, 2<<20)...), 0o644))
+	_, err = checkpoint.Restore[*jit.Array](context.Background(), dir, c, s)
+	assert.ErrorIs(t, err, checkpoint.ErrCorrupt)
+	assert.ErrorContains(t, err, filepath.Join(dir, ".zarray"))
 }

@@ -90,7 +90,7 @@ func checkComplete(dir string) error {
 func readMeta(st store, name string) (layout, error) {
 	for _, file := range []string{zarr2Meta, zarr3Meta} {
 		key := keyIn(name, file)
-		text, err := st.read(key)
+		text, err := st.read(key, maxMeta)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -295,7 +295,11 @@ func (r *chunkReader) chunk(pos []int) ([]byte, error) {
 		return data, nil
 	}
 	path := r.store.where(keyIn(r.name, key))
-	raw, err := r.store.read(keyIn(r.name, key))
+	limit := r.size // a raw chunk is the chunk; a zstd frame of it is at most a little longer
+	if r.layout.zstd {
+		limit = r.size + r.size/64 + 1<<16
+	}
+	raw, err := r.store.read(keyIn(r.name, key), limit)
 	if errors.Is(err, fs.ErrNotExist) && r.layout.sparse {
 		return r.keep(key, make([]byte, r.size)), nil // a chunk of the fill value, zero, is not written
 	}

@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -15,8 +16,9 @@ import (
 // store is where a checkpoint's files are: a directory, or the OCDBT database at the root of
 // the directory (Orbax's layout), whose keys are the files' slash-separated paths.
 type store interface {
-	// read returns the bytes of key; a missing key is an error wrapping fs.ErrNotExist.
-	read(key string) ([]byte, error)
+	// read returns the bytes of key; a missing key is an error wrapping fs.ErrNotExist, one
+	// longer than limit bytes an error wrapping ErrCorrupt (before it is read, from a file).
+	read(key string, limit int) ([]byte, error)
 	// list returns every key with the size of its value (-1 where only reading it would tell),
 	// sorted.
 	list() ([]sized, error)
@@ -24,6 +26,9 @@ type store interface {
 	where(key string) string
 	close() error
 }
+
+// maxMeta bounds a metadata file: zarr's are a few hundred bytes.
+const maxMeta = 1 << 20
 
 // sized is a key of a store and the size of its value.
 type sized struct {
@@ -49,7 +54,25 @@ type dirStore string
 
 func (d dirStore) path(key string) string { return filepath.Join(string(d), filepath.FromSlash(key)) }
 
-func (d dirStore) read(key string) ([]byte, error) { return os.ReadFile(d.path(key)) }
+func (d dirStore) read(key string, limit int) ([]byte, error) {
+	f, err := os.Open(d.path(key))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() > int64(limit) {
+		return nil, fmt.Errorf("%w: %s has %d bytes, more than the %d it can hold", ErrCorrupt, d.path(key), st.Size(), limit)
+	}
+	out := make([]byte, st.Size())
+	if _, err := io.ReadFull(f, out); err != nil {
+		return nil, fmt.Errorf("%s: %w", d.path(key), err)
+	}
+	return out, nil
+}
 
 func (d dirStore) where(key string) string { return d.path(key) }
 
@@ -79,10 +102,13 @@ type ocdbtStore struct {
 	db  *ocdbt.DB
 }
 
-func (o *ocdbtStore) read(key string) ([]byte, error) {
-	v, err := o.db.Get(key)
+func (o *ocdbtStore) read(key string, limit int) ([]byte, error) {
+	v, err := o.db.Get(key) // the database checks every length against its files first
 	if errors.Is(err, ocdbt.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %w", fs.ErrNotExist, err)
+	}
+	if err == nil && len(v) > limit {
+		return nil, fmt.Errorf("%w: %s has %d bytes, more than the %d it can hold", ErrCorrupt, o.where(key), len(v), limit)
 	}
 	return v, err
 }
