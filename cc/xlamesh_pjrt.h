@@ -84,6 +84,11 @@ void xm_error_take(const PJRT_Api* api, PJRT_Error* err, int* code, char** msg);
   X(Device_LocalHardwareId)                \
   X(Device_MemoryStats)                    \
   X(Device_DefaultMemory)                  \
+  X(Device_AddressableMemories)            \
+  X(Memory_Id)                             \
+  X(Memory_Kind)                           \
+  X(Memory_ToString)                       \
+  X(Memory_AddressableByDevices)           \
   X(Executable_Destroy)                    \
   X(Executable_NumPartitions)              \
   X(Executable_NumOutputs)                 \
@@ -94,6 +99,8 @@ void xm_error_take(const PJRT_Api* api, PJRT_Error* err, int* code, char** msg);
   X(Executable_Serialize)                  \
   X(Executable_DeserializeAndLoad)         \
   X(Executable_GetCompiledMemoryStats)     \
+  X(Executable_OutputMemoryKinds)          \
+  X(Executable_ParameterMemoryKinds)       \
   X(LoadedExecutable_Destroy)              \
   X(LoadedExecutable_GetExecutable)        \
   X(LoadedExecutable_Execute)              \
@@ -105,6 +112,8 @@ void xm_error_take(const PJRT_Api* api, PJRT_Error* err, int* code, char** msg);
   X(Buffer_GetMemoryLayout)                \
   X(Buffer_OnDeviceSizeInBytes)            \
   X(Buffer_UnsafePointer)                  \
+  X(Buffer_Memory)                         \
+  X(Buffer_CopyToMemory)                   \
   X(Buffer_IncreaseExternalReferenceCount) \
   X(Buffer_DecreaseExternalReferenceCount)
 

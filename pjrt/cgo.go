@@ -86,6 +86,16 @@ var (
 	fnLoadedExecute           = fn{"PJRT_LoadedExecutable_Execute", unsafe.Offsetof(apiTable.PJRT_LoadedExecutable_Execute)}
 	fnBufferDestroy           = fn{"PJRT_Buffer_Destroy", unsafe.Offsetof(apiTable.PJRT_Buffer_Destroy)}
 	fnBufferToHost            = fn{"PJRT_Buffer_ToHostBuffer", unsafe.Offsetof(apiTable.PJRT_Buffer_ToHostBuffer)}
+
+	fnDeviceMemories        = fn{"PJRT_Device_AddressableMemories", unsafe.Offsetof(apiTable.PJRT_Device_AddressableMemories)}
+	fnMemoryID              = fn{"PJRT_Memory_Id", unsafe.Offsetof(apiTable.PJRT_Memory_Id)}
+	fnMemoryKind            = fn{"PJRT_Memory_Kind", unsafe.Offsetof(apiTable.PJRT_Memory_Kind)}
+	fnMemoryToString        = fn{"PJRT_Memory_ToString", unsafe.Offsetof(apiTable.PJRT_Memory_ToString)}
+	fnMemoryDevices         = fn{"PJRT_Memory_AddressableByDevices", unsafe.Offsetof(apiTable.PJRT_Memory_AddressableByDevices)}
+	fnBufferMemory          = fn{"PJRT_Buffer_Memory", unsafe.Offsetof(apiTable.PJRT_Buffer_Memory)}
+	fnBufferCopyToMemory    = fn{"PJRT_Buffer_CopyToMemory", unsafe.Offsetof(apiTable.PJRT_Buffer_CopyToMemory)}
+	fnExecutableOutputKinds = fn{"PJRT_Executable_OutputMemoryKinds", unsafe.Offsetof(apiTable.PJRT_Executable_OutputMemoryKinds)}
+	fnExecutableInputKinds  = fn{"PJRT_Executable_ParameterMemoryKinds", unsafe.Offsetof(apiTable.PJRT_Executable_ParameterMemoryKinds)}
 )
 
 // required are the functions without which the binding cannot open a client, compile, move
@@ -191,4 +201,6 @@ func namedValues(list *C.PJRT_NamedValue, n C.size_t) map[string]any {
 var knownFunctions = append(slices.Clone(required),
 	fnPluginAttributes, fnDescAttributes, fnDescToString, fnDeviceLocalHardwareID, fnDeviceMemoryStats,
 	fnExecutableNumPartitions, fnExecutableFingerprint, fnExecutableOptimized, fnExecutableSerialize,
-	fnExecutableDeserialize, fnExecutableMemoryStats, fnEventOnReady, fnBufferReadyEvent, fnClientCreateErrorBuffer, fnDeviceDefaultMemory, fnLoadedDevices)
+	fnExecutableDeserialize, fnExecutableMemoryStats, fnEventOnReady, fnBufferReadyEvent, fnClientCreateErrorBuffer, fnDeviceDefaultMemory, fnLoadedDevices,
+	fnDeviceMemories, fnMemoryID, fnMemoryKind, fnMemoryToString, fnMemoryDevices, fnBufferMemory,
+	fnBufferCopyToMemory, fnExecutableOutputKinds, fnExecutableInputKinds)
