@@ -254,13 +254,16 @@ func WaitAll(bufs ...*Buffer) error {
 
 // HostTransfer is one host-to-device copy for BuffersFromHost: Data holds the array with
 // element type DType and dimensions Dims, laid out row-major, or with the given ByteStrides (bytes
-// per step of each dimension, so that a block of a larger host array can be sent in place).
+// per step of each dimension, so that a block of a larger host array can be sent in place). The
+// buffer is made on Device, in Memory: one of the memories Device addresses (Device.Memory gives
+// them by kind, e.g. "pinned_host"), or, when Memory is nil, the device's default memory.
 type HostTransfer struct {
 	Device      *Device
 	DType       dtypes.DType
 	Dims        []int
 	Data        []byte
 	ByteStrides []int64 // nil: dense row-major
+	Memory      *Memory // nil: the device's default memory
 }
 
 // BuffersFromHost starts every transfer, then waits until the plugin is done with the host
@@ -328,6 +331,12 @@ func (c *Client) BuffersFromHost(ts []HostTransfer) ([]*Buffer, error) {
 			dims:     &cdims[0],
 			num_dims: C.size_t(len(t.Dims)),
 			device:   t.Device.c,
+		}
+		if t.Memory != nil {
+			// With memory set the plugin copies there and device only names the buffer's device
+			// (the header: "If nullptr, host data will be copied to `device`, otherwise we copy
+			// data to `memory`"); both CPU plugins take memory with or without device.
+			args.memory = t.Memory.c
 		}
 		if b := staged[i]; b.p != nil {
 			staged[i] = stagingBlock{} // xm_buffer_from_staging owns it from here on
@@ -397,6 +406,11 @@ func (c *Client) checkTransfer(t HostTransfer) error {
 	}
 	if err := c.checkDevice(t.Device); err != nil {
 		return err
+	}
+	if t.Memory != nil {
+		if err := c.checkMemory(t.Memory, t.Device); err != nil {
+			return err
+		}
 	}
 	n := 1
 	for i, d := range t.Dims {
@@ -607,9 +621,9 @@ func (c *Client) NewErrorBuffer(dev *Device, s Shape, code Code, msg string) (*B
 		return nil, err
 	}
 	defer done()
-	dm := C.PJRT_Device_DefaultMemory_Args{device: dev.c}
-	if err := a.toError("default memory", ErrDevice, C.xm_Device_DefaultMemory(a.p, &dm)); err != nil {
-		return nil, err
+	mem, err := dev.defaultMemoryC()
+	if err != nil {
+		return nil, fmt.Errorf("pjrt: error buffer: %w", err)
 	}
 	var pin runtime.Pinner
 	defer pin.Unpin()
@@ -628,7 +642,7 @@ func (c *Client) NewErrorBuffer(dev *Device, s Shape, code Code, msg string) (*B
 		client: c.c, error_code: C.PJRT_Error_Code(code),
 		error_message: (*C.char)(unsafe.Pointer(&cmsg[0])), error_message_size: C.size_t(len(msg)),
 		shape_dims: &cdims[0], shape_num_dims: C.size_t(s.Rank()),
-		shape_element_type: C.PJRT_Buffer_Type(s.DType()), memory: dm.memory,
+		shape_element_type: C.PJRT_Buffer_Type(s.DType()), memory: mem,
 	}
 	if err := a.toError("error buffer", ErrHostData, C.xm_Client_CreateErrorBuffer(a.p, &args)); err != nil {
 		return nil, err

@@ -108,6 +108,9 @@ type Client struct {
 	inflight        *C.xm_inflight // counts and bounds the executions in flight
 	hostMemory      bool           // device memory is host memory (the CPU platform)
 
+	memMu    sync.Mutex                 // guards memories
+	memories map[*C.PJRT_Memory]*Memory // every memory described so far, by handle
+
 	resMu   sync.Mutex               // guards the registries below
 	exes    map[*Executable]struct{} // live executables, closed by Close
 	bufs    *bufferState             // live buffers (a list through prev and next), destroyed by Close
@@ -247,7 +250,7 @@ func Open(opts ...Option) (*Client, error) {
 	return c, nil
 }
 
-// describe reads the client's platform and devices.
+// describe reads the client's platform, its devices and their memories.
 func (c *Client) describe() error {
 	a := c.api
 	pn := C.PJRT_Client_PlatformName_Args{client: c.c}
@@ -293,6 +296,7 @@ func (c *Client) describe() error {
 		}
 		c.addressable = append(c.addressable, found)
 	}
+	c.readMemories()
 	return nil
 }
 

@@ -15,6 +15,7 @@ type Device struct {
 	client *Client
 	c      *C.PJRT_Device
 	info   deviceInfo
+	mem    deviceMemories // read by Client.readMemories when the client opens; then fixed
 }
 
 // deviceInfo is what the plugin reports about one device, read once when the client opens.

@@ -26,6 +26,13 @@
 // into its place in the destination, strided where HostCopy.DstByteStrides says. Other platforms
 // and plugins lacking PJRT_Buffer_UnsafePointer take PJRT's own copies.
 //
+// Devices address memories of several kinds (Memory; JAX's memory kinds): "device", the
+// default, and on XLA's CPU and GPU plugins "pinned_host" and "unpinned_host" (Device.Memories,
+// DefaultMemory, Memory(kind)). HostTransfer.Memory puts a buffer in one of them,
+// Buffer.CopyToMemory copies it to another, Buffer.Memory says where a buffer is, and
+// Executable.InputMemoryKinds and OutputMemoryKinds say where a program expects its arguments and
+// makes its results. A plugin lacking a memory function gives errors wrapping ErrUnimplemented.
+//
 // What the compiler made of a program can be read back from its executable: the layout it
 // expects of each argument and gives each result (Executable.InputShardings, OutputShardings), every collective the SPMD partitioner inserted with its
 // replica groups and the bytes it moves (Executable.Collectives), and the memory planned per
