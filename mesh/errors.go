@@ -67,6 +67,9 @@ var (
 	// ErrProcessData reports process-local data whose shape fits neither
 	// the global shape nor the part of it the process addresses.
 	ErrProcessData = errors.New("invalid process-local data")
+	// ErrMemoryKind reports a memory kind a sharding's devices cannot
+	// address; it comes as a *MemoryKindError.
+	ErrMemoryKind = errors.New("invalid memory kind")
 )
 
 // AxisNameError reports an axis name NewAbstract refuses: the first byte

@@ -51,7 +51,7 @@ func ExampleNamedSharding() {
 	var ie *mesh.IndivisibleError
 	fmt.Println(errors.As(err, &ie), ie.Dim, ie.Parts, ie.Size)
 	// Output:
-	// NamedSharding(mesh=Mesh('x': 4, 'y': 2, axis_types=(Auto, Auto)), spec=P('x', None))
+	// NamedSharding(mesh=Mesh('x': 4, 'y': 2, axis_types=(Auto, Auto)), spec=P('x', None), memory_kind=device)
 	// [0:2, 0:8] [0:2, 0:8] [2:4, 0:8]
 	// [0 1 0 1 0 1 0 1] [2 8]
 	// true 0 4 6
@@ -103,7 +103,7 @@ func ExampleLogicalToMesh() {
 	fmt.Println(err)
 	// Output:
 	// P('data', None, 'model', None) <nil>
-	// NamedSharding(mesh=Mesh('data': 4, 'model': 2, axis_types=(Auto, Auto)), spec=P('data', 'model')) <nil>
+	// NamedSharding(mesh=Mesh('data': 4, 'model': 2, axis_types=(Auto, Auto)), spec=P('data', 'model'), memory_kind=device) <nil>
 	// mesh: logical axis rule: axis names ('batch', 'mlp') did not match a rule
 }
 

@@ -103,7 +103,7 @@ func TestLogicalConstraint(t *testing.T) {
 func TestLogicalSharding(t *testing.T) {
 	m := mustMesh(t, nil, []int{4, 2}, "data", "model")
 	s, err := LogicalSharding(m, []string{"batch", "embed"}, []Rule{R("batch", "data"), R("embed", "model")})
-	if err != nil || s.String() != "NamedSharding(mesh=Mesh('data': 4, 'model': 2, axis_types=(Auto, Auto)), spec=P('data', 'model'))" {
+	if err != nil || s.String() != "NamedSharding(mesh=Mesh('data': 4, 'model': 2, axis_types=(Auto, Auto)), spec=P('data', 'model'), memory_kind=device)" {
 		t.Errorf("LogicalSharding = %v, %v", s, err)
 	}
 	_, err = LogicalSharding(m, []string{"batch"}, []Rule{R("batch", "pipeline")})

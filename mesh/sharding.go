@@ -21,6 +21,7 @@ type NamedSharding struct {
 	dimAxes [][]int // per spec dim: mesh axis positions, major first
 	tile    []int   // per spec dim: number of partitions
 	used    []bool  // per mesh axis: named by the spec
+	memory  string  // memory kind; "" for the default (concrete) or none (abstract)
 	key     string
 }
 
@@ -200,18 +201,18 @@ func (s NamedSharding) Tiling(rank int) []int {
 	return out
 }
 
-// Equal reports whether s and o have equal meshes (devices included) and
-// equal specs.
+// Equal reports whether s and o have equal meshes (devices included), equal
+// specs and equal memory kinds.
 func (s NamedSharding) Equal(o NamedSharding) bool { return s.key == o.key }
 
-// Key returns a canonical string of the mesh and spec; equal shardings have
-// equal keys.
+// Key returns a canonical string of the mesh, spec and memory kind; equal
+// shardings have equal keys.
 func (s NamedSharding) Key() string { return s.key }
 
-// String returns NamedSharding(mesh=Mesh('x': 4, 'y': 2, axis_types=(Auto, Auto)), spec=P('x',)):
-// the mesh as Mesh.String (AbstractMesh(...) for an abstract sharding) and the spec as
-// PartitionSpec.String. JAX also prints ", memory_kind=device" and spells the spec
-// PartitionSpec('x',).
+// String returns JAX's repr, NamedSharding(mesh=Mesh('x': 4, 'y': 2, axis_types=(Auto, Auto)),
+// spec=P('x',), memory_kind=device): the mesh as Mesh.String (AbstractMesh(...) for an abstract
+// sharding), the spec as PartitionSpec.String and the memory kind, which an abstract sharding
+// made without one does not print.
 func (s NamedSharding) String() string {
 	var b strings.Builder
 	b.WriteString("NamedSharding(mesh=")
@@ -221,6 +222,10 @@ func (s NamedSharding) String() string {
 	b.WriteString(s.abs.body())
 	b.WriteString(", spec=")
 	b.WriteString(s.spec.String())
+	if k := s.MemoryKind(); k != "" {
+		b.WriteString(", memory_kind=")
+		b.WriteString(k)
+	}
 	b.WriteByte(')')
 	return b.String()
 }

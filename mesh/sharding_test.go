@@ -67,7 +67,7 @@ func TestCheckShape(t *testing.T) {
 		{name: "trailing replicated", spec: P("x"), shape: []int{4, 3, 5}},
 		// jax_semantics.md §3: "is only valid for values of rank at least".
 		{name: "rank", spec: P("x", "y"), shape: []int{8},
-			err: "mesh: sharding NamedSharding(mesh=Mesh('x': 4, 'y': 2, axis_types=(Auto, Auto)), spec=P('x', 'y')) is only valid for values of rank at least 2, but was applied to a value of rank 1", is: ErrRank},
+			err: "mesh: sharding NamedSharding(mesh=Mesh('x': 4, 'y': 2, axis_types=(Auto, Auto)), spec=P('x', 'y'), memory_kind=device) is only valid for values of rank at least 2, but was applied to a value of rank 1", is: ErrRank},
 		// §3: P(None, None) on rank 1 fails too.
 		{name: "rank none none", spec: P(nil, nil), shape: []int{8}, err: "rank at least 2", is: ErrRank},
 		// §3: rank 0 adds the scalar hint.
@@ -76,7 +76,7 @@ func TestCheckShape(t *testing.T) {
 		{name: "scalar ok", spec: P(), shape: []int{}},
 		// §4 divisibility (IndivisibleError wording).
 		{name: "indivisible", spec: P("x"), shape: []int{3, 2},
-			err: "mesh: NamedSharding(mesh=Mesh('x': 4, 'y': 2, axis_types=(Auto, Auto)), spec=P('x',)) implies that array axis 0 is partitioned 4 times, but the dimension size is 3 (full shape: (3, 2), per-dimension tiling factors: (4, 1) should evenly divide the shape)", is: ErrIndivisible},
+			err: "mesh: NamedSharding(mesh=Mesh('x': 4, 'y': 2, axis_types=(Auto, Auto)), spec=P('x',), memory_kind=device) implies that array axis 0 is partitioned 4 times, but the dimension size is 3 (full shape: (3, 2), per-dimension tiling factors: (4, 1) should evenly divide the shape)", is: ErrIndivisible},
 		{name: "indivisible tuple", spec: P(nil, Axes("y", "x")), shape: []int{2, 4},
 			err: "implies that array axis 1 is partitioned 8 times, but the dimension size is 4 (full shape: (2, 4), per-dimension tiling factors: (1, 8) should evenly divide the shape)", is: ErrIndivisible},
 		{name: "zero dim ok", spec: P("x"), shape: []int{0, 2}},
@@ -320,7 +320,7 @@ func TestGeometryOracle(t *testing.T) {
 func TestShardingAccessors(t *testing.T) {
 	m := mustMesh(t, []int{0, 2, 4, 6, 1, 3, 5, 7}, []int{4, 2}, "x", "y")
 	s := MustNamedSharding(m, P(nil, "y"))
-	if got := s.String(); got != "NamedSharding(mesh=Mesh('x': 4, 'y': 2, axis_types=(Auto, Auto)), spec=P(None, 'y'))" {
+	if got := s.String(); got != "NamedSharding(mesh=Mesh('x': 4, 'y': 2, axis_types=(Auto, Auto)), spec=P(None, 'y'), memory_kind=device)" {
 		t.Errorf("String = %s", got)
 	}
 	mm, err := s.Mesh()

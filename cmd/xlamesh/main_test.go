@@ -99,7 +99,7 @@ func checkTransferOutput(t *testing.T, out string, mib int) {
 	t.Helper()
 	lines := strings.Split(out, "\n")
 	require.Len(t, lines, 5, out)
-	assert.Equal(t, fmt.Sprintf("transfers: f32[%d,8192] (%d MiB), NamedSharding(mesh=Mesh('x': 2, 'y': 2, axis_types=(Auto, Auto)), spec=P('x', 'y')); Put waits for the array, copy is Go's copy of the same bytes", 32*mib, mib), lines[0])
+	assert.Equal(t, fmt.Sprintf("transfers: f32[%d,8192] (%d MiB), NamedSharding(mesh=Mesh('x': 2, 'y': 2, axis_types=(Auto, Auto)), spec=P('x', 'y'), memory_kind=device); Put waits for the array, copy is Go's copy of the same bytes", 32*mib, mib), lines[0])
 	assert.Equal(t, []string{"figure", "per", "op", "MB/s", "vs", "copy"}, strings.Fields(lines[1]))
 	times := make([]time.Duration, 3)
 	ratios := make([]float64, 3)
