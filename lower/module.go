@@ -298,6 +298,10 @@ func (m *Module) Build() (*Program, error) {
 		m.hlo.Fail(err)
 		return nil, err
 	}
+	if err := m.annotateMemory(main); err != nil {
+		m.hlo.Fail(err)
+		return nil, err
+	}
 	m.hlo.SetAttr("mhlo.num_partitions", strconv.Itoa(m.numPartitions())+" : i32")
 	var preamble []string
 	if m.cfg.partitioner == Shardy {

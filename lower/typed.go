@@ -405,6 +405,12 @@ func (m *Module) typeOp(g *stablehlo.Function, o *stablehlo.Op) []stablehlo.Valu
 		return nil
 	case "stablehlo.return":
 		return nil
+	case "stablehlo.custom_call":
+		if p, ok := o.Params().(stablehlo.CustomCallParams); ok && p.Target == PlacementTarget {
+			// Placing a value in a memory keeps its type; JAX writes no constraint after it.
+			tg.types[o.Results()[0]], _ = m.typeOf(o.Operands()[0])
+			return nil
+		}
 	case "sdy.sharding_constraint":
 		p, _ := o.Params().(ShardingConstraintParams)
 		r := o.Results()[0]

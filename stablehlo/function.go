@@ -368,6 +368,41 @@ func (f *Function) Return(vs ...Value) {
 	f.returned = true
 }
 
+// RewrapResults adds ops to a returned top-level function between its body and its return:
+// wrap gets each result in turn, may emit ops on it, and returns the value to return in its
+// place, of the same shape. The results' attributes stay. lower uses it to mark each result's
+// memory space as jax.jit does. A wrap that returns a value of another shape records an error
+// wrapping ErrFunction.
+func (f *Function) RewrapResults(wrap func(i int, v Value) Value) {
+	const opName = "return"
+	if f.failed() {
+		return
+	}
+	if f.parent != nil || !f.returned {
+		f.failf(opName, -1, nil, ErrFunction, "RewrapResults needs a returned top-level function")
+		return
+	}
+	results := f.results
+	f.returned = false
+	defer func() { f.returned = true }()
+	for i, r := range results {
+		v := wrap(i, Value{r})
+		if f.failed() {
+			return
+		}
+		vals, ok := f.check(opName, v)
+		if !ok {
+			return
+		}
+		w := f.materialize(vals[0], r.shape)
+		if !w.shape.Equal(r.shape) {
+			f.failf(opName, i, w, ErrFunction, "result %d rewrapped from %s to %s", i, r.shape, w.shape)
+			return
+		}
+		results[i] = w
+	}
+}
+
 // Call calls the private function g with args and returns its results (func.call, its
 // Params the callee: CallParams). g must have returned already (its result types are then
 // known). On error the result holds one zero Value per result of g.
