@@ -183,6 +183,18 @@ const MeshAxesReplicaGroupsMinor = 115
 // tried.
 const TwoBitMinor = 115
 
+// MemorySpacesMinor is the oldest PJRT API minor version whose plugins xlamesh lets compile
+// programs that place values in memory spaces: an annotate_device_placement custom call, or an
+// argument or result marked with a host memory kind (mhlo.memory_kind = "pinned_host" or
+// "unpinned_host"), as jax.jit writes them. The API 0.81 CPU plugin refuses the custom call in
+// any partitioned program ("Side-effect ops cannot be replicated"), and without it quietly puts
+// a result declared in host memory in device memory; the API 0.115 plugin runs both. Versions
+// between were not tried.
+const MemorySpacesMinor = 115
+
+// memorySpaces matches what MemorySpacesMinor is about in MLIR text.
+var memorySpaces = regexp.MustCompile(`annotate_device_placement|mhlo\.memory_kind = "(pinned_host|unpinned_host)"`)
+
 // twoBit matches a tensor type of 2-bit integers in MLIR text: tensor<i2>, tensor<4x8xui2>.
 var twoBit = regexp.MustCompile(`[<x]u?i2>`)
 
@@ -190,7 +202,8 @@ var twoBit = regexp.MustCompile(`[<x]u?i2>`)
 // partitions, on a plugin of PJRT API minor version minor: the text itself, or the bytecode
 // read as text; either way checked by mlir.Check for what XLA would misread or not survive,
 // with mesh-axes replica groups written as dense ones for plugins too old to read them.
-// Programs on 2-bit integers are refused on plugins older than TwoBitMinor.
+// Programs on 2-bit integers are refused on plugins older than TwoBitMinor, programs that place
+// values in memory spaces on plugins older than MemorySpacesMinor.
 func checkedProgram(program string, n, minor int) (string, error) {
 	if bytecode.IsBytecode(unsafe.Slice(unsafe.StringData(program), len(program))) {
 		text, err := bytecode.ToText([]byte(program))
@@ -209,6 +222,12 @@ func checkedProgram(program string, n, minor int) (string, error) {
 		return "", fmt.Errorf("pjrt: compile: %w: the program has 2-bit integers (i2, ui2), and this plugin (PJRT API 0.%d) "+
 			"aborts compiling some programs on them (a transpose of a ui2[8,4] kills the process); use a plugin of PJRT "+
 			"API 0.%d or later, or 4-bit integers", ErrCompile, minor, TwoBitMinor)
+	}
+	if minor < MemorySpacesMinor && memorySpaces.MatchString(program) {
+		return "", fmt.Errorf("pjrt: compile: %w: %w: the program places values in memory spaces (%s), which this plugin "+
+			"(PJRT API 0.%d) cannot compile (it refuses annotate_device_placement in a partitioned program and leaves "+
+			"results declared in host memory in device memory); use a plugin of PJRT API 0.%d or later",
+			ErrCompile, ErrUnimplemented, memorySpaces.FindString(program), minor, MemorySpacesMinor)
 	}
 	if minor < MeshAxesReplicaGroupsMinor && xmlir.HasMeshAxesReplicaGroups(program) {
 		dense, err := xmlir.DenseReplicaGroups(program)

@@ -423,3 +423,25 @@ func (e *Executable) memoryKinds(f fn) ([]string, error) {
 	}
 	return kinds, nil
 }
+
+// MemoryKinds returns the kinds of the device's memories, the default memory's first, so that a
+// Device is a mesh.MemoryKindsDevice: mesh.NamedSharding.WithMemoryKind checks a kind against
+// it. It is nil when the plugin does not list memories or the device is not addressable from
+// this process (mesh then assumes JAX's three kinds).
+func (d *Device) MemoryKinds() []string {
+	list, err := d.Memories()
+	if err != nil {
+		return nil
+	}
+	def, err := d.DefaultMemory()
+	if err != nil {
+		return nil
+	}
+	kinds := []string{def.Kind()}
+	for _, m := range list {
+		if !slices.Contains(kinds, m.Kind()) {
+			kinds = append(kinds, m.Kind())
+		}
+	}
+	return kinds
+}
