@@ -88,6 +88,9 @@ func PutBytes(c *pjrt.Client, dtype dtypes.DType, shape []int, data []byte, s me
 			transfers[i].Data, transfers[i].ByteStrides = data[blockOffset(p.Index, strides):], strides
 		}
 	}
+	if err := inMemory(transfers, s); err != nil {
+		return nil, fmt.Errorf("jit: put: %w", err)
+	}
 	bufs, err := c.BuffersFromHost(transfers)
 	if err != nil {
 		return nil, fmt.Errorf("jit: put: %w", err)
@@ -96,6 +99,23 @@ func PutBytes(c *pjrt.Client, dtype dtypes.DType, shape []int, data []byte, s me
 		placed[i].Data = bufs[i]
 	}
 	return newArray(shape, dtype, s, placed), nil
+}
+
+// inMemory places each transfer in the memory of its device that s's memory kind names; a
+// sharding in device memory leaves the transfers in each device's default memory.
+func inMemory(transfers []pjrt.HostTransfer, s mesh.NamedSharding) error {
+	kind := s.MemoryKind()
+	if kind == "" || kind == mesh.MemoryDevice {
+		return nil
+	}
+	for i := range transfers {
+		m, err := transfers[i].Device.Memory(kind)
+		if err != nil {
+			return err
+		}
+		transfers[i].Memory = m
+	}
+	return nil
 }
 
 // checkedSize returns the byte size of an array of the given shape and element size, and false
@@ -207,6 +227,9 @@ func fromCallback(c *pjrt.Client, shape []int, dtype dtypes.DType, s mesh.NamedS
 			}
 		}
 		transfers[i] = pjrt.HostTransfer{Device: placed[i].Device, DType: dtype, Dims: shardShape, Data: block}
+	}
+	if err := inMemory(transfers, s); err != nil {
+		return nil, fmt.Errorf("jit: from callback: %w", err)
 	}
 	bufs, err := c.BuffersFromHost(transfers)
 	if err != nil {

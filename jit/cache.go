@@ -239,7 +239,8 @@ func (c *cache[S, V]) drop(e *cacheEntry[S, V]) bool {
 // seed keys the hashes of this process's cache signatures.
 var seed = maphash.MakeSeed()
 
-// loweringSig is what a lowering depends on: the abstract mesh and the arguments' types and specs.
+// loweringSig is what a lowering depends on: the abstract mesh and the arguments' types, specs
+// and memory kinds.
 type loweringSig struct {
 	abs  mesh.Abstract
 	args []ArgType
@@ -274,6 +275,8 @@ func (s loweringSig) hash() uint64 {
 				h.WriteByte(2)
 			}
 		}
+		h.WriteString(a.memory())
+		h.WriteByte(0)
 	}
 	return h.Sum64()
 }
@@ -283,7 +286,7 @@ func (s loweringSig) equal(t loweringSig) bool {
 		return false
 	}
 	for i, a := range s.args {
-		if !a.Shape.Equal(t.args[i].Shape) || !a.Spec.Equal(t.args[i].Spec) {
+		if !a.Shape.Equal(t.args[i].Shape) || !a.Spec.Equal(t.args[i].Spec) || a.memory() != t.args[i].memory() {
 			return false
 		}
 	}

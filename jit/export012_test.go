@@ -198,9 +198,10 @@ func TestFromTextExport012(t *testing.T) {
 
 // TestFromExported012PinnedHost runs JAX 0.12's artifact whose result is in pinned host memory
 // (an annotate_device_placement custom call and mhlo.memory_kind = "pinned_host" on the result):
-// a plugin of PJRT API 0.115 or newer runs it to JAX's values; the API 0.81 CPU plugin refuses
-// it at compile time ("Side-effect ops cannot be replicated"), a typed ErrCompile. This is the
-// evidence docs/plugins.md gives for the default CPU plugin.
+// a plugin of PJRT API 0.115 or newer runs it to JAX's values; on the API 0.81 CPU plugin, which
+// refuses the placement call ("Side-effect ops cannot be replicated"), pjrt refuses the program
+// before the plugin sees it (pjrt.MemorySpacesMinor), a typed ErrCompile and ErrUnimplemented.
+// This is the evidence docs/plugins.md gives for the default CPU plugin.
 func TestFromExported012PinnedHost(t *testing.T) {
 	c := pjrttest.Client(t)
 	checkNoLeak(t)
@@ -216,6 +217,7 @@ func TestFromExported012PinnedHost(t *testing.T) {
 	out, err := f.Call(c, x)
 	if _, minor := c.Plugin().APIVersion(); minor < 115 {
 		require.ErrorIs(t, err, pjrt.ErrCompile)
+		require.ErrorIs(t, err, pjrt.ErrUnimplemented)
 		assert.ErrorContains(t, err, "annotate_device_placement")
 		return
 	}

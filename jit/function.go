@@ -60,6 +60,7 @@ type Function struct {
 type options struct {
 	in             []mesh.PartitionSpec
 	out            []mesh.PartitionSpec
+	outMemory      []string
 	donate         []int
 	reshard        bool
 	partitioner    lower.Partitioner
@@ -92,6 +93,17 @@ func InSpecs(specs ...mesh.PartitionSpec) Option {
 // chooses; the returned Array then carries the sharding XLA chose.
 func OutSpecs(specs ...mesh.PartitionSpec) Option {
 	return func(o *options) { o.out = slices.Clone(specs) }
+}
+
+// OutMemoryKinds declares the memory kind of each result (the memory_kind of JAX's
+// out_shardings): mesh.MemoryPinnedHost or mesh.MemoryUnpinnedHost puts a result in host
+// memory, "" or mesh.MemoryDevice (and a result past the end of kinds) in the device's. The
+// returned Array's sharding carries the kind. As in jax.jit, a program with any argument or
+// result outside device memory marks every one with its memory kind (mhlo.memory_kind, and an
+// annotate_device_placement custom call on each result); plugins older than PJRT API 0.115
+// cannot compile such programs (see pjrt.MemorySpacesMinor).
+func OutMemoryKinds(kinds ...string) Option {
+	return func(o *options) { o.outMemory = slices.Clone(kinds) }
 }
 
 // Donate lets the computation reuse the memory of the arguments at these positions (JAX's
@@ -156,10 +168,22 @@ func (f *Function) Stats() CacheStats {
 	}
 }
 
-// ArgType is what lowering needs to know about one argument: its type and partition spec.
+// ArgType is what lowering needs to know about one argument: its type, partition spec and
+// memory kind.
 type ArgType struct {
 	Shape lower.Shape
 	Spec  mesh.PartitionSpec
+	// MemoryKind is the memory the argument lives in (mesh.MemoryPinnedHost, ...); "" or
+	// mesh.MemoryDevice for the device's own. Call takes it from the argument's sharding.
+	MemoryKind string
+}
+
+// memory returns the argument's memory kind, "" for the device's own.
+func (a ArgType) memory() string {
+	if a.MemoryKind == mesh.MemoryDevice {
+		return ""
+	}
+	return a.MemoryKind
 }
 
 // lowering is a cached lowering: the program, its result shapes and specs (unspecified ones
@@ -300,6 +324,9 @@ func (f *Function) lowerNow(m mesh.Abstract, args []ArgType) (prog *lower.Progra
 	vals := make([]lower.Value, len(args))
 	for i, a := range args {
 		s, err := mesh.NewAbstractSharding(m, a.Spec)
+		if err == nil && a.memory() != "" {
+			s, err = s.WithMemoryKind(a.memory())
+		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("jit: %s: argument %d: %w", f.name, i, err)
 		}
@@ -330,14 +357,20 @@ func (f *Function) lowerNow(m mesh.Abstract, args []ArgType) (prog *lower.Progra
 			spec = declared[i]
 		}
 		s, err := mesh.NewAbstractSharding(m, spec)
+		if err == nil && i < len(f.opt.outMemory) && f.opt.outMemory[i] != "" {
+			s, err = s.WithMemoryKind(f.opt.outMemory[i])
+		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("jit: %s: result %d: %w", f.name, i, err)
 		}
 		outs[i], shardings[i] = spec, s
 	}
+	if len(f.opt.outMemory) > len(results) {
+		return nil, nil, fmt.Errorf("jit: %s: %w: %d OutMemoryKinds for %d results", f.name, ErrArguments, len(f.opt.outMemory), len(results))
+	}
 	// With no declared result sharding at all the results carry no sdy.sharding, which leaves
 	// them open to propagation just like JAX's unspecified out_shardings.
-	if len(declared) > 0 {
+	if len(declared) > 0 || len(f.opt.outMemory) > 0 {
 		main.ShardResults(shardings...)
 	}
 	prog, err = mod.Build()
@@ -482,6 +515,9 @@ func (f *Function) resultLayouts(c *pjrt.Client, exe *pjrt.Executable, m mesh.Me
 			}
 		}
 		s, err := mesh.NewNamedSharding(m, spec)
+		if kind := resultMemory(exe, l, i); err == nil && kind != "" {
+			s, err = s.WithMemoryKind(kind)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("jit: %s: result %d: %w", f.name, i, err)
 		}
@@ -495,6 +531,21 @@ func (f *Function) resultLayouts(c *pjrt.Client, exe *pjrt.Executable, m mesh.Me
 		out[i] = resultLayout{shape: global, dtype: l.shapes[i].DType(), sharding: s, shards: shards}
 	}
 	return out, nil
+}
+
+// resultMemory returns the memory kind of result i: the one the program declares, or for a
+// module written elsewhere the one the executable reports; "" for the device's own.
+func resultMemory(exe *pjrt.Executable, l *lowering, i int) string {
+	if l.prog != nil {
+		if s, ok := l.prog.ResultSharding(i); ok && s.MemoryKind() != mesh.MemoryDevice {
+			return s.MemoryKind()
+		}
+		return ""
+	}
+	if kinds, err := exe.OutputMemoryKinds(); err == nil && i < len(kinds) && kinds[i] != mesh.MemoryDevice {
+		return kinds[i]
+	}
+	return ""
 }
 
 // callPlan is what a call found for its arguments: the client, the arguments' types and
@@ -654,7 +705,7 @@ func (f *Function) plan(ctx context.Context, c *pjrt.Client, args []*Array, resh
 	}
 	types := make([]ArgType, len(use))
 	for i, a := range use {
-		types[i] = ArgType{Shape: lower.NewShape(a.dtype, a.shape...), Spec: a.sharding.Spec()}
+		types[i] = ArgType{Shape: lower.NewShape(a.dtype, a.shape...), Spec: a.sharding.Spec(), MemoryKind: a.sharding.MemoryKind()}
 	}
 	l, err := f.lowering(ctx, m.Abstract(), types)
 	if err != nil {

@@ -98,6 +98,9 @@ func FromProcessLocalBytes(c *pjrt.Client, s mesh.NamedSharding, dtype dtypes.DT
 		}
 		transfers[i] = t
 	}
+	if err := inMemory(transfers, s); err != nil {
+		return nil, fmt.Errorf("jit: %s: %w", op, err)
+	}
 	bufs, err := c.BuffersFromHost(transfers)
 	if err != nil {
 		return nil, fmt.Errorf("jit: %s: %w", op, err)

@@ -10,10 +10,11 @@ group module tools/oracle/ops_*.py (its GROUP and generate()),
 OUTDIR/programs.json for the programs corpus in programs.py, and
 OUTDIR/vjp.json for the derivatives of vjp.py and OUTDIR/optim.json for
 optax's optimizers (optim.py) and OUTDIR/gpt.json for the JAX twin of
-examples/gpt (gpt.py) and OUTDIR/checkpoint.json for JAX's array
-checkpoints, written and restored (checkpoint.py); with GROUPs after
-OUTDIR, only those (a group name, "programs", "vjp", "optim", "gpt" or
-"checkpoint"). Output is deterministic: sorted keys, no timestamps, no
+examples/gpt (gpt.py), OUTDIR/checkpoint.json for JAX's array
+checkpoints, written and restored (checkpoint.py) and OUTDIR/memory_kinds.json
+for memory kinds (memory_kinds.py); with GROUPs after OUTDIR, only those (a
+group name, "programs", "vjp", "optim", "gpt", "checkpoint" or
+"memory_kinds"). Output is deterministic: sorted keys, no timestamps, no
 object addresses. A case whose JAX outcome contradicts the corpus (an error
 where none was expected, or the reverse, or an error message lacking one of
 the case's phrases) stops the run: the corpus states facts, and a wrong fact
@@ -48,6 +49,7 @@ from jax.sharding import PartitionSpec as P  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cases  # noqa: E402
 import checkpoint  # noqa: E402
+import memory_kinds  # noqa: E402
 import programs  # noqa: E402
 import programs_poly  # noqa: E402
 import programs_types  # noqa: E402
@@ -707,6 +709,13 @@ def main(argv):
         with open(os.path.join(outdir, "checkpoint.json"), "w", encoding="utf-8") as fh:
             fh.write(dump(doc) + "\n")
         print("oracle: %-14s %4d written, %d read" % ("checkpoint", len(ck["written"]), len(ck["read"])))
+    if wanted("memory_kinds"):
+        mk = memory_kinds.generate()
+        doc = {"group": "memory_kinds", "jax_version": jax.__version__, "jaxlib_version": jaxlib.__version__,
+               "numpy_version": np.__version__, "generator": "tools/oracle/memory_kinds.py", **mk}
+        with open(os.path.join(outdir, "memory_kinds.json"), "w", encoding="utf-8") as fh:
+            fh.write(dump(doc) + "\n")
+        print("oracle: %-14s %4d reprs, %d programs" % ("memory_kinds", len(mk["reprs"]), len(mk["programs"])))
     print("oracle: %d cases, %d programs, jax %s" % (total, len(progs), jax.__version__))
     return 0
 
@@ -715,6 +724,6 @@ if __name__ == "__main__":
     try:
         sys.exit(main(sys.argv))
     except (CaseError, programs.ProgramError, vjp.VJPError, optim.OptimError,
-            checkpoint.CheckpointError) as e:
+            checkpoint.CheckpointError, memory_kinds.MemoryKindsError) as e:
         print("oracle: " + str(e), file=sys.stderr)
         sys.exit(1)
