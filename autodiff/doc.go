@@ -77,7 +77,12 @@
 // through JAX's associative scan (a running maximum's cotangent goes where lax.max sends
 // it, ties included).
 //
-// These record ErrNotDifferentiable instead: a custom call and a scatter with a Go combiner
+// Custom calls are told apart by target: RegisterCustomCall gives a target its rule (package
+// lower registers annotate_device_placement's, which places the cotangent back in the memory
+// the value came from).
+//
+// These record ErrNotDifferentiable instead: a custom call of a target without a rule, a
+// scatter with a Go combiner
 // (ScatterFunc); as in JAX, a while loop without a known trip count, a windowed max or min
 // with window dilations, the updates of a multiplying scatter without UniqueIndices, a
 // clamp of complex values (lax.clamp's derivative compares, and complex values have no

@@ -31,6 +31,7 @@ import (
 // copy.
 func init() {
 	autodiff.Register("sdy.sharding_constraint", autodiff.SelfTranspose)
+	autodiff.RegisterCustomCall(PlacementTarget, placementRule)
 	autodiff.Register("sdy.manual_computation", shardMapRule)
 	autodiff.Register("stablehlo.all_reduce", allReduceRule)
 	autodiff.Register("stablehlo.all_gather", allGatherRule)

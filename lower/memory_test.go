@@ -1,6 +1,7 @@
 package lower_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -80,5 +81,44 @@ func TestMemoryKindMarks(t *testing.T) {
 				t.Errorf("module:\n%s\nwant the result placed by %s", text, call)
 			}
 		})
+	}
+}
+
+// TestPutInMemory: a placement inside the program marks the edges in device memory, DevicePut
+// constrains before it places, and a kind other than JAX's three is refused.
+func TestPutInMemory(t *testing.T) {
+	m := mesh.MustNew(mesh.SimDevices(8), []int{4, 2}, "x", "y")
+	s := mesh.MustNamedSharding(m, mesh.P("x", "y"))
+	host, _ := s.WithMemoryKind(mesh.MemoryPinnedHost)
+	mod := lower.NewModule("m")
+	f := mod.Main()
+	a := f.Arg(lower.NewShape(dtypes.Float32, 8, 2), s)
+	before := f.DevicePut(a, s) // device memory, nothing placed yet: a constraint only
+	b := f.DevicePut(before, host)
+	c := f.DevicePut(b, s) // back: placed, since the program places values now
+	f.Return(f.PutInMemory(c, mesh.MemoryUnpinnedHost))
+	prog, err := mod.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := prog.Text()
+	var placements []string
+	for _, line := range strings.Split(text, "\n") {
+		if i := strings.Index(line, `_xla_buffer_placement = "`); i >= 0 {
+			placements = append(placements, strings.SplitN(line[i+len(`_xla_buffer_placement = "`):], `"`, 2)[0])
+		}
+	}
+	want := []string{"pinned_host", "device", "unpinned_host", "device"}
+	if strings.Join(placements, ",") != strings.Join(want, ",") || strings.Count(text, "sdy.sharding_constraint") != 3 ||
+		!strings.Contains(text, `{mhlo.memory_kind = "device", sdy.sharding`) {
+		t.Errorf("placements %v, want %v; module:\n%s", placements, want, text)
+	}
+
+	bad := lower.NewModule("bad")
+	g := bad.Main()
+	x := g.Arg(lower.NewShape(dtypes.Float32, 4))
+	g.Return(g.PutInMemory(x, "hbm"))
+	if _, err := bad.Build(); !errors.Is(err, mesh.ErrMemoryKind) || !strings.Contains(err.Error(), "hbm") {
+		t.Errorf("PutInMemory(hbm): %v, want mesh.ErrMemoryKind naming it", err)
 	}
 }

@@ -62,8 +62,10 @@ type Module struct {
 	cfg        config
 	funcs      map[*stablehlo.Function]*Function
 	meshes     []*meshSym
-	assignment []int   // device ids of the first concrete mesh seen (module device assignment)
-	typing     *typing // sharding in types; nil when the module's mesh has no Explicit axis
+	assignment []int                      // device ids of the first concrete mesh seen (module device assignment)
+	typing     *typing                    // sharding in types; nil when the module's mesh has no Explicit axis
+	placed     bool                       // a value was placed in a memory (PutInMemory, DevicePut)
+	memory     map[stablehlo.Value]string // memory kinds known: placed values, @main's arguments
 }
 
 // moduleKey is the stablehlo.Module context key under which a lower Module finds itself.
@@ -181,6 +183,12 @@ func (f *Function) Arg(s Shape, sharding ...mesh.NamedSharding) Value {
 		f.SetArgAttr(idx, a.Name, a.Value)
 		sh := sharding[0]
 		f.argSh[idx] = &sh
+		if isHostKind(&sh) {
+			if f.m.memory == nil {
+				f.m.memory = make(map[stablehlo.Value]string)
+			}
+			f.m.memory[v] = sh.MemoryKind()
+		}
 	}
 	if !f.IsRegion() {
 		if err := f.argType(v, f.argSh[idx]); err != nil {
