@@ -32,6 +32,9 @@ type inspected struct {
 	Out         []string         `json:"out"`
 	Collectives []collectiveJSON `json:"collectives"`
 	BytesMoved  int64            `json:"bytes_moved"` // sent by one device, over all collectives
+	// InMemory is the kind of memory each argument is expected in; empty when the plugin does
+	// not say (PJRT_Executable_ParameterMemoryKinds).
+	InMemory []string `json:"in_memory,omitempty"`
 	// Memory is the compiler's memory plan per device (PJRT_Executable_GetCompiledMemoryStats);
 	// nil with MemoryError when the plugin does not give it.
 	Memory      *memoryJSON  `json:"memory"`
@@ -72,6 +75,9 @@ type memoryJSON struct {
 type outputJSON struct {
 	Shard    string `json:"shard"`
 	Sharding string `json:"sharding"`
+	// Memory is the kind of memory the result is placed in ("device", "pinned_host"); empty
+	// when the plugin does not say (PJRT_Executable_OutputMemoryKinds).
+	Memory string `json:"memory,omitempty"`
 }
 
 func inspect(w, stderr io.Writer, args []string) error {
@@ -299,13 +305,18 @@ func inspectExecutable(exe *pjrt.Executable, name string, in, out []string) (ins
 		return r, err
 	}
 	shapes := exe.OutputShapes()
+	kinds, _ := exe.OutputMemoryKinds() // nil when the plugin does not say
 	for i, s := range shapes {
 		o := outputJSON{Shard: s.Aval()}
 		if i < len(shardings) {
 			o.Sharding = shardings[i].String()
 		}
+		if i < len(kinds) {
+			o.Memory = kinds[i]
+		}
 		r.Outputs = append(r.Outputs, o)
 	}
+	r.InMemory, _ = exe.InputMemoryKinds()
 	if r.Out == nil {
 		for _, o := range r.Outputs {
 			r.Out = append(r.Out, o.Shard)
@@ -350,15 +361,24 @@ func (r *inspectReport) writeTable(w io.Writer) {
 			if m.Total >= 0 {
 				fmt.Fprintf(w, ", total %s", humanBytes(m.Total))
 			}
-			if host := m.HostArguments + m.HostOutputs + m.HostTemp + m.HostGeneratedCode; host > 0 {
-				fmt.Fprintf(w, "; host memory %s", humanBytes(host))
-			}
 			fmt.Fprintln(w)
+			if m.HostArguments+m.HostOutputs+m.HostTemp+m.HostGeneratedCode > 0 {
+				fmt.Fprintf(w, "  host memory per device: arguments %s, outputs %s, aliased %s, temp %s, generated code %s\n",
+					humanBytes(m.HostArguments), humanBytes(m.HostOutputs), humanBytes(m.HostAlias), humanBytes(m.HostTemp),
+					humanBytes(m.HostGeneratedCode))
+			}
 		} else {
 			fmt.Fprintf(w, "  memory per device: not reported (%s)\n", p.MemoryError)
 		}
+		if slices.ContainsFunc(p.InMemory, func(k string) bool { return k != mesh.MemoryDevice }) {
+			fmt.Fprintf(w, "  arguments in memory: %s\n", strings.Join(p.InMemory, " "))
+		}
 		for i, o := range p.Outputs {
-			fmt.Fprintf(w, "  output %d: %s on each device, sharding %s\n", i, o.Shard, o.Sharding)
+			fmt.Fprintf(w, "  output %d: %s on each device, sharding %s", i, o.Shard, o.Sharding)
+			if o.Memory != "" {
+				fmt.Fprintf(w, ", in %s memory", o.Memory)
+			}
+			fmt.Fprintln(w)
 		}
 	}
 }

@@ -44,7 +44,7 @@ func TestInspectMatMul(t *testing.T) {
 	assert.Equal(t, c.BytesMoved, p.BytesMoved)
 	// Each device keeps its rows of C, replicated over y.
 	require.Len(t, p.Outputs, 1)
-	assert.Equal(t, outputJSON{Shard: "f32[32,64]", Sharding: "{devices=[2,1,4]0,1,2,3,4,5,6,7 last_tile_dim_replicate}"}, p.Outputs[0])
+	assert.Equal(t, outputJSON{Shard: "f32[32,64]", Sharding: "{devices=[2,1,4]0,1,2,3,4,5,6,7 last_tile_dim_replicate}", Memory: "device"}, p.Outputs[0])
 	require.NotNil(t, p.Memory, p.MemoryError)
 	assert.Equal(t, int64((32*16+16*64)*4), p.Memory.Arguments, "a 32x16 block of A and a 16x64 block of B")
 	assert.Equal(t, int64(32*64*4), p.Memory.Outputs)
@@ -130,4 +130,35 @@ func TestInspectUsageErrors(t *testing.T) {
 		require.ErrorAs(t, err, &ue, "%v: %v", tc.args, err)
 		assert.ErrorContains(t, err, tc.err, tc.args)
 	}
+}
+
+// hostMemoryMLIR is JAX 0.12's lowering of a function whose argument is in pinned host memory
+// and whose second result goes to unpinned host memory, on a 4x2 mesh.
+const hostMemoryMLIR = `module @jit_f attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @mesh = <["x"=4, "y"=2]>
+  func.func public @main(%arg0: tensor<8x4xf32> {mhlo.memory_kind = "pinned_host", sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) -> (tensor<8x4xf32> {mhlo.memory_kind = "device", sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}, tensor<8x4xf32> {mhlo.memory_kind = "unpinned_host", sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) {
+    %0 = stablehlo.add %arg0, %arg0 : tensor<8x4xf32>
+    %1 = stablehlo.custom_call @annotate_device_placement(%0) {backend_config = "", has_side_effect = true, mhlo.frontend_attributes = {_xla_buffer_placement = "device"}} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+    %2 = stablehlo.custom_call @annotate_device_placement(%0) {backend_config = "", has_side_effect = true, mhlo.frontend_attributes = {_xla_buffer_placement = "unpinned_host"}} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+    return %1, %2 : tensor<8x4xf32>, tensor<8x4xf32>
+  }
+}
+`
+
+// TestInspectMemoryKinds: inspect says which memory each argument and result of a program is in,
+// as the plugin reports them.
+func TestInspectMemoryKinds(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "host.mlir")
+	require.NoError(t, os.WriteFile(path, []byte(hostMemoryMLIR), 0o644))
+	r := inspectJSON(t, "-kernel", path)
+	require.Len(t, r.Programs, 1)
+	p := r.Programs[0]
+	assert.Equal(t, []string{"pinned_host"}, p.InMemory)
+	require.Len(t, p.Outputs, 2)
+	assert.Equal(t, "device", p.Outputs[0].Memory)
+	assert.Equal(t, "unpinned_host", p.Outputs[1].Memory)
+	var out bytes.Buffer
+	require.NoError(t, inspect(&out, io.Discard, []string{"-kernel", path, "-q"}))
+	assert.Contains(t, out.String(), "\n  arguments in memory: pinned_host\n")
+	assert.Contains(t, out.String(), "sharding {devices=[4,2]0,1,2,3,4,5,6,7}, in unpinned_host memory\n")
 }
