@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/gomlx/gopjrt/dtypes"
 
+	"github.com/xlamesh/xlamesh/autodiff"
 	"github.com/xlamesh/xlamesh/jit"
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
@@ -58,6 +60,38 @@ type memoryGolden struct {
 	Group    string          `json:"group"`
 	Reprs    []memoryRepr    `json:"reprs"`
 	Programs []memoryProgram `json:"programs"`
+	Placed   []memoryProgram `json:"placed"`
+}
+
+// placedBodies are memory_kinds.py's placed functions, with PutInMemory and DevicePut where
+// JAX calls jax.device_put inside jit.
+var placedBodies = map[string]func(m mesh.Mesh) jit.Body{
+	"put_host_and_back": func(mesh.Mesh) jit.Body {
+		return func(f *lower.Function, a []lower.Value) []lower.Value {
+			b := f.PutInMemory(f.Mul(a[0], f.Constant(3)), mesh.MemoryPinnedHost)
+			return []lower.Value{f.Add(f.PutInMemory(b, mesh.MemoryDevice), f.Constant(1))}
+		}
+	},
+	"device_put_sharding": func(m mesh.Mesh) jit.Body {
+		return func(f *lower.Function, a []lower.Value) []lower.Value {
+			sh := mesh.MustNamedSharding(m, mesh.P("x", "y"))
+			host, err := sh.WithMemoryKind(mesh.MemoryPinnedHost)
+			if err != nil {
+				panic(err)
+			}
+			b := f.DevicePut(f.Mul(a[0], f.Constant(3)), host)
+			return []lower.Value{f.Add(f.DevicePut(b, sh), f.Constant(1))}
+		}
+	},
+	"offload_grad": func(mesh.Mesh) jit.Body {
+		return func(f *lower.Function, a []lower.Value) []lower.Value {
+			w, x := a[0], a[1]
+			h := f.Sin(f.MatMul(x, w))
+			h = f.PutInMemory(f.PutInMemory(h, mesh.MemoryPinnedHost), mesh.MemoryDevice)
+			loss, grads := autodiff.ValueAndGrad(f.Function, f.Sum(f.Mul(h, h)), w)
+			return []lower.Value{loss, grads[0]}
+		}
+	},
 }
 
 // memoryBodies are memory_kinds.py's FUNCTIONS.
@@ -119,7 +153,11 @@ func TestMemoryKindsRepr(t *testing.T) {
 		"and memory_kind, or its error with JAX's ValueError. The program cases compare @main's signature (mhlo.memory_kind and "+
 		"shardings of every argument and result) and the annotate_device_placement calls with JAX's text byte for byte (the rest "+
 		"of the body is not compared), then run on the CPU plugin: values, each result's memory kind and the memory its buffers are "+
-		"in. On a plugin older than PJRT API 0.115 the programs with host memory must fail with pjrt.ErrUnimplemented.")
+		"in. `placed_*` cases move values between memories inside the program (lower's PutInMemory and DevicePut for "+
+		"jax.device_put inside jit, autodiff through them): JAX lowers those to nothing on CPU, so their text is JAX's "+
+		"lowering for GPUs, whose signature and placement calls, in order, must be xlamesh's byte for byte; their values "+
+		"are JAX's CPU run's, to 1e-6 relative. On a plugin older than PJRT API 0.115 the programs with host memory must "+
+		"fail with pjrt.ErrUnimplemented.")
 	c := pjrttest.Client(t)
 	pjrttest.NeedDevices(t, 8)
 	m := memoryMesh(t, c)
@@ -312,4 +350,87 @@ func toFloat32(v []float64) []float32 {
 		out[i] = float32(x)
 	}
 	return out
+}
+
+// TestMemoryKindsPlaced builds the programs that move values between memories inside jit with
+// PutInMemory and DevicePut (and autodiff through them), compares the @main signature and every
+// annotate_device_placement call, in order, with JAX's lowering for GPUs byte for byte, and
+// runs them on the CPU plugin: the values must be JAX's (to 1e-6 relative: sin may round
+// differently between the plugin's XLA and JAX's). Plugins older than PJRT API 0.115 must refuse
+// them with pjrt.ErrUnimplemented.
+func TestMemoryKindsPlaced(t *testing.T) {
+	g := loadMemoryKinds(t)
+	c := pjrttest.Client(t)
+	pjrttest.NeedDevices(t, 8)
+	m := memoryMesh(t, c)
+	for _, p := range g.Placed {
+		t.Run(p.Name, func(t *testing.T) {
+			report.check(t, "memory_kinds", "placed_"+p.Name, runPlacedProgram(t, c, m, p))
+		})
+	}
+}
+
+func runPlacedProgram(t *testing.T, c *pjrt.Client, m mesh.Mesh, p memoryProgram) []string {
+	mk, ok := placedBodies[p.Function]
+	if !ok {
+		t.Fatalf("memory_kinds/%s: no body for function %q", p.Name, p.Function)
+	}
+	f := jit.New("placed", mk(m))
+	defer f.Close()
+	var d []string
+	types := make([]jit.ArgType, len(p.Args))
+	var args []*jit.Array
+	defer func() {
+		for _, a := range args {
+			_ = a.Close()
+		}
+	}()
+	for i, a := range p.Args {
+		types[i] = jit.ArgType{Shape: lower.NewShape(dtypes.Float32, a.Shape...), Spec: specOf(a.Spec)}
+		x, err := jit.Put(c, toFloat32(a.Values), a.Shape, mesh.MustNamedSharding(m, specOf(a.Spec)))
+		if err != nil {
+			t.Fatalf("argument %d: %v", i, err)
+		}
+		args = append(args, x)
+	}
+	prog, err := f.Lower(m.Abstract(), types...)
+	if err != nil {
+		return []string{fmt.Sprintf("lower: %v", err)}
+	}
+	eq(&d, "@main signature and annotate_device_placement calls", memorySignature(p.Text), memorySignature(prog.Text()))
+	out, err := f.Call(c, args...)
+	if _, minor := c.Plugin().APIVersion(); minor < pjrt.MemorySpacesMinor {
+		if !isUnimplemented(err) {
+			d = append(d, fmt.Sprintf("call on a plugin of PJRT API 0.%d: error %v, want ErrUnimplemented", minor, err))
+		}
+		return d
+	}
+	if err != nil {
+		return append(d, fmt.Sprintf("call: %v", err))
+	}
+	defer func() {
+		for _, o := range out {
+			_ = o.Close()
+		}
+	}()
+	for i, r := range p.Results {
+		got, err := out[i].ToHost()
+		if err != nil {
+			d = append(d, fmt.Sprintf("result %d: ToHost: %v", i, err))
+			continue
+		}
+		want := toFloat32(r.Values)
+		g := got.([]float32)
+		if len(g) != len(want) {
+			d = append(d, fmt.Sprintf("result %d: %d values, want %d", i, len(g), len(want)))
+			continue
+		}
+		for j := range want {
+			if diff := math.Abs(float64(g[j] - want[j])); diff > 1e-6*math.Max(1, math.Abs(float64(want[j]))) {
+				d = append(d, fmt.Sprintf("result %d[%d]: %v, JAX %v", i, j, g[j], want[j]))
+				break
+			}
+		}
+	}
+	return d
 }

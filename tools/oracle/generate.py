@@ -715,7 +715,8 @@ def main(argv):
                "numpy_version": np.__version__, "generator": "tools/oracle/memory_kinds.py", **mk}
         with open(os.path.join(outdir, "memory_kinds.json"), "w", encoding="utf-8") as fh:
             fh.write(dump(doc) + "\n")
-        print("oracle: %-14s %4d reprs, %d programs" % ("memory_kinds", len(mk["reprs"]), len(mk["programs"])))
+        print("oracle: %-14s %4d reprs, %d programs, %d placed" % (
+            "memory_kinds", len(mk["reprs"]), len(mk["programs"]), len(mk["placed"])))
     print("oracle: %d cases, %d programs, jax %s" % (total, len(progs), jax.__version__))
     return 0
 

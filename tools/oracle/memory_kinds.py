@@ -13,12 +13,20 @@ generate() returns the document generate.py writes to OUTDIR/memory_kinds.json:
   keeps its host and device arguments apart.) A program with "after" runs on the
   results of the program it names (a device -> host -> device round trip).
 
+- "placed": jitted functions that move values between memories inside the program
+  (jax.device_put(x, jax.memory.Space.Host) and back, jax.device_put(x, a sharding in
+  pinned_host) and back, and a value-and-grad step of a layer whose activation goes to host
+  memory and back before its use, as an offloaded activation does). On CPU JAX lowers
+  device_put inside jit to nothing, so the text recorded is JAX's lowering for GPUs
+  (lower(lowering_platforms=("cuda",))), which places the values; the values are the CPU run's.
+
 internal/oracletest/memory_kinds_test.go builds the same functions with package jit, compares
 the @main signatures and the annotate_device_placement calls with JAX's text, byte for byte,
 and runs them on the CPU PJRT plugin.
 """
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from jax.sharding import AbstractMesh, NamedSharding, PartitionSpec as P
 
@@ -78,6 +86,41 @@ def program(mesh, name, fn, specs, in_kinds, out_specs, out_kinds, inputs=None):
     return case, res
 
 
+def put_host_and_back(a):
+    b = jax.device_put(a * 3, jax.memory.Space.Host)
+    return jax.device_put(b, jax.memory.Space.Device) + 1
+
+
+def offload_loss(w, a):
+    h = jnp.sin(a @ w)
+    h = jax.device_put(jax.device_put(h, jax.memory.Space.Host), jax.memory.Space.Device)
+    return jnp.sum(h * h)
+
+
+def placed(mesh):
+    sh = NamedSharding(mesh, P("x", "y"))
+
+    def device_put_sharding(a):
+        b = jax.device_put(a * 3, sh.with_memory_kind("pinned_host"))
+        return jax.device_put(b, sh) + 1
+
+    x = jax.device_put(pattern((8, 4), 1, 4), sh)
+    w = jax.device_put(pattern((4, 4), 2, 8), NamedSharding(mesh, P()))
+    cases = [("put_host_and_back", put_host_and_back, [x]),
+             ("device_put_sharding", device_put_sharding, [x]),
+             ("offload_grad", jax.value_and_grad(offload_loss), [w, x])]
+    out = []
+    for name, fn, args in cases:
+        f = jax.jit(fn)
+        text = f.trace(*args).lower(lowering_platforms=("cuda",)).as_text()
+        res = f(*args)
+        res = res if isinstance(res, tuple) else (res,)
+        out.append({"name": name, "function": name, "text": text,
+                    "args": [{"spec": list(x.sharding.spec), **arr(np.asarray(x))} for x in args],
+                    "results": [arr(np.asarray(r)) for r in res]})
+    return out
+
+
 def generate():
     mesh = jax.make_mesh(*MESH)
     xy = [["x", "y"]]
@@ -94,4 +137,4 @@ def generate():
     back, _ = program(mesh, "round_trip_to_device", "add1", xy, ["pinned_host"], xy, [None], inputs=list(res))
     back["after"] = to_host["name"]
     progs += [to_host, back]
-    return {"reprs": reprs(mesh), "programs": progs}
+    return {"reprs": reprs(mesh), "programs": progs, "placed": placed(mesh)}
