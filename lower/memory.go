@@ -139,3 +139,45 @@ func placementRule(b *autodiff.Backward, op *stablehlo.Op, cts []Value) []Value 
 	}
 	return []Value{f.placement(cts[0], f.m.memoryOf(op.Operands()[0]))}
 }
+
+// ComputeOnHost runs body on the host CPU instead of the device, like a function decorated with
+// jax.experimental.compute_on.compute_on("device_host") (its out_memory_spaces in device
+// memory): body builds a private function @compute_on (@compute_on_1, ... for later ones) of
+// args' shapes, called with the frontend attribute `_xla_compute_type = "host"`, which XLA's
+// host offloading runs on the host. It returns the call's results, each placed in device memory
+// by an annotate_device_placement call (JAX's out_memory_spaces), as JAX lowers them; unlike
+// PutInMemory, that does not mark the program's edges. On the CPU plugins the
+// device is the host already and the call runs as any other. The body's ops are not marked
+// one by one as JAX marks them; XLA reads the call's mark. Its gradient (package autodiff)
+// replays the body at the call site, on the device. Under sharding in types the body computes
+// on its operands' types and the results take the types the body returns. Plugins older than
+// PJRT API 0.115 refuse the program, for its placement calls (pjrt.MemorySpacesMinor).
+func (f *Function) ComputeOnHost(body func(g *Function, args []Value) []Value, args ...Value) []Value {
+	name := "compute_on"
+	if n := f.m.hostCalls; n > 0 {
+		name += "_" + strconv.Itoa(n)
+	}
+	f.m.hostCalls++
+	g := f.m.Func(name)
+	in := make([]Value, len(args))
+	for i, a := range args {
+		if !a.Valid() {
+			f.Failf("func.call", i, Value{}, ErrFunction, "ComputeOnHost: argument %d is the zero Value", i)
+			return make([]Value, len(args))
+		}
+		in[i] = g.Arg(a.Shape())
+		if tg := f.m.typing; tg != nil {
+			if t, ok := f.m.typeOf(a); ok {
+				tg.types[in[i]] = t // the body computes on the operands' types, as JAX types it
+			}
+		}
+	}
+	g.Return(body(g, in)...)
+	out := f.Function.CallWith(g.Function, []stablehlo.Attr{{Name: "mhlo.frontend_attributes", Value: `{_xla_compute_type = "host"}`}}, args...)
+	for i, r := range out {
+		if r.Valid() {
+			out[i] = f.placement(r, mesh.MemoryDevice) // the results back in device memory, as JAX places them
+		}
+	}
+	return out
+}

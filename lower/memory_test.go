@@ -122,3 +122,37 @@ func TestPutInMemory(t *testing.T) {
 		t.Errorf("PutInMemory(hbm): %v, want mesh.ErrMemoryKind naming it", err)
 	}
 }
+
+// TestComputeOnHost: each ComputeOnHost body is a private function of its own, called with the
+// host compute type and its results placed back in device memory, without marking the edges.
+func TestComputeOnHost(t *testing.T) {
+	mod := lower.NewModule("m")
+	f := mod.Main()
+	x := f.Arg(lower.NewShape(dtypes.Float32, 4))
+	double := func(g *lower.Function, in []lower.Value) []lower.Value { return []lower.Value{g.Add(in[0], in[0])} }
+	y := f.ComputeOnHost(double, x)
+	z := f.ComputeOnHost(double, y[0])
+	f.Return(z...)
+	prog, err := mod.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := prog.Text()
+	for _, want := range []string{
+		`%0 = func.call @compute_on(%arg0) {mhlo.frontend_attributes = {_xla_compute_type = "host"}} : (tensor<4xf32>) -> tensor<4xf32>`,
+		`{_xla_buffer_placement = "device"}} : (tensor<4xf32>) -> tensor<4xf32>` + "\n    %2 = func.call @compute_on_1(%1)",
+		"func.func private @compute_on(", "func.func private @compute_on_1(",
+		`func.func public @main(%arg0: tensor<4xf32>) -> (tensor<4xf32>)`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("module:\n%s\nwant it to hold %s", text, want)
+		}
+	}
+	bad := lower.NewModule("bad")
+	g := bad.Main()
+	g.Arg(lower.NewShape(dtypes.Float32, 4))
+	g.ComputeOnHost(double, lower.Value{})
+	if _, err := bad.Build(); !errors.Is(err, lower.ErrFunction) {
+		t.Errorf("ComputeOnHost of a zero Value: %v, want ErrFunction", err)
+	}
+}

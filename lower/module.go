@@ -66,6 +66,7 @@ type Module struct {
 	typing     *typing                    // sharding in types; nil when the module's mesh has no Explicit axis
 	placed     bool                       // a value was placed in a memory (PutInMemory, DevicePut)
 	memory     map[stablehlo.Value]string // memory kinds known: placed values, @main's arguments
+	hostCalls  int                        // ComputeOnHost functions made so far
 }
 
 // moduleKey is the stablehlo.Module context key under which a lower Module finds itself.

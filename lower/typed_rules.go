@@ -74,6 +74,21 @@ func (m *Module) rule(o *stablehlo.Op, pend *pendingOut) ([]Type, error) {
 		}
 		return []Type{t}, nil
 	}
+	if p, ok := o.Params().(stablehlo.CallParams); ok {
+		// A call's results have the types of what the callee returns (JAX types a called
+		// computation with its operands' types: ComputeOnHost gives its body's arguments them).
+		out := make([]Type, len(res))
+		callee := p.Callee.Results()
+		for i, r := range res {
+			out[i] = tg.replicated(r.Shape())
+			if i < len(callee) {
+				if t, ok := m.typeOf(callee[i]); ok {
+					out[i] = t.withShape(r.Shape())
+				}
+			}
+		}
+		return out, nil
+	}
 	one := func(t Type, err error) ([]Type, error) {
 		if err != nil {
 			return nil, err

@@ -407,6 +407,13 @@ func (f *Function) RewrapResults(wrap func(i int, v Value) Value) {
 // Params the callee: CallParams). g must have returned already (its result types are then
 // known). On error the result holds one zero Value per result of g.
 func (f *Function) Call(g *Function, args ...Value) []Value {
+	return f.CallWith(g, nil, args...)
+}
+
+// CallWith is Call with attributes on the call op, printed in its attribute dictionary as given
+// (`func.call @g(%0) {mhlo.frontend_attributes = {...}} : ...`; lower's ComputeOnHost marks a
+// call to run on the host this way). Params: CallParams.
+func (f *Function) CallWith(g *Function, attrs []Attr, args ...Value) []Value {
 	const opName = "func.call"
 	var zeros []Value // returned on error, so callers may index results
 	if g != nil && g.returned {
@@ -442,11 +449,12 @@ func (f *Function) Call(g *Function, args ...Value) []Value {
 	for i, r := range g.results {
 		shapes[i] = r.shape
 	}
-	o := &Op{name: "func.call", operands: vals, params: CallParams{Callee: g}, print: printCall}
+	o := &Op{name: "func.call", operands: vals, params: CallParams{Callee: g, Attrs: slices.Clone(attrs)}, print: printCall}
 	return f.emitMulti(o, shapes)
 }
 
-// CallParams are the parameters of func.call.
+// CallParams are the parameters of func.call: the callee and the call's attributes (CallWith).
 type CallParams struct {
 	Callee *Function
+	Attrs  []Attr
 }

@@ -464,10 +464,16 @@ func printCall(p *Printer, o *Op) {
 	p.Indent()
 	p.def(o.results)
 	p.WriteString("func.call ")
-	p.WriteString(mlir.Symbol(o.params.(CallParams).Callee.name))
+	c := o.params.(CallParams)
+	p.WriteString(mlir.Symbol(c.Callee.name))
 	p.WriteString("(")
 	p.vals(o.operands)
-	p.WriteString(") : (")
+	p.WriteString(")")
+	if len(c.Attrs) > 0 {
+		p.WriteString(" ")
+		p.attrDict(c.Attrs)
+	}
+	p.WriteString(" : (")
 	p.types(o.operands)
 	p.WriteString(") -> ")
 	p.resultTypes(o.results)

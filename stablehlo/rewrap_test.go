@@ -70,3 +70,21 @@ func TestRewrapResultsErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestCallWith: the call's attributes are printed in its dictionary.
+func TestCallWith(t *testing.T) {
+	m := stablehlo.NewModule("m")
+	g := m.Func("g")
+	gx := g.Arg(stablehlo.NewShape(dtypes.Float32, 2))
+	g.Return(g.Neg(gx))
+	f := m.Main()
+	x := f.Arg(stablehlo.NewShape(dtypes.Float32, 2))
+	f.Return(f.CallWith(g, []stablehlo.Attr{{Name: "mhlo.frontend_attributes", Value: `{k = "v"}`}}, x)...)
+	text, err := m.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `%0 = func.call @g(%arg0) {mhlo.frontend_attributes = {k = "v"}} : (tensor<2xf32>) -> tensor<2xf32>`; !strings.Contains(text, want) {
+		t.Errorf("module:\n%s\nwant %s", text, want)
+	}
+}

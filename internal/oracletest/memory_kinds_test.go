@@ -83,6 +83,14 @@ var placedBodies = map[string]func(m mesh.Mesh) jit.Body{
 			return []lower.Value{f.Add(f.DevicePut(b, sh), f.Constant(1))}
 		}
 	},
+	"compute_on_host": func(mesh.Mesh) jit.Body {
+		return func(f *lower.Function, a []lower.Value) []lower.Value {
+			r := f.ComputeOnHost(func(g *lower.Function, in []lower.Value) []lower.Value {
+				return []lower.Value{g.Mul(in[0], g.Constant(3))}
+			}, a[0])
+			return []lower.Value{f.Add(r[0], f.Constant(1))}
+		}
+	},
 	"offload_grad": func(mesh.Mesh) jit.Body {
 		return func(f *lower.Function, a []lower.Value) []lower.Value {
 			w, x := a[0], a[1]
@@ -200,11 +208,21 @@ func isUnimplemented(err error) bool { return errors.Is(err, pjrt.ErrUnimplement
 // the rest of the line.
 var annotateLine = regexp.MustCompile(`(?m)^\s*%[\w#]+ = (stablehlo\.custom_call @annotate_device_placement)\(%[\w#]+\)(.*)$`)
 
+// hostCallLine matches a call of @main marked to run on the host: the callee and the rest of the
+// line (func.call prints as call).
+var hostCallLine = regexp.MustCompile(`(?m)^\s*%[\w#]+ = (?:func\.)?call (@[\w]+)\(([^)]*)\)(.*_xla_compute_type.*)$`)
+
 // memorySignature returns what the memory_kinds group compares byte for byte: @main's signature
-// line (normalised: no jax.result_info, no locations) and each annotate_device_placement call
-// without its SSA names.
+// line (normalised: no jax.result_info, no locations), each annotate_device_placement call
+// without its SSA names, and each call @main marks to run on the host.
 func memorySignature(text string) []string {
 	text = normalizeModule(text)
+	if i := strings.Index(text, "func.func public @main("); i >= 0 {
+		text = text[i:]
+		if j := strings.Index(text, "\n  }\n"); j >= 0 {
+			text = text[:j] // @main only
+		}
+	}
 	var out []string
 	for _, line := range strings.Split(text, "\n") {
 		if strings.Contains(line, "func.func public @main(") {
@@ -213,6 +231,9 @@ func memorySignature(text string) []string {
 	}
 	for _, m := range annotateLine.FindAllStringSubmatch(text, -1) {
 		out = append(out, m[1]+"(%)"+m[2])
+	}
+	for _, m := range hostCallLine.FindAllStringSubmatch(text, -1) {
+		out = append(out, "call "+m[1]+"("+m[2]+")"+m[3])
 	}
 	return out
 }

@@ -16,7 +16,8 @@ generate() returns the document generate.py writes to OUTDIR/memory_kinds.json:
 - "placed": jitted functions that move values between memories inside the program
   (jax.device_put(x, jax.memory.Space.Host) and back, jax.device_put(x, a sharding in
   pinned_host) and back, and a value-and-grad step of a layer whose activation goes to host
-  memory and back before its use, as an offloaded activation does). On CPU JAX lowers
+  memory and back before its use, as an offloaded activation does), and a function run on the
+  host (jax.experimental.compute_on.compute_on("device_host")). On CPU JAX lowers
   device_put inside jit to nothing, so the text recorded is JAX's lowering for GPUs
   (lower(lowering_platforms=("cuda",))), which places the values; the values are the CPU run's.
 
@@ -28,6 +29,7 @@ and runs them on the CPU PJRT plugin.
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.experimental.compute_on import compute_on
 from jax.sharding import AbstractMesh, NamedSharding, PartitionSpec as P
 
 from vjp import arr, pattern
@@ -86,6 +88,16 @@ def program(mesh, name, fn, specs, in_kinds, out_specs, out_kinds, inputs=None):
     return case, res
 
 
+@compute_on(compute_type="device_host", out_memory_spaces=jax.memory.Space.Device)
+@jax.jit
+def on_host(a):
+    return a * 3
+
+
+def compute_on_host(a):
+    return on_host(a) + 1
+
+
 def put_host_and_back(a):
     b = jax.device_put(a * 3, jax.memory.Space.Host)
     return jax.device_put(b, jax.memory.Space.Device) + 1
@@ -108,7 +120,8 @@ def placed(mesh):
     w = jax.device_put(pattern((4, 4), 2, 8), NamedSharding(mesh, P()))
     cases = [("put_host_and_back", put_host_and_back, [x]),
              ("device_put_sharding", device_put_sharding, [x]),
-             ("offload_grad", jax.value_and_grad(offload_loss), [w, x])]
+             ("offload_grad", jax.value_and_grad(offload_loss), [w, x]),
+             ("compute_on_host", compute_on_host, [x])]
     out = []
     for name, fn, args in cases:
         f = jax.jit(fn)
