@@ -42,17 +42,24 @@ type meshJSON struct {
 	Types   []string `json:"types"`
 }
 
-// loadGolden reads testdata/oracle/<group>.json.
-func loadGolden[C any](t *testing.T, group string) goldenFile[C] {
+// readGolden reads testdata/oracle/<group>.json into a T.
+func readGolden[T any](t *testing.T, group string) T {
 	t.Helper()
+	var g T
 	data, err := os.ReadFile(filepath.Join(goldenDir, group+".json"))
 	if err != nil {
 		t.Fatalf("oracle golden %s: %v (regenerate with `make oracle`)", group, err)
 	}
-	var g goldenFile[C]
 	if err := json.Unmarshal(data, &g); err != nil {
 		t.Fatalf("oracle golden %s: %v", group, err)
 	}
+	return g
+}
+
+// loadGolden reads testdata/oracle/<group>.json, a group of cases.
+func loadGolden[C any](t *testing.T, group string) goldenFile[C] {
+	t.Helper()
+	g := readGolden[goldenFile[C]](t, group)
 	if g.Group != group || g.JAXVersion == "" || len(g.Cases) == 0 {
 		t.Fatalf("oracle golden %s: malformed (group %q, jax %q, %d cases)", group, g.Group, g.JAXVersion, len(g.Cases))
 	}

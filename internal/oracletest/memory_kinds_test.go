@@ -1,12 +1,9 @@
 package oracletest
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -117,14 +114,7 @@ var memoryBodies = map[string]jit.Body{
 
 func loadMemoryKinds(t *testing.T) memoryGolden {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(goldenDir, "memory_kinds.json"))
-	if err != nil {
-		t.Fatalf("oracle golden memory_kinds: %v (regenerate with `make oracle`)", err)
-	}
-	var g memoryGolden
-	if err := json.Unmarshal(data, &g); err != nil {
-		t.Fatalf("oracle golden memory_kinds: %v", err)
-	}
+	g := readGolden[memoryGolden](t, "memory_kinds")
 	if g.Group != "memory_kinds" || len(g.Reprs) == 0 || len(g.Programs) == 0 {
 		t.Fatalf("oracle golden memory_kinds: malformed")
 	}
@@ -294,21 +284,8 @@ func runMemoryProgram(t *testing.T, c *pjrt.Client, m mesh.Mesh, p memoryProgram
 	// The arguments: put where JAX had them, or the results of the program run before.
 	args := after
 	if args == nil {
-		for i, a := range p.Args {
-			s, err := mesh.NewNamedSharding(m, specOf(a.Spec))
-			if err == nil && a.MemoryKind != nil {
-				s, err = s.WithMemoryKind(*a.MemoryKind)
-			}
-			if err != nil {
-				t.Fatalf("argument %d: %v", i, err)
-			}
-			x, err := jit.Put(c, toFloat32(a.Values), a.Shape, s)
-			if err != nil {
-				t.Fatalf("argument %d: Put: %v", i, err)
-			}
-			defer x.Close()
-			args = append(args, x)
-		}
+		args = putMemoryArgs(t, c, m, p.Args)
+		defer closeAll(args)
 	}
 	for i, a := range args {
 		if got, want := bufferKinds(a), memoryKindOr(p.Args[i].MemoryKind); !slices.Equal(got, []string{want}) {
@@ -340,6 +317,28 @@ func runMemoryProgram(t *testing.T, c *pjrt.Client, m mesh.Mesh, p memoryProgram
 		eq(&d, fmt.Sprintf("result %d values", i), toFloat32(r.Values), got.([]float32))
 	}
 	return d, out
+}
+
+// putMemoryArgs puts a program's arguments on m, each in its memory; the caller closes them.
+func putMemoryArgs(t *testing.T, c *pjrt.Client, m mesh.Mesh, args []memoryArg) []*jit.Array {
+	t.Helper()
+	var out []*jit.Array
+	for i, a := range args {
+		s, err := mesh.NewNamedSharding(m, specOf(a.Spec))
+		if err == nil && a.MemoryKind != nil {
+			s, err = s.WithMemoryKind(*a.MemoryKind)
+		}
+		var x *jit.Array
+		if err == nil {
+			x, err = jit.Put(c, toFloat32(a.Values), a.Shape, s)
+		}
+		if err != nil {
+			closeAll(out)
+			t.Fatalf("argument %d: %v", i, err)
+		}
+		out = append(out, x)
+	}
+	return out
 }
 
 func memoryKindOr(k *string) string {
@@ -400,20 +399,11 @@ func runPlacedProgram(t *testing.T, c *pjrt.Client, m mesh.Mesh, p memoryProgram
 	defer f.Close()
 	var d []string
 	types := make([]jit.ArgType, len(p.Args))
-	var args []*jit.Array
-	defer func() {
-		for _, a := range args {
-			_ = a.Close()
-		}
-	}()
 	for i, a := range p.Args {
 		types[i] = jit.ArgType{Shape: lower.NewShape(dtypes.Float32, a.Shape...), Spec: specOf(a.Spec)}
-		x, err := jit.Put(c, toFloat32(a.Values), a.Shape, mesh.MustNamedSharding(m, specOf(a.Spec)))
-		if err != nil {
-			t.Fatalf("argument %d: %v", i, err)
-		}
-		args = append(args, x)
 	}
+	args := putMemoryArgs(t, c, m, p.Args)
+	defer closeAll(args)
 	prog, err := f.Lower(m.Abstract(), types...)
 	if err != nil {
 		return []string{fmt.Sprintf("lower: %v", err)}

@@ -1,11 +1,8 @@
 package oracletest
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -51,14 +48,7 @@ type optimGolden struct {
 
 func loadOptim(t *testing.T) optimGolden {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(goldenDir, "optim.json"))
-	if err != nil {
-		t.Fatalf("oracle golden optim: %v (regenerate with `make oracle`)", err)
-	}
-	var g optimGolden
-	if err := json.Unmarshal(data, &g); err != nil {
-		t.Fatalf("oracle golden optim: %v", err)
-	}
+	g := readGolden[optimGolden](t, "optim")
 	if g.Group != "optim" || len(g.Optimizers) == 0 || len(g.Schedules) == 0 || g.Steps == 0 {
 		t.Fatalf("oracle golden optim: malformed")
 	}

@@ -2,12 +2,9 @@ package oracletest
 
 import (
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -77,14 +74,7 @@ type vjpGolden struct {
 
 func loadVJP(t *testing.T) vjpGolden {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(goldenDir, "vjp.json"))
-	if err != nil {
-		t.Fatalf("oracle golden vjp: %v (regenerate with `make oracle`)", err)
-	}
-	var g vjpGolden
-	if err := json.Unmarshal(data, &g); err != nil {
-		t.Fatalf("oracle golden vjp: %v", err)
-	}
+	g := readGolden[vjpGolden](t, "vjp")
 	if g.Group != "vjp" || len(g.Rules) == 0 || len(g.Programs) == 0 {
 		t.Fatalf("oracle golden vjp: malformed")
 	}
