@@ -3,8 +3,8 @@
 //
 // It sits on the builder and knows nothing of meshes: the backward pass is made of ordinary
 // builder ops, added to the same function as the forward ones, so the gradient program is
-// compiled, partitioned and run like any other. Package lower registers the rules of its
-// own ops (sharding constraints, shard_map bodies, collectives over mesh axes), so shardings
+// compiled, partitioned and run like any other. Package lower gives each module it makes the
+// rules of its own ops (sharding constraints, shard_map bodies, collectives over mesh axes), so shardings
 // in the forward program have their transposed shardings in the backward one; package jit
 // builds a jitted training step from a loss.
 //
@@ -57,14 +57,18 @@
 //
 // # Rules
 //
-// Rules are registered by op name (Register); this package registers those of the
+// Rules are registered by op name (Register, for every module); this package registers those of the
 // builder's ops: elementwise math, select, clamp, convert, the shape ops, dot_general,
 // convolution, reduce (sum, prod, max, min), reduce_window (sum, max, min; cumsum, cumprod,
 // cummax, cummin), select_and_scatter (a pool's gradient, so gradients of gradients and
 // Hessian-vector products go through pools), gather, scatter (add, replace, mul, max, min),
 // sort, top_k, real, imag, complex, fft, if, case, while loops with a known trip count
-// (ForLoop, Scan), func.call and the GSPMD @Sharding call. Package lower registers its
-// sharding constraint, shard_map and the collectives. An op with open regions (if, case,
+// (ForLoop, Scan), func.call and the GSPMD @Sharding call. Rules can also belong to one
+// module (RegisterFor, RegisterCustomCallFor, consulted first): package lower gives each
+// module it makes the rules of its sharding constraint, shard_map, the collectives and
+// annotate_device_placement, so that what a program's derivative is never depends on which
+// packages a binary links (a builder-only module's collective has no rule, lower linked or
+// not). An op with open regions (if, case,
 // while) depends on the values they capture as well as on its operands: Inputs lists both,
 // and a rule returns one cotangent per input.
 //
@@ -77,9 +81,9 @@
 // through JAX's associative scan (a running maximum's cotangent goes where lax.max sends
 // it, ties included).
 //
-// Custom calls are told apart by target: RegisterCustomCall gives a target its rule (package
-// lower registers annotate_device_placement's, which places the cotangent back in the memory
-// the value came from).
+// Custom calls are told apart by target: RegisterCustomCallFor gives a module's calls to a
+// target their rule (package lower gives annotate_device_placement's, which places the
+// cotangent back in the memory the value came from).
 //
 // These record ErrNotDifferentiable instead: a custom call of a target without a rule, a
 // scatter with a Go combiner

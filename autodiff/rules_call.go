@@ -118,35 +118,17 @@ func customCallRule(b *Backward, op *stablehlo.Op, cts []Value) []Value {
 	if p.Target == "Sharding" && len(op.Operands()) == 1 && len(op.Results()) == 1 {
 		return SelfTranspose(b, op, cts)
 	}
-	rulesMu.RLock()
-	r, ok := customCallRules[p.Target]
-	rulesMu.RUnlock()
-	if ok {
-		return r(b, op, cts)
+	if mr := rulesOf(b.f.Module(), false); mr != nil {
+		if r, ok := mr.calls[p.Target]; ok {
+			return r(b, op, cts)
+		}
 	}
 	return b.Fail(op, "custom call @%s has no transpose rule", p.Target)
 }
 
-// customCallRules are the rules of custom calls by target (RegisterCustomCall), guarded by
-// rulesMu.
-var customCallRules = map[string]Rule{}
-
-// RegisterCustomCall registers the rule of the custom calls to target: stablehlo.custom_call
-// ops are told apart by their target (package lower registers annotate_device_placement's).
-// A nil rule removes it. Safe for concurrent use.
-func RegisterCustomCall(target string, r Rule) {
-	rulesMu.Lock()
-	defer rulesMu.Unlock()
-	if r == nil {
-		delete(customCallRules, target)
-		return
-	}
-	customCallRules[target] = r
-}
-
 // SelfTranspose is the rule of a one-operand op that is the identity on values and so its
 // own transpose, such as a sharding constraint: it replays the op on the cotangent, so that
-// the cotangent gets the same annotation (package lower registers it for
+// the cotangent gets the same annotation (package lower gives it to its modules for
 // sdy.sharding_constraint).
 func SelfTranspose(b *Backward, op *stablehlo.Op, cts []Value) []Value {
 	return b.f.Replay(op, cts[0])

@@ -32,10 +32,11 @@ var (
 	rules   = map[string]Rule{}
 )
 
-// Register makes r the transpose rule of the ops named name ("stablehlo.add",
-// "sdy.sharding_constraint"), replacing any rule registered before. Packages that add ops to
-// the builder register the rules of their ops in an init function; package lower registers
-// those of sharding constraints, shard_map bodies and collectives. Safe for concurrent use.
+// Register makes r the transpose rule of the ops named name ("stablehlo.add") in every module,
+// replacing any rule registered before. This package registers the rules of the builder's ops
+// this way; a package that makes ops of its own gives their rules to the modules it makes
+// (RegisterFor), so that what a program's derivative is never depends on which packages the
+// binary links. Safe for concurrent use.
 func Register(name string, r Rule) {
 	rulesMu.Lock()
 	defer rulesMu.Unlock()
@@ -58,7 +59,59 @@ func Registered() []string {
 	return names
 }
 
-func lookup(name string) (Rule, bool) {
+// moduleRulesKey is the stablehlo.Module context key of a module's own rules (RegisterFor).
+type moduleRulesKey struct{}
+
+// moduleRules are the rules one module was given: by op name, and for custom calls by target.
+type moduleRules struct {
+	ops, calls map[string]Rule
+}
+
+// rulesOf returns m's own rules, made on first use when create is set (nil otherwise).
+func rulesOf(m *stablehlo.Module, create bool) *moduleRules {
+	if m == nil {
+		return nil
+	}
+	r, _ := m.Context(moduleRulesKey{}).(*moduleRules)
+	if r == nil && create {
+		r = &moduleRules{ops: map[string]Rule{}, calls: map[string]Rule{}}
+		m.SetContext(moduleRulesKey{}, r)
+	}
+	return r
+}
+
+// RegisterFor makes r the transpose rule of the ops named name in module m alone, before any
+// rule Register gave them. Package lower gives each module it makes the rules of its ops
+// (sharding constraints, shard_map bodies, the collectives over mesh axes): they travel with
+// the module, so the same program differentiates the same way whatever the binary links, and a
+// module built without lower has no rule for them. A nil r removes the module's rule. Like the
+// module, not safe for concurrent use.
+func RegisterFor(m *stablehlo.Module, name string, r Rule) {
+	setRule(rulesOf(m, true).ops, name, r)
+}
+
+// RegisterCustomCallFor makes r the transpose rule of module m's custom calls to target
+// (stablehlo.custom_call ops are told apart by their target); package lower gives its modules
+// the rule of annotate_device_placement. A nil r removes it.
+func RegisterCustomCallFor(m *stablehlo.Module, target string, r Rule) {
+	setRule(rulesOf(m, true).calls, target, r)
+}
+
+func setRule(rules map[string]Rule, name string, r Rule) {
+	if r == nil {
+		delete(rules, name)
+		return
+	}
+	rules[name] = r
+}
+
+// lookup returns the rule of op in function f: the module's own, else the registered one.
+func lookup(f *stablehlo.Function, name string) (Rule, bool) {
+	if mr := rulesOf(f.Module(), false); mr != nil {
+		if r, ok := mr.ops[name]; ok {
+			return r, true
+		}
+	}
 	rulesMu.RLock()
 	defer rulesMu.RUnlock()
 	r, ok := rules[name]
@@ -301,7 +354,7 @@ func run(f *stablehlo.Function, cfg *config, ops []*stablehlo.Op, outputs, wrt, 
 		if !live {
 			continue
 		}
-		rule, ok := lookup(op.Name())
+		rule, ok := lookup(f, op.Name())
 		if !ok {
 			b.Fail(op, "no transpose rule for %s", op.Name())
 			return res

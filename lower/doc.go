@@ -85,7 +85,9 @@
 // # Gradients
 //
 // Package autodiff differentiates lower's programs (autodiff.Grad(f.Function, loss, ...)):
-// lower registers the transpose rules of its ops. A sharding constraint's cotangent gets the
+// each module NewModule makes carries the transpose rules of lower's ops (autodiff.RegisterFor),
+// so a module built with the builder alone differentiates the same whether or not lower is
+// linked. A sharding constraint's cotangent gets the
 // same constraint; a shard_map's transpose is a shard_map over the same manual axes that
 // replays the body and walks it back, with JAX's rules for the collectives (psum and
 // pbroadcast, all_gather and psum_scatter, ppermute and its inverse, all_to_all) and a sum

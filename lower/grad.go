@@ -29,15 +29,19 @@ import (
 // A shard_map built with ShardMapUnchecked (check_vma=False) has no rule: without the
 // replication types JAX differentiates it with other rules, which this package does not
 // copy.
-func init() {
-	autodiff.Register("sdy.sharding_constraint", autodiff.SelfTranspose)
-	autodiff.RegisterCustomCall(PlacementTarget, placementRule)
-	autodiff.Register("sdy.manual_computation", shardMapRule)
-	autodiff.Register("stablehlo.all_reduce", allReduceRule)
-	autodiff.Register("stablehlo.all_gather", allGatherRule)
-	autodiff.Register("stablehlo.reduce_scatter", reduceScatterRule)
-	autodiff.Register("stablehlo.all_to_all", allToAllRule)
-	autodiff.Register("stablehlo.collective_permute", collectivePermuteRule)
+//
+// NewModule gives each module these rules (autodiff.RegisterFor): they travel with the modules
+// lower makes, never registered globally, so a module built with the builder alone has no rule
+// for a collective whether or not this package is linked.
+func registerRules(m *stablehlo.Module) {
+	autodiff.RegisterFor(m, "sdy.sharding_constraint", autodiff.SelfTranspose)
+	autodiff.RegisterCustomCallFor(m, PlacementTarget, placementRule)
+	autodiff.RegisterFor(m, "sdy.manual_computation", shardMapRule)
+	autodiff.RegisterFor(m, "stablehlo.all_reduce", allReduceRule)
+	autodiff.RegisterFor(m, "stablehlo.all_gather", allGatherRule)
+	autodiff.RegisterFor(m, "stablehlo.reduce_scatter", reduceScatterRule)
+	autodiff.RegisterFor(m, "stablehlo.all_to_all", allToAllRule)
+	autodiff.RegisterFor(m, "stablehlo.collective_permute", collectivePermuteRule)
 }
 
 // ReplayParams gives a copy of a shard_map made by stablehlo.Function.Replay fresh values

@@ -83,6 +83,7 @@ func NewModule(name string, opts ...Option) *Module {
 	}
 	m.hlo = stablehlo.NewModule(name, stablehlo.ErrorPrefix("lower"))
 	m.hlo.SetContext(moduleKey{}, m)
+	registerRules(m.hlo)
 	if a := m.cfg.ctxMesh; a != nil && hasExplicit(*a) {
 		m.startTyping(*a)
 	}

@@ -590,7 +590,9 @@ func vjpNote() string {
 		"wrapping autodiff.ErrNotDifferentiable that names the op and says so. Cases on complex values follow JAX's " +
 		"convention, the plain transpose without conjugation, and compare complex64 as float32 (real, imaginary) pairs; " +
 		"cases on float8 and float4 values, whose cotangents are of their own type, compare bit for bit.\n\n" +
-		"Ops with a transpose rule: " + strings.Join(ops, ", ") + ".\n\n" +
+		"Ops with a transpose rule: " + strings.Join(ops, ", ") + "; and, in the modules package lower makes, " +
+		"`sdy.sharding_constraint`, `sdy.manual_computation`, the collectives over mesh axes and " +
+		"`annotate_device_placement` (rules lower gives each of its modules).\n\n" +
 		"Deliberate differences from JAX:\n\n" +
 		"- A scatter with a Go combiner (ScatterFunc) has no rule (an error wrapping autodiff.ErrNotDifferentiable naming the op).\n" +
 		"- JVP is computed by transposing VJP, so it refuses what VJP refuses, the `refused/` cases included: `jax.vjp` refuses a " +
