@@ -23,7 +23,7 @@ demo: generate
 # The test run comes last so that its "N passed, N failed, N skipped" line closes the output.
 test: generate setup oracle-env lint fuzz-smoke oracle-check newcomer gpu-bundle-ci unit
 
-# The pinned PJRT plugins (pjrt/install.Known): the default CPU plugin of pjrt.Open() (PJRT API
+# The pinned PJRT plugins (pjrt/plugins.Known): the default CPU plugin of pjrt.Open() (PJRT API
 # 0.115), a second CPU plugin of the oldest API xlamesh speaks (0.81), and the CUDA plugin
 # (test-gpu; pjrt's tests load it everywhere).
 # The installer is the one users run: `xlamesh install-plugin`, pure Go, no Python.

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/xlamesh/xlamesh/pjrt"
-	"github.com/xlamesh/xlamesh/pjrt/install"
+	"github.com/xlamesh/xlamesh/pjrt/plugins"
 )
 
 // TestFindCPUPluginInCheckout runs FindCPUPlugin inside a made-up xlamesh checkout with an
@@ -19,7 +19,7 @@ import (
 func TestFindCPUPluginInCheckout(t *testing.T) {
 	root := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(root, "go.mod"), []byte("module github.com/xlamesh/xlamesh\n"), 0o644))
-	cpu, err := install.Lookup("cpu")
+	cpu, err := plugins.Lookup("cpu")
 	require.NoError(t, err)
 	cache := filepath.Join(root, ".cache")
 	want := cpu.Path(cache)

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/xlamesh/xlamesh/pjrt"
-	"github.com/xlamesh/xlamesh/pjrt/install"
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
+	"github.com/xlamesh/xlamesh/pjrt/plugins"
 )
 
 // cudaPluginPath is where `make setup` puts the CUDA plugin of jax-cuda12-pjrt==0.12.0.1, the
@@ -17,7 +17,7 @@ import (
 func cudaPluginPath(t *testing.T) string {
 	dir, err := pjrttest.CacheDir()
 	require.NoError(t, err)
-	p, err := install.Lookup("cuda12")
+	p, err := plugins.Lookup("cuda12")
 	require.NoError(t, err)
 	path := p.Path(dir)
 	if _, err := os.Stat(path); err != nil {

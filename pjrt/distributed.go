@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/xlamesh/xlamesh/pjrt/install"
+	"github.com/xlamesh/xlamesh/pjrt/plugins"
 )
 
 // Distributed is one process's membership in a multi-process job: which process it is, how many
@@ -56,7 +56,7 @@ var ErrDistributed = errors.New("multi-process client failed")
 // handed over, `pjrt.Open(pjrt.WithDistributed(job))`, and package pjrt needs no etcd.
 func WithDistributed(d Distributed) Option { return func(c *openConfig) { c.dist = d } }
 
-// MultiProcessCPUPluginName is the short name (pjrt/install.Known) of the pinned CPU plugin that
+// MultiProcessCPUPluginName is the short name (pjrt/plugins.Known) of the pinned CPU plugin that
 // can be one process of a multi-process job: lammps-jax-pjrt-cpu 0.11.2, PJRT API 0.115, the
 // default CPU plugin.
 const MultiProcessCPUPluginName = "cpu"
@@ -66,11 +66,11 @@ const MultiProcessCPUPluginName = "cpu"
 // numbers its devices per process), where `xlamesh install-plugin -plugin cpu` puts it.
 // The error matches ErrPluginNotFound and gives that command.
 func MultiProcessCPUPlugin() (string, error) {
-	p, err := install.Lookup(MultiProcessCPUPluginName)
+	p, err := plugins.Lookup(MultiProcessCPUPluginName)
 	if err != nil {
 		return "", err
 	}
-	dir, err := install.Dir()
+	dir, err := plugins.Dir()
 	if err != nil {
 		return "", fmt.Errorf("pjrt: multi-process CPU plugin: %w: %v", ErrPluginNotFound, err)
 	}

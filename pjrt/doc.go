@@ -53,7 +53,8 @@
 // The default plugin is JAX 0.11.2's CPU plugin (PJRT API 0.115) from the pinned
 // lammps-jax-pjrt-cpu wheel (xla-cpu-pjrt 0.0.1, API 0.81, is the other one tested), installed into the
 // user cache by `xlamesh install-plugin` (package pjrt/install; `make setup` in the repository)
-// and found there without configuration; see Open and FindCPUPlugin. XLA's C++ logging is kept at
+// and found there without configuration (package pjrt/plugins names the pinned plugins and their
+// paths; pjrt does not link the installer); see Open and FindCPUPlugin. XLA's C++ logging is kept at
 // warning level unless TF_CPP_MIN_LOG_LEVEL is set. Every value here is safe for concurrent use; resources holding device memory have
 // Close methods, with finalizers only as a safety net. Client and Executable also have
 // CloseContext: closing never blocks other calls, and an execution that never ends (PJRT cannot

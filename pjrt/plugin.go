@@ -18,7 +18,7 @@ import (
 	"unsafe"
 
 	"github.com/xlamesh/xlamesh/internal/regfile"
-	"github.com/xlamesh/xlamesh/pjrt/install"
+	"github.com/xlamesh/xlamesh/pjrt/plugins"
 )
 
 // MinAPIMinor is the oldest PJRT C API minor version xlamesh accepts (major 0): the API of the
@@ -73,9 +73,10 @@ func (p *Plugin) String() string {
 	return fmt.Sprintf("PJRT plugin %s (API %d.%d)", p.api.path, p.api.major, p.api.minor)
 }
 
+// loaded holds every plugin LoadPlugin has loaded, by absolute path.
 var (
-	pluginsMu sync.Mutex
-	plugins   = map[string]*Plugin{}
+	loadedMu sync.Mutex
+	loaded   = map[string]*Plugin{}
 )
 
 // LoadPlugin loads a plugin by path or by name. A value containing a path separator or ending in
@@ -95,9 +96,9 @@ func LoadPlugin(nameOrPath string) (*Plugin, error) {
 	if err != nil {
 		return nil, err
 	}
-	pluginsMu.Lock()
-	defer pluginsMu.Unlock()
-	if p, ok := plugins[path]; ok {
+	loadedMu.Lock()
+	defer loadedMu.Unlock()
+	if p, ok := loaded[path]; ok {
 		return p, nil
 	}
 	if err := checkPluginFile(path); err != nil {
@@ -129,7 +130,7 @@ func LoadPlugin(nameOrPath string) (*Plugin, error) {
 		}
 		p.attrs = namedValues(at.attributes, at.num_attributes)
 	}
-	plugins[path] = p
+	loaded[path] = p
 	return p, nil
 }
 
@@ -273,9 +274,9 @@ func pluginSearchDirs() []string {
 }
 
 // FindCPUPlugin returns the path of the pinned CPU plugin: $XLAMESH_PJRT_PLUGIN if it is a path,
-// else where `xlamesh install-plugin` puts it (install.Dir: $XLAMESH_CACHE_DIR, or the user cache
+// else where `xlamesh install-plugin` puts it (plugins.Dir: $XLAMESH_CACHE_DIR, or the user cache
 // directory + /xlamesh), else, when XLAMESH_CACHE_DIR is unset and the process runs inside an
-// xlamesh checkout, where the checkout's `make setup` puts it (install.CheckoutCache: its .cache).
+// xlamesh checkout, where the checkout's `make setup` puts it (plugins.CheckoutCache: its .cache).
 // The error matches ErrPluginNotFound, lists the paths looked at and gives the command that
 // installs the plugin.
 func FindCPUPlugin() (string, error) {
@@ -289,11 +290,11 @@ func FindCPUPlugin() (string, error) {
 		}
 		return abs, nil
 	}
-	cpu, err := install.Lookup("cpu")
+	cpu, err := plugins.Lookup("cpu")
 	if err != nil {
 		return "", err
 	}
-	dir, dirErr := install.Dir()
+	dir, dirErr := plugins.Dir()
 	var tried []string
 	if dirErr == nil {
 		path := cpu.Path(dir)
@@ -303,7 +304,7 @@ func FindCPUPlugin() (string, error) {
 		tried = append(tried, path)
 	}
 	if os.Getenv(EnvCacheDir) == "" {
-		if cache := install.CheckoutCache(); cache != "" {
+		if cache := plugins.CheckoutCache(); cache != "" {
 			path := cpu.Path(cache)
 			if fileExists(path) {
 				return path, nil

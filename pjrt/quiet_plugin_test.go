@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/xlamesh/xlamesh/pjrt"
-	"github.com/xlamesh/xlamesh/pjrt/install"
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
+	"github.com/xlamesh/xlamesh/pjrt/plugins"
 )
 
 // envQuietChild names the plugin the child of TestCompileIsQuietOn0115 compiles on.
@@ -32,7 +32,7 @@ func TestCompileIsQuietOn0115(t *testing.T) {
 	}
 	dir, err := pjrttest.CacheDir()
 	require.NoError(t, err)
-	p, err := install.Lookup("cpu")
+	p, err := plugins.Lookup("cpu")
 	require.NoError(t, err)
 	path := p.Path(dir)
 	if _, err := os.Stat(path); err != nil {

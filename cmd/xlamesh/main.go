@@ -42,6 +42,7 @@ import (
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/pjrt"
 	"github.com/xlamesh/xlamesh/pjrt/install"
+	"github.com/xlamesh/xlamesh/pjrt/plugins"
 )
 
 const usage = `usage: xlamesh <command> [flags]
@@ -261,10 +262,10 @@ func visualize(w io.Writer, args []string) error {
 func installPlugin(w, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("install-plugin", flag.ContinueOnError)
 	var names []string
-	for _, p := range install.Known {
+	for _, p := range plugins.Known {
 		names = append(names, p.Name)
 	}
-	plugins := fs.String("plugin", "cpu", "which plugins, comma-separated: "+strings.Join(names, ", "))
+	namesFlag := fs.String("plugin", "cpu", "which plugins, comma-separated: "+strings.Join(names, ", "))
 	version := fs.String("version", "", "a PyPI version other than the pinned one (its sha256 is then the index's; one plugin only)")
 	dir := fs.String("dir", "", "cache directory (default $XLAMESH_CACHE_DIR, else the user cache directory + /xlamesh)")
 	pathOnly := fs.Bool("path", false, "print where the plugins are installed; install nothing")
@@ -278,9 +279,9 @@ func installPlugin(w, stderr io.Writer, args []string) error {
 	if fs.NArg() > 0 {
 		return usageError(fs, "unexpected arguments %q", fs.Args())
 	}
-	var list []install.Plugin
-	for _, name := range strings.Split(*plugins, ",") {
-		p, err := install.Lookup(strings.TrimSpace(name))
+	var list []plugins.Plugin
+	for _, name := range strings.Split(*namesFlag, ",") {
+		p, err := plugins.Lookup(strings.TrimSpace(name))
 		if err != nil {
 			return usageError(fs, "%v", err)
 		}
@@ -297,7 +298,7 @@ func installPlugin(w, stderr io.Writer, args []string) error {
 	}
 	if *dir == "" {
 		var err error
-		if *dir, err = install.Dir(); err != nil {
+		if *dir, err = plugins.Dir(); err != nil {
 			return err
 		}
 	}

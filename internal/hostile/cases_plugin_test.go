@@ -23,6 +23,7 @@ import (
 	"github.com/xlamesh/xlamesh/internal/regfile"
 	"github.com/xlamesh/xlamesh/pjrt"
 	"github.com/xlamesh/xlamesh/pjrt/install"
+	"github.com/xlamesh/xlamesh/pjrt/plugins"
 )
 
 // fakeKinds are the variants of testdata/fake.c.
@@ -254,7 +255,7 @@ var thisWheel = "hostile_plugin-1.0-py3-none-manylinux_2_27_" + map[string]strin
 func installCases() []*hcase {
 	const member = "hostile/plugin.so"
 	good := wheelZip(map[string]string{member: "\x7fELF pretend plugin", "hostile/__init__.py": ""})
-	plugin := install.Plugin{Name: "hostile", Package: "hostile-plugin", Version: "1.0", SOPath: member}
+	plugin := plugins.Plugin{Name: "hostile", Package: "hostile-plugin", Version: "1.0", SOPath: member}
 	inst := func(name string, cl class, json func(string) string, wheel []byte, status int, pin string, want ...any) *hcase {
 		return &hcase{
 			name: "install.Install: " + name, class: cl, entry: "pjrt/install", group: "install", want: is(want...),
@@ -268,9 +269,9 @@ func installCases() []*hcase {
 	}
 	return []*hcase{
 		{
-			name: "install.Lookup: an unknown plugin", class: classPlugins, entry: "pjrt/install", group: "install",
-			want: is("install.ErrUnknownPlugin", install.ErrUnknownPlugin),
-			run:  func(*H) error { _, err := install.Lookup("../../etc/passwd"); return err },
+			name: "plugins.Lookup: an unknown plugin", class: classPlugins, entry: "pjrt/install", group: "install",
+			want: is("plugins.ErrUnknownPlugin", plugins.ErrUnknownPlugin),
+			run:  func(*H) error { _, err := plugins.Lookup("../../etc/passwd"); return err },
 		},
 		inst("the index answers 404", classPlugins, func(string) string { return "" }, good, 0, "", "install.ErrIndex", install.ErrIndex),
 		inst("the index answers malformed JSON", classPlugins, func(string) string { return `{"releases": [` }, good, 0, "", "install.ErrIndex", install.ErrIndex),

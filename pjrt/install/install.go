@@ -13,7 +13,6 @@ import (
 	"net/http"
 	neturl "net/url"
 	"os"
-	"path"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -22,133 +21,18 @@ import (
 	"time"
 
 	"github.com/xlamesh/xlamesh/internal/regfile"
+	"github.com/xlamesh/xlamesh/pjrt/plugins"
 )
-
-// EnvCacheDir names the environment variable that moves the cache (the same variable package
-// pjrt reads).
-const EnvCacheDir = "XLAMESH_CACHE_DIR"
-
-// Plugin is a PJRT plugin shipped in a PyPI wheel.
-type Plugin struct {
-	Name    string // short name: "cpu", "cpu-0.81", "cuda12", "cuda13", "tpu"
-	Package string // PyPI project, e.g. "xla-cpu-pjrt"
-	Version string // PyPI version, e.g. "0.0.1"
-	SHA256  string // the wheel's sha256 for this machine's platform; "" trusts the index's
-	SOPath  string // the plugin's path inside the wheel
-	API     string // the PJRT C API version it reports, for the record (e.g. "0.81")
-	// SOSize and SOSHA256 pin the plugin file itself (0 and "": not pinned; the stamp written
-	// at install time records them then). Install and Verify check the installed file against
-	// them, so a truncated or altered plugin is found even where the stamp is intact.
-	SOSize   int64
-	SOSHA256 string
-}
-
-// Known are the plugins xlamesh is tested with, pinned (x86-64 Linux wheels). "cpu" is the one
-// pjrt.Open uses by default: JAX 0.11.2's CPU plugin (PJRT API 0.115), which runs everything
-// the older "cpu-0.81" runs of what JAX 0.12 exports, and more (results in pinned host memory;
-// docs/plugins.md). Until November 2026 "cpu" was xla-cpu-pjrt 0.0.1 and the other one
-// "cpu-0.115", a name Lookup still accepts.
-var Known = []Plugin{
-	{"cpu", "lammps-jax-pjrt-cpu", "0.11.2", "1319390d948b39f69f7dade496b7c385149d9ca6097a6b62114da113216d9ad1",
-		"lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so", "0.115",
-		201600336, "ad1309ac822b1b24d51b7f9947c7c9fa9ef5d67f390584cbc3d1fa2428fed9c2"},
-	{"cpu-0.81", "xla-cpu-pjrt", "0.0.1", "55837b6b7b47daa717f2d9a5a03563ea0ceaa338d06a81a1e2d3f060d960decc",
-		"xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so", "0.81",
-		259284552, "88c3f28c5900f48ad4a82cab9e79bba9537809743395e341485f8794268820dc"},
-	{"cuda12", "jax-cuda12-pjrt", "0.12.0.1", "5ec28e06198d094031c37590b4ea753ae8cde4879ab4b60baf40f0dffb673286",
-		"jax_plugins/xla_cuda12/xla_cuda_plugin.so", "0.116",
-		486596368, "921aaa9c635255fb7b7a660d11c8f702c78a70e7f7d005d4f377c2dc5f0fede2"},
-	{"cuda13", "jax-cuda13-pjrt", "0.12.0.1", "5899bb6177eda86ea532afb9a26794f2bdd04966f6a01f9028266b16c2b6cf90",
-		"jax_plugins/xla_cuda13/xla_cuda_plugin.so", "0.116", 0, ""},
-	{"tpu", "libtpu", "0.0.52", "f5e2e596eaea9357fbb5a6755a7a9007c6ab75bfde4a55191b03eff402971140",
-		"libtpu/libtpu.so", "0.117", 0, ""},
-}
-
-// renamed are former short names of Known plugins.
-var renamed = map[string]string{"cpu-0.115": "cpu"}
-
-// Lookup returns the known plugin with the given short name (or a former name of it).
-func Lookup(name string) (Plugin, error) {
-	if n, ok := renamed[name]; ok {
-		name = n
-	}
-	var names []string
-	for _, p := range Known {
-		if p.Name == name {
-			return p, nil
-		}
-		names = append(names, p.Name)
-	}
-	return Plugin{}, fmt.Errorf("install: %w %q (known: %s)", ErrUnknownPlugin, name, strings.Join(names, ", "))
-}
 
 // Errors, wrapped with context.
 var (
-	ErrUnknownPlugin = errors.New("unknown plugin")
-	ErrNoWheel       = errors.New("no wheel for this platform")
-	ErrChecksum      = errors.New("sha256 mismatch")
-	ErrIndex         = errors.New("package index") // the index or its file host failed or lacks the release
-	ErrNotInWheel    = errors.New("plugin file not in the wheel")
-	ErrNotInstalled  = errors.New("plugin not installed")     // no plugin file or stamp, or a stamp of another wheel
-	ErrDamaged       = errors.New("installed plugin damaged") // the file's size or sha256 is not the one installed
+	ErrNoWheel      = errors.New("no wheel for this platform")
+	ErrChecksum     = errors.New("sha256 mismatch")
+	ErrIndex        = errors.New("package index") // the index or its file host failed or lacks the release
+	ErrNotInWheel   = errors.New("plugin file not in the wheel")
+	ErrNotInstalled = errors.New("plugin not installed")     // no plugin file or stamp, or a stamp of another wheel
+	ErrDamaged      = errors.New("installed plugin damaged") // the file's size or sha256 is not the one installed
 )
-
-// Dir returns the cache directory: $XLAMESH_CACHE_DIR, or os.UserCacheDir()/xlamesh.
-func Dir() (string, error) {
-	if d := os.Getenv(EnvCacheDir); d != "" {
-		return d, nil
-	}
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("install: no cache directory (set %s): %w", EnvCacheDir, err)
-	}
-	return filepath.Join(d, "xlamesh"), nil
-}
-
-// CheckoutCache returns the .cache directory of the xlamesh checkout the process runs in, where
-// the repository's `make setup` installs the plugins: the nearest directory at or above the
-// working directory whose go.mod declares module github.com/xlamesh/xlamesh, when it holds a
-// .cache directory; "" otherwise. pjrt.Open looks there after Dir, when XLAMESH_CACHE_DIR is
-// unset, so that `go test ./...` in a checkout finds what `make setup` installed.
-func CheckoutCache() string {
-	dir, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	for {
-		if isXlameshModule(filepath.Join(dir, "go.mod")) {
-			cache := filepath.Join(dir, ".cache")
-			if st, err := os.Stat(cache); err == nil && st.IsDir() {
-				return cache
-			}
-			return ""
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-}
-
-// isXlameshModule reports whether the go.mod file at path declares xlamesh's module.
-func isXlameshModule(path string) bool {
-	data, err := regfile.ReadFile(path, 1<<20)
-	if err != nil {
-		return false
-	}
-	for line := range strings.Lines(string(data)) {
-		if f := strings.Fields(line); len(f) == 2 && f[0] == "module" {
-			return strings.Trim(f[1], `"`+"`") == "github.com/xlamesh/xlamesh"
-		}
-	}
-	return false
-}
-
-// Path returns where p is (or would be) installed under dir.
-func (p Plugin) Path(dir string) string {
-	return filepath.Join(dir, "plugins", p.Package+"-"+p.Version, path.Base(p.SOPath))
-}
 
 // Options tune Install. The zero value is fine.
 type Options struct {
@@ -164,7 +48,7 @@ type Options struct {
 // opts.Progress, if set, says why. Every write goes through a temporary file renamed into
 // place; temporary files an interrupted install left behind (older than StaleAfter) are removed
 // first.
-func Install(ctx context.Context, p Plugin, dir string, opts Options) (string, error) {
+func Install(ctx context.Context, p plugins.Plugin, dir string, opts Options) (string, error) {
 	dest := p.Path(dir)
 	removeStale(filepath.Dir(dest), time.Now())
 	if p.SHA256 != "" {
@@ -219,7 +103,7 @@ func Install(ctx context.Context, p Plugin, dir string, opts Options) (string, e
 // has them. It returns nil, or an error wrapping ErrNotInstalled (nothing there, or a stamp of
 // another wheel) or ErrDamaged (a truncated or altered file, or a stamp of an older xlamesh that
 // recorded no size and sha256) that says what differs; Install repairs both.
-func Verify(p Plugin, dir string) error { return verify(p, p.SHA256, p.Path(dir)) }
+func Verify(p plugins.Plugin, dir string) error { return verify(p, p.SHA256, p.Path(dir)) }
 
 // StaleAfter is how old a temporary file of an install (.download-*.whl, .unpack-*, .tmp-*)
 // must be for the next Install to remove it as left behind by an interrupted one. A download
@@ -295,7 +179,7 @@ func isHexSHA256(s string) bool {
 
 // verify checks the plugin file dest against its stamp, which must name the wheel wheelSHA
 // ("": any), and against p's pins.
-func verify(p Plugin, wheelSHA, dest string) error {
+func verify(p plugins.Plugin, wheelSHA, dest string) error {
 	name := p.Package + "==" + p.Version
 	st, err := readStamp(dest)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -359,7 +243,7 @@ type wheel struct {
 }
 
 // findWheel asks the index for the release's files and picks the wheel for this machine.
-func findWheel(ctx context.Context, p Plugin, opts Options) (wheel, error) {
+func findWheel(ctx context.Context, p plugins.Plugin, opts Options) (wheel, error) {
 	url := strings.TrimRight(opts.Index, "/") + "/" + p.Package + "/json"
 	base, err := neturl.Parse(url)
 	if err != nil {
@@ -475,7 +359,7 @@ func download(ctx context.Context, w wheel, dir string, opts Options) (string, e
 // unpack copies p's plugin file out of the wheel (a zip file) to dest, atomically, and returns
 // its size and sha256; a file that differs from p's pins is refused (ErrChecksum) and never
 // lands at dest.
-func unpack(whl string, p Plugin, dest string) (size int64, sum string, err error) {
+func unpack(whl string, p plugins.Plugin, dest string) (size int64, sum string, err error) {
 	z, err := zip.OpenReader(whl)
 	if err != nil {
 		return 0, "", err

@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/xlamesh/xlamesh/pjrt/plugins"
 )
 
 // The real index is used by tools/newcomer.sh (run by make test); these tests serve a small
@@ -56,7 +58,7 @@ func TestInstall(t *testing.T) {
 	sum := sha256.Sum256(whl)
 	hexSum := hex.EncodeToString(sum[:])
 	srv := serve(t, whl, hexSum)
-	p := Plugin{Name: "fake", Package: "fake-pjrt", Version: "1.0", SHA256: hexSum, SOPath: "fake/plugin.so"}
+	p := plugins.Plugin{Name: "fake", Package: "fake-pjrt", Version: "1.0", SHA256: hexSum, SOPath: "fake/plugin.so"}
 	dir := t.TempDir()
 	var progress bytes.Buffer
 	opts := Options{Index: srv.URL + "/pypi", Progress: &progress}
@@ -80,15 +82,15 @@ func TestInstall(t *testing.T) {
 
 	for _, tc := range []struct {
 		name   string
-		plugin Plugin
+		plugin plugins.Plugin
 		listed string
 		want   error
 	}{
-		{"pin differs from index", Plugin{Package: "fake-pjrt", Version: "1.0", SHA256: "00", SOPath: "fake/plugin.so"}, hexSum, ErrChecksum},
-		{"download differs from index", Plugin{Package: "fake-pjrt", Version: "1.0", SOPath: "fake/plugin.so"}, "ff", ErrChecksum},
-		{"no such version", Plugin{Package: "fake-pjrt", Version: "2.0", SOPath: "fake/plugin.so"}, hexSum, ErrIndex},
-		{"no such package", Plugin{Package: "absent", Version: "1.0", SOPath: "x.so"}, hexSum, ErrIndex},
-		{"not in the wheel", Plugin{Package: "fake-pjrt", Version: "1.0", SOPath: "other.so"}, hexSum, ErrNotInWheel},
+		{"pin differs from index", plugins.Plugin{Package: "fake-pjrt", Version: "1.0", SHA256: "00", SOPath: "fake/plugin.so"}, hexSum, ErrChecksum},
+		{"download differs from index", plugins.Plugin{Package: "fake-pjrt", Version: "1.0", SOPath: "fake/plugin.so"}, "ff", ErrChecksum},
+		{"no such version", plugins.Plugin{Package: "fake-pjrt", Version: "2.0", SOPath: "fake/plugin.so"}, hexSum, ErrIndex},
+		{"no such package", plugins.Plugin{Package: "absent", Version: "1.0", SOPath: "x.so"}, hexSum, ErrIndex},
+		{"not in the wheel", plugins.Plugin{Package: "fake-pjrt", Version: "1.0", SOPath: "other.so"}, hexSum, ErrNotInWheel},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := serve(t, whl, tc.listed)
@@ -97,26 +99,5 @@ func TestInstall(t *testing.T) {
 				t.Errorf("got %v, want %v", err, tc.want)
 			}
 		})
-	}
-}
-
-func TestLookupAndDir(t *testing.T) {
-	for _, p := range Known {
-		got, err := Lookup(p.Name)
-		if err != nil || got != p {
-			t.Errorf("Lookup(%q) = %v, %v", p.Name, got, err)
-		}
-	}
-	if _, err := Lookup("gpu"); !errors.Is(err, ErrUnknownPlugin) {
-		t.Errorf("Lookup(gpu): %v", err)
-	}
-	t.Setenv(EnvCacheDir, "/some/dir")
-	if d, err := Dir(); err != nil || d != "/some/dir" {
-		t.Errorf("Dir() = %q, %v", d, err)
-	}
-	t.Setenv(EnvCacheDir, "")
-	t.Setenv("XDG_CACHE_HOME", "/xdg")
-	if d, err := Dir(); err != nil || d != "/xdg/xlamesh" {
-		t.Errorf("Dir() = %q, %v", d, err)
 	}
 }

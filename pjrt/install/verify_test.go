@@ -16,11 +16,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/xlamesh/xlamesh/pjrt/plugins"
 )
 
 // fakeInstall serves a wheel holding content as fake/plugin.so and installs it into a new
 // directory; it returns the plugin, the directory and the options that reach the index.
-func fakeInstall(t *testing.T, content string) (Plugin, string, Options) {
+func fakeInstall(t *testing.T, content string) (plugins.Plugin, string, Options) {
 	t.Helper()
 	if runtime.GOOS != "linux" {
 		t.Skip("plugin wheels are Linux wheels")
@@ -28,7 +30,7 @@ func fakeInstall(t *testing.T, content string) (Plugin, string, Options) {
 	whl := wheelBytes(t, "fake/plugin.so", []byte(content))
 	sum := sha256.Sum256(whl)
 	srv := serve(t, whl, hex.EncodeToString(sum[:]))
-	p := Plugin{Name: "fake", Package: "fake-pjrt", Version: "1.0", SHA256: hex.EncodeToString(sum[:]), SOPath: "fake/plugin.so"}
+	p := plugins.Plugin{Name: "fake", Package: "fake-pjrt", Version: "1.0", SHA256: hex.EncodeToString(sum[:]), SOPath: "fake/plugin.so"}
 	dir := t.TempDir()
 	opts := Options{Index: srv.URL + "/pypi"}
 	if _, err := Install(context.Background(), p, dir, opts); err != nil {
@@ -200,7 +202,7 @@ func TestFailedDownloadLeavesNothing(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	p := Plugin{Name: "fake", Package: "fake-pjrt", Version: "1.0", SOPath: "fake/plugin.so"}
+	p := plugins.Plugin{Name: "fake", Package: "fake-pjrt", Version: "1.0", SOPath: "fake/plugin.so"}
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-started; cancel() }()

@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"testing"
+
+	"github.com/xlamesh/xlamesh/pjrt/plugins"
 )
 
 // TestFindWheelSkipsYanked: a yanked file is never picked, neither when it comes first nor
@@ -34,7 +36,7 @@ func TestFindWheelSkipsYanked(t *testing.T) {
 				fmt.Fprintf(w, `{"releases": {"1.0": [%s]}}`, tc.files)
 			}))
 			defer srv.Close()
-			p := Plugin{Package: "fake-pjrt", Version: "1.0", SOPath: "fake/plugin.so"}
+			p := plugins.Plugin{Package: "fake-pjrt", Version: "1.0", SOPath: "fake/plugin.so"}
 			w, err := findWheel(context.Background(), p, Options{Index: srv.URL + "/pypi", Client: srv.Client()})
 			if tc.want == "" {
 				if !errors.Is(err, ErrNoWheel) {

@@ -6,20 +6,20 @@ import (
 	"sync"
 
 	"github.com/xlamesh/xlamesh/pjrt"
-	"github.com/xlamesh/xlamesh/pjrt/install"
+	"github.com/xlamesh/xlamesh/pjrt/plugins"
 )
 
 var repoCacheOnce sync.Once
 
 // CacheDir returns the plugin cache the tests use: $XLAMESH_CACHE_DIR, else the checkout's
-// .cache when the tests run inside an xlamesh checkout, else the user cache (install.Dir).
+// .cache when the tests run inside an xlamesh checkout, else the user cache (plugins.Dir).
 func CacheDir() (string, error) {
 	useRepoCache()
-	return install.Dir()
+	return plugins.Dir()
 }
 
 // useRepoCache points pjrt at the checkout's own cache (<repo>/.cache, where `make setup`
-// installs the plugins; install.CheckoutCache) when XLAMESH_CACHE_DIR is unset and the tests run
+// installs the plugins; plugins.CheckoutCache) when XLAMESH_CACHE_DIR is unset and the tests run
 // inside an xlamesh checkout, so that the tests' installs and caches go there too. pjrt.Open's
 // own lookup finds the checkout's plugins without it (Examples rely on that).
 func useRepoCache() {
@@ -27,17 +27,17 @@ func useRepoCache() {
 		if os.Getenv(pjrt.EnvCacheDir) != "" {
 			return
 		}
-		if cache := install.CheckoutCache(); cache != "" {
+		if cache := plugins.CheckoutCache(); cache != "" {
 			_ = os.Setenv(pjrt.EnvCacheDir, cache)
 		}
 	})
 }
 
 // CPUPlugin returns the path where `xlamesh install-plugin -plugin name` puts the pinned plugin
-// name (pjrt/install.Known: "cpu", "cpu-0.81", ...) in the tests' cache (CacheDir), whatever
+// name (pjrt/plugins.Known: "cpu", "cpu-0.81", ...) in the tests' cache (CacheDir), whatever
 // $XLAMESH_PJRT_PLUGIN says. The error says how to install it when the file is missing.
 func CPUPlugin(name string) (string, error) {
-	p, err := install.Lookup(name)
+	p, err := plugins.Lookup(name)
 	if err != nil {
 		return "", err
 	}

@@ -1,4 +1,4 @@
-package install
+package plugins
 
 import (
 	"os"
@@ -35,5 +35,12 @@ func TestCheckoutCache(t *testing.T) {
 				t.Errorf("CheckoutCache() in %s = %q, want %q", dir, got, want)
 			}
 		})
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }
