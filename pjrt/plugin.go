@@ -34,9 +34,6 @@ const InstallHint = "install the CPU plugin with `go run github.com/xlamesh/xlam
 // EnvPlugin names the environment variable that overrides the default plugin (a path or a name).
 const EnvPlugin = "XLAMESH_PJRT_PLUGIN"
 
-// EnvCacheDir names the environment variable holding the cache directory the installer writes to.
-const EnvCacheDir = "XLAMESH_CACHE_DIR"
-
 // Plugin is a loaded PJRT plugin. Plugins are loaded once per path and never unloaded.
 type Plugin struct {
 	api   *api
@@ -303,7 +300,7 @@ func FindCPUPlugin() (string, error) {
 		}
 		tried = append(tried, path)
 	}
-	if os.Getenv(EnvCacheDir) == "" {
+	if os.Getenv(plugins.EnvCacheDir) == "" {
 		if cache := plugins.CheckoutCache(); cache != "" {
 			path := cpu.Path(cache)
 			if fileExists(path) {

@@ -11,8 +11,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/xlamesh/xlamesh/pjrt"
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
+	"github.com/xlamesh/xlamesh/pjrt/plugins"
 )
 
 // cliCase is a run of the xlamesh command. In args, {fake:KIND} is the path of a fake plugin
@@ -130,7 +130,7 @@ func runCLI(t *testing.T, cases []*hcase, idx []int, fakes string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := append(os.Environ(), pjrt.EnvCacheDir+"="+cache)
+	env := append(os.Environ(), plugins.EnvCacheDir+"="+cache)
 	for _, i := range idx {
 		c := cases[i]
 		o := runCommand(bin, env, dir, fakes, c.cli)

@@ -24,11 +24,11 @@ func CacheDir() (string, error) {
 // own lookup finds the checkout's plugins without it (Examples rely on that).
 func useRepoCache() {
 	repoCacheOnce.Do(func() {
-		if os.Getenv(pjrt.EnvCacheDir) != "" {
+		if os.Getenv(plugins.EnvCacheDir) != "" {
 			return
 		}
 		if cache := plugins.CheckoutCache(); cache != "" {
-			_ = os.Setenv(pjrt.EnvCacheDir, cache)
+			_ = os.Setenv(plugins.EnvCacheDir, cache)
 		}
 	})
 }
