@@ -7,14 +7,16 @@
 // # Place in the data flow
 //
 // A Job comes first: Join, with a Config from the program or from the environment (FromEnv;
-// `xlamesh launch` sets it for each process). The Job is a pjrt.Distributed, so
+// `xlamesh launch` sets it for each process). The Job is a kv.Distributed (package pjrt/kv), so
 // pjrt.Open(pjrt.WithDistributed(job)) opens this process's client of the job: GPU and TPU
 // plugins exchange their topology and collective ids through the job's store (PJRT's kv_get,
 // kv_try_get and kv_put callbacks), and CPU plugins' devices are exchanged by pjrt itself. The
 // client's Devices are then the job's global devices and its AddressableDevices this process's;
 // mesh builds a global Mesh of them, and jit's process-local entry points (FromProcessLocalData,
 // ProcessAllgather) fill and gather global arrays. Package pjrt does not import this one: any
-// pjrt.Distributed will do.
+// kv.Distributed will do. Nor does this package import pjrt: the contract between the two is
+// package pjrt/kv, pure Go, so a program that joins or coordinates a job without opening a
+// client links neither the binding nor its C code.
 //
 // # Keys
 //

@@ -24,11 +24,11 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/xlamesh/xlamesh/pjrt"
+	"github.com/xlamesh/xlamesh/pjrt/kv"
 )
 
 // Job is this process's membership in a running job, made by Join: JAX's distributed client.
-// It is a pjrt.Distributed, so pjrt.Open(pjrt.WithDistributed(job)) makes this process's client
+// It is a kv.Distributed, so pjrt.Open(pjrt.WithDistributed(job)) makes this process's client
 // of the job. All methods are safe for concurrent use.
 //
 // Every blocking method is bounded by a context or a timeout, and fails at once with a
@@ -61,7 +61,7 @@ type Job struct {
 	left     chan struct{} // closed when leave has finished
 }
 
-var _ pjrt.Distributed = (*Job)(nil)
+var _ kv.Distributed = (*Job)(nil)
 
 // Key layout, below the run's prefix:
 //
@@ -592,7 +592,7 @@ func (j *Job) PutContext(ctx context.Context, key string, value []byte) error {
 	return nil
 }
 
-// TryGet returns the value of key at once, or an error wrapping pjrt.ErrKeyNotFound.
+// TryGet returns the value of key at once, or an error wrapping kv.ErrKeyNotFound.
 func (j *Job) TryGet(key string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), j.opTimeout())
 	defer cancel()
@@ -618,7 +618,7 @@ func (j *Job) tryGet(ctx context.Context, key string) ([]byte, error) {
 		return nil, j.opError(ctx, fmt.Sprintf("get %q", key), err)
 	}
 	if len(resp.Kvs) == 0 {
-		return nil, fmt.Errorf("distributed: job %q: key %q: %w", j.cfg.JobID, key, pjrt.ErrKeyNotFound)
+		return nil, fmt.Errorf("distributed: job %q: key %q: %w", j.cfg.JobID, key, kv.ErrKeyNotFound)
 	}
 	v, err := j.decode(bctx, key, resp.Kvs[0].Value)
 	if err != nil {
@@ -628,14 +628,14 @@ func (j *Job) tryGet(ctx context.Context, key string) ([]byte, error) {
 }
 
 // Get returns the value of key, waiting up to timeout for a process to put it (a get, then a
-// watch from the get's revision). When the time runs out the error wraps pjrt.ErrKeyNotFound;
+// watch from the get's revision). When the time runs out the error wraps kv.ErrKeyNotFound;
 // a lost process ends the wait at once with its *ProcessLostError.
 func (j *Job) Get(key string, timeout time.Duration) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	v, err := j.GetContext(ctx, key)
 	if errors.Is(err, context.DeadlineExceeded) && j.state() == nil {
-		return nil, fmt.Errorf("distributed: job %q: key %q: %w after waiting %s", j.cfg.JobID, key, pjrt.ErrKeyNotFound, timeout)
+		return nil, fmt.Errorf("distributed: job %q: key %q: %w after waiting %s", j.cfg.JobID, key, kv.ErrKeyNotFound, timeout)
 	}
 	return v, err
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/xlamesh/xlamesh/distributed"
-	"github.com/xlamesh/xlamesh/pjrt"
+	"github.com/xlamesh/xlamesh/pjrt/kv"
 )
 
 // freeAddr returns a loopback host:port that was free a moment ago.
@@ -98,15 +98,15 @@ func TestJobLifecycle(t *testing.T) {
 	}
 }
 
-// TestKeyValueStore: the pjrt.KeyValueStore contract — a try-get miss and a get timeout are
-// pjrt.ErrKeyNotFound, a get waits for a later put.
+// TestKeyValueStore: the kv.Store contract — a try-get miss and a get timeout are
+// kv.ErrKeyNotFound, a get waits for a later put.
 func TestKeyValueStore(t *testing.T) {
 	jobs := joinAll(t, testConfig(t, "kv", 2))
 	_, err := jobs[0].TryGet("absent")
-	assert.ErrorIs(t, err, pjrt.ErrKeyNotFound)
+	assert.ErrorIs(t, err, kv.ErrKeyNotFound)
 	start := time.Now()
 	_, err = jobs[0].Get("absent", 100*time.Millisecond)
-	assert.ErrorIs(t, err, pjrt.ErrKeyNotFound)
+	assert.ErrorIs(t, err, kv.ErrKeyNotFound)
 	assert.Less(t, time.Since(start), 5*time.Second)
 
 	got := make(chan string, 1)

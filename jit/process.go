@@ -14,6 +14,7 @@ import (
 
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/pjrt"
+	"github.com/xlamesh/xlamesh/pjrt/kv"
 	"github.com/xlamesh/xlamesh/shapes"
 )
 
@@ -173,8 +174,8 @@ const gatherChunk = 512 << 10
 // n-th calls meet under the same keys.
 var gatherRounds = struct {
 	sync.Mutex
-	n map[pjrt.Distributed]int
-}{n: map[pjrt.Distributed]int{}}
+	n map[kv.Distributed]int
+}{n: map[kv.Distributed]int{}}
 
 // gatherHeader describes what one process contributes to a gather.
 type gatherHeader struct {
@@ -199,8 +200,8 @@ type gatherHeader struct {
 //     the same shape and dtype (ErrArguments).
 //
 // Waiting for the others is bounded by ctx's deadline, or by d.InitTimeout() when ctx has none;
-// a store error (a lost process, a timeout wrapping pjrt.ErrKeyNotFound) is returned wrapped.
-func ProcessAllgather(ctx context.Context, d pjrt.Distributed, a *Array, tiled bool) (any, []int, error) {
+// a store error (a lost process, a timeout wrapping kv.ErrKeyNotFound) is returned wrapped.
+func ProcessAllgather(ctx context.Context, d kv.Distributed, a *Array, tiled bool) (any, []int, error) {
 	const op = "process allgather"
 	if err := checkContext(op, ctx); err != nil {
 		return nil, nil, err
@@ -234,7 +235,7 @@ func ProcessAllgather(ctx context.Context, d pjrt.Distributed, a *Array, tiled b
 }
 
 // gatherGlobal assembles a global array on every process from its distinct shards.
-func gatherGlobal(ctx context.Context, d pjrt.Distributed, a *Array, prefix string, deadline time.Time) (any, []int, error) {
+func gatherGlobal(ctx context.Context, d kv.Distributed, a *Array, prefix string, deadline time.Time) (any, []int, error) {
 	const op = "process allgather"
 	all, err := a.sharding.Shards(a.shape)
 	if err != nil {
@@ -290,7 +291,7 @@ func gatherGlobal(ctx context.Context, d pjrt.Distributed, a *Array, prefix stri
 }
 
 // gatherLocal stacks or concatenates every process's value of a process-local array.
-func gatherLocal(ctx context.Context, d pjrt.Distributed, a *Array, prefix string, deadline time.Time, tiled bool) (any, []int, error) {
+func gatherLocal(ctx context.Context, d kv.Distributed, a *Array, prefix string, deadline time.Time, tiled bool) (any, []int, error) {
 	const op = "process allgather"
 	mine, err := a.ToHostBytes()
 	if err != nil {
@@ -328,7 +329,7 @@ func gatherLocal(ctx context.Context, d pjrt.Distributed, a *Array, prefix strin
 }
 
 // putChunks stores data under key/0, key/1, ... and the header (with the chunk count) under key.
-func putChunks(d pjrt.Distributed, key string, h gatherHeader, data []byte) error {
+func putChunks(d kv.Distributed, key string, h gatherHeader, data []byte) error {
 	h.Chunks = (len(data) + gatherChunk - 1) / gatherChunk
 	for i := range h.Chunks {
 		if err := d.Put(key+"/"+strconv.Itoa(i), data[i*gatherChunk:min(len(data), (i+1)*gatherChunk)]); err != nil {
@@ -348,7 +349,7 @@ type contextGetter interface {
 }
 
 // getChunks waits (until deadline, or ctx ends) for a value putChunks stored.
-func getChunks(ctx context.Context, d pjrt.Distributed, key string, deadline time.Time) (gatherHeader, []byte, error) {
+func getChunks(ctx context.Context, d kv.Distributed, key string, deadline time.Time) (gatherHeader, []byte, error) {
 	var h gatherHeader
 	get := func(key string) ([]byte, error) {
 		if err := ctx.Err(); err != nil {

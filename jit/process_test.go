@@ -15,6 +15,7 @@ import (
 	"github.com/xlamesh/xlamesh/jit"
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/pjrt"
+	"github.com/xlamesh/xlamesh/pjrt/kv"
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 )
 
@@ -224,7 +225,7 @@ func TestProcessLocalErrors(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	_, _, err = jit.ProcessAllgather(ctx, procs[0].job, a, true) // process 1 never comes
-	assert.ErrorIs(t, err, pjrt.ErrKeyNotFound)
+	assert.ErrorIs(t, err, kv.ErrKeyNotFound)
 	assert.ErrorContains(t, err, "from process 1")
 	assert.Less(t, time.Since(start), 5*time.Second)
 }

@@ -20,6 +20,7 @@ import (
 	"unsafe"
 
 	"github.com/xlamesh/xlamesh/internal/closegate"
+	"github.com/xlamesh/xlamesh/pjrt/kv"
 )
 
 // DefaultCPUDeviceCount is the number of CPU devices Open asks the CPU plugin for.
@@ -37,8 +38,8 @@ type openConfig struct {
 	cpuCount    int
 	cpuCountSet bool
 	options     map[string]any
-	kv          KeyValueStore
-	dist        Distributed
+	kv          kv.Store
+	dist        kv.Distributed
 	cacheDir    string
 	cacheSet    bool
 	logger      *slog.Logger
@@ -73,7 +74,7 @@ func WithCreateOption(name string, value any) Option {
 // WithKeyValueStore hands the plugin a key-value store shared by the processes of a
 // multi-process client (PJRT_Client_Create's kv_get, kv_try_get and kv_put callbacks). GPU and
 // TPU plugins exchange topology and NCCL ids through it; the CPU plugins never call it.
-func WithKeyValueStore(kv KeyValueStore) Option { return func(c *openConfig) { c.kv = kv } }
+func WithKeyValueStore(store kv.Store) Option { return func(c *openConfig) { c.kv = store } }
 
 // WithLogger sets where the client logs what it decides on its own (compile cache misses and
 // write failures). The default is slog.Default().
@@ -175,13 +176,13 @@ func Open(opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	var kv cgo.Handle
+	var kvHandle cgo.Handle
 	var kvArg unsafe.Pointer
 	if cfg.kv == nil && dist != nil {
-		cfg.kv = prefixStore{prefix: platformPrefix(p.Path()), kv: dist.d}
+		cfg.kv = prefixStore{prefix: platformPrefix(p.Path()), store: dist.d}
 	}
 	if cfg.kv != nil {
-		kv = cgo.NewHandle(cfg.kv)
+		kvHandle = cgo.NewHandle(cfg.kv)
 	}
 	var create func(cpuCount int) (*C.PJRT_Client, error)
 	create = func(cpuCount int) (*C.PJRT_Client, error) {
@@ -199,8 +200,8 @@ func Open(opts ...Option) (*Client, error) {
 		}
 		defer free()
 		args := C.PJRT_Client_Create_Args{create_options: values, num_options: C.size_t(len(options))}
-		if kv != 0 {
-			kvArg = setKeyValueCallbacks(&args, kv)
+		if kvHandle != 0 {
+			kvArg = setKeyValueCallbacks(&args, kvHandle)
 		}
 		err = p.api.toError("create client with "+p.String(), ErrCreateClient, C.xm_Client_Create(p.api.p, &args))
 		if err != nil && kvArg != nil {
@@ -225,13 +226,13 @@ func Open(opts ...Option) (*Client, error) {
 		}
 	}
 	if err != nil {
-		if kv != 0 {
-			kv.Delete()
+		if kvHandle != 0 {
+			kvHandle.Delete()
 		}
 		return nil, err
 	}
 	a := p.api
-	c := &Client{plugin: p, api: a, c: client, byID: map[int]*Device{}, kv: kv, kvArg: kvArg,
+	c := &Client{plugin: p, api: a, c: client, byID: map[int]*Device{}, kv: kvHandle, kvArg: kvArg,
 		cache: cache, logger: cfg.logger, inflight: C.xm_inflight_new(C.int(cfg.maxInFlight)),
 		exes: map[*Executable]struct{}{}, hooks: map[int]func(){}, released: make(chan struct{})}
 	c.gate.Release = func() { go c.teardown() }

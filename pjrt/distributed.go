@@ -9,29 +9,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xlamesh/xlamesh/pjrt/kv"
 	"github.com/xlamesh/xlamesh/pjrt/plugins"
 )
-
-// Distributed is one process's membership in a multi-process job: which process it is, how many
-// there are, and the key-value store they share (JAX's jax.distributed client). Package
-// distributed implements it with etcd (distributed.Job); anything else that does may be used, an
-// in-memory store for tests for one. Implementations must be safe for concurrent use.
-type Distributed interface {
-	KeyValueStore
-	// ProcessID returns this process's index, 0 ≤ ProcessID < NumProcesses.
-	ProcessID() int
-	// NumProcesses returns the number of processes of the job.
-	NumProcesses() int
-	// InitTimeout bounds how long Open waits for the other processes while it creates the client.
-	InitTimeout() time.Duration
-}
 
 // ErrDistributed: a multi-process client could not be formed — the job's description is
 // invalid, the plugin ignores the process id, or the processes disagree about their devices.
 var ErrDistributed = errors.New("multi-process client failed")
 
-// WithDistributed makes Open create this process's client of a multi-process job, the way
-// jax.distributed.initialize prepares JAX's backends:
+// WithDistributed makes Open create this process's client of a multi-process job (d, a
+// kv.Distributed such as package distributed's Job), the way jax.distributed.initialize prepares
+// JAX's backends:
 //
 //   - The plugin gets the job's store as its key-value callbacks (kv_get, kv_try_get, kv_put),
 //     every key prefixed "<platform>:" as JAX does, unless WithKeyValueStore gave another store.
@@ -54,7 +42,7 @@ var ErrDistributed = errors.New("multi-process client failed")
 // Why an interface rather than a struct of addresses: opening a client is a step of a job that
 // lives longer than it (barriers, shutdown, failure detection), so the job is made first and
 // handed over, `pjrt.Open(pjrt.WithDistributed(job))`, and package pjrt needs no etcd.
-func WithDistributed(d Distributed) Option { return func(c *openConfig) { c.dist = d } }
+func WithDistributed(d kv.Distributed) Option { return func(c *openConfig) { c.dist = d } }
 
 // MultiProcessCPUPluginName is the short name (pjrt/plugins.Known) of the pinned CPU plugin that
 // can be one process of a multi-process job: lammps-jax-pjrt-cpu 0.11.2, PJRT API 0.115, the
@@ -86,13 +74,13 @@ func MultiProcessCPUPlugin() (string, error) {
 // distState is what Open does for WithDistributed: validates the job, picks the plugin's
 // multi-process create options, and forms the global device list afterwards.
 type distState struct {
-	d            Distributed
+	d            kv.Distributed
 	id, n        int
 	useNodeNames bool // send node_id/num_nodes (true) or process_id (false)
 }
 
 // newDistState validates d; nil d gives a nil state, whose methods do nothing.
-func newDistState(d Distributed) (*distState, error) {
+func newDistState(d kv.Distributed) (*distState, error) {
 	if d == nil {
 		return nil, nil
 	}
@@ -141,18 +129,18 @@ func platformPrefix(path string) string {
 	return "pjrt:"
 }
 
-// prefixStore is a KeyValueStore whose keys all start with prefix.
+// prefixStore is a kv.Store whose keys all start with prefix.
 type prefixStore struct {
 	prefix string
-	kv     KeyValueStore
+	store  kv.Store
 }
 
 // Get, TryGet and Put call the store with the prefixed key.
 func (s prefixStore) Get(key string, timeout time.Duration) ([]byte, error) {
-	return s.kv.Get(s.prefix+key, timeout)
+	return s.store.Get(s.prefix+key, timeout)
 }
-func (s prefixStore) TryGet(key string) ([]byte, error)  { return s.kv.TryGet(s.prefix + key) }
-func (s prefixStore) Put(key string, value []byte) error { return s.kv.Put(s.prefix+key, value) }
+func (s prefixStore) TryGet(key string) ([]byte, error)  { return s.store.TryGet(s.prefix + key) }
+func (s prefixStore) Put(key string, value []byte) error { return s.store.Put(s.prefix+key, value) }
 
 // processDevices is what one process publishes about its client and devices.
 type processDevices struct {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/xlamesh/xlamesh/pjrt"
+	"github.com/xlamesh/xlamesh/pjrt/kv"
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 )
 
@@ -21,7 +22,7 @@ type memJob struct {
 	timeout time.Duration
 }
 
-var _ pjrt.Distributed = memJob{}
+var _ kv.Distributed = memJob{}
 
 func (j memJob) ProcessID() int             { return j.id }
 func (j memJob) NumProcesses() int          { return j.n }
@@ -124,7 +125,7 @@ func TestDistributedErrors(t *testing.T) {
 	start := time.Now()
 	_, err = pjrt.Open(pjrt.WithPlugin(plugin), pjrt.WithCPUDeviceCount(1),
 		pjrt.WithDistributed(memJob{MemoryStore: &pjrttest.MemoryStore{}, id: 0, n: 2, timeout: 200 * time.Millisecond}))
-	require.ErrorIs(t, err, pjrt.ErrKeyNotFound)
+	require.ErrorIs(t, err, kv.ErrKeyNotFound)
 	assert.ErrorContains(t, err, "waiting for the devices of process 1")
 	assert.Less(t, time.Since(start), 5*time.Second)
 }

@@ -12,7 +12,7 @@
 // argument structs carry the header's sizes, which plugins accept, and every function slot is
 // checked against the plugin's table before it is called. Element types are gopjrt's
 // dtypes.DType. Beyond compiling and running it offers client create options of every PJRT type,
-// key-value-store callbacks for multi-process clients (KeyValueStore), device attributes and
+// key-value-store callbacks for multi-process clients (a kv.Store of package pjrt/kv), device attributes and
 // memory statistics, executable serialisation (Executable.Serialize, Client.LoadExecutable) and a
 // persistent compile cache (WithCompileCache) whose entries are verified (header, key, checksum,
 // regular file, size) before the plugin reads them. Errors from the plugin are *Error values carrying
@@ -44,7 +44,7 @@
 // ui.perfetto.dev opens. `xlamesh bench -trace` writes one around its timed calls.
 //
 // A client can be one process's part of a multi-process job (WithDistributed, given a
-// Distributed such as package distributed's Job): the plugin gets the job's store and its
+// kv.Distributed such as package distributed's Job): the plugin gets the job's store and its
 // node_id/num_nodes (or process_id), and Devices lists the job's devices, AddressableDevices
 // this process's; see docs/multihost.md. Compile takes a device assignment over several
 // processes' devices (multi-controller execution): the executable runs on this process's part,

@@ -18,25 +18,9 @@ import (
 	"runtime/cgo"
 	"time"
 	"unsafe"
+
+	"github.com/xlamesh/xlamesh/pjrt/kv"
 )
-
-// KeyValueStore is the store a multi-process client shares between its processes: the plugin
-// publishes its local topology and collective ids with Put and reads the other processes' with
-// Get. Implementations must be safe for concurrent use; the plugin calls them from its own
-// threads.
-type KeyValueStore interface {
-	// Get returns the value of key, waiting up to timeout for another process to put it. When
-	// the time runs out it returns an error wrapping ErrKeyNotFound (or any other error).
-	Get(key string, timeout time.Duration) ([]byte, error)
-	// TryGet returns the value of key at once, or an error wrapping ErrKeyNotFound.
-	TryGet(key string) ([]byte, error)
-	// Put stores value under key.
-	Put(key string, value []byte) error
-}
-
-// ErrKeyNotFound is what a KeyValueStore returns for a key that is not (yet) there; the plugin
-// sees it as PJRT's NotFound (or DeadlineExceeded after a Get's timeout).
-var ErrKeyNotFound = errors.New("key not found")
 
 // setKeyValueCallbacks points the create args' callbacks at the C trampolines of kv_bridge.c,
 // with a C word holding the store's handle as their user argument; the caller frees it with
@@ -58,7 +42,7 @@ func setKeyValueCallbacks(args *C.PJRT_Client_Create_Args, h cgo.Handle) unsafe.
 func kvResult(value []byte, err error, notFound C.int, cValue **C.char, cSize *C.size_t, code *C.int, msg **C.char) {
 	if err != nil {
 		*code = C.PJRT_Error_Code_INTERNAL
-		if errors.Is(err, ErrKeyNotFound) {
+		if errors.Is(err, kv.ErrKeyNotFound) {
 			*code = notFound
 		}
 		*msg = C.CString(err.Error())
@@ -73,21 +57,21 @@ func kvResult(value []byte, err error, notFound C.int, cValue **C.char, cSize *C
 
 //export xmGoKVGet
 func xmGoKVGet(h C.uintptr_t, key *C.char, keySize C.size_t, timeoutMs C.int, value **C.char, size *C.size_t, code *C.int, msg **C.char) {
-	store := cgo.Handle(h).Value().(KeyValueStore)
+	store := cgo.Handle(h).Value().(kv.Store)
 	v, err := store.Get(C.GoStringN(key, C.int(keySize)), time.Duration(timeoutMs)*time.Millisecond)
 	kvResult(v, err, C.PJRT_Error_Code_DEADLINE_EXCEEDED, value, size, code, msg)
 }
 
 //export xmGoKVTryGet
 func xmGoKVTryGet(h C.uintptr_t, key *C.char, keySize C.size_t, value **C.char, size *C.size_t, code *C.int, msg **C.char) {
-	store := cgo.Handle(h).Value().(KeyValueStore)
+	store := cgo.Handle(h).Value().(kv.Store)
 	v, err := store.TryGet(C.GoStringN(key, C.int(keySize)))
 	kvResult(v, err, C.PJRT_Error_Code_NOT_FOUND, value, size, code, msg)
 }
 
 //export xmGoKVPut
 func xmGoKVPut(h C.uintptr_t, key *C.char, keySize C.size_t, value *C.char, valueSize C.size_t, code *C.int, msg **C.char) {
-	store := cgo.Handle(h).Value().(KeyValueStore)
+	store := cgo.Handle(h).Value().(kv.Store)
 	err := store.Put(C.GoStringN(key, C.int(keySize)), C.GoBytes(unsafe.Pointer(value), C.int(valueSize)))
 	kvResult(nil, err, C.PJRT_Error_Code_INTERNAL, nil, nil, code, msg)
 }
@@ -95,7 +79,7 @@ func xmGoKVPut(h C.uintptr_t, key *C.char, keySize C.size_t, value *C.char, valu
 // kvBridgeExchange drives the C callbacks the way a GPU plugin does (put, blocking get, try-get
 // of a missing key) against store, for the bridge's test: the CPU plugins never call them. It
 // returns the value read back and the PJRT error code of the failed try-get (0 if it succeeded).
-func kvBridgeExchange(store KeyValueStore, key, value, missing string) (string, Code, error) {
+func kvBridgeExchange(store kv.Store, key, value, missing string) (string, Code, error) {
 	h := cgo.NewHandle(store)
 	defer h.Delete()
 	var args C.PJRT_Client_Create_Args
@@ -121,7 +105,7 @@ func kvBridgeExchange(store KeyValueStore, key, value, missing string) (string, 
 // blocking get (timeout) for the next thread's key, try-gets a missing key (NotFound) and, in the
 // first round, gets it with a 20 ms timeout (DeadlineExceeded); every value read is freed through
 // the deleter the callback set. It returns the first failure.
-func kvBridgeConcurrent(store KeyValueStore, threads, rounds int, timeout time.Duration) error {
+func kvBridgeConcurrent(store kv.Store, threads, rounds int, timeout time.Duration) error {
 	h := cgo.NewHandle(store)
 	defer h.Delete()
 	var args C.PJRT_Client_Create_Args

@@ -6,10 +6,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/xlamesh/xlamesh/pjrt"
+	"github.com/xlamesh/xlamesh/pjrt/kv"
 )
 
-// MemoryStore is a pjrt.KeyValueStore in this process's memory, for tests whose "processes" are
+// MemoryStore is a kv.Store in this process's memory, for tests whose "processes" are
 // goroutines (the real multi-process store is package distributed). The zero value is empty and
 // ready; it is safe for concurrent use.
 type MemoryStore struct {
@@ -17,10 +17,10 @@ type MemoryStore struct {
 	m  map[string][]byte
 }
 
-var _ pjrt.KeyValueStore = (*MemoryStore)(nil)
+var _ kv.Store = (*MemoryStore)(nil)
 
 // Get returns the value of key, polling until it is there or timeout has passed (then the error
-// wraps pjrt.ErrKeyNotFound).
+// wraps kv.ErrKeyNotFound).
 func (s *MemoryStore) Get(key string, timeout time.Duration) ([]byte, error) {
 	deadline := time.Now().Add(timeout)
 	for {
@@ -31,13 +31,13 @@ func (s *MemoryStore) Get(key string, timeout time.Duration) ([]byte, error) {
 	}
 }
 
-// TryGet returns a copy of the value of key, or an error wrapping pjrt.ErrKeyNotFound.
+// TryGet returns a copy of the value of key, or an error wrapping kv.ErrKeyNotFound.
 func (s *MemoryStore) TryGet(key string) ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	v, ok := s.m[key]
 	if !ok {
-		return nil, fmt.Errorf("pjrttest: memory store: %q: %w", key, pjrt.ErrKeyNotFound)
+		return nil, fmt.Errorf("pjrttest: memory store: %q: %w", key, kv.ErrKeyNotFound)
 	}
 	return slices.Clone(v), nil
 }
