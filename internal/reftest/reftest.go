@@ -4,6 +4,7 @@
 package reftest
 
 import (
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -57,6 +58,34 @@ func CheckLeaf(t testing.TB, pkg string) {
 	for _, d := range GoDeps(t, pkg) {
 		if (strings.HasPrefix(d, "github.com/xlamesh/") && d != pkg) || d == "runtime/cgo" {
 			t.Errorf("%s depends on %s", pkg, d)
+		}
+	}
+}
+
+// CheckNoCgo fails t if pkg links cgo: if any package it imports, directly or not, has cgo files,
+// or is runtime/cgo. The standard library's net and os/user use cgo by default on some systems
+// and have pure-Go versions the tags netgo and osusergo select; the check lists the packages with
+// those tags (and CGO_ENABLED=1, so that a cgo package shows its cgo files), so that they do not
+// count and every other package does.
+func CheckNoCgo(t testing.TB, pkg string) {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-deps", "-tags", "netgo,osusergo", "-f", "{{.ImportPath}} {{len .CgoFiles}}", pkg)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) < 2 {
+		t.Fatalf("go list -deps %s listed %q", pkg, lines)
+	}
+	for _, line := range lines {
+		path, n, ok := strings.Cut(line, " ")
+		if !ok {
+			t.Fatalf("go list -deps %s: unexpected line %q", pkg, line)
+		}
+		if n != "0" || path == "runtime/cgo" {
+			t.Errorf("%s links cgo through %s (%s cgo files)", pkg, path, n)
 		}
 	}
 }
