@@ -75,7 +75,7 @@ func valid() artifact {
 func iotaProto(tile, reshape, perm []int64, replicateLast bool) []byte {
 	var b []byte
 	b = protowire.AppendTag(b, 1, protowire.VarintType)
-	b = protowire.AppendVarint(b, xlaproto.Other)
+	b = protowire.AppendVarint(b, uint64(xlaproto.Tiled))
 	b = appendPacked(b, 3, tile)
 	b = appendPacked(b, 9, reshape)
 	if perm != nil {

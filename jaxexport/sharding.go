@@ -1,10 +1,6 @@
 package jaxexport
 
 import (
-	"fmt"
-	"strconv"
-	"strings"
-
 	"github.com/xlamesh/xlamesh/internal/xlaproto"
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/mlir"
@@ -49,124 +45,16 @@ func (s Sharding) String() string {
 	return "unspecified"
 }
 
-// maxTupleDepth bounds the nesting of tuple shardings decodeSharding follows.
-const maxTupleDepth = 8
-
 // decodeSharding decodes an xla.OpSharding proto into HloSharding text and checks that XLA
 // reads that text back, for the given number of devices (mlir.CheckSharding).
 func decodeSharding(proto []byte, devices int) (Sharding, error) {
-	var b strings.Builder
-	if err := writeOpSharding(&b, proto, 0); err != nil {
+	op, err := xlaproto.ParseOpSharding(proto)
+	if err != nil {
 		return Sharding{}, err
 	}
-	text := b.String()
+	text := op.String()
 	if err := mlir.CheckSharding(text, devices); err != nil {
 		return Sharding{}, err
 	}
 	return Sharding{hlo: text}, nil
-}
-
-var subgroupNames = map[int64]string{xlaproto.Replicated: "replicated", xlaproto.Manual: "manual", xlaproto.Unreduced: "unreduced"}
-
-// writeOpSharding writes the HloSharding text of the OpSharding message b, as
-// HloSharding::ToString prints it.
-func writeOpSharding(w *strings.Builder, b []byte, depth int) error {
-	s, err := xlaproto.ParseOpSharding(b)
-	if err != nil {
-		return err
-	}
-	switch s.Type {
-	case xlaproto.Replicated:
-		w.WriteString("{replicated")
-	case xlaproto.Manual:
-		w.WriteString("{manual")
-	case xlaproto.Unknown:
-		w.WriteString("{unknown")
-	case xlaproto.Unreduced:
-		w.WriteString("{unreduced")
-	case xlaproto.Maximal:
-		if len(s.Devices) != 1 {
-			return fmt.Errorf("%w: a maximal sharding with %d devices", xlaproto.ErrMalformed, len(s.Devices))
-		}
-		w.WriteString("{maximal device=" + strconv.FormatInt(s.Devices[0], 10))
-	case xlaproto.Tuple:
-		if depth >= maxTupleDepth {
-			return fmt.Errorf("%w: tuple shardings nest deeper than %d", xlaproto.ErrMalformed, maxTupleDepth)
-		}
-		w.WriteByte('{')
-		for i, t := range s.Tuple {
-			if i > 0 {
-				w.WriteString(", ")
-			}
-			if err := writeOpSharding(w, t, depth+1); err != nil {
-				return err
-			}
-		}
-		w.WriteByte('}')
-		return nil
-	case xlaproto.Other:
-		w.WriteString("{devices=[")
-		writeInts(w, s.TileDims)
-		w.WriteByte(']')
-		switch {
-		case len(s.IotaReshape) > 0 && len(s.Devices) == 0:
-			w.WriteString("<=[")
-			writeInts(w, s.IotaReshape)
-			w.WriteByte(']')
-			if len(s.IotaReshape) > 1 {
-				perm := s.IotaTranspose
-				if len(perm) == 0 {
-					for i := range s.IotaReshape {
-						perm = append(perm, int64(i))
-					}
-				}
-				w.WriteString("T(")
-				writeInts(w, perm)
-				w.WriteByte(')')
-			}
-		case len(s.Devices) > 0:
-			writeInts(w, s.Devices)
-		default:
-			return fmt.Errorf("%w: a tiled sharding without a tile assignment", xlaproto.ErrMalformed)
-		}
-		if s.ReplicateOnLastTileDim {
-			w.WriteString(" last_tile_dim_replicate")
-		} else if len(s.LastTileDims) > 0 {
-			w.WriteString(" last_tile_dims={")
-			for i, t := range s.LastTileDims {
-				name, ok := subgroupNames[t]
-				if !ok {
-					return fmt.Errorf("%w: subgroup type %d in last_tile_dims", xlaproto.ErrMalformed, t)
-				}
-				if i > 0 {
-					w.WriteString(", ")
-				}
-				w.WriteString(name)
-			}
-			w.WriteByte('}')
-		}
-	default:
-		return fmt.Errorf("%w: unknown sharding type %d", xlaproto.ErrMalformed, s.Type)
-	}
-	if s.ShardGroup {
-		switch s.GroupType {
-		case 0:
-			w.WriteString(" shard_as " + strconv.FormatInt(s.GroupID, 10))
-		case 1:
-			w.WriteString(" shard_like " + strconv.FormatInt(s.GroupID, 10))
-		default:
-			return fmt.Errorf("%w: shard group type %d", xlaproto.ErrMalformed, s.GroupType)
-		}
-	}
-	w.WriteByte('}')
-	return nil
-}
-
-func writeInts(w *strings.Builder, v []int64) {
-	for i, x := range v {
-		if i > 0 {
-			w.WriteByte(',')
-		}
-		w.WriteString(strconv.FormatInt(x, 10))
-	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/xlamesh/xlamesh/internal/xlaproto"
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/pjrt"
 )
@@ -27,7 +28,7 @@ func chosenSpec(exe *pjrt.Executable, m mesh.Mesh, i int, global, shard []int) (
 	if err != nil {
 		return mesh.PartitionSpec{}, err
 	}
-	if spec, ok := specForTiles(m.Abstract(), global, op.TileDims[:len(global)], blocks); ok {
+	if spec, ok := specForTiles(m.Abstract(), global, op.TileDims()[:len(global)], blocks); ok {
 		return spec, nil
 	}
 	return mesh.PartitionSpec{}, fmt.Errorf("%w: XLA's layout %s of the unconstrained result is not a PartitionSpec over %s; declare it with OutSpecs",
@@ -38,14 +39,14 @@ func chosenSpec(exe *pjrt.Executable, m mesh.Mesh, i int, global, shard []int) (
 // global: replicated for a replicated (or single-device) sharding, else the spec whose tiles
 // sit on the same partitions.
 func layoutSpec(op pjrt.OpSharding, m mesh.Mesh, global []int) (mesh.PartitionSpec, error) {
-	if op.Type == pjrt.ShardingReplicated || m.Size() == 1 {
+	if op.IsReplicated() || m.Size() == 1 {
 		return mesh.P(), nil
 	}
 	blocks, err := tileOfPartition(op, len(global), m.Size())
 	if err != nil {
 		return mesh.PartitionSpec{}, err
 	}
-	if spec, ok := specForTiles(m.Abstract(), global, op.TileDims[:len(global)], blocks); ok {
+	if spec, ok := specForTiles(m.Abstract(), global, op.TileDims()[:len(global)], blocks); ok {
 		return spec, nil
 	}
 	return mesh.PartitionSpec{}, fmt.Errorf("%w: the layout %s is not a PartitionSpec over %s", ErrLowering, op, m)
@@ -53,30 +54,35 @@ func layoutSpec(op pjrt.OpSharding, m mesh.Mesh, global []int) (mesh.PartitionSp
 
 // tileOfPartition returns, for each partition, the coordinates of the tile it holds (rank entries).
 func tileOfPartition(op pjrt.OpSharding, rank, n int) ([][]int, error) {
-	if op.Type != pjrt.ShardingOther {
+	if !op.IsTiled() {
 		return nil, fmt.Errorf("%w: XLA's layout %s is not a tiling", ErrLowering, op)
 	}
-	extra := len(op.TileDims) - rank // trailing replication/subgroup dims
-	if extra < 0 || extra > 1 || (extra == 1) != (op.ReplicateOnLastTileDim || slices.Contains(op.LastTileDims, pjrt.ShardingReplicated)) {
+	tileDims := op.TileDims()
+	partitions, err := op.Assignment()
+	if err != nil {
+		return nil, fmt.Errorf("%w: XLA's layout: %w", ErrLowering, err)
+	}
+	extra := len(tileDims) - rank // trailing replication/subgroup dims
+	if extra < 0 || extra > 1 || (extra == 1) != (op.ReplicateOnLastTileDim() || slices.Contains(op.LastTileDims(), xlaproto.Replicated)) {
 		return nil, fmt.Errorf("%w: XLA's layout %s of a rank-%d value is not a tiling this mesh can express", ErrLowering, op, rank)
 	}
 	total := 1
-	for _, d := range op.TileDims {
+	for _, d := range tileDims {
 		total *= d
 	}
-	if total != n || len(op.Partitions) != n {
-		return nil, fmt.Errorf("%w: XLA's layout %s covers %d partitions, the mesh has %d", ErrLowering, op, len(op.Partitions), n)
+	if total != n || len(partitions) != n {
+		return nil, fmt.Errorf("%w: XLA's layout %s covers %d partitions, the mesh has %d", ErrLowering, op, len(partitions), n)
 	}
 	blocks := make([][]int, n)
-	coord := make([]int, len(op.TileDims))
-	for _, p := range op.Partitions {
+	coord := make([]int, len(tileDims))
+	for _, p := range partitions {
 		if p < 0 || p >= n || blocks[p] != nil {
 			return nil, fmt.Errorf("%w: XLA's layout %s names partition %d twice or out of range", ErrLowering, op, p)
 		}
 		blocks[p] = slices.Clone(coord[:rank])
 		for k := len(coord) - 1; k >= 0; k-- {
 			coord[k]++
-			if coord[k] < op.TileDims[k] {
+			if coord[k] < tileDims[k] {
 				break
 			}
 			coord[k] = 0

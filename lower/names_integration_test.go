@@ -77,7 +77,7 @@ func TestIntegrationNameClasses(t *testing.T) {
 			sh, err := exe.OutputShardings()
 			require.NoError(t, err)
 			// P(b, a) on a 4x2 mesh: rows in 2 tiles along b, columns in 4 along a.
-			require.Equal(t, tiles([]int{sizes[1], sizes[0]}, 1), sh[0].TileDims, "output sharding %v", sh[0])
+			require.Equal(t, tiles([]int{sizes[1], sizes[0]}, 1), sh[0].TileDims(), "output sharding %v", sh[0])
 		})
 	}
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
-	"github.com/xlamesh/xlamesh/pjrt"
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 )
 
@@ -264,14 +263,14 @@ func TestIntegrationWrapReplace(t *testing.T) {
 				// One device: XLA partitions nothing and reports every value replicated (and
 				// OutputShardings one sharding for the whole result tuple).
 				for _, s := range append(in, out...) {
-					require.Equal(t, pjrt.ShardingReplicated, s.Type, "%v", s)
+					require.True(t, s.IsReplicated(), "%v", s)
 				}
 				return
 			}
 			// P("y", "x") tiles 4x2; P(None, "x") tiles 1x2 and replicates over y (4).
-			require.Equal(t, tiles([]int{ny, nx}, 1), in[0].TileDims, "argument 0: %v", in[0])
-			require.Equal(t, tiles([]int{ny, 1}, nx), in[1].TileDims, "argument 1: %v", in[1])
-			require.Equal(t, tiles([]int{1, nx}, ny), out[1].TileDims, "result 1: %v", out[1])
+			require.Equal(t, tiles([]int{ny, nx}, 1), in[0].TileDims(), "argument 0: %v", in[0])
+			require.Equal(t, tiles([]int{ny, 1}, nx), in[1].TileDims(), "argument 1: %v", in[1])
+			require.Equal(t, tiles([]int{1, nx}, ny), out[1].TileDims(), "result 1: %v", out[1])
 			// Partition p holds the block of mesh position p: device order is the assignment's.
 			// Tile (iy, ix) of P("y", "x") is at mesh position ix*Y + iy: 0, 4, 1, 5, ... on 2x4.
 			var parts []int
@@ -280,7 +279,9 @@ func TestIntegrationWrapReplace(t *testing.T) {
 					parts = append(parts, ix*ny+iy)
 				}
 			}
-			require.Equal(t, parts, in[0].Partitions)
+			assignment, err := in[0].Assignment()
+			require.NoError(t, err)
+			require.Equal(t, parts, assignment)
 		})
 	}
 }

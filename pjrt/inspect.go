@@ -16,8 +16,8 @@ import (
 )
 
 // This file shows what the compiler made of a program: the collectives of the optimized HLO
-// module and the memory the executable needs. Field numbers are those of XLA's hlo.proto and
-// xla_data.proto.
+// module and the memory the executable needs. The proto fields it reads are named in
+// internal/xlaproto.
 
 // Collective is one collective operation of a compiled, partitioned program: an instruction of
 // its optimized HLO module that moves data between devices.
@@ -150,7 +150,7 @@ func checkSubByteCollectives(code []byte, format string, n int) error {
 func hloModule(code []byte, format string) ([]byte, error) {
 	switch format {
 	case "hlo_with_config":
-		return xlaproto.Field(code, 1) // HloModuleProtoWithConfig.hlo_module
+		return xlaproto.Field(code, xlaproto.HloModuleWithConfigModule)
 	case "hlo":
 		return code, nil
 	}
@@ -184,7 +184,7 @@ func collectives(code []byte, format string, n int) ([]Collective, error) {
 	}
 	var out []Collective
 	err = xlaproto.Walk(module, func(field protowire.Number, wire protowire.Type, _ uint64, data []byte) error {
-		if field != 3 || wire != protowire.BytesType { // HloModuleProto.computations
+		if field != xlaproto.HloModuleComputations || wire != protowire.BytesType {
 			return nil
 		}
 		comp, insts, err := parseComputation(data)
@@ -255,7 +255,7 @@ func bytesMoved(kind string, bytes int64, g int) int64 {
 	return bytes
 }
 
-// parseComputation decodes an HloComputationProto's name (1) and instructions (2).
+// parseComputation decodes an HloComputationProto's name and instructions.
 func parseComputation(b []byte) (string, []hloInstruction, error) {
 	var name string
 	var insts []hloInstruction
@@ -264,9 +264,9 @@ func parseComputation(b []byte) (string, []hloInstruction, error) {
 			return nil
 		}
 		switch field {
-		case 1:
+		case xlaproto.HloComputationName:
 			name = string(data)
-		case 2:
+		case xlaproto.HloComputationInstructions:
 			in, err := parseInstruction(data)
 			if err != nil {
 				return err
@@ -286,50 +286,53 @@ func parseInstruction(b []byte) (hloInstruction, error) {
 		var err error
 		var xs []int
 		switch field {
-		case 1:
+		case xlaproto.HloInstructionName:
 			in.name = string(data)
-		case 2:
+		case xlaproto.HloInstructionOpcode:
 			in.opcode = string(data)
-		case 3:
+		case xlaproto.HloInstructionShape:
 			in.shape, err = parseShape(data)
-		case 14: // dimensions
+		case xlaproto.HloInstructionDimensions:
 			xs, err = varints(wire, v, data)
 			in.dims = append(in.dims, xs...)
-		case 26:
+		case xlaproto.HloInstructionChannelID:
 			in.channel = int64(v)
-		case 35:
+		case xlaproto.HloInstructionID:
 			in.id = int64(v)
-		case 36: // operand_ids
+		case xlaproto.HloInstructionOperandIDs:
 			xs, err = varints(wire, v, data)
 			in.operands = append(in.operands, xs...)
-		case 49: // replica_groups (deprecated, still written)
+		case xlaproto.HloInstructionReplicaGroups:
 			xs, err = replicaGroup(data)
 			in.groups = append(in.groups, xs)
-		case 52: // source_target_pairs
+		case xlaproto.HloInstructionSourceTargetPairs:
 			var p [2]int
 			err = xlaproto.Walk(data, func(field protowire.Number, _ protowire.Type, v uint64, _ []byte) error {
-				if field == 1 || field == 2 {
-					p[field-1] = int(int64(v))
+				switch field {
+				case xlaproto.SourceTargetPairSource:
+					p[0] = int(int64(v))
+				case xlaproto.SourceTargetPairTarget:
+					p[1] = int(int64(v))
 				}
 				return nil
 			})
 			in.pairs = append(in.pairs, p)
-		case 87: // collective_device_list
+		case xlaproto.HloInstructionCollectiveDeviceList:
 			err = xlaproto.Walk(data, func(field protowire.Number, wire protowire.Type, _ uint64, data []byte) error {
 				if wire != protowire.BytesType {
 					return nil
 				}
 				switch field {
-				case 1:
+				case xlaproto.CollectiveDeviceListReplicaGroups:
 					g, err := replicaGroup(data)
 					in.groups = append(in.groups, g)
 					return err
-				case 2:
+				case xlaproto.CollectiveDeviceListIota:
 					iota = data
 				}
 				return nil
 			})
-		case 92: // newer XLA (the 0.115 CPU plugin) writes the iota form of the groups here
+		case xlaproto.HloInstructionIotaReplicaGroups:
 			if wire == protowire.BytesType {
 				iota = data
 			}
@@ -347,11 +350,11 @@ func parseInstruction(b []byte) (hloInstruction, error) {
 	return in, nil
 }
 
-// replicaGroup decodes a ReplicaGroup's replica_ids (1).
+// replicaGroup decodes a ReplicaGroup's replica_ids.
 func replicaGroup(b []byte) ([]int, error) {
 	ids := []int{}
 	err := xlaproto.Walk(b, func(field protowire.Number, wire protowire.Type, v uint64, data []byte) error {
-		if field != 1 {
+		if field != xlaproto.ReplicaGroupReplicaIDs {
 			return nil
 		}
 		xs, err := varints(wire, v, data)
@@ -361,23 +364,26 @@ func replicaGroup(b []byte) ([]int, error) {
 	return ids, err
 }
 
-// iotaGroups expands an IotaReplicaGroupListProto: num_replica_groups (1) groups of
-// num_devices_per_group (2), taken in order from iota(prod(iota_reshape_dims (3))) reshaped
-// and transposed by iota_transpose_perm (4).
+// iotaGroups expands an IotaReplicaGroupListProto: num_replica_groups groups of
+// num_devices_per_group, taken in order from iota(prod(iota_reshape_dims)) reshaped and
+// transposed by iota_transpose_perm.
 func iotaGroups(b []byte) ([][]int, error) {
 	var groups, per int
-	var reshape, perm []int64
+	var reshape, perm []int
 	err := xlaproto.Walk(b, func(field protowire.Number, wire protowire.Type, v uint64, data []byte) error {
 		var err error
+		var xs []int
 		switch field {
-		case 1:
+		case xlaproto.IotaGroupsNumGroups:
 			groups = int(v)
-		case 2:
+		case xlaproto.IotaGroupsDevicesPerGroup:
 			per = int(v)
-		case 3:
-			reshape, err = xlaproto.AppendInts(reshape, wire, v, data)
-		case 4:
-			perm, err = xlaproto.AppendInts(perm, wire, v, data)
+		case xlaproto.IotaGroupsReshapeDims:
+			xs, err = varints(wire, v, data)
+			reshape = append(reshape, xs...)
+		case xlaproto.IotaGroupsTransposePerm:
+			xs, err = varints(wire, v, data)
+			perm = append(perm, xs...)
 		}
 		return err
 	})
@@ -385,13 +391,12 @@ func iotaGroups(b []byte) ([][]int, error) {
 		return nil, err
 	}
 	if len(reshape) == 0 {
-		reshape = []int64{int64(groups) * int64(per)}
+		reshape = []int{groups * per}
 	}
-	ids64, err := xlaproto.Iota(reshape, perm)
+	ids, err := xlaproto.Iota(reshape, perm)
 	if err != nil {
 		return nil, err
 	}
-	ids := toInts(ids64)
 	if groups < 0 || per < 0 || groups*per != len(ids) {
 		return nil, fmt.Errorf("%w: iota replica groups: %d groups of %d from %d ids", errProto, groups, per, len(ids))
 	}
@@ -402,18 +407,18 @@ func iotaGroups(b []byte) ([][]int, error) {
 	return out, nil
 }
 
-// parseShape decodes a ShapeProto: element_type (2), dimensions (3), tuple_shapes (4).
+// parseShape decodes a ShapeProto: element_type, dimensions, tuple_shapes.
 func parseShape(b []byte) (hloShape, error) {
 	s := hloShape{dims: []int{}}
 	err := xlaproto.Walk(b, func(field protowire.Number, wire protowire.Type, v uint64, data []byte) error {
 		switch field {
-		case 2:
+		case xlaproto.ShapeElementType:
 			s.elem = int(v)
-		case 3:
+		case xlaproto.ShapeDimensions:
 			xs, err := varints(wire, v, data)
 			s.dims = append(s.dims, xs...)
 			return err
-		case 4:
+		case xlaproto.ShapeTupleShapes:
 			t, err := parseShape(data)
 			s.tuple = append(s.tuple, t)
 			return err

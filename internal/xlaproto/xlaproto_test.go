@@ -9,21 +9,21 @@ import (
 )
 
 func TestIota(t *testing.T) {
-	got, err := Iota([]int64{8}, nil)
+	got, err := Iota([]int{8}, nil)
 	require.NoError(t, err)
-	assert.Equal(t, []int64{0, 1, 2, 3, 4, 5, 6, 7}, got)
-	got, err = Iota([]int64{4, 2}, []int64{1, 0}) // <=[4,2]T(1,0)
+	assert.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7}, got)
+	got, err = Iota([]int{4, 2}, []int{1, 0}) // <=[4,2]T(1,0)
 	require.NoError(t, err)
-	assert.Equal(t, []int64{0, 2, 4, 6, 1, 3, 5, 7}, got)
-	got, err = Iota([]int64{2, 2, 2}, []int64{2, 0, 1})
+	assert.Equal(t, []int{0, 2, 4, 6, 1, 3, 5, 7}, got)
+	got, err = Iota([]int{2, 2, 2}, []int{2, 0, 1})
 	require.NoError(t, err)
-	assert.Equal(t, []int64{0, 2, 4, 6, 1, 3, 5, 7}, got)
-	for _, c := range []struct{ reshape, perm []int64 }{
-		{[]int64{2, 2}, []int64{0}},               // transpose of the wrong rank
-		{[]int64{2, 2}, []int64{0, 2}},            // out of range
-		{[]int64{-1, 2}, nil},                     // negative
-		{[]int64{1 << 12, 1 << 12, 2}, nil},       // more than maxIotaDevices
-		{[]int64{1 << 40, 1 << 40, 1 << 40}, nil}, // overflows int64 unchecked
+	assert.Equal(t, []int{0, 2, 4, 6, 1, 3, 5, 7}, got)
+	for _, c := range []struct{ reshape, perm []int }{
+		{[]int{2, 2}, []int{0}},                 // transpose of the wrong rank
+		{[]int{2, 2}, []int{0, 2}},              // out of range
+		{[]int{-1, 2}, nil},                     // negative
+		{[]int{1 << 12, 1 << 12, 2}, nil},       // more than maxIotaDevices
+		{[]int{1 << 40, 1 << 40, 1 << 40}, nil}, // overflows int64 unchecked
 	} {
 		_, err := Iota(c.reshape, c.perm)
 		assert.ErrorIs(t, err, ErrMalformed, "%v %v", c.reshape, c.perm)
@@ -35,7 +35,7 @@ func TestParseOpSharding(t *testing.T) {
 	// (metadata would be bytes; a fixed32 is skipped all the same).
 	var b []byte
 	b = protowire.AppendTag(b, 1, protowire.VarintType)
-	b = protowire.AppendVarint(b, Other)
+	b = protowire.AppendVarint(b, uint64(Tiled))
 	b = protowire.AppendTag(b, 3, protowire.BytesType)
 	b = protowire.AppendBytes(b, []byte{4, 2})
 	b = protowire.AppendTag(b, 9, protowire.BytesType)
@@ -54,11 +54,21 @@ func TestParseOpSharding(t *testing.T) {
 	}
 	s, err := ParseOpSharding(b)
 	require.NoError(t, err)
-	assert.Equal(t, OpSharding{Type: Other, TileDims: []int64{4, 2}, IotaReshape: []int64{4, 2},
-		IotaTranspose: []int64{1, 0}, ReplicateOnLastTileDim: true, ShardGroup: true, GroupID: 3, GroupType: 1}, s)
+	assert.Equal(t, Tiled, s.Type())
+	assert.Equal(t, []int{4, 2}, s.TileDims())
+	reshape, perm := s.Iota()
+	assert.Equal(t, []int{4, 2}, reshape)
+	assert.Equal(t, []int{1, 0}, perm)
+	assert.Nil(t, s.Devices())
+	assert.True(t, s.ReplicateOnLastTileDim())
+	id, kind, ok := s.ShardGroup()
+	assert.True(t, ok)
+	assert.Equal(t, int64(3), id)
+	assert.Equal(t, ShardLike, kind)
 	devices, err := s.Assignment()
 	require.NoError(t, err)
-	assert.Equal(t, []int64{0, 2, 4, 6, 1, 3, 5, 7}, devices)
+	assert.Equal(t, []int{0, 2, 4, 6, 1, 3, 5, 7}, devices)
+	assert.Equal(t, "{devices=[4,2]<=[4,2]T(1,0) last_tile_dim_replicate shard_like 3}", s.String())
 
 	for name, bad := range map[string][]byte{
 		"a tag without its value": {0x08},
