@@ -3,6 +3,7 @@ package shardy
 import (
 	"fmt"
 
+	"github.com/xlamesh/xlamesh/internal/xlaproto"
 	"github.com/xlamesh/xlamesh/mesh"
 )
 
@@ -106,12 +107,21 @@ func AdjustForAxisTypes(s TensorSharding, a mesh.Abstract) TensorSharding {
 //
 // Errors are those of FromNamedSharding.
 func GSPMD(s mesh.NamedSharding, rank int) (string, error) {
-	if _, err := FromNamedSharding(s, "", rank); err != nil {
+	h, err := gspmdSharding(s, rank)
+	if err != nil {
 		return "", err
+	}
+	return h.String(), nil
+}
+
+// gspmdSharding is GSPMD as an HloSharding value.
+func gspmdSharding(s mesh.NamedSharding, rank int) (xlaproto.OpSharding, error) {
+	if _, err := FromNamedSharding(s, "", rank); err != nil {
+		return xlaproto.OpSharding{}, err
 	}
 	a := s.Abstract()
 	if a.Size() == 1 {
-		return "{replicated}", nil
+		return xlaproto.NewReplicated(), nil
 	}
 	names, sizes, types := a.AxisNames(), a.AxisSizes(), a.AxisTypes()
 	t := tiling{factors: sizes, dims: make([][]int, rank), manual: make([]bool, len(names))}
@@ -124,5 +134,9 @@ func GSPMD(s mesh.NamedSharding, rank int) (string, error) {
 			t.dims[d] = append(t.dims[d], a.AxisIndex(n))
 		}
 	}
-	return t.hloText(), nil
+	h, err := t.hloSharding()
+	if err != nil {
+		return xlaproto.OpSharding{}, fmt.Errorf("shardy: %s: %w", s, err)
+	}
+	return h, nil
 }

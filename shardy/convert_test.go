@@ -196,24 +196,3 @@ func TestGSPMDTensorSharding(t *testing.T) {
 	_, err = NewTensorSharding("mesh", Closed(Axis("z"))).GSPMD(m42)
 	assert.ErrorIs(t, err, ErrUnknownAxis)
 }
-
-func TestCanonicalIota(t *testing.T) {
-	tests := []struct {
-		reshape, perm []int
-		wantR, wantP  []int
-	}{
-		{[]int{4, 2}, []int{0, 1}, []int{8}, []int{0}},
-		{[]int{4, 2}, []int{1, 0}, []int{4, 2}, []int{1, 0}},
-		{[]int{2, 2, 2}, []int{0, 1, 2}, []int{8}, []int{0}},
-		{[]int{2, 2, 2}, []int{2, 0, 1}, []int{4, 2}, []int{1, 0}},
-		{[]int{2, 2, 2}, []int{1, 0, 2}, []int{2, 2, 2}, []int{1, 0, 2}},
-		{[]int{2, 1, 4}, []int{2, 1, 0}, []int{2, 4}, []int{1, 0}},
-		{[]int{1, 1}, []int{1, 0}, []int{1}, []int{0}},
-		{nil, nil, []int{1}, []int{0}},
-	}
-	for _, tt := range tests {
-		r, p := canonicalIota(tt.reshape, tt.perm)
-		assert.Equal(t, tt.wantR, r, "reshape %v perm %v", tt.reshape, tt.perm)
-		assert.Equal(t, tt.wantP, p, "reshape %v perm %v", tt.reshape, tt.perm)
-	}
-}

@@ -3,7 +3,8 @@ package shardy
 import (
 	"fmt"
 	"slices"
-	"strings"
+
+	"github.com/xlamesh/xlamesh/internal/xlaproto"
 )
 
 // GSPMD forms. The alternative (GSPMD) partitioner reads shardings as
@@ -35,7 +36,7 @@ type tiling struct {
 	ids     []int   // device ids in mesh order; nil for iota
 }
 
-// hloText returns the HloSharding text of t, following JAX's
+// hloSharding returns the HloSharding of t, following JAX's
 // named_sharding_to_xla_hlo_sharding and then XLA's HloSharding::Subgroup
 // and iota canonicalisation:
 //   - no factor used by a dimension and no manual factor: `{replicated}`;
@@ -47,7 +48,7 @@ type tiling struct {
 //     prints as `last_tile_dim_replicate`;
 //   - the tile assignment is an iota over the factors, transposed, in
 //     canonical form (or the mesh's device ids).
-func (t tiling) hloText() string {
+func (t tiling) hloSharding() (xlaproto.OpSharding, error) {
 	used := make([]bool, len(t.factors))
 	anyManual := false
 	var perm []int
@@ -73,7 +74,7 @@ func (t tiling) hloText() string {
 		}
 	}
 	if len(perm) == 0 && !anyManual {
-		return GSPMDReplicated
+		return xlaproto.NewReplicated(), nil
 	}
 	data := 1
 	for _, d := range tileDims {
@@ -91,16 +92,16 @@ func (t tiling) hloText() string {
 	if data == 1 {
 		switch {
 		case len(manual) > 0 && len(replicated) == 0:
-			return GSPMDManual
+			return xlaproto.NewManual(), nil
 		case len(replicated) > 0 && len(manual) == 0:
-			return GSPMDReplicated
+			return xlaproto.NewReplicated(), nil
 		}
 	}
-	var kinds []string
+	var kinds []xlaproto.ShardingType
 	for _, g := range []struct {
-		kind string
+		kind xlaproto.ShardingType
 		fs   []int
-	}{{"manual", manual}, {"replicated", replicated}} {
+	}{{xlaproto.Manual, manual}, {xlaproto.Replicated, replicated}} {
 		if len(g.fs) == 0 {
 			continue
 		}
@@ -111,156 +112,31 @@ func (t tiling) hloText() string {
 		}
 	}
 	if data == 1 && len(kinds) == 1 {
-		if kinds[0] == "manual" {
-			return GSPMDManual
+		if kinds[0] == xlaproto.Manual {
+			return xlaproto.NewManual(), nil
 		}
-		return GSPMDReplicated
+		return xlaproto.NewReplicated(), nil
 	}
-
-	var b strings.Builder
-	b.WriteString("{devices=[")
-	writeInts(&b, tileDims, ",")
-	b.WriteByte(']')
 	if t.ids == nil {
-		writeIota(&b, t.factors, perm)
-	} else {
-		// XLA lists the devices of a mesh with device_ids explicitly, even
-		// when they happen to form an iota, and sorts each replication
-		// group (the last tile dimension) when it is replicated.
-		flat := transposedIota(t.factors, perm)
-		for i, p := range flat {
-			flat[i] = t.ids[p]
-		}
-		if n := len(kinds); n > 0 && kinds[n-1] == "replicated" {
-			g := tileDims[len(tileDims)-1]
-			for i := 0; i+g <= len(flat); i += g {
-				slices.Sort(flat[i : i+g])
-			}
-		}
-		writeInts(&b, flat, ",")
+		return xlaproto.NewIotaTiled(tileDims, t.factors, perm, kinds...)
 	}
-	switch {
-	case slices.Equal(kinds, []string{"replicated"}):
-		b.WriteString(" last_tile_dim_replicate")
-	case len(kinds) > 0:
-		b.WriteString(" last_tile_dims={")
-		b.WriteString(strings.Join(kinds, ", "))
-		b.WriteByte('}')
+	// XLA lists the devices of a mesh with device_ids explicitly, even
+	// when they happen to form an iota, and sorts each replication group
+	// (the last tile dimension) when it is replicated.
+	flat, err := xlaproto.Iota(t.factors, perm)
+	if err != nil {
+		return xlaproto.OpSharding{}, fmt.Errorf("%w: %w", ErrUnsupported, err)
 	}
-	b.WriteByte('}')
-	return b.String()
-}
-
-func writeInts(b *strings.Builder, v []int, sep string) {
-	for i, x := range v {
-		if i > 0 {
-			b.WriteString(sep)
-		}
-		writeInt(b, x)
+	for i, p := range flat {
+		flat[i] = t.ids[p]
 	}
-}
-
-// writeIota writes XLA's iota tile assignment `<=[8]` or `<=[4,2]T(1,0)`
-// after canonicalising reshape dims and permutation.
-func writeIota(b *strings.Builder, reshape, perm []int) {
-	r, q := canonicalIota(reshape, perm)
-	b.WriteString("<=[")
-	writeInts(b, r, ",")
-	b.WriteByte(']')
-	if len(q) > 1 {
-		b.WriteString("T(")
-		writeInts(b, q, ",")
-		b.WriteByte(')')
-	}
-}
-
-// canonicalIota is XLA's CanonicalizeIotaDims followed by
-// IotaTileAssignment::Create's identity check: repeatedly drop size-1 dims
-// and merge runs of dims that stay adjacent and in order under perm; an
-// identity (or empty) result becomes [product] with no transpose.
-func canonicalIota(reshape, perm []int) ([]int, []int) {
-	total := 1
-	for _, d := range reshape {
-		total *= d
-	}
-	dims, p := slices.Clone(reshape), slices.Clone(perm)
-	if len(dims) > 1 {
-		for {
-			// Drop dims of size one.
-			oldToNew := make([]int, len(dims))
-			var nd []int
-			for i, d := range dims {
-				oldToNew[i] = -1
-				if d != 1 {
-					oldToNew[i] = len(nd)
-					nd = append(nd, d)
-				}
-			}
-			var np []int
-			for _, x := range p {
-				if n := oldToNew[x]; n >= 0 {
-					np = append(np, n)
-				}
-			}
-			dims, p = nd, np
-			// Merge major-to-minor runs.
-			changed := false
-			for i, base := 1, 0; i < len(dims); i++ {
-				if p[base]+(i-base) == p[i] {
-					dims[p[base]] *= dims[p[i]]
-					dims[p[i]] = 1
-					changed = true
-				} else {
-					base = i
-				}
-			}
-			if !changed {
-				break
-			}
+	if n := len(kinds); n > 0 && kinds[n-1] == xlaproto.Replicated {
+		g := tileDims[len(tileDims)-1]
+		for i := 0; i+g <= len(flat); i += g {
+			slices.Sort(flat[i : i+g])
 		}
 	}
-	identity := true
-	for i, x := range p {
-		if x != i {
-			identity = false
-		}
-	}
-	if len(dims) == 0 || identity {
-		return []int{total}, []int{0}
-	}
-	return dims, p
-}
-
-// transposedIota returns iota(product).reshape(reshape).transpose(perm),
-// flattened.
-func transposedIota(reshape, perm []int) []int {
-	n := 1
-	for _, d := range reshape {
-		n *= d
-	}
-	strides := make([]int, len(reshape))
-	s := 1
-	for i := len(reshape) - 1; i >= 0; i-- {
-		strides[i] = s
-		s *= reshape[i]
-	}
-	out := make([]int, 0, n)
-	idx := make([]int, len(perm)) // index over the transposed shape
-	for range n {
-		v := 0
-		for j, k := range perm {
-			v += idx[j] * strides[k]
-		}
-		out = append(out, v)
-		for j := len(perm) - 1; j >= 0; j-- {
-			idx[j]++
-			if idx[j] < reshape[perm[j]] {
-				break
-			}
-			idx[j] = 0
-		}
-	}
-	return out
+	return xlaproto.NewTiled(tileDims, flat, kinds...)
 }
 
 // GSPMD returns the GSPMD `mhlo.sharding` text of s on mesh m (the mesh its
@@ -348,5 +224,9 @@ func (s TensorSharding) GSPMD(m Mesh) (string, error) {
 			}
 		}
 	}
-	return t.hloText(), nil
+	h, err := t.hloSharding()
+	if err != nil {
+		return "", fmt.Errorf("shardy: mesh %s, sharding %s: %w", m, s, err)
+	}
+	return h.String(), nil
 }

@@ -25,3 +25,12 @@ func writeInt(b *strings.Builder, v int) {
 
 // quoteName returns name as an MLIR string literal.
 func quoteName(name string) string { return mlir.Quote(name) }
+
+func writeInts(b *strings.Builder, v []int, sep string) {
+	for i, x := range v {
+		if i > 0 {
+			b.WriteString(sep)
+		}
+		writeInt(b, x)
+	}
+}
