@@ -74,6 +74,13 @@
 // testdata against several hundred cases generated with JAX 0.12.0.1; the
 // generators are testdata/gen_*.py).
 //
+// The texts are printed by the one HloSharding value of xlamesh,
+// internal/xlaproto's OpSharding (pjrt.OpSharding outside the module).
+// FromGSPMD goes back, as JAX's parse_flatten_op_sharding does: from an
+// HloSharding, such as the layout XLA chose for a result, to the
+// PartitionSpec over an abstract mesh whose GSPMD form it is, or an error
+// wrapping ErrUnsupported when no spec has that form.
+//
 // # Shardy version
 //
 // The package follows Shardy at commit
