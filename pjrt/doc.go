@@ -34,7 +34,8 @@
 // makes its results. A plugin lacking a memory function gives errors wrapping ErrUnimplemented.
 //
 // What the compiler made of a program can be read back from its executable: the layout it
-// expects of each argument and gives each result (Executable.InputShardings, OutputShardings), every collective the SPMD partitioner inserted with its
+// expects of each argument and gives each result (Executable.InputShardings, OutputShardings, as
+// OpSharding values that shardy.FromGSPMD reads as PartitionSpecs), every collective the SPMD partitioner inserted with its
 // replica groups and the bytes it moves (Executable.Collectives), and the memory planned per
 // device (Executable.MemoryStats). `xlamesh inspect` prints them.
 //
