@@ -184,16 +184,17 @@ const MeshAxesReplicaGroupsMinor = 115
 const TwoBitMinor = 115
 
 // MemorySpacesMinor is the oldest PJRT API minor version whose plugins xlamesh lets compile
-// programs that place values in memory spaces: an annotate_device_placement custom call, or an
-// argument or result marked with a host memory kind (mhlo.memory_kind = "pinned_host" or
-// "unpinned_host"), as jax.jit writes them. The API 0.81 CPU plugin refuses the custom call in
-// any partitioned program ("Side-effect ops cannot be replicated"), and without it quietly puts
-// a result declared in host memory in device memory; the API 0.115 plugin runs both. Versions
-// between were not tried.
+// programs that move values between memory spaces with annotate_device_placement calls, as
+// jax.jit writes them for arguments or results in host memory and for jax.device_put inside a
+// program: the API 0.81 CPU plugin has no implementation of the call ("No registered
+// implementation for untyped custom call to annotate_device_placement", and in a partitioned
+// program "Side-effect ops cannot be replicated"); the API 0.115 plugin runs it. A program whose
+// arguments or results only carry mhlo.memory_kind compiles on both: the 0.81 plugin then makes
+// its results in device memory, and says so (Buffer.Memory). Versions between were not tried.
 const MemorySpacesMinor = 115
 
 // memorySpaces matches what MemorySpacesMinor is about in MLIR text.
-var memorySpaces = regexp.MustCompile(`annotate_device_placement|mhlo\.memory_kind = "(pinned_host|unpinned_host)"`)
+var memorySpaces = regexp.MustCompile(`annotate_device_placement`)
 
 // twoBit matches a tensor type of 2-bit integers in MLIR text: tensor<i2>, tensor<4x8xui2>.
 var twoBit = regexp.MustCompile(`[<x]u?i2>`)
@@ -225,8 +226,8 @@ func checkedProgram(program string, n, minor int) (string, error) {
 	}
 	if minor < MemorySpacesMinor && memorySpaces.MatchString(program) {
 		return "", fmt.Errorf("pjrt: compile: %w: %w: the program places values in memory spaces (%s), which this plugin "+
-			"(PJRT API 0.%d) cannot compile (it refuses annotate_device_placement in a partitioned program and leaves "+
-			"results declared in host memory in device memory); use a plugin of PJRT API 0.%d or later",
+			"(PJRT API 0.%d) cannot compile (it has no implementation of annotate_device_placement); use a plugin "+
+			"of PJRT API 0.%d or later",
 			ErrCompile, ErrUnimplemented, memorySpaces.FindString(program), minor, MemorySpacesMinor)
 	}
 	if minor < MeshAxesReplicaGroupsMinor && xmlir.HasMeshAxesReplicaGroups(program) {
