@@ -103,7 +103,9 @@ func OutMemoryKinds(kinds ...string) Option {
 }
 
 // Donate lets the computation reuse the memory of the arguments at these positions (JAX's
-// donate_argnums). A donated Array is closed by Call.
+// donate_argnums): the lowered program aliases each donated argument to a result of its shard
+// type, or leaves it to XLA, as jax.jit does (lower.Function.Donate). A donated Array is
+// closed by Call, whether or not a result took its memory.
 func Donate(argIndices ...int) Option {
 	return func(o *options) { o.donate = append(o.donate, argIndices...) }
 }

@@ -179,6 +179,9 @@ func (f *Function) lowerNow(m mesh.Abstract, args []ArgType) (prog *lower.Progra
 	if len(declared) > 0 || len(f.opt.outMemory) > 0 {
 		main.ShardResults(shardings...)
 	}
+	// Donated arguments tell XLA which results may take their memory (JAX's input/output
+	// aliases and buffer donors); without them the call consumes the buffers and reuses nothing.
+	main.Donate(f.opt.donate...)
 	prog, err = mod.Build()
 	if err != nil {
 		return nil, nil, fmt.Errorf("jit: %s: %w: %w", f.name, ErrLowering, err)

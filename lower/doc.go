@@ -95,6 +95,14 @@
 // (VaryingAxes). Shardings on @main's arguments and results, and the partitioner, do the
 // rest: a data-parallel gradient's all-reduce is XLA's.
 //
+// # Donation
+//
+// Donate marks @main's arguments whose buffers the caller gives up (jax.jit's
+// donate_argnums). Build pairs each with a result as JAX's lowering does, by per-device shard
+// type and memory kind, and writes `tf.aliasing_output = N` (the result reuses the argument's
+// memory) or `jax.buffer_donor = true` (XLA decides, after choosing layouts); PJRT reuses
+// the memory only where the program says so.
+//
 // # Partitioners
 //
 // WithPartitioner(GSPMD) writes the same program for XLA's older GSPMD partitioner:

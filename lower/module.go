@@ -67,6 +67,7 @@ type Module struct {
 	placed     bool                       // a value was placed in a memory (PutInMemory, DevicePut)
 	memory     map[stablehlo.Value]string // memory kinds known: placed values, @main's arguments
 	hostCalls  int                        // ComputeOnHost functions made so far
+	donated    []int                      // @main's donated arguments (Function.Donate)
 }
 
 // moduleKey is the stablehlo.Module context key under which a lower Module finds itself.
@@ -309,6 +310,10 @@ func (m *Module) Build() (*Program, error) {
 		return nil, err
 	}
 	if err := m.annotateMemory(main); err != nil {
+		m.hlo.Fail(err)
+		return nil, err
+	}
+	if err := m.annotateDonation(main); err != nil {
 		m.hlo.Fail(err)
 		return nil, err
 	}
