@@ -171,7 +171,7 @@ func Example_shardMapAllReduce() {
 		return f.ShardMap(m.Abstract(), []mesh.PartitionSpec{mesh.P("x", nil)}, []mesh.PartitionSpec{mesh.P()}, []string{"x"},
 			func(g *lower.Function, local []lower.Value) []lower.Value {
 				partial := g.Sum(local[0]) // this device's 2x4 block
-				return []lower.Value{g.AllReduce(partial, lower.Sum, "x")}
+				return []lower.Value{g.Psum(partial, "x")}
 			}, v[0])
 	}, jit.OutSpecs(mesh.P()))
 	out := must(total.Call(c, X))[0]

@@ -136,7 +136,7 @@ func (f *Function) lowerNow(m mesh.Abstract, args []ArgType) (prog *lower.Progra
 		if err != nil {
 			return nil, nil, fmt.Errorf("jit: %s: argument %d: %w", f.name, i, err)
 		}
-		vals[i] = main.Arg(a.Shape, s)
+		vals[i] = main.ShardedArg(a.Shape, s)
 	}
 	results := f.body(main, vals)
 	main.Return(results...)

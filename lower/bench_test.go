@@ -12,7 +12,7 @@ import (
 func buildLarge(n int) (*lower.Program, error) {
 	m := lower.NewModule("large")
 	f := m.Main()
-	x := f.Arg(lower.NewShape(dtypes.Float32, 1024, 512), ns("x", "y"))
+	x := f.ShardedArg(lower.NewShape(dtypes.Float32, 1024, 512), ns("x", "y"))
 	y := x
 	for i := 0; i < n; i++ {
 		switch i % 5 {

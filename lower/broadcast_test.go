@@ -17,10 +17,10 @@ import (
 func TestBroadcastOperandTypes(t *testing.T) {
 	m := lower.NewModule("f")
 	f := m.Main()
-	x := f.Arg(f32(8, 4, 8), xsh(t, explicit24, "X", nil, "Y"))
-	b := f.Arg(f32(8), xsh(t, explicit24, "Y"))
-	c := f.Arg(f32(1, 8), xsh(t, explicit24, nil, "Y"))
-	y := f.Arg(f32(8, 8), xsh(t, explicit24, "X"))
+	x := f.ShardedArg(f32(8, 4, 8), xsh(t, explicit24, "X", nil, "Y"))
+	b := f.ShardedArg(f32(8), xsh(t, explicit24, "Y"))
+	c := f.ShardedArg(f32(1, 8), xsh(t, explicit24, nil, "Y"))
+	y := f.ShardedArg(f32(8, 8), xsh(t, explicit24, "X"))
 	s := f.Add(x, b)
 	assert.Equal(t, "float32[8@X,4,8@Y]", f.TypeOf(s).String())
 	u := f.Mul(y, c) // c's size-1 dimension stretches unsharded
@@ -38,8 +38,8 @@ func TestBroadcastOperandTypes(t *testing.T) {
 func TestBroadcastOperandTypesConflict(t *testing.T) {
 	m := lower.NewModule("f")
 	f := m.Main()
-	x := f.Arg(f32(8, 8), xsh(t, explicit24, "X"))
-	b := f.Arg(f32(8), xsh(t, explicit24, "X"))
+	x := f.ShardedArg(f32(8, 8), xsh(t, explicit24, "X"))
+	b := f.ShardedArg(f32(8), xsh(t, explicit24, "X"))
 	f.Return(f.Add(x, b))
 	_, err := m.Build()
 	require.ErrorIs(t, err, lower.ErrShardingType)

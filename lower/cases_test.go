@@ -40,7 +40,7 @@ func buildOn(c goldenCase, p lower.Partitioner, tm mesh.Mesh) (*lower.Program, e
 // seed is the program of JAX's Shardy announcement: f(x) = x * 2 on 8x2, P("x", "y").
 func seed(m *lower.Module, tm mesh.Mesh) {
 	f := m.Main()
-	x := f.Arg(lower.NewShape(dtypes.Float32, 8, 2), on(tm, "x", "y"))
+	x := f.ShardedArg(lower.NewShape(dtypes.Float32, 8, 2), on(tm, "x", "y"))
 	f.Return(f.Mul(x, f.Constant(2.0)))
 	f.ShardResults(on(tm, "x", "y"))
 }
@@ -49,8 +49,8 @@ func seed(m *lower.Module, tm mesh.Mesh) {
 func matmul(a, b, out mesh.PartitionSpec) func(m *lower.Module, tm mesh.Mesh) {
 	return func(m *lower.Module, tm mesh.Mesh) {
 		f := m.Main()
-		x := f.Arg(lower.NewShape(dtypes.Float32, 16, 8), mesh.MustNamedSharding(tm, a))
-		y := f.Arg(lower.NewShape(dtypes.Float32, 8, 4), mesh.MustNamedSharding(tm, b))
+		x := f.ShardedArg(lower.NewShape(dtypes.Float32, 16, 8), mesh.MustNamedSharding(tm, a))
+		y := f.ShardedArg(lower.NewShape(dtypes.Float32, 8, 4), mesh.MustNamedSharding(tm, b))
 		f.Return(f.MatMul(x, y))
 		f.ShardResults(mesh.MustNamedSharding(tm, out))
 	}
@@ -60,12 +60,12 @@ func matmul(a, b, out mesh.PartitionSpec) func(m *lower.Module, tm mesh.Mesh) {
 // sums over both axes, and returns the total replicated, plus the per-shard sums.
 func shardMapSum(m *lower.Module, tm mesh.Mesh) {
 	f := m.Main()
-	x := f.Arg(lower.NewShape(dtypes.Float32, 16, 8), on(tm, "x", "y"))
+	x := f.ShardedArg(lower.NewShape(dtypes.Float32, 16, 8), on(tm, "x", "y"))
 	outs := f.ShardMap(tm.Abstract(), []mesh.PartitionSpec{mesh.P("x", "y")},
 		[]mesh.PartitionSpec{mesh.P(), mesh.P("x", "y")}, nil,
 		func(g *lower.Function, args []lower.Value) []lower.Value {
 			local := g.Sum(args[0])
-			total := g.AllReduce(local, lower.Sum, "x", "y")
+			total := g.Psum(local, "x", "y")
 			return []lower.Value{total, g.Reshape(local, 1, 1)}
 		}, x)
 	f.Return(outs...)
@@ -90,13 +90,13 @@ var goldenCases = []goldenCase{
 	{name: "matmul_replicated", gspmd: true, build: matmul(mesh.P(), mesh.P(), mesh.P())},
 	{name: "reduce_sharded_axis", gspmd: true, build: func(m *lower.Module, tm mesh.Mesh) {
 		f := m.Main()
-		x := f.Arg(lower.NewShape(dtypes.Float32, 16, 8), on(tm, "x", "y"))
+		x := f.ShardedArg(lower.NewShape(dtypes.Float32, 16, 8), on(tm, "x", "y"))
 		f.Return(f.Sum(x, 0), f.ReduceMax(x, 1), f.ReduceMin(x))
 		f.ShardResults(on(tm, "y"), on(tm, "x"), on(tm))
 	}},
 	{name: "constraint", gspmd: true, build: func(m *lower.Module, tm mesh.Mesh) {
 		f := m.Main()
-		x := f.Arg(lower.NewShape(dtypes.Float32, 16, 8), on(tm, "x"))
+		x := f.ShardedArg(lower.NewShape(dtypes.Float32, 16, 8), on(tm, "x"))
 		y := f.ShardingConstraint(f.Tanh(x), on(tm, nil, "y"))
 		z := f.ShardingConstraint(f.Add(y, f.Constant(1)), on(tm, mesh.Unconstrained, "x"))
 		f.Return(f.Mul(z, y))
@@ -110,19 +110,19 @@ var goldenCases = []goldenCase{
 		hx := h.Arg(lower.NewShape(dtypes.Float32, 16, 8))
 		h.Return(h.Neg(hx))
 		f := m.Main()
-		x := f.Arg(lower.NewShape(dtypes.Float32, 16, 8), on(tm, "x", "y"))
+		x := f.ShardedArg(lower.NewShape(dtypes.Float32, 16, 8), on(tm, "x", "y"))
 		in, out := []mesh.PartitionSpec{mesh.P("x", "y")}, []mesh.PartitionSpec{mesh.P("x", "y")}
 		body := func(g *lower.Function, args []lower.Value) []lower.Value {
 			return []lower.Value{g.Max(args[0], g.Constant(0.0))}
 		}
 		y := f.ShardMap(tm.Abstract(), in, out, nil, body, x)
 		z := f.ShardMap(tm.Abstract(), in, out, nil, body, f.Add(y[0], f.Constant(0.0)))
-		f.Return(f.Call(h, z[0])...)
+		f.Return(f.Call(h.Function, z[0])...)
 		f.ShardResults(on(tm, "x", "y"))
 	}},
 	{name: "shard_map_partial", build: func(m *lower.Module, tm mesh.Mesh) {
 		f := m.Main()
-		x := f.Arg(lower.NewShape(dtypes.Float32, 16, 8), on(tm, "x"))
+		x := f.ShardedArg(lower.NewShape(dtypes.Float32, 16, 8), on(tm, "x"))
 		outs := f.ShardMap(tm.Abstract(), []mesh.PartitionSpec{mesh.P("x")}, []mesh.PartitionSpec{mesh.P("x")},
 			[]string{"x"}, func(g *lower.Function, args []lower.Value) []lower.Value {
 				return []lower.Value{g.Mul(args[0], g.Constant(3))}
@@ -132,19 +132,19 @@ var goldenCases = []goldenCase{
 	}},
 	{name: "collectives", gspmd: true, build: func(m *lower.Module, tm mesh.Mesh) {
 		f := m.Main()
-		x := f.Arg(lower.NewShape(dtypes.Float32, 16, 8), on(tm, "x", "y"))
+		x := f.ShardedArg(lower.NewShape(dtypes.Float32, 16, 8), on(tm, "x", "y"))
 		// Unchecked: the all_gather over "y" still varies over "y" (as in JAX, which raises
 		// for this out_spec unless check_vma=False), and P("x") keeps the "y"=0 blocks.
 		outs := f.ShardMapUnchecked(tm.Abstract(), []mesh.PartitionSpec{mesh.P("x", "y")},
 			[]mesh.PartitionSpec{mesh.P("x"), mesh.P("x", "y"), mesh.P("x", "y"), mesh.P("x", "y"), mesh.P("x", "y")}, nil,
 			func(g *lower.Function, args []lower.Value) []lower.Value {
-				a := args[0]                                       // 4x4
-				gathered := g.AllGather(a, 1, "y")                 // 4x8
-				scattered := g.ReduceScatter(a, lower.Sum, 0, "x") // 1x4
-				swapped := g.AllToAll(a, 0, 1, "y")                // 2x8
+				a := args[0]                                           // 4x4
+				gathered := g.AllGatherOver(a, 1, "y")                 // 4x8
+				scattered := g.ReduceScatterOver(a, lower.Sum, 0, "x") // 1x4
+				swapped := g.AllToAllOver(a, 0, 1, "y")                // 2x8
 				// {0, 1}, {1, 2}, {2, 3}, {3, 0} on mesh42.
-				shifted := g.CollectivePermute(a, shiftPerm(tm.Abstract().AxisSizes()[0]), "x")
-				maxed := g.AllReduce(a, lower.Max, "y")
+				shifted := g.Ppermute(a, shiftPerm(tm.Abstract().AxisSizes()[0]), "x")
+				maxed := g.AllReduceOver(a, lower.Max, "y")
 				return []lower.Value{gathered, scattered, swapped, shifted, maxed}
 			}, x)
 		f.Return(outs...)
@@ -155,21 +155,21 @@ var goldenCases = []goldenCase{
 		hx := h.Arg(lower.NewShape(dtypes.Float32, 8, 2))
 		h.Return(h.Mul(hx, h.Constant(2)), h.Neg(hx))
 		f := m.Main()
-		x := f.Arg(lower.NewShape(dtypes.Float32, 8, 2), on(tm, "x", "y"))
-		r := f.Call(h, x)
+		x := f.ShardedArg(lower.NewShape(dtypes.Float32, 8, 2), on(tm, "x", "y"))
+		r := f.Call(h.Function, x)
 		f.Return(f.Add(r[0], r[1]))
 		f.ShardResults(on(tm, "x", "y"))
 	}},
 	{name: "entry_shardings", gspmd: true, build: func(m *lower.Module, tm mesh.Mesh) {
 		f := m.Main()
 		s := lower.NewShape(dtypes.Float32, 8, 8)
-		a := f.Arg(s, on(tm, "x", "y"))
-		b := f.Arg(s, on(tm, "y", "x"))
-		c := f.Arg(s, on(tm, "x"))
-		d := f.Arg(s, on(tm, "y"))
-		e := f.Arg(s, on(tm, mesh.Axes("x", "y")))
-		g := f.Arg(s, on(tm, nil, mesh.Axes("y", "x")))
-		r := f.Arg(lower.NewShape(dtypes.Float32), on(tm))
+		a := f.ShardedArg(s, on(tm, "x", "y"))
+		b := f.ShardedArg(s, on(tm, "y", "x"))
+		c := f.ShardedArg(s, on(tm, "x"))
+		d := f.ShardedArg(s, on(tm, "y"))
+		e := f.ShardedArg(s, on(tm, mesh.Axes("x", "y")))
+		g := f.ShardedArg(s, on(tm, nil, mesh.Axes("y", "x")))
+		r := f.ShardedArg(lower.NewShape(dtypes.Float32), on(tm))
 		sum := f.Add(f.Add(f.Add(a, b), f.Add(c, d)), f.Add(f.Add(e, g), r))
 		f.Return(sum, r)
 		f.ShardResults(on(tm, nil, "x"), on(tm))
@@ -179,7 +179,7 @@ var goldenCases = []goldenCase{
 		// On mesh42 the devices 7, 6, ..., 0.
 		rev := mesh.MustNew(reversed(tm.Devices()), tm.Abstract().AxisSizes(), "x", "y")
 		f := m.Main()
-		x := f.Arg(lower.NewShape(dtypes.Float32, 8, 2), on(tm, "x", "y"))
+		x := f.ShardedArg(lower.NewShape(dtypes.Float32, 8, 2), on(tm, "x", "y"))
 		y := f.ShardingConstraint(x, mesh.MustNamedSharding(rev, mesh.P("x")))
 		f.Return(y)
 		f.ShardResults(on(tm, "x", "y"))
@@ -189,7 +189,7 @@ var goldenCases = []goldenCase{
 func init() {
 	goldenCases = append(goldenCases, goldenCase{name: "entry_defaults", gspmd: true, build: func(m *lower.Module, tm mesh.Mesh) {
 		f := m.Main()
-		x := f.Arg(lower.NewShape(dtypes.Float32, 8, 4), on(tm, "x"))
+		x := f.ShardedArg(lower.NewShape(dtypes.Float32, 8, 4), on(tm, "x"))
 		b := f.Arg(lower.NewShape(dtypes.Float32, 4))
 		y := f.Add(x, f.BroadcastInDim(b, []int{8, 4}, []int{1}))
 		f.Return(y, f.Sum(y, 0))
@@ -200,12 +200,12 @@ func init() {
 	goldenCases = append(goldenCases,
 		goldenCase{name: "nested_shard_map", build: func(m *lower.Module, tm mesh.Mesh) {
 			f := m.Main()
-			x := f.Arg(lower.NewShape(dtypes.Float32, 16, 8), on(tm, "x", "y"))
+			x := f.ShardedArg(lower.NewShape(dtypes.Float32, 16, 8), on(tm, "x", "y"))
 			outs := f.ShardMap(tm.Abstract(), []mesh.PartitionSpec{mesh.P("x")}, []mesh.PartitionSpec{mesh.P("x")}, []string{"x"},
 				func(g *lower.Function, args []lower.Value) []lower.Value {
 					inner := g.ShardMap(tm.Abstract(), []mesh.PartitionSpec{mesh.P(nil, "y")}, []mesh.PartitionSpec{mesh.P(nil, "y")}, nil,
 						func(h *lower.Function, a []lower.Value) []lower.Value {
-							return []lower.Value{h.AllReduce(a[0], lower.Sum, "x", "y")}
+							return []lower.Value{h.Psum(a[0], "x", "y")}
 						}, args[0])
 					return inner
 				}, x)
@@ -214,7 +214,7 @@ func init() {
 		}},
 		goldenCase{name: "maximal_mesh", build: func(m *lower.Module, tm mesh.Mesh) {
 			f := m.Main()
-			x := f.Arg(lower.NewShape(dtypes.Float32, 8, 2), on(tm, "x"))
+			x := f.ShardedArg(lower.NewShape(dtypes.Float32, 8, 2), on(tm, "x"))
 			m.MaximalMesh(0)
 			f.Return(f.Neg(x))
 			f.ShardResults(on(tm, "x"))

@@ -12,8 +12,14 @@ import (
 // its manual axes. Their replica groups are the sets of partition ids (positions in the
 // mesh, which the device assignment maps to devices) that differ only along the named
 // axes; within a group, ids are ordered by the named axes, the first axis major. Each
-// collective gets a fresh channel handle and use_global_device_ids, as JAX emits them:
-// each is package stablehlo's collective of the same name, given the groups of its axes.
+// collective gets a fresh channel handle and use_global_device_ids, as JAX emits them.
+//
+// Each is a collective of package stablehlo given the groups of its axes, under a name of
+// its own: JAX's where one is exact (Psum, Pmax, Pmin, PsumScatter, Ppermute), else the
+// StableHLO op's with "Over" (mesh axes) appended (AllReduceOver, AllGatherOver,
+// ReduceScatterOver, AllToAllOver). The builder's methods of the op names (AllReduce,
+// AllGather, ReduceScatter, AllToAll, CollectivePermute), which take replica groups of
+// partition ids, stay reachable on a Function unchanged.
 
 // axisGroups checks the axes and returns the replica groups for them.
 func (f *Function) axisGroups(opName string, x Value, axes []string) ([][]int, bool) {
@@ -110,62 +116,68 @@ func (f *Function) meshAxes(axes []string) []stablehlo.MeshAxes {
 	return []stablehlo.MeshAxes{{Mesh: f.m.collectiveMesh(c.abs), Axes: slices.Clone(axes)}}
 }
 
-// AllReduce combines x across the devices that differ along axes with r (psum for Sum,
-// pmax for Max, ...); every device gets the result, which no longer varies over axes (see
-// ShardMap's replication check). It is stablehlo.Function.AllReduce with the replica
-// groups of axes.
-func (f *Function) AllReduce(x Value, r Reduction, axes ...string) Value {
+// AllReduceOver combines x across the devices that differ along axes with r; every device
+// gets the result, which no longer varies over axes (see ShardMap's replication check). It
+// is stablehlo.Function.AllReduce with the replica groups of axes. Psum, Pmax and Pmin are
+// JAX's names for it with Sum, Max and Min; AllReduceOver reaches the other reductions
+// (Prod, And, Or, ...).
+func (f *Function) AllReduceOver(x Value, r Reduction, axes ...string) Value {
 	a, groups, via, ok := f.collectiveSetup("all_reduce", x, axes)
 	if !ok {
 		return Value{}
 	}
-	out := f.Function.AllReduce(a, r, groups, via...)
+	out := f.AllReduce(a, r, groups, via...)
 	f.setVMA(out, 'd', axes)
 	return out
 }
 
-// AllGather concatenates x from the devices along axes in dimension dim (JAX's
-// all_gather with tiled=True): dimension dim grows by the group size.
-func (f *Function) AllGather(x Value, dim int, axes ...string) Value {
+// AllGatherOver concatenates x from the devices along axes in dimension dim (JAX's
+// all_gather with tiled=True): dimension dim grows by the group size. It is
+// stablehlo.Function.AllGather with the replica groups of axes; AllGatherUntiled is
+// tiled=False.
+func (f *Function) AllGatherOver(x Value, dim int, axes ...string) Value {
 	a, groups, via, ok := f.collectiveSetup("all_gather", x, axes)
 	if !ok {
 		return Value{}
 	}
-	out := f.Function.AllGather(a, dim, groups, via...)
+	out := f.AllGather(a, dim, groups, via...)
 	f.setVMA(out, 'a', axes)
 	return out
 }
 
-// ReduceScatter combines x across axes with r and leaves each device the block of
-// dimension dim at its position in the group (JAX's psum_scatter with tiled=True).
-// Dimension dim must be divisible by the group size.
-func (f *Function) ReduceScatter(x Value, r Reduction, dim int, axes ...string) Value {
+// ReduceScatterOver combines x across axes with r and leaves each device the block of
+// dimension dim at its position in the group. Dimension dim must be divisible by the group
+// size. It is stablehlo.Function.ReduceScatter with the replica groups of axes; with Sum it
+// is JAX's psum_scatter with tiled=True (PsumScatter).
+func (f *Function) ReduceScatterOver(x Value, r Reduction, dim int, axes ...string) Value {
 	a, groups, via, ok := f.collectiveSetup("reduce_scatter", x, axes)
 	if !ok {
 		return Value{}
 	}
-	out := f.Function.ReduceScatter(a, r, dim, groups, via...)
+	out := f.ReduceScatter(a, r, dim, groups, via...)
 	f.setVMA(out, 'a', axes)
 	return out
 }
 
-// AllToAll splits dimension splitDim of x into one block per device along axes, sends
+// AllToAllOver splits dimension splitDim of x into one block per device along axes, sends
 // block i to the i-th device of the group, and concatenates the received blocks along
-// concatDim (JAX's all_to_all with tiled=True).
-func (f *Function) AllToAll(x Value, splitDim, concatDim int, axes ...string) Value {
+// concatDim (JAX's all_to_all with tiled=True; AllToAllUntiled is tiled=False). It is
+// stablehlo.Function.AllToAll with the replica groups of axes.
+func (f *Function) AllToAllOver(x Value, splitDim, concatDim int, axes ...string) Value {
 	a, groups, via, ok := f.collectiveSetup("all_to_all", x, axes)
 	if !ok {
 		return Value{}
 	}
-	out := f.Function.AllToAll(a, splitDim, concatDim, groups, via...)
+	out := f.AllToAll(a, splitDim, concatDim, groups, via...)
 	f.setVMA(out, 'a', axes)
 	return out
 }
 
-// CollectivePermute sends x from each device to another along axes, like JAX's ppermute:
-// perm holds (source, target) pairs of positions along the axes (linearized, first axis
-// major) and applies within every group. Devices that receive nothing get zeros.
-func (f *Function) CollectivePermute(x Value, perm [][2]int, axes ...string) Value {
+// Ppermute is JAX's ppermute: it sends x from each device to another along axes. perm
+// holds (source, target) pairs of positions along the axes (linearized, first axis major)
+// and applies within every group. Devices that receive nothing get zeros. It is
+// stablehlo.Function.CollectivePermute with the partition-id pairs of every group.
+func (f *Function) Ppermute(x Value, perm [][2]int, axes ...string) Value {
 	const opName = "collective_permute"
 	a, groups, _, ok := f.collectiveSetup(opName, x, axes)
 	if !ok {
@@ -195,35 +207,28 @@ func (f *Function) CollectivePermute(x Value, perm [][2]int, axes ...string) Val
 		f.Failf(opName, 0, a, ErrShape, "empty permutation")
 		return Value{}
 	}
-	out := f.Function.CollectivePermute(a, pairs)
+	out := f.CollectivePermute(a, pairs)
 	f.setVMA(out, 'a', axes)
 	return out
 }
 
-// Psum is JAX's psum: the sum of x over the devices along axes, AllReduce with Sum.
-func (f *Function) Psum(x Value, axes ...string) Value { return f.AllReduce(x, Sum, axes...) }
+// Psum is JAX's psum: the sum of x over the devices along axes, AllReduceOver with Sum.
+func (f *Function) Psum(x Value, axes ...string) Value { return f.AllReduceOver(x, Sum, axes...) }
 
-// Pmax is JAX's pmax: the maximum of x over the devices along axes, AllReduce with Max.
-func (f *Function) Pmax(x Value, axes ...string) Value { return f.AllReduce(x, Max, axes...) }
+// Pmax is JAX's pmax: the maximum of x over the devices along axes, AllReduceOver with Max.
+func (f *Function) Pmax(x Value, axes ...string) Value { return f.AllReduceOver(x, Max, axes...) }
 
-// Pmin is JAX's pmin: the minimum of x over the devices along axes, AllReduce with Min.
-func (f *Function) Pmin(x Value, axes ...string) Value { return f.AllReduce(x, Min, axes...) }
-
-// Ppermute is JAX's name for CollectivePermute: each (source, target) pair of perm sends
-// x from the device at position source along axes to the device at position target;
-// devices that receive nothing get zeros.
-func (f *Function) Ppermute(x Value, perm [][2]int, axes ...string) Value {
-	return f.CollectivePermute(x, perm, axes...)
-}
+// Pmin is JAX's pmin: the minimum of x over the devices along axes, AllReduceOver with Min.
+func (f *Function) Pmin(x Value, axes ...string) Value { return f.AllReduceOver(x, Min, axes...) }
 
 // PsumScatter is JAX's psum_scatter: x summed over the devices along axes, each device
 // keeping its block of dimension dim. With tiled, dimension dim must be divisible by the
-// group size and shrinks by it (ReduceScatter); without, it must equal the group size and
+// group size and shrinks by it (ReduceScatterOver with Sum); without, it must equal the group size and
 // is removed, each device keeping the slice at its position.
 func (f *Function) PsumScatter(x Value, dim int, tiled bool, axes ...string) Value {
 	const opName = "reduce_scatter"
 	if tiled {
-		return f.ReduceScatter(x, Sum, dim, axes...)
+		return f.ReduceScatterOver(x, Sum, dim, axes...)
 	}
 	a, groups, _, ok := f.collectiveSetup(opName, x, axes)
 	if !ok {
@@ -239,7 +244,7 @@ func (f *Function) PsumScatter(x Value, dim int, tiled bool, axes ...string) Val
 		return Value{}
 	}
 	dims := s.Dims()
-	return f.Reshape(f.ReduceScatter(a, Sum, dim, axes...), append(dims[:dim], dims[dim+1:]...)...)
+	return f.Reshape(f.ReduceScatterOver(a, Sum, dim, axes...), append(dims[:dim], dims[dim+1:]...)...)
 }
 
 // AxisIndex is JAX's axis_index inside a shard_map body: the position (an s32 scalar) of
@@ -319,7 +324,7 @@ func (f *Function) axisIndex(c *manualCtx, axis string) Value {
 // AllGatherUntiled is JAX's all_gather with tiled=False: the blocks x of the devices
 // along axes are stacked, in group order, in a new dimension of the group's size inserted
 // at position dim (0 to x's rank). It lowers as JAX does: x reshaped with a dimension of
-// size 1 at dim, then AllGather along it.
+// size 1 at dim, then AllGatherOver along it.
 func (f *Function) AllGatherUntiled(x Value, dim int, axes ...string) Value {
 	const opName = "all_gather"
 	a, _, _, ok := f.collectiveSetup(opName, x, axes)
@@ -332,7 +337,7 @@ func (f *Function) AllGatherUntiled(x Value, dim int, axes ...string) Value {
 		return Value{}
 	}
 	dims := slices.Insert(s.Dims(), dim, 1)
-	return f.AllGather(f.Reshape(a, dims...), dim, axes...)
+	return f.AllGatherOver(f.Reshape(a, dims...), dim, axes...)
 }
 
 // AllToAllUntiled is JAX's all_to_all with tiled=False: dimension splitDim of x must
@@ -340,7 +345,7 @@ func (f *Function) AllGatherUntiled(x Value, dim int, axes ...string) Value {
 // group, and the received slices are stacked, in group order, in a new dimension inserted
 // at position concatDim of the result. The result's shape is x's with splitDim removed
 // and the group size inserted at concatDim (0 to x's rank minus 1). It lowers as JAX
-// does: a dimension of size 1 inserted for concatDim, AllToAll, then splitDim removed.
+// does: a dimension of size 1 inserted for concatDim, AllToAllOver, then splitDim removed.
 func (f *Function) AllToAllUntiled(x Value, splitDim, concatDim int, axes ...string) Value {
 	const opName = "all_to_all"
 	a, groups, _, ok := f.collectiveSetup(opName, x, axes)
@@ -361,14 +366,14 @@ func (f *Function) AllToAllUntiled(x Value, splitDim, concatDim int, axes ...str
 		return Value{}
 	}
 	if splitDim == concatDim {
-		return f.AllToAll(a, splitDim, concatDim, axes...)
+		return f.AllToAllOver(a, splitDim, concatDim, axes...)
 	}
 	if splitDim < concatDim {
 		concatDim++ // concatDim counts the dimensions left after splitDim's removal
 	} else {
 		splitDim++ // the new dimension sits before splitDim
 	}
-	out := f.AllToAll(f.Reshape(a, slices.Insert(s.Dims(), concatDim, 1)...), splitDim, concatDim, axes...)
+	out := f.AllToAllOver(f.Reshape(a, slices.Insert(s.Dims(), concatDim, 1)...), splitDim, concatDim, axes...)
 	if !out.Valid() {
 		return Value{}
 	}

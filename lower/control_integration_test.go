@@ -13,7 +13,7 @@ import (
 )
 
 // whileInShardMap builds @main(x: 16x8 sharded ("x", "y")) = shard_map over both axes of
-// a stablehlo While whose body calls lower's axis-named AllReduce on its region (through
+// a stablehlo While whose body calls lower's axis-named AllReduceOver on its region (through
 // lower.FunctionOf), three times: acc = max over "x" of acc, plus 1; and a Scan over the
 // block's rows whose body sums each row over "y".
 func whileInShardMap(m mesh.Mesh, p lower.Partitioner) (*lower.Program, error) {
@@ -23,7 +23,7 @@ func whileInShardMap(m mesh.Mesh, p lower.Partitioner) (*lower.Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := f.Arg(lower.NewShape(dtypes.Float32, 16, 8), s)
+	x := f.ShardedArg(lower.NewShape(dtypes.Float32, 16, 8), s)
 	spec := []mesh.PartitionSpec{mesh.P("x", "y")}
 	res := f.ShardMap(m.Abstract(), spec, []mesh.PartitionSpec{mesh.P("x", "y"), mesh.P("x", "y")}, nil,
 		func(g *lower.Function, args []lower.Value) []lower.Value {
@@ -31,10 +31,10 @@ func whileInShardMap(m mesh.Mesh, p lower.Partitioner) (*lower.Program, error) {
 				func(c *stablehlo.Function, carry []lower.Value) lower.Value { return c.Less(carry[0], c.Constant(3)) },
 				func(b *stablehlo.Function, carry []lower.Value) []lower.Value {
 					lb := lower.FunctionOf(b)
-					return []lower.Value{b.Add(carry[0], b.Constant(1)), b.Add(lb.AllReduce(carry[1], lower.Max, "x"), b.Constant(1))}
+					return []lower.Value{b.Add(carry[0], b.Constant(1)), b.Add(lb.AllReduceOver(carry[1], lower.Max, "x"), b.Constant(1))}
 				})
 			_, rows := g.Scan(func(b *stablehlo.Function, _, xs []lower.Value) ([]lower.Value, []lower.Value) {
-				return nil, []lower.Value{lower.FunctionOf(b).AllReduce(xs[0], lower.Sum, "y")}
+				return nil, []lower.Value{lower.FunctionOf(b).Psum(xs[0], "y")}
 			}, nil, args, stablehlo.ScanOptions{})
 			return []lower.Value{r[1], rows[0]}
 		}, x)

@@ -18,10 +18,16 @@
 //
 //	m := lower.NewModule("jit_f")
 //	f := m.Main()
-//	x := f.Arg(lower.NewShape(dtypes.Float32, 8, 2), sharding) // sdy.sharding on %arg0
-//	f.Return(f.Mul(x, f.Constant(2.0)))                        // weak constant: f32, broadcast to 8x2
+//	x := f.ShardedArg(lower.NewShape(dtypes.Float32, 8, 2), sharding) // sdy.sharding on %arg0
+//	f.Return(f.Mul(x, f.Constant(2.0)))                               // weak constant: f32, broadcast to 8x2
 //	f.ShardResults(sharding)
 //	prog, err := m.Build()
+//
+// No method of lower's shadows one of the builder's: f.Arg (an argument without a
+// sharding), f.Call (f.Call(g.Function, ...) calls a lower Function g), f.Module (the
+// builder's module; ModuleOf gives lower's) and the collectives named after StableHLO ops,
+// which take replica groups, are the builder's. lower's own have names of their own:
+// ShardedArg adds an argument with a sharding, and the collectives over mesh axes are below.
 //
 // Element types are gopjrt's dtypes.DType values (lower.DType is an alias of it, numbered
 // as PJRT numbers buffer types); MLIRType and ParseDType convert to and from the names
@@ -43,15 +49,18 @@
 // only on the abstract mesh, so the same program on two meshes of one shape prints the
 // same text, apart from `device_ids` when a mesh orders the module's devices differently.
 // ShardingConstraint is JAX's with_sharding_constraint; ShardMap is shard_map, lowered to
-// `sdy.manual_computation`, with the collectives (AllReduce, AllGather, ReduceScatter,
-// AllToAll, CollectivePermute, and under JAX's names Psum, Pmax, Pmin, Ppermute,
-// PsumScatter; AllGatherUntiled and AllToAllUntiled are JAX's tiled=False forms) and
-// AxisIndex available in its body over the manual axes. ShardMap checks
-// replication as JAX's check_vma does: a result whose out_spec leaves out a manual axis
-// the value varies over is an error wrapping ErrReplication; ShardMapUnchecked is
-// check_vma=False. In a module with
-// a mesh, Build annotates every @main argument and result: unannotated arguments are
-// replicated, unannotated results are left open for XLA to choose.
+// `sdy.manual_computation`, with the collectives over mesh axes and AxisIndex available
+// in its body over the manual axes. The collectives have JAX's names where one is exact:
+// Psum, Pmax, Pmin, PsumScatter and Ppermute; the others are named after their StableHLO
+// op with "Over" (mesh axes): AllReduceOver and ReduceScatterOver take any reduction,
+// AllGatherOver and AllToAllOver are JAX's all_gather and all_to_all with tiled=True, and
+// AllGatherUntiled and AllToAllUntiled the same with tiled=False. (The builder's AllReduce,
+// AllGather, ReduceScatter, AllToAll and CollectivePermute take replica groups of partition
+// ids instead.) ShardMap checks replication as JAX's check_vma does: a result whose
+// out_spec leaves out a manual axis the value varies over is an error wrapping
+// ErrReplication; ShardMapUnchecked is check_vma=False. In a module with a mesh, Build
+// annotates every @main argument and result: unannotated arguments (f.Arg) are replicated,
+// unannotated results are left open for XLA to choose.
 //
 // # Sharding in types
 //

@@ -38,7 +38,7 @@ func TestBuildErrors(t *testing.T) {
 			name: "outer value in shard_map body",
 			build: func(m *lower.Module) {
 				f := m.Main()
-				x := f.Arg(f32(8, 4), ns("x"))
+				x := f.ShardedArg(f32(8, 4), ns("x"))
 				outs := f.ShardMap(mesh42.Abstract(), specs(mesh.P("x")), specs(mesh.P("x")), nil,
 					func(g *lower.Function, args []lower.Value) []lower.Value {
 						return []lower.Value{g.Add(args[0], x)}
@@ -52,7 +52,7 @@ func TestBuildErrors(t *testing.T) {
 			name: "wrong rank for argument sharding",
 			build: func(m *lower.Module) {
 				f := m.Main()
-				f.Return(f.Arg(f32(8), ns("x", "y")))
+				f.Return(f.ShardedArg(f32(8), ns("x", "y")))
 			},
 			sentinel: mesh.ErrRank, op: "func.func argument", operand: 0,
 		},
@@ -85,7 +85,7 @@ func TestBuildErrors(t *testing.T) {
 				x := f.Arg(f32(8, 4))
 				outs := f.ShardMap(mesh42.Abstract(), specs(mesh.P("x")), specs(mesh.P()), nil,
 					func(g *lower.Function, args []lower.Value) []lower.Value {
-						return []lower.Value{g.AllReduce(g.Sum(args[0]), lower.Sum, "x", "w")}
+						return []lower.Value{g.Psum(g.Sum(args[0]), "x", "w")}
 					}, x)
 				f.Return(outs...)
 			},
@@ -119,7 +119,7 @@ func TestBuildErrors(t *testing.T) {
 			name: "meshes of different shapes",
 			build: func(m *lower.Module) {
 				f := m.Main()
-				x := f.Arg(f32(8, 8), ns("x"))
+				x := f.ShardedArg(f32(8, 8), ns("x"))
 				f.Return(f.ShardingConstraint(x, mesh.MustNamedSharding(mesh24, mesh.P("y"))))
 			},
 			sentinel: lower.ErrMeshMismatch, op: "sdy.sharding_constraint", operand: 0,
@@ -129,7 +129,7 @@ func TestBuildErrors(t *testing.T) {
 			name: "collective outside shard_map",
 			build: func(m *lower.Module) {
 				f := m.Main()
-				f.Return(f.AllReduce(f.Arg(f32(4)), lower.Sum, "x"))
+				f.Return(f.Psum(f.Arg(f32(4)), "x"))
 			},
 			sentinel: lower.ErrNotManual, op: "all_reduce", operand: 0,
 		},
@@ -140,7 +140,7 @@ func TestBuildErrors(t *testing.T) {
 				x := f.Arg(f32(8, 4))
 				outs := f.ShardMap(mesh42.Abstract(), specs(mesh.P("x")), specs(mesh.P("x")), []string{"x"},
 					func(g *lower.Function, args []lower.Value) []lower.Value {
-						return []lower.Value{g.AllGather(args[0], 1, "y")}
+						return []lower.Value{g.AllGatherOver(args[0], 1, "y")}
 					}, x)
 				f.Return(outs...)
 			},

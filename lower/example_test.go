@@ -17,7 +17,7 @@ func Example() {
 
 	m := lower.NewModule("jit_f")
 	f := m.Main()
-	x := f.Arg(lower.NewShape(dtypes.Int64, 8, 2), s)
+	x := f.ShardedArg(lower.NewShape(dtypes.Int64, 8, 2), s)
 	f.Return(f.Mul(x, f.Constant(2)))
 	f.ShardResults(s)
 	prog, err := m.Build()
@@ -44,10 +44,10 @@ func ExampleFunction_ShardMap() {
 
 	m := lower.NewModule("psum", lower.WithPartitioner(lower.GSPMD))
 	f := m.Main()
-	x := f.Arg(lower.NewShape(dtypes.Float32, 8), s)
+	x := f.ShardedArg(lower.NewShape(dtypes.Float32, 8), s)
 	total := f.ShardMap(abs, []mesh.PartitionSpec{mesh.P("d")}, []mesh.PartitionSpec{mesh.P()}, nil,
 		func(g *lower.Function, args []lower.Value) []lower.Value {
-			return []lower.Value{g.AllReduce(g.Sum(args[0]), lower.Sum, "d")}
+			return []lower.Value{g.Psum(g.Sum(args[0]), "d")}
 		}, x)
 	f.Return(total...)
 	prog, _ := m.Build()
@@ -84,7 +84,7 @@ func ExampleFunction_ShardingConstraint() {
 	m8 := mesh.MustNew(mesh.SimDevices(8), []int{4, 2}, "x", "y")
 	m := lower.NewModule("")
 	f := m.Main()
-	x := f.Arg(lower.NewShape(dtypes.Float32, 8, 4), mesh.MustNamedSharding(m8, mesh.P("x")))
+	x := f.ShardedArg(lower.NewShape(dtypes.Float32, 8, 4), mesh.MustNamedSharding(m8, mesh.P("x")))
 	y := f.ShardingConstraint(f.Exp(x), mesh.MustNamedSharding(m8, mesh.P(nil, "y")))
 	f.Return(y)
 	f.ShardResults(mesh.MustNamedSharding(m8, mesh.P(nil, "y")))
@@ -158,5 +158,5 @@ func ExampleFunction_ShardMap_replication() {
 	fmt.Println(err)
 	// Output:
 	// true
-	// lower: @main: sdy.manual_computation: out_specs imply replication the value does not have: result 0: out_specs P() implies the value is replicated over mesh axis "x", but it varies over "x" (name the axis in the out_spec, reduce over it with Psum/AllReduce, or build with ShardMapUnchecked, JAX's check_vma=False)
+	// lower: @main: sdy.manual_computation: out_specs imply replication the value does not have: result 0: out_specs P() implies the value is replicated over mesh axis "x", but it varies over "x" (name the axis in the out_spec, reduce over it with Psum/AllReduceOver, or build with ShardMapUnchecked, JAX's check_vma=False)
 }

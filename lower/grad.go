@@ -137,7 +137,7 @@ func (s *vmaOf) contribution(b *autodiff.Backward, primal, ct Value, from *stabl
 	if g == nil {
 		return ct
 	}
-	return g.AllReduce(ct, Sum, axesOf(s.ctx.abs, extra)...)
+	return g.Psum(ct, axesOf(s.ctx.abs, extra)...)
 }
 
 // shardMapRule transposes a shard_map: see the init comment.
@@ -206,7 +206,7 @@ func shardMapRule(b *autodiff.Backward, op *stablehlo.Op, cts []Value) []Value {
 			c := a[n+k]
 			if want, ok := vma.mask(r); ok {
 				if have, ok := vma.mask(c); ok && have&^want != 0 {
-					c = g.AllReduce(c, Sum, axesOf(p.Mesh, have&^want)...)
+					c = g.Psum(c, axesOf(p.Mesh, have&^want)...)
 				}
 			}
 			outs, seeds = append(outs, r), append(seeds, c)
@@ -283,7 +283,7 @@ func allGatherRule(b *autodiff.Backward, op *stablehlo.Op, cts []Value) []Value 
 	if !ok {
 		return nil
 	}
-	return []Value{f.Function.ReduceScatter(cts[0], stablehlo.Sum, p.Dim, p.Groups, viaOf(p.Via)...)}
+	return []Value{f.ReduceScatter(cts[0], stablehlo.Sum, p.Dim, p.Groups, viaOf(p.Via)...)}
 }
 
 // reduceScatterRule: psum_scatter's transpose is all_gather over the same groups and
@@ -297,7 +297,7 @@ func reduceScatterRule(b *autodiff.Backward, op *stablehlo.Op, cts []Value) []Va
 	if !ok {
 		return nil
 	}
-	return []Value{f.Function.AllGather(cts[0], p.Dim, p.Groups, viaOf(p.Via)...)}
+	return []Value{f.AllGather(cts[0], p.Dim, p.Groups, viaOf(p.Via)...)}
 }
 
 // allToAllRule: all_to_all's transpose is all_to_all with split and concat dimensions
@@ -311,7 +311,7 @@ func allToAllRule(b *autodiff.Backward, op *stablehlo.Op, cts []Value) []Value {
 	if !ok {
 		return nil
 	}
-	return []Value{f.Function.AllToAll(cts[0], p.ConcatDim, p.SplitDim, p.Groups, viaOf(p.Via)...)}
+	return []Value{f.AllToAll(cts[0], p.ConcatDim, p.SplitDim, p.Groups, viaOf(p.Via)...)}
 }
 
 // collectivePermuteRule: ppermute's transpose sends each cotangent back from target to
@@ -329,7 +329,7 @@ func collectivePermuteRule(b *autodiff.Backward, op *stablehlo.Op, cts []Value) 
 	for i, q := range p.Pairs {
 		inv[i] = [2]int{q[1], q[0]}
 	}
-	return []Value{f.Function.CollectivePermute(cts[0], inv)}
+	return []Value{f.CollectivePermute(cts[0], inv)}
 }
 
 // viaOf passes a collective's mesh-axes naming on to its transpose (none when unset).

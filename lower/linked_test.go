@@ -29,7 +29,7 @@ func TestVJPIndependentOfLinking(t *testing.T) {
 	lm := lower.NewModule("m")
 	g := lm.Main()
 	lx := g.Arg(lower.NewShape(dtypes.Float32, 4))
-	ly := g.Function.AllReduce(g.Mul(lx, lx), stablehlo.Sum, [][]int{{0, 1}})
+	ly := g.AllReduce(g.Mul(lx, lx), stablehlo.Sum, [][]int{{0, 1}})
 	g.Return(autodiff.Grad(g.Function, g.Sum(ly), lx)...)
 	const lowers = "lower: @main: stablehlo.all_reduce: vjp: not differentiable: stablehlo.all_reduce outside a shard_map body of package lower has no transpose rule"
 	if _, err := lm.Build(); err == nil || err.Error() != lowers {

@@ -45,11 +45,11 @@ func TestAbstractMeshOnly(t *testing.T) {
 	lowerOn := func(spec func(entries ...any) mesh.NamedSharding) *lower.Program {
 		m := lower.NewModule("f")
 		f := m.Main()
-		x := f.Arg(lower.NewShape(dtypes.Float32, 16, 8), spec("x", "y"))
+		x := f.ShardedArg(lower.NewShape(dtypes.Float32, 16, 8), spec("x", "y"))
 		y := f.ShardingConstraint(f.Exp(x), spec(nil, "x"))
 		outs := f.ShardMap(abstract, []mesh.PartitionSpec{mesh.P("x")}, []mesh.PartitionSpec{mesh.P()}, nil,
 			func(g *lower.Function, a []lower.Value) []lower.Value {
-				return []lower.Value{g.AllReduce(g.Sum(a[0]), lower.Sum, "x", "y")}
+				return []lower.Value{g.Psum(g.Sum(a[0]), "x", "y")}
 			}, y)
 		f.Return(outs[0], y)
 		f.ShardResults(spec(), spec("x"))

@@ -29,7 +29,7 @@ func memoryModule(t *testing.T, p lower.Partitioner, argKind, resKind string) st
 	}
 	mod := lower.NewModule("m", lower.WithPartitioner(p))
 	f := mod.Main()
-	a := f.Arg(lower.NewShape(dtypes.Float32, 8, 2), with(argKind))
+	a := f.ShardedArg(lower.NewShape(dtypes.Float32, 8, 2), with(argKind))
 	f.Return(f.Mul(a, f.Constant(2)))
 	if resKind != "-" {
 		f.ShardResults(with(resKind))
@@ -92,7 +92,7 @@ func TestPutInMemory(t *testing.T) {
 	host, _ := s.WithMemoryKind(mesh.MemoryPinnedHost)
 	mod := lower.NewModule("m")
 	f := mod.Main()
-	a := f.Arg(lower.NewShape(dtypes.Float32, 8, 2), s)
+	a := f.ShardedArg(lower.NewShape(dtypes.Float32, 8, 2), s)
 	before := f.DevicePut(a, s) // device memory, nothing placed yet: a constraint only
 	b := f.DevicePut(before, host)
 	c := f.DevicePut(b, s) // back: placed, since the program places values now

@@ -51,7 +51,7 @@ func WithMultipleMeshes() Option { return func(c *config) { c.multiMesh = true }
 //
 //	m := lower.NewModule("jit_f")
 //	f := m.Main()
-//	x := f.Arg(lower.NewShape(dtypes.Float32, 8, 2), sharding)
+//	x := f.ShardedArg(lower.NewShape(dtypes.Float32, 8, 2), sharding)
 //	f.Return(f.Mul(x, f.Constant(2.0)))
 //	prog, err := m.Build()
 //
@@ -103,7 +103,8 @@ func (m *Module) Partitioner() Partitioner { return m.cfg.partitioner }
 // Main returns the public entry function @main, creating it on first use.
 func (m *Module) Main() *Function { return m.wrap(m.hlo.Main()) }
 
-// Func returns a new private function @name, to be called from others with Function.Call.
+// Func returns a new private function @name, to be called from others with the builder's
+// Call: f.Call(g.Function, args...).
 // A name that is already used (or "main"), or that mlir.CheckName rejects, records an error
 // wrapping ErrFunction.
 func (m *Module) Func(name string) *Function { return m.wrap(m.hlo.Func(name)) }
@@ -127,11 +128,22 @@ func FunctionOf(g *stablehlo.Function) *Function {
 	if g == nil {
 		return nil
 	}
-	m, ok := g.Module().Context(moduleKey{}).(*Module)
-	if !ok {
+	m := ModuleOf(g.Module())
+	if m == nil {
 		return nil
 	}
 	return m.wrap(g)
+}
+
+// ModuleOf returns the lower Module whose builder is h (the reverse of Module.StableHLO), so
+// that code holding a Function reaches its Module: ModuleOf(f.Module()). It returns nil when
+// h is nil or NewModule did not create it.
+func ModuleOf(h *stablehlo.Module) *Module {
+	if h == nil {
+		return nil
+	}
+	m, _ := h.Context(moduleKey{}).(*Module)
+	return m
 }
 
 // Function is one function (or one region body, such as a shard_map body) being built: a
@@ -139,17 +151,17 @@ func FunctionOf(g *stablehlo.Function) *Function {
 // methods. Its methods add ops and return their results. A Value may only be used in the
 // function that defined it; see Module for the error rules.
 //
-// The embedded builder's Arg, Call, Module and collectives (which take replica groups)
-// are shadowed by lower's versions, which take shardings, lower Functions and mesh axis
-// names; f.Function reaches the builder's own.
+// lower's methods never shadow the builder's: f.Arg, f.Call, f.Module and the collectives
+// named after StableHLO ops (f.AllReduce, ..., which take replica groups of partition ids)
+// are the builder's own, while lower's take names of their own: ShardedArg for an argument
+// with a sharding, and the collectives over mesh axes Psum, Pmax, Pmin, PsumScatter,
+// Ppermute, AllReduceOver, AllGatherOver, ReduceScatterOver and AllToAllOver. ModuleOf gives
+// the lower Module of f.Module().
 type Function struct {
 	*stablehlo.Function
 	m            *Module
 	argSh, resSh []*mesh.NamedSharding // per argument/result of a top-level function
 }
-
-// Module returns the module the function belongs to.
-func (f *Function) Module() *Module { return f.m }
 
 // fill grows argSh and resSh to the function's argument and result counts.
 func (f *Function) fill() {
@@ -161,43 +173,38 @@ func (f *Function) fill() {
 	}
 }
 
-// Arg adds an argument of the given shape to a top-level function and returns it.
-// In @main, an optional sharding (at most one) annotates the argument: `sdy.sharding`
-// with Shardy, `mhlo.sharding` with GSPMD. The sharding must fit the shape (rank and
-// divisibility, as for jax.jit in_shardings).
-func (f *Function) Arg(s Shape, sharding ...mesh.NamedSharding) Value {
+// ShardedArg adds an argument of shape s to a top-level function and returns it, with
+// sharding as its in_sharding (jax.jit's in_shardings): in @main the sharding annotates the
+// argument (`sdy.sharding` with Shardy, `mhlo.sharding` with GSPMD) and must fit the shape
+// (rank and divisibility). A sharding over a mesh with an Explicit axis turns sharding in types on
+// (see Function.TypeOf) and gives the argument its type; a host memory kind places it.
+//
+// An argument without a sharding is the builder's: f.Arg(s). Build replicates it, and under
+// sharding in types its type is replicated, as every value the op rules did not type is.
+func (f *Function) ShardedArg(s Shape, sharding mesh.NamedSharding) Value {
 	const opName = "func.func argument"
-	v := f.Function.Arg(s)
+	v := f.Arg(s)
 	if !v.Valid() {
 		return Value{}
 	}
 	f.fill()
 	idx := len(f.argSh) - 1
-	if len(sharding) > 1 {
-		f.Failf(opName, idx, Value{}, ErrSharding, "at most one sharding per argument, got %d", len(sharding))
+	a, err := f.m.entryShardingAttr(sharding, s)
+	if err != nil {
+		f.Fail(opName, idx, v, err)
 		return Value{}
 	}
-	if len(sharding) == 1 {
-		a, err := f.m.entryShardingAttr(sharding[0], s)
-		if err != nil {
-			f.Fail(opName, idx, v, err)
-			return Value{}
+	f.SetArgAttr(idx, a.Name, a.Value)
+	f.argSh[idx] = &sharding
+	if isHostKind(&sharding) {
+		if f.m.memory == nil {
+			f.m.memory = make(map[stablehlo.Value]string)
 		}
-		f.SetArgAttr(idx, a.Name, a.Value)
-		sh := sharding[0]
-		f.argSh[idx] = &sh
-		if isHostKind(&sh) {
-			if f.m.memory == nil {
-				f.m.memory = make(map[stablehlo.Value]string)
-			}
-			f.m.memory[v] = sh.MemoryKind()
-		}
+		f.m.memory[v] = sharding.MemoryKind()
 	}
-	if !f.IsRegion() {
-		if err := f.argType(v, f.argSh[idx]); err != nil {
-			f.Fail(opName, idx, v, err)
-			return Value{}
-		}
+	if err := f.argType(v, sharding); err != nil {
+		f.Fail(opName, idx, v, err)
+		return Value{}
 	}
 	return v
 }
@@ -232,16 +239,6 @@ func (f *Function) ShardResults(shardings ...mesh.NamedSharding) {
 		f.SetResultAttr(i, a.Name, a.Value)
 		f.resSh[i] = &s
 	}
-}
-
-// Call calls the private function g with args and returns its results (see
-// stablehlo.Function.Call). On error the result holds one zero Value per result of g.
-func (f *Function) Call(g *Function, args ...Value) []Value {
-	var h *stablehlo.Function
-	if g != nil {
-		h = g.Function
-	}
-	return f.Function.Call(h, args...)
 }
 
 // Program is a built module: its MLIR text and what a compiler needs to know about it.

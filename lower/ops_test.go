@@ -22,14 +22,14 @@ func TestOpErrors(t *testing.T) {
 		{"all_to_all indivisible", func(f *lower.Function, x lower.Value) lower.Value {
 			out := f.ShardMap(mesh42.Abstract(), []mesh.PartitionSpec{mesh.P("x")}, []mesh.PartitionSpec{mesh.P("x")}, nil,
 				func(g *lower.Function, a []lower.Value) []lower.Value {
-					return []lower.Value{g.AllToAll(g.Slice(a[0], []int{0, 0}, []int{1, 6}, nil), 0, 1, "y")}
+					return []lower.Value{g.AllToAllOver(g.Slice(a[0], []int{0, 0}, []int{1, 6}, nil), 0, 1, "y")}
 				}, x)
 			return out[0]
 		}, lower.ErrIndivisible, "split dimension 0 of size 1 is not divisible by the group size 2"},
 		{"permute pair", func(f *lower.Function, x lower.Value) lower.Value {
 			out := f.ShardMap(mesh42.Abstract(), []mesh.PartitionSpec{mesh.P("x")}, []mesh.PartitionSpec{mesh.P("x")}, nil,
 				func(g *lower.Function, a []lower.Value) []lower.Value {
-					return []lower.Value{g.CollectivePermute(a[0], [][2]int{{0, 2}}, "y")}
+					return []lower.Value{g.Ppermute(a[0], [][2]int{{0, 2}}, "y")}
 				}, x)
 			return out[0]
 		}, lower.ErrShape, `permutation pair [0 2] out of range for 2 devices along ["y"]`},
@@ -63,7 +63,7 @@ func TestOpErrors(t *testing.T) {
 func TestMultipleMeshes(t *testing.T) {
 	m := lower.NewModule("two", lower.WithMultipleMeshes())
 	f := m.Main()
-	x := f.Arg(lower.NewShape(dtypes.Float32, 8, 8), ns("x"))
+	x := f.ShardedArg(lower.NewShape(dtypes.Float32, 8, 8), ns("x"))
 	y := f.ShardingConstraint(x, mesh.MustNamedSharding(mesh24, mesh.P(nil, "y")))
 	f.Return(y)
 	p, err := m.Build()
@@ -89,7 +89,8 @@ func TestAccessors(t *testing.T) {
 	require.True(t, x.DType().IsUnsigned())
 	require.Equal(t, 3, x.Shape().Dim(0))
 	require.Equal(t, "main", f.Name())
-	require.Same(t, m, f.Module())
+	require.Same(t, m.StableHLO(), f.Module())
+	require.Same(t, m, lower.ModuleOf(f.Module()))
 	require.Len(t, f.Args(), 1)
 	require.Equal(t, "LT", lower.LT.String())
 	require.Equal(t, "Max", lower.Max.String())
@@ -101,16 +102,18 @@ func TestAccessors(t *testing.T) {
 func TestFunctionOf(t *testing.T) {
 	require.Nil(t, lower.FunctionOf(nil))
 	require.Nil(t, lower.FunctionOf(stablehlo.NewModule("plain").Main()))
+	require.Nil(t, lower.ModuleOf(nil))
+	require.Nil(t, lower.ModuleOf(stablehlo.NewModule("plain")))
 	m := lower.NewModule("fof")
 	f := m.Main()
 	require.Same(t, f, lower.FunctionOf(f.Function))
-	require.Same(t, m.StableHLO(), f.Function.Module())
-	x := f.Arg(lower.NewShape(dtypes.Float32, 8), ns("x"))
+	require.Same(t, m.StableHLO(), f.Module())
+	x := f.ShardedArg(lower.NewShape(dtypes.Float32, 8), ns("x"))
 	out := f.ShardMap(mesh42.Abstract(), []mesh.PartitionSpec{mesh.P("x")}, []mesh.PartitionSpec{mesh.P("x")}, nil,
 		func(g *lower.Function, a []lower.Value) []lower.Value {
 			s := a[0].Shape()
 			body := g.BuildRegion([]lower.Shape{s}, func(h *stablehlo.Function, b []lower.Value) []lower.Value {
-				return []lower.Value{lower.FunctionOf(h).AllReduce(b[0], lower.Sum, "x")}
+				return []lower.Value{lower.FunctionOf(h).Psum(b[0], "x")}
 			})
 			return g.AddOp(stablehlo.OpSpec{Name: "test.apply", Operands: a, Results: []lower.Shape{s},
 				Regions: []*stablehlo.Function{body}})

@@ -344,10 +344,10 @@ func TestIntegrationWrapReplaceGSPMDShardMap(t *testing.T) {
 	tm := mesh.MustNew(mesh.SimDevices(nx*ny), []int{nx, ny}, "x", "y")
 	mod := lower.NewModule("smap", lower.WithPartitioner(lower.GSPMD))
 	f := mod.Main()
-	x := f.Arg(lower.NewShape(dtypes.Float32, 16, 8), on(tm, "x", "y"))
+	x := f.ShardedArg(lower.NewShape(dtypes.Float32, 16, 8), on(tm, "x", "y"))
 	y := f.ShardMap(tm.Abstract(), []mesh.PartitionSpec{mesh.P("x", "y")}, []mesh.PartitionSpec{mesh.P(nil, "y")}, nil,
 		func(g *lower.Function, a []lower.Value) []lower.Value {
-			return []lower.Value{g.AllReduce(g.Max(a[0], g.Constant(0.0)), lower.Sum, "x")}
+			return []lower.Value{g.Psum(g.Max(a[0], g.Constant(0.0)), "x")}
 		}, f.Max(x, f.Constant(0.0)))
 	f.Return(y...)
 	f.ShardResults(on(tm, nil, "y"))

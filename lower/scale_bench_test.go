@@ -29,7 +29,7 @@ func scaleCollectives(n int) (*lower.Program, error) {
 	}
 	m := lower.NewModule("collectives")
 	f := m.Main()
-	x := f.Arg(lower.NewShape(dtypes.Float32, rows, 8), s)
+	x := f.ShardedArg(lower.NewShape(dtypes.Float32, rows, 8), s)
 	out := f.ShardMap(abs, []mesh.PartitionSpec{mesh.P("x", "y")}, []mesh.PartitionSpec{mesh.P(nil, "y")}, nil,
 		func(g *lower.Function, args []lower.Value) []lower.Value {
 			v := g.Ppermute(args[0], ring, "x")

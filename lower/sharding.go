@@ -367,7 +367,7 @@ type ShardMapParams struct {
 //
 // The body is built with the same API on g, a fresh region: it sees only its arguments
 // (using an outer value is an error wrapping ErrForeignValue), and may use the
-// collectives (AllReduce, AllGather, ...) over the manual axes. Each operand dimension
+// collectives (Psum, AllGatherOver, ...) over the manual axes. Each operand dimension
 // must be divisible by the product of its manual axes (ErrIndivisible, Shardy's wording);
 // within one dimension, manual axes must come before free axes. On error the result holds
 // len(outSpecs) zero Values.
@@ -375,7 +375,7 @@ type ShardMapParams struct {
 // ShardMap checks replication as JAX's shard_map does by default (check_vma=True): a
 // result whose out_spec leaves out a manual axis the value varies over is an error
 // wrapping ErrReplication that names the result and the axis (see shardmap_check.go's
-// rules: arguments vary over the axes of their in_specs, AllReduce removes its axes,
+// rules: arguments vary over the axes of their in_specs, AllReduceOver removes its axes,
 // AxisIndex and the other collectives add theirs, other ops take the union of their
 // operands'). ShardMapUnchecked skips the check.
 func (f *Function) ShardMap(m mesh.Abstract, inSpecs, outSpecs []mesh.PartitionSpec, manualAxes []string,

@@ -17,10 +17,10 @@ import (
 //   - a body argument varies over the manual axes its in_spec names (and over whatever its
 //     operand varied over in an enclosing shard_map);
 //   - constants, iota and the like vary over none;
-//   - AllReduce (Psum, Pmax, Pmin) over axes removes them: every device of the group holds
+//   - AllReduceOver (Psum, Pmax, Pmin) removes its axes: every device of the group holds
 //     the same result;
-//   - AxisIndex over axes varies over exactly those; AllGather, ReduceScatter (PsumScatter),
-//     AllToAll and CollectivePermute (Ppermute) over axes add them, as JAX's pvary does
+//   - AxisIndex over axes varies over exactly those; AllGatherOver, ReduceScatterOver
+//     (PsumScatter), AllToAllOver and Ppermute add their axes, as JAX's pvary does
 //     before them: their results differ along the axes;
 //   - a collective that lower did not build (a copy made by stablehlo.Function.Replay, say)
 //     is read from its replica groups: all_reduce removes the axes along which its groups
@@ -146,7 +146,7 @@ func (c *vmaChecker) replicationError(path []int, result int, spec mesh.Partitio
 	}
 	list := strings.Join(axes, ", ")
 	return fmt.Errorf("%w: %s: out_specs %v implies the value is replicated over mesh %s %s, but it varies over %s "+
-		"(name the %s in the out_spec, reduce over it with Psum/AllReduce, or build with ShardMapUnchecked, JAX's check_vma=False)",
+		"(name the %s in the out_spec, reduce over it with Psum/AllReduceOver, or build with ShardMapUnchecked, JAX's check_vma=False)",
 		ErrReplication, where, spec, verb, list, list, verb)
 }
 

@@ -58,7 +58,7 @@ func TestReplicationCheck(t *testing.T) {
 			err: `result 0: out_specs P('x',) implies the value is replicated over mesh axis "y", but it varies over "y"`},
 		{name: "all_gather keeps its axis", in: specs(mesh.P("x")), out: specs(mesh.P()),
 			body: func(g *lower.Function, a []lower.Value) []lower.Value {
-				return []lower.Value{g.AllGather(a[0], 0, "x")}
+				return []lower.Value{g.AllGatherOver(a[0], 0, "x")}
 			},
 			err: `varies over "x"`},
 		{name: "ppermute of a replicated value varies", in: specs(mesh.P()), out: specs(mesh.P()),
@@ -79,7 +79,7 @@ func TestReplicationCheck(t *testing.T) {
 			}},
 		{name: "replayed all_gather adds its axis", in: specs(mesh.P("x")), out: specs(mesh.P()),
 			body: func(g *lower.Function, a []lower.Value) []lower.Value {
-				g.AllGather(a[0], 0, "x")
+				g.AllGatherOver(a[0], 0, "x")
 				ops := g.Ops()
 				return g.Replay(ops[len(ops)-1], g.Neg(a[0]))
 			},
@@ -159,7 +159,7 @@ func TestReplicationUncheckedRuns(t *testing.T) {
 			rm := realMesh(t, c)
 			m := lower.NewModule("unchecked", lower.WithPartitioner(p))
 			f := m.Main()
-			x := f.Arg(lower.NewShape(dtypes.Float32, 8, 4), mesh.MustNamedSharding(rm, mesh.P("x")))
+			x := f.ShardedArg(lower.NewShape(dtypes.Float32, 8, 4), mesh.MustNamedSharding(rm, mesh.P("x")))
 			body := func(g *lower.Function, a []lower.Value) []lower.Value { return a }
 			out := f.ShardMapUnchecked(rm.Abstract(), specs(mesh.P("x")), specs(mesh.P()), nil, body, x)
 			f.Return(out...)
@@ -176,7 +176,7 @@ func TestReplicationUncheckedRuns(t *testing.T) {
 			// The same program with the check on is an error naming the axis.
 			m2 := lower.NewModule("checked", lower.WithPartitioner(p))
 			f2 := m2.Main()
-			x2 := f2.Arg(lower.NewShape(dtypes.Float32, 8, 4), mesh.MustNamedSharding(rm, mesh.P("x")))
+			x2 := f2.ShardedArg(lower.NewShape(dtypes.Float32, 8, 4), mesh.MustNamedSharding(rm, mesh.P("x")))
 			f2.Return(f2.ShardMap(rm.Abstract(), specs(mesh.P("x")), specs(mesh.P()), nil, body, x2)...)
 			_, err = m2.Build()
 			require.ErrorIs(t, err, lower.ErrReplication)
@@ -329,13 +329,13 @@ func TestShardMapOneDeviceInPlace(t *testing.T) {
 	rm, err := mesh.New(devices(c, n), []int{n, 1}, "x", "y")
 	require.NoError(t, err)
 	body := func(g *lower.Function, a []lower.Value) []lower.Value {
-		s := g.AllReduce(a[0], lower.Sum, "y")
-		i := g.AllReduce(g.Convert(g.AxisIndex("y"), dtypes.Float32), lower.Sum, "y")
+		s := g.Psum(a[0], "y")
+		i := g.Psum(g.Convert(g.AxisIndex("y"), dtypes.Float32), "y")
 		return []lower.Value{g.Add(g.Mul(s, g.Constant(2)), i)}
 	}
 	m := lower.NewModule("one_device")
 	f := m.Main()
-	x := f.Arg(lower.NewShape(dtypes.Float32, 8, 4), mesh.MustNamedSharding(rm, mesh.P("x")))
+	x := f.ShardedArg(lower.NewShape(dtypes.Float32, 8, 4), mesh.MustNamedSharding(rm, mesh.P("x")))
 	f.Return(f.ShardMap(rm.Abstract(), specs(mesh.P("x")), specs(mesh.P("x")), nil, body, x)...)
 	f.ShardResults(mesh.MustNamedSharding(rm, mesh.P("x")))
 	prog, err := m.Build()

@@ -348,11 +348,12 @@ func (tg *typing) meshOrder(axes []string) []string {
 	return out
 }
 
-// argType records the type of argument v of a top-level function, sharded by sh (nil:
-// replicated), turning sharding in types on when sh's mesh has an Explicit axis.
-func (f *Function) argType(v Value, sh *mesh.NamedSharding) error {
+// argType records the type of argument v of a top-level function, sharded by sh, turning
+// sharding in types on when sh's mesh has an Explicit axis. An argument without a sharding
+// needs no record: typeOf gives it the replicated type.
+func (f *Function) argType(v Value, sh mesh.NamedSharding) error {
 	m := f.m
-	if sh != nil && hasExplicit(sh.Abstract()) {
+	if hasExplicit(sh.Abstract()) {
 		switch {
 		case m.typing == nil:
 			m.startTyping(sh.Abstract()) // arguments come before any op (stablehlo checks it)
@@ -364,7 +365,7 @@ func (f *Function) argType(v Value, sh *mesh.NamedSharding) error {
 	if m.typing == nil {
 		return nil
 	}
-	if sh != nil && m.typing.devices == nil {
+	if m.typing.devices == nil {
 		if c, err := sh.Mesh(); err == nil && sameShape(c.Abstract(), m.typing.abs) {
 			c, err = c.WithAxisTypes(m.typing.abs.AxisTypes()...)
 			if err == nil {
@@ -372,11 +373,7 @@ func (f *Function) argType(v Value, sh *mesh.NamedSharding) error {
 			}
 		}
 	}
-	if sh == nil {
-		m.typing.types[v] = m.typing.replicated(v.Shape())
-		return nil
-	}
-	m.typing.types[v] = m.typing.typeFromSharding(v.Shape(), *sh, nil)
+	m.typing.types[v] = m.typing.typeFromSharding(v.Shape(), sh, nil)
 	return nil
 }
 

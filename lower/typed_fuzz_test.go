@@ -43,7 +43,7 @@ func FuzzTypedOps(f *testing.F) {
 			if err != nil || s.CheckShape(dims) != nil {
 				s, _ = mesh.NewNamedSharding(m, mesh.P())
 			}
-			vals = append(vals, fn.Arg(lower.NewShape(dtypes.Float32, dims...), s))
+			vals = append(vals, fn.ShardedArg(lower.NewShape(dtypes.Float32, dims...), s))
 		}
 		pick := func() lower.Value { return vals[int(r.next())%len(vals)] }
 		for range r.next() % 8 {

@@ -41,7 +41,7 @@ func f32(dims ...int) lower.Shape { return lower.NewShape(dtypes.Float32, dims..
 func TestTypeOfWithoutExplicitAxes(t *testing.T) {
 	m := lower.NewModule("f")
 	f := m.Main()
-	x := f.Arg(f32(8, 4), ns("x"))
+	x := f.ShardedArg(f32(8, 4), ns("x"))
 	ty := f.TypeOf(f.Neg(x))
 	assert.False(t, ty.Typed())
 	assert.Equal(t, "float32[8,4]", ty.String())
@@ -58,8 +58,8 @@ func TestTypeOfWithoutExplicitAxes(t *testing.T) {
 func TestTypeAccessors(t *testing.T) {
 	m := lower.NewModule("f")
 	f := m.Main()
-	x := f.Arg(f32(8, 4), xsh(t, explicit24, nil, "X"))
-	y := f.Arg(f32(4, 16), xsh(t, explicit24, "X"))
+	x := f.ShardedArg(f32(8, 4), xsh(t, explicit24, nil, "X"))
+	y := f.ShardedArg(f32(4, 16), xsh(t, explicit24, "X"))
 	p := f.DotGeneralOut(x, y, lower.DotDims{LhsContracting: []int{1}, RhsContracting: []int{0}}, lower.Out(mesh.P("Y"), "X"))
 	ty := f.TypeOf(p)
 	assert.True(t, ty.Typed())
@@ -102,7 +102,7 @@ func TestWithMeshNoArguments(t *testing.T) {
 func TestGSPMDChecksTypesWithoutConstraints(t *testing.T) {
 	m := lower.NewModule("f", lower.WithPartitioner(lower.GSPMD))
 	f := m.Main()
-	x := f.Arg(f32(8, 4), xsh(t, explicit24, "X"))
+	x := f.ShardedArg(f32(8, 4), xsh(t, explicit24, "X"))
 	n := f.Neg(x)
 	assert.Equal(t, "float32[8@X,4]", f.TypeOf(n).String())
 	f.Return(n)
@@ -114,7 +114,7 @@ func TestGSPMDChecksTypesWithoutConstraints(t *testing.T) {
 func TestMixedMeshConstraintMergesExplicitAxes(t *testing.T) {
 	m := lower.NewModule("f")
 	f := m.Main()
-	x := f.Arg(f32(8, 4), xsh(t, mixed24, "X"))
+	x := f.ShardedArg(f32(8, 4), xsh(t, mixed24, "X"))
 	c := f.ShardingConstraint(x, xsh(t, mixed24, nil, "Y"))
 	assert.Equal(t, "float32[8@X,4]", f.TypeOf(c).String())
 	f.Return(c)
@@ -135,19 +135,19 @@ func TestTypedErrors(t *testing.T) {
 		msg      string // a part of the error
 	}{
 		{"reshard without explicit axes", nil, func(f *lower.Function) {
-			x := f.Arg(f32(8), ns("x"))
+			x := f.ShardedArg(f32(8), ns("x"))
 			f.Return(f.Reshard(x, ns("x")))
 		}, []error{lower.ErrSharding}, "reshard: operand 0 (%arg0): invalid sharding: Reshard needs a mesh with Explicit axes"},
 		{"reshard to None", nil, func(f *lower.Function) {
-			x := f.Arg(f32(8), xsh(t, explicit24, "X"))
+			x := f.ShardedArg(f32(8), xsh(t, explicit24, "X"))
 			f.Return(f.Reshard(x, mesh.NamedSharding{}))
 		}, []error{lower.ErrShardingType}, "Reshard should only be used with out_shardings which are non-None and have a non-empty mesh. Got sharding None"},
 		{"reshard to another mesh", nil, func(f *lower.Function) {
-			x := f.Arg(f32(8), xsh(t, explicit24, "X"))
+			x := f.ShardedArg(f32(8), xsh(t, explicit24, "X"))
 			f.Return(f.Reshard(x, xsh(t, other, "X")))
 		}, []error{lower.ErrMeshMismatch}, "is not the module's mesh"},
 		{"reshard indivisible", nil, func(f *lower.Function) {
-			x := f.Arg(f32(6), xsh(t, explicit24))
+			x := f.ShardedArg(f32(6), xsh(t, explicit24))
 			f.Return(f.Reshard(x, xsh(t, explicit24, "Y")))
 		}, []error{lower.ErrSharding}, "reshard"},
 		{"out sharding without explicit axes", nil, func(f *lower.Function) {
@@ -161,58 +161,58 @@ func TestTypedErrors(t *testing.T) {
 			f.Return(f.FullOut(f32(6), float32(0), lower.Out(mesh.P("Y"))))
 		}, []error{lower.ErrIndivisible}, "full"},
 		{"out sharding over an unknown axis", nil, func(f *lower.Function) {
-			x := f.Arg(f32(8), xsh(t, explicit24, "X"))
+			x := f.ShardedArg(f32(8), xsh(t, explicit24, "X"))
 			f.Return(f.ReshapeOut(x, lower.Out(mesh.P("Z")), 2, 4))
 		}, []error{lower.ErrUnknownAxis}, `axis "Z" is not an axis of the mesh`},
 		{"out sharding indivisible", nil, func(f *lower.Function) {
-			x := f.Arg(f32(8), xsh(t, explicit24, "X"))
+			x := f.ShardedArg(f32(8), xsh(t, explicit24, "X"))
 			f.Return(f.ReshapeOut(x, lower.Out(mesh.P(nil, "Y")), 4, 2))
 		}, []error{lower.ErrIndivisible}, "reshape"},
 		{"unreduced on an op without a partial sum", nil, func(f *lower.Function) {
-			x := f.Arg(f32(8), xsh(t, explicit24, "X"))
+			x := f.ShardedArg(f32(8), xsh(t, explicit24, "X"))
 			f.Return(f.ReshapeOut(x, lower.Out(mesh.P("X"), "Y"), 2, 4))
 		}, []error{lower.ErrShardingType}, "unreduced/reduced rule for reshape is not implemented"},
 		{"op without a rule", nil, func(f *lower.Function) {
-			x := f.Arg(f32(8), xsh(t, explicit24, "X"))
+			x := f.ShardedArg(f32(8), xsh(t, explicit24, "X"))
 			f.Return(f.BitcastConvert(x, dtypes.Uint16))
 		}, []error{lower.ErrShardingType}, "bitcast_convert: sharding type error: sharding rule for bitcast_convert is not implemented"},
 		{"scatter on a sharded dimension", nil, func(f *lower.Function) {
-			x := f.Arg(f32(8), xsh(t, explicit24, "X"))
+			x := f.ShardedArg(f32(8), xsh(t, explicit24, "X"))
 			i := f.Arg(lower.NewShape(dtypes.Int32, 2))
 			f.Return(f.ScatterAdd(x, i, f.Arg(f32(2))))
 		}, []error{lower.ErrShardingType}, "Use `.at[...].set/add/mul/...(out_sharding=)` to provide output PartitionSpec"},
 		{"gather on a sharded dimension", nil, func(f *lower.Function) {
-			x := f.Arg(f32(8), xsh(t, explicit24, "X"))
+			x := f.ShardedArg(f32(8), xsh(t, explicit24, "X"))
 			i := f.Arg(lower.NewShape(dtypes.Int32, 2))
 			f.Return(f.Take(x, i, 0))
 		}, []error{lower.ErrShardingType}, "Use `.at[...].get(out_sharding=)` to provide output PartitionSpec"},
 		{"auto axes: unknown axis", nil, func(f *lower.Function) {
-			x := f.Arg(f32(8), xsh(t, explicit24, "X"))
+			x := f.ShardedArg(f32(8), xsh(t, explicit24, "X"))
 			f.Return(f.AutoAxes([]string{"Z"}, []mesh.NamedSharding{xsh(t, explicit24)}, func(a []lower.Value) []lower.Value { return a }, x)...)
 		}, []error{lower.ErrUnknownAxis}, `axis "Z" is not an axis of the mesh`},
 		{"auto axes: a Manual axis", nil, func(f *lower.Function) {
 			m := withTypes(mesh.MustNew(mesh.SimDevices(8), []int{2, 4}, "X", "Y"), mesh.Explicit, mesh.Manual)
-			x := f.Arg(f32(8), xsh(t, m, "X"))
+			x := f.ShardedArg(f32(8), xsh(t, m, "X"))
 			f.Return(f.AutoAxes([]string{"Y"}, []mesh.NamedSharding{xsh(t, m)}, func(a []lower.Value) []lower.Value { return a }, x)...)
 		}, []error{lower.ErrShardingType}, "Going from `Manual` AxisType to `Auto` or `Explicit` AxisType is not allowed"},
 		{"auto axes: out shardings for another count", nil, func(f *lower.Function) {
-			x := f.Arg(f32(8), xsh(t, explicit24, "X"))
+			x := f.ShardedArg(f32(8), xsh(t, explicit24, "X"))
 			f.Return(f.AutoAxes(nil, []mesh.NamedSharding{xsh(t, explicit24), xsh(t, explicit24)}, func(a []lower.Value) []lower.Value { return a }, x)...)
 		}, []error{lower.ErrSharding}, "2 out shardings for 1 results"},
 		{"explicit axes: in shardings for another count", nil, func(f *lower.Function) {
-			x := f.Arg(f32(8), ns("x"))
+			x := f.ShardedArg(f32(8), ns("x"))
 			f.Return(f.ExplicitAxes(nil, []mesh.NamedSharding{}, func(a []lower.Value) []lower.Value { return a }, x)...)
 		}, []error{lower.ErrSharding}, "0 in shardings for 1 arguments"},
 		{"explicit axes: no in shardings", nil, func(f *lower.Function) {
-			x := f.Arg(f32(8), ns("x"))
+			x := f.ShardedArg(f32(8), ns("x"))
 			f.Return(f.ExplicitAxes(nil, nil, func(a []lower.Value) []lower.Value { return a }, x)...)
 		}, []error{lower.ErrShardingType}, "Missing required keyword argument: 'in_sharding'"},
 		{"auto axes: no body", nil, func(f *lower.Function) {
-			x := f.Arg(f32(8), xsh(t, explicit24, "X"))
+			x := f.ShardedArg(f32(8), xsh(t, explicit24, "X"))
 			f.Return(f.AutoAxes(nil, []mesh.NamedSharding{xsh(t, explicit24)}, nil, x)...)
 		}, []error{lower.ErrFunction}, "auto_axes needs a body"},
 		{"explicit axes: no body", nil, func(f *lower.Function) {
-			x := f.Arg(f32(8), ns("x"))
+			x := f.ShardedArg(f32(8), ns("x"))
 			f.Return(f.ExplicitAxes(nil, []mesh.NamedSharding{ns("x")}, nil, x)...)
 		}, []error{lower.ErrFunction}, "explicit_axes needs a body"},
 		{"explicit axes: no mesh", nil, func(f *lower.Function) {
@@ -221,7 +221,7 @@ func TestTypedErrors(t *testing.T) {
 			})...)
 		}, []error{lower.ErrShardingType}, "Context mesh cannot be empty"},
 		{"unconstrained explicit dimension on a mixed mesh", nil, func(f *lower.Function) {
-			x := f.Arg(f32(8, 4), xsh(t, mixed24, "X"))
+			x := f.ShardedArg(f32(8, 4), xsh(t, mixed24, "X"))
 			f.Return(f.ShardingConstraint(x, xsh(t, mixed24, mesh.Unconstrained)))
 		}, []error{lower.ErrSharding}, "cannot be left unconstrained"},
 	}
@@ -245,7 +245,7 @@ func TestTypedErrors(t *testing.T) {
 func TestConstraintInLoopBodyAsserts(t *testing.T) {
 	m := lower.NewModule("f")
 	f := m.Main()
-	x := f.Arg(f32(8, 4), xsh(t, explicit24, "X", "Y"))
+	x := f.ShardedArg(f32(8, 4), xsh(t, explicit24, "X", "Y"))
 	f.Return(f.ForLoop(2, []lower.Value{x}, func(g *stablehlo.Function, _ lower.Value, c []lower.Value) []lower.Value {
 		return []lower.Value{lower.FunctionOf(g).ShardingConstraint(c[0], xsh(t, explicit24, "Y"))}
 	})...)
@@ -258,7 +258,7 @@ func TestConstraintInLoopBodyAsserts(t *testing.T) {
 func TestShardMapBodyLoopUntyped(t *testing.T) {
 	m := lower.NewModule("f")
 	f := m.Main()
-	x := f.Arg(f32(8, 4), xsh(t, explicit24, "X", "Y"))
+	x := f.ShardedArg(f32(8, 4), xsh(t, explicit24, "X", "Y"))
 	out := f.ShardMap(explicit24.Abstract(), nil, []mesh.PartitionSpec{mesh.P("X", "Y")}, nil,
 		func(g *lower.Function, b []lower.Value) []lower.Value {
 			return g.ForLoop(2, b, func(h *stablehlo.Function, _ lower.Value, c []lower.Value) []lower.Value {
@@ -276,7 +276,7 @@ func TestShardMapBodyLoopUntyped(t *testing.T) {
 func TestGatherOut(t *testing.T) {
 	m := lower.NewModule("f")
 	f := m.Main()
-	x := f.Arg(f32(8, 4), xsh(t, explicit24, "X", "Y"))
+	x := f.ShardedArg(f32(8, 4), xsh(t, explicit24, "X", "Y"))
 	i := f.Arg(lower.NewShape(dtypes.Int32, 3, 1))
 	rows := stablehlo.GatherParams{Dims: stablehlo.GatherDims{OffsetDims: []int{1}, CollapsedSliceDims: []int{0},
 		StartIndexMap: []int{0}, IndexVectorDim: 1}, SliceSizes: []int{1, 4}}
@@ -293,7 +293,7 @@ func TestGatherOut(t *testing.T) {
 func TestRngBitGeneratorTypes(t *testing.T) {
 	m := lower.NewModule("f")
 	f := m.Main()
-	s := f.Arg(lower.NewShape(dtypes.Uint64, 2), xsh(t, explicit24))
+	s := f.ShardedArg(lower.NewShape(dtypes.Uint64, 2), xsh(t, explicit24))
 	_, bits := f.RngBitGenerator(s, stablehlo.RngThreeFry, lower.NewShape(dtypes.Uint32, 8, 4))
 	ns, sharded := f.RngBitGeneratorOut(s, stablehlo.RngThreeFry, lower.NewShape(dtypes.Uint32, 8, 4), lower.Out(mesh.P("X", "Y")))
 	assert.Equal(t, "uint32[8,4]", f.TypeOf(bits).String())
@@ -310,8 +310,8 @@ func TestRngBitGeneratorTypes(t *testing.T) {
 func TestOperandsConstrainedBeforeTheOp(t *testing.T) {
 	m := lower.NewModule("f")
 	f := m.Main()
-	x := f.Arg(f32(8, 4), xsh(t, explicit24, "X"))
-	y := f.Arg(f32(8, 4), xsh(t, explicit24, nil, "Y"))
+	x := f.ShardedArg(f32(8, 4), xsh(t, explicit24, "X"))
+	y := f.ShardedArg(f32(8, 4), xsh(t, explicit24, nil, "Y"))
 	s := f.Add(x, y)
 	f.Return(s)
 	p, err := m.Build()
@@ -347,7 +347,7 @@ func TestPcastErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m := lower.NewModule("f")
 			f := m.Main()
-			x := f.Arg(f32(8, 4), ns("x"))
+			x := f.ShardedArg(f32(8, 4), ns("x"))
 			if tc.outer {
 				f.Return(f.Pcast(x, tc.axes...))
 			} else {
@@ -360,5 +360,32 @@ func TestPcastErrors(t *testing.T) {
 			require.ErrorIs(t, err, tc.want)
 			assert.Contains(t, err.Error(), tc.msg)
 		})
+	}
+}
+
+// An argument without a sharding is the builder's Arg: under sharding in types it is
+// replicated, whether typing started before it (WithMesh) or after it (a later argument
+// sharded over an Explicit axis), as JAX types an unsharded jit argument.
+func TestPlainArgTyped(t *testing.T) {
+	for _, withMesh := range []bool{false, true} {
+		var opts []lower.Option
+		if withMesh {
+			opts = append(opts, lower.WithMesh(explicit24.Abstract()))
+		}
+		m := lower.NewModule("f", opts...)
+		f := m.Main()
+		x := f.Arg(f32(8, 4))
+		y := f.ShardedArg(f32(8, 4), xsh(t, explicit24, "X"))
+		z := f.Arg(f32(8, 4))
+		for _, v := range []lower.Value{x, z} {
+			ty := f.TypeOf(v)
+			assert.True(t, ty.Typed(), "WithMesh %v", withMesh)
+			assert.Equal(t, "float32[8,4]", ty.String(), "WithMesh %v", withMesh)
+		}
+		assert.Equal(t, "float32[8@X,4]", f.TypeOf(f.Add(f.Add(x, y), z)).String(), "WithMesh %v", withMesh)
+		f.Return(x)
+		p, err := m.Build()
+		require.NoError(t, err)
+		assert.Contains(t, p.Text(), `%arg0: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}`)
 	}
 }

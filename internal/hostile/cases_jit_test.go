@@ -477,7 +477,7 @@ func gatherGrad(h *H, c *pjrt.Client) error {
 	loss := func(f *lower.Function, a []lower.Value) lower.Value {
 		y := f.ShardMap(abs, []mesh.PartitionSpec{mesh.P(nil, "model")}, []mesh.PartitionSpec{mesh.P("model", nil)}, nil,
 			func(g *lower.Function, b []lower.Value) []lower.Value {
-				gathered := g.AllGather(b[0], 1, "model")
+				gathered := g.AllGatherOver(b[0], 1, "model")
 				col := g.BroadcastInDim(g.Slice(b[0], []int{0, 0}, []int{4, 1}, nil), gathered.Shape().Dims(), []int{0, 1})
 				return []lower.Value{g.Mul(gathered, col)}
 			}, a[0])[0]

@@ -87,22 +87,22 @@ func lowerCases() []*hcase {
 			return []lower.Value{f.Convert(arg(f, 4), dtypes.DType(999))}
 		}, "lower.ErrDType", lower.ErrDType),
 		builderCase("argument sharded 8 ways along 3 rows", classSilent, func(f *lower.Function) []lower.Value {
-			return []lower.Value{f.Arg(lower.NewShape(f32, 3), mesh.MustNamedSharding(m8, mesh.P("x")))}
+			return []lower.Value{f.ShardedArg(lower.NewShape(f32, 3), mesh.MustNamedSharding(m8, mesh.P("x")))}
 		}, "lower.ErrSharding", lower.ErrSharding, "mesh.ErrIndivisible", mesh.ErrIndivisible),
 		builderCase("two mesh shapes in one module", classSilent, func(f *lower.Function) []lower.Value {
 			m42 := mesh.MustNew(mesh.SimDevices(8), []int{4, 2}, "x", "y")
-			return []lower.Value{f.Arg(lower.NewShape(f32, 8), mesh.MustNamedSharding(m8, mesh.P("x"))),
-				f.Arg(lower.NewShape(f32, 8), mesh.MustNamedSharding(m42, mesh.P("x")))}
+			return []lower.Value{f.ShardedArg(lower.NewShape(f32, 8), mesh.MustNamedSharding(m8, mesh.P("x"))),
+				f.ShardedArg(lower.NewShape(f32, 8), mesh.MustNamedSharding(m42, mesh.P("x")))}
 		}, "lower.ErrMeshMismatch", lower.ErrMeshMismatch),
-		builderCase("AllReduce outside a ShardMap", classSilent, func(f *lower.Function) []lower.Value {
-			return []lower.Value{f.AllReduce(arg(f, 4), lower.Sum, "x")}
+		builderCase("AllReduceOver outside a ShardMap", classSilent, func(f *lower.Function) []lower.Value {
+			return []lower.Value{f.AllReduceOver(arg(f, 4), lower.Sum, "x")}
 		}, "lower.ErrNotManual", lower.ErrNotManual),
 		builderCase("ShardMap with a nil body", classPanics, func(f *lower.Function) []lower.Value {
 			abs := mesh.MustAbstract([]int{4}, []string{"d"})
 			return f.ShardMap(abs, []mesh.PartitionSpec{mesh.P("d")}, []mesh.PartitionSpec{mesh.P()}, nil, nil, arg(f, 8))
 		}, "lower.ErrFunction", lower.ErrFunction),
 		builderCase("@main calls itself", classPrograms, func(f *lower.Function) []lower.Value {
-			return f.Call(f, arg(f, 4))
+			return f.Call(f.Function, arg(f, 4))
 		}, "lower.ErrFunction", lower.ErrFunction),
 		{
 			name: "lower builder: two functions that call each other", class: classPrograms, entry: "lower builder",
@@ -110,9 +110,9 @@ func lowerCases() []*hcase {
 			run: func(*H) error {
 				m := lower.NewModule("mutual")
 				f, g, h := m.Main(), m.Func("g"), m.Func("h")
-				g.Return(g.Call(h, g.Arg(lower.NewShape(f32, 4)))...)
-				h.Return(h.Call(g, h.Arg(lower.NewShape(f32, 4)))...)
-				f.Return(f.Call(g, f.Arg(lower.NewShape(f32, 4)))...)
+				g.Return(g.Call(h.Function, g.Arg(lower.NewShape(f32, 4)))...)
+				h.Return(h.Call(g.Function, h.Arg(lower.NewShape(f32, 4)))...)
+				f.Return(f.Call(g.Function, f.Arg(lower.NewShape(f32, 4)))...)
 				_, err := m.Build()
 				return err
 			},
@@ -155,7 +155,7 @@ func lowerCases() []*hcase {
 				g := m.Func("é")
 				g.Return(g.Arg(lower.NewShape(f32, 2)))
 				f := m.Main()
-				f.Return(f.Call(g, f.Arg(lower.NewShape(f32, 2)))...)
+				f.Return(f.Call(g.Function, f.Arg(lower.NewShape(f32, 2)))...)
 				_, err := m.Build()
 				return err
 			},
@@ -167,7 +167,7 @@ func lowerCases() []*hcase {
 				g := m.Func("g-1 \"q\"")
 				g.Return(g.Neg(g.Arg(lower.NewShape(f32, 2))))
 				f := m.Main()
-				f.Return(f.Call(g, f.Arg(lower.NewShape(f32, 2)))...)
+				f.Return(f.Call(g.Function, f.Arg(lower.NewShape(f32, 2)))...)
 				p, err := m.Build()
 				if err != nil {
 					return err
@@ -196,7 +196,7 @@ func lowerCases() []*hcase {
 			want: is("stablehlo.ErrReplicaGroups", stablehlo.ErrReplicaGroups),
 			run: func(*H) error {
 				return builds(func(f *lower.Function) []lower.Value {
-					return []lower.Value{f.Function.AllReduce(arg(f, 4), lower.Sum, [][]int{{1 << 62, 0}, {1, 1 << 62}})}
+					return []lower.Value{f.AllReduce(arg(f, 4), lower.Sum, [][]int{{1 << 62, 0}, {1, 1 << 62}})}
 				})
 			},
 		},
@@ -209,7 +209,7 @@ func lowerCases() []*hcase {
 				}
 				m := lower.NewModule("ring")
 				f := m.Main()
-				f.Return(f.Function.CollectivePermute(f.Arg(lower.NewShape(f32, 4)), pairs))
+				f.Return(f.CollectivePermute(f.Arg(lower.NewShape(f32, 4)), pairs))
 				p, err := m.Build()
 				if err != nil {
 					return err

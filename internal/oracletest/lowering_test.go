@@ -51,25 +51,25 @@ var programs = map[string]func(f *lower.Function, m mesh.Mesh, args []lower.Valu
 	},
 	"smap_psum_x_partial": func(f *lower.Function, m mesh.Mesh, a []lower.Value) (lower.Value, error) {
 		return shardMap1(f, m, a, mesh.P("x", nil), mesh.P(), []string{"x"}, func(g *lower.Function, x lower.Value) lower.Value {
-			return g.AllReduce(x, lower.Sum, "x")
+			return g.Psum(x, "x")
 		})
 	},
 	"smap_psum_xy_tuple": func(f *lower.Function, m mesh.Mesh, a []lower.Value) (lower.Value, error) {
 		return shardMap1(f, m, a, mesh.P([]string{"x", "y"}, "z"), mesh.P(nil, "z"), nil, func(g *lower.Function, x lower.Value) lower.Value {
-			return g.AllReduce(x, lower.Sum, "x", "y")
+			return g.Psum(x, "x", "y")
 		})
 	},
 	"smap_all_gather_x": func(f *lower.Function, m mesh.Mesh, a []lower.Value) (lower.Value, error) {
 		// JAX's program has check_vma=False: the gathered value still varies over "x".
 		return shardMapChecked(false, f, m, a, mesh.P("x", nil), mesh.P(), nil, func(g *lower.Function, x lower.Value) lower.Value {
-			return g.AllGather(x, 0, "x")
+			return g.AllGatherOver(x, 0, "x")
 		})
 	},
 }
 
 func psumShardMap(f *lower.Function, m mesh.Mesh, a []lower.Value, in, out mesh.PartitionSpec) (lower.Value, error) {
 	return shardMap1(f, m, a, in, out, nil, func(g *lower.Function, x lower.Value) lower.Value {
-		return g.AllReduce(x, lower.Sum, "x")
+		return g.Psum(x, "x")
 	})
 }
 
@@ -125,7 +125,7 @@ func lowerCase(c loweringCase) (*lower.Program, mesh.Mesh, error) {
 		if err != nil {
 			return nil, m, err
 		}
-		args = append(args, f.Arg(lower.NewShape(loweringDTypes[a.DType], a.Shape...), s))
+		args = append(args, f.ShardedArg(lower.NewShape(loweringDTypes[a.DType], a.Shape...), s))
 	}
 	y, err := build(f, m, args)
 	if err != nil {
@@ -145,7 +145,7 @@ func lowerCase(c loweringCase) (*lower.Program, mesh.Mesh, error) {
 // JAX's (normalised as documented in docs/jax-compat.md).
 func TestLowering(t *testing.T) {
 	g := loadGolden[loweringCase](t, "lowering")
-	report.noteGroup("lowering", "Each program is built with `lower` (`Module.Main`, `Arg` with the in_sharding, the ops, `Return`, `ShardResults` with the out_sharding) "+
+	report.noteGroup("lowering", "Each program is built with `lower` (`Module.Main`, `ShardedArg` with the in_sharding, the ops, `Return`, `ShardResults` with the out_sharding) "+
 		"and its text compared with `jax.jit(f, in_shardings=..., out_shardings=...).lower(...).as_text()` after the normalisation below. "+
 		"`gspmd_*` cases lower the same programs with `jax_use_shardy_partitioner=False` and `lower.WithPartitioner(lower.GSPMD)`; "+
 		"`err_*` cases compare lower's error (its sentinel, or the mesh sentinel it wraps) with the error jit, with_sharding_constraint or shard_map raises.")

@@ -370,9 +370,9 @@ var explicitBodies = map[string]explicitBody{
 			return []lower.Value{g.Psum(b[0], "X")}
 		}, a[0])[0]
 	}),
-	"shard_map_all_gather": xb(`f.ShardMap(mesh, nil, [P("X", "Y")], nil, g.AllGather(b * b, 1, "Y"), x)`, func(e *xenv, a []lower.Value) lower.Value {
+	"shard_map_all_gather": xb(`f.ShardMap(mesh, nil, [P("X", "Y")], nil, g.AllGatherOver(b * b, 1, "Y"), x)`, func(e *xenv, a []lower.Value) lower.Value {
 		return e.p(e.f.ShardMap(e.m.Abstract(), nil, []mesh.PartitionSpec{mesh.P("X", "Y")}, nil, func(g *lower.Function, b []lower.Value) []lower.Value {
-			return []lower.Value{e.p(g.AllGather(e.p(g.Mul(b[0], b[0])), 1, "Y"))}
+			return []lower.Value{e.p(g.AllGatherOver(e.p(g.Mul(b[0], b[0])), 1, "Y"))}
 		}, a[0])[0])
 	}),
 	"shard_map_then_dot": xb(`f.DotGeneral(f.ShardMap(mesh, nil, [P("X", nil)], nil, -b, x), w, dims)`, func(e *xenv, a []lower.Value) lower.Value {
@@ -581,7 +581,7 @@ func runExplicitCase(t *testing.T, c explicitCase, b explicitBody) []string {
 		if err != nil {
 			return []string{"sharding: " + err.Error()}
 		}
-		a := f.Arg(stablehlo.NewShape(opsDTypes[in.DType], in.Shape...), s)
+		a := f.ShardedArg(stablehlo.NewShape(opsDTypes[in.DType], in.Shape...), s)
 		args = append(args, a)
 		argTypes = append(argTypes, f.TypeOf(a).String())
 	}

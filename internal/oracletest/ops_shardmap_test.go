@@ -67,8 +67,8 @@ var opsShardMapBodies = map[string]smapBody{
 	"ppermute_partial_perm": smap1(`g.Ppermute(b, {{0, 2}, {3, 1}}, "x")`, func(g *lower.Function, a []lower.Value) lower.Value {
 		return g.Ppermute(a[0], [][2]int{{0, 2}, {3, 1}}, "x")
 	}),
-	"all_to_all_y": smap1(`g.AllToAll(b, 0, 1, "y")`, func(g *lower.Function, a []lower.Value) lower.Value {
-		return g.AllToAll(a[0], 0, 1, "y")
+	"all_to_all_y": smap1(`g.AllToAllOver(b, 0, 1, "y")`, func(g *lower.Function, a []lower.Value) lower.Value {
+		return g.AllToAllOver(a[0], 0, 1, "y")
 	}),
 	"psum_scatter_tiled": smap1(`g.PsumScatter(b, 0, true, "x")`, func(g *lower.Function, a []lower.Value) lower.Value {
 		return g.PsumScatter(a[0], 0, true, "x")
@@ -76,8 +76,8 @@ var opsShardMapBodies = map[string]smapBody{
 	"psum_scatter_untiled": smap1(`g.PsumScatter(b, 0, false, "x")`, func(g *lower.Function, a []lower.Value) lower.Value {
 		return g.PsumScatter(a[0], 0, false, "x")
 	}),
-	"all_gather_unchecked": smap1(`g.AllGather(b, 0, "x")`, func(g *lower.Function, a []lower.Value) lower.Value {
-		return g.AllGather(a[0], 0, "x")
+	"all_gather_unchecked": smap1(`g.AllGatherOver(b, 0, "x")`, func(g *lower.Function, a []lower.Value) lower.Value {
+		return g.AllGatherOver(a[0], 0, "x")
 	}),
 	"all_gather_untiled_1d": smap1(`g.AllGatherUntiled(b, 1, "i")`, func(g *lower.Function, a []lower.Value) lower.Value {
 		return g.AllGatherUntiled(a[0], 1, "i")
@@ -111,8 +111,8 @@ var opsShardMapBodies = map[string]smapBody{
 	"replication_error_second": {call: "b, g.Neg(b)", body: func(g *lower.Function, a []lower.Value) []lower.Value {
 		return []lower.Value{a[0], g.Neg(a[0])}
 	}},
-	"replication_all_gather": smap1(`g.AllGather(b, 0, "x")`, func(g *lower.Function, a []lower.Value) lower.Value {
-		return g.AllGather(a[0], 0, "x")
+	"replication_all_gather": smap1(`g.AllGatherOver(b, 0, "x")`, func(g *lower.Function, a []lower.Value) lower.Value {
+		return g.AllGatherOver(a[0], 0, "x")
 	}),
 	"replication_axis_index": smap1(`b + Convert(g.AxisIndex("y"))`, func(g *lower.Function, a []lower.Value) lower.Value {
 		return g.Add(a[0], g.Convert(g.AxisIndex("y"), a[0].DType()))
@@ -274,7 +274,7 @@ func buildShardMap(m mesh.Mesh, c smapCase, b smapBody) (*lower.Program, error) 
 		if err != nil {
 			return nil, err
 		}
-		args = append(args, f.Arg(stablehlo.NewShape(opsDTypes[in.DType], in.Shape...), s))
+		args = append(args, f.ShardedArg(stablehlo.NewShape(opsDTypes[in.DType], in.Shape...), s))
 	}
 	sm := f.ShardMap
 	if !c.CheckVMA {

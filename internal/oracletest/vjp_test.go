@@ -840,7 +840,7 @@ var smapPrograms = []struct {
 		return tloss(f, smap(f, []mesh.PartitionSpec{mesh.P(nil, "model")}, mesh.P("model", nil), nil,
 			func(g *lower.Function, b []lower.Value) lower.Value {
 				x := b[0]
-				gathered := g.AllGather(x, 1, "model")
+				gathered := g.AllGatherOver(x, 1, "model")
 				col := g.BroadcastInDim(g.Slice(x, []int{0, 0}, []int{4, 1}, nil), gathered.Shape().Dims(), []int{0, 1})
 				return g.Mul(gathered, col)
 			}, a...))
@@ -862,7 +862,7 @@ var smapPrograms = []struct {
 	{"smap_all_to_all", func(f *lower.Function, a []lower.Value) lower.Value {
 		return tloss(f, smap(f, []mesh.PartitionSpec{mesh.P(nil, "model")}, mesh.P(nil, "model"), nil,
 			func(g *lower.Function, b []lower.Value) lower.Value {
-				return g.Mul(g.AllToAll(b[0], 0, 1, "model"), g.Constant(2.0))
+				return g.Mul(g.AllToAllOver(b[0], 0, 1, "model"), g.Constant(2.0))
 			}, a...))
 	}, [][]int{{8, 8}}, []mesh.PartitionSpec{mesh.P(nil, "model")}, false},
 	{"smap_all_gather_untiled", func(f *lower.Function, a []lower.Value) lower.Value {
