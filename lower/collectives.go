@@ -50,13 +50,14 @@ func (f *Function) axisGroups(opName string, x Value, axes []string) ([][]int, b
 		}
 		named[i] = j
 	}
-	return meshGroups(sizes, named), true
+	return MeshGroups(sizes, named), true
 }
 
-// meshGroups returns the replica groups of the axes at indices axes (in that order) of a mesh
+// MeshGroups returns the replica groups of the axes at indices axes (in that order) of a mesh
 // of the given sizes: partition ids that differ only along them, the first axis major within
-// a group, the groups ordered row-major by the other axes.
-func meshGroups(sizes, axes []int) [][]int {
+// a group, the groups ordered row-major by the other axes. They are the groups of the
+// collectives over mesh axes (AllReduce, Psum, ...) in a shard_map body.
+func MeshGroups(sizes, axes []int) [][]int {
 	n, size := 1, 1
 	for _, s := range sizes {
 		n *= s

@@ -137,13 +137,13 @@ func groupAxes(sizes []int, groups [][]int) ([]int, bool) {
 	}
 	var found []int
 	permute(span, func(order []int) bool {
-		if eqGroups(meshGroups(sizes, order), groups) {
+		if eqGroups(MeshGroups(sizes, order), groups) {
 			found = slices.Clone(order)
 			return true
 		}
 		return false
 	})
-	return found, found != nil || (len(span) == 0 && eqGroups(meshGroups(sizes, nil), groups))
+	return found, found != nil || (len(span) == 0 && eqGroups(MeshGroups(sizes, nil), groups))
 }
 
 func eqGroups(a, b [][]int) bool {
@@ -197,7 +197,7 @@ func regroupSite(op, key, src string, old, new shardy.Mesh) (string, error) {
 		if err := checkAxes(axes); err != nil {
 			return "", err
 		}
-		return stablehlo.DenseI64(meshGroups(newSizes, axes)), nil
+		return stablehlo.DenseI64(MeshGroups(newSizes, axes)), nil
 	}
 	// source_target_pairs: the axes along which pairs move, and the pairs of the first group
 	// (the one holding partition 0) as positions within it, applied to every new group.
@@ -223,7 +223,7 @@ func regroupSite(op, key, src string, old, new shardy.Mesh) (string, error) {
 	// Partition ids are positions: a pair (a, b) in the group of a's other coordinates. On the
 	// new mesh the same pair applies in every group of the other axes: rebuild from the pairs
 	// whose other coordinates are all 0, and check the old pairs are exactly their copies.
-	oldGroups, newGroups := meshGroups(oldSizes, span), meshGroups(newSizes, span)
+	oldGroups, newGroups := MeshGroups(oldSizes, span), MeshGroups(newSizes, span)
 	var local [][2]int
 	for _, r := range rows {
 		i, j := slices.Index(oldGroups[0], r[0]), slices.Index(oldGroups[0], r[1])

@@ -21,13 +21,15 @@ type meshSym struct {
 	// collective: the mesh JAX 0.12 lifts out of a shard_map body's mesh-axes replica
 	// groups (collectiveMesh); never the mesh of a sharding.
 	collective bool
-	device     int    // the device of a maximal mesh
-	text       string // printed mesh, e.g. `<["x"=4, "y"=2]>`
-	op         string // printed symbol op, e.g. `sdy.mesh @mesh = <["x"=4, "y"=2]> {stablehlo.mesh = ...}`
+	device     int           // the device of a maximal mesh
+	text       string        // printed mesh, e.g. `<["x"=4, "y"=2]>`
+	decl       shardy.MeshOp // the symbol op, e.g. `sdy.mesh @mesh = <["x"=4, "y"=2]>`
+	op         string        // printed symbol op, e.g. `sdy.mesh @mesh = <["x"=4, "y"=2]> {stablehlo.mesh = ...}`
 }
 
 func newMeshSym(name string, m shardy.Mesh) *meshSym {
-	return &meshSym{name: name, text: m.String(), op: shardy.NewMeshOp(name, m).JAXString()}
+	decl := shardy.NewMeshOp(name, m)
+	return &meshSym{name: name, text: m.String(), decl: decl, op: decl.JAXString()}
 }
 
 // meshFor returns the module's symbol for the abstract mesh a laid over the concrete
