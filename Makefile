@@ -52,9 +52,9 @@ lint:
 	@staticcheck=$$(bash tools/setup/staticcheck.sh); echo "staticcheck ./..."; "$$staticcheck" ./...
 
 # Every test with the race detector on the default plugin, then the integration packages (and
-# mlir/bytecode's JAX corpora) on the second CPU plugin. tools/testreport prints per pass and
-# package the counts and the PJRT client opened, and fails on any failure or skip; its last line
-# counts both passes. Tests named
+# mlir/bytecode's JAX corpora, lower/wrap's modules written elsewhere) on the second CPU plugin.
+# tools/testreport prints per pass and package the counts and the PJRT client opened, and fails
+# on any failure or skip; its last line counts both passes. Tests named
 # *GPUOnly* are for XLAMESH_TEST_PLATFORM=gpu only and are not run on CPU (-skip GPUOnly).
 unit: generate
 	@second=$$($(INSTALL) -path -plugin cpu-0.81); \
@@ -62,7 +62,7 @@ unit: generate
 	  echo "testreport-pass: 1/2 default plugin, all packages"; \
 	  env -u XLAMESH_PJRT_PLUGIN -u XLAMESH_TEST_PLATFORM $(GO) test -race -count=1 -json -skip GPUOnly ./... || r=1; \
 	  echo "testreport-pass: 2/2 xla-cpu-pjrt, integration packages"; \
-	  env -u XLAMESH_TEST_PLATFORM XLAMESH_PJRT_PLUGIN="$$second" $(GO) test -race -count=1 -json -skip GPUOnly $(INTEGRATION) ./optim ./examples/gpt ./checkpoint ./mlir/bytecode || r=1; \
+	  env -u XLAMESH_TEST_PLATFORM XLAMESH_PJRT_PLUGIN="$$second" $(GO) test -race -count=1 -json -skip GPUOnly $(INTEGRATION) ./optim ./examples/gpt ./checkpoint ./mlir/bytecode ./lower/wrap || r=1; \
 	  exit $$r ) | $(GO) run ./tools/testreport
 
 # The integration packages on the CUDA plugin; fails when nvidia-smi shows no GPU.

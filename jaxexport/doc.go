@@ -6,8 +6,8 @@
 // HloSharding text, "{devices=[4,2]<=[8]}"), the platforms, module_kept_var_idx (the arguments
 // the module's @main still takes) and the module itself: a StableHLO portable artifact, MLIR
 // bytecode of the VHLO dialect, which PJRT compiles as it is. Package jit runs it
-// (jit.FromExported); package mlir/bytecode turns the module into text for lower.Wrap to
-// re-shard.
+// (jit.FromExported); package mlir/bytecode turns the module into text for package lower/wrap
+// to re-shard.
 //
 //	e, err := jaxexport.Read(data)
 //	if err != nil { ... } // *jaxexport.Error wrapping ErrFormat, ErrSymbolicShape, ...

@@ -20,7 +20,7 @@
 // must have that many devices; each argument must already be laid out as the compiled program
 // expects (pjrt.Executable.InputShardings tells), else the call fails with ErrArguments, or with
 // Reshard moves it. With InSpecs (and OutSpecs) the caller's mesh and specs replace the module's
-// annotations (lower.Wrap with ReplaceShardings), on any mesh, subset or order of devices. Both
+// annotations (wrap.Module with ReplaceShardings), on any mesh, subset or order of devices. Both
 // share New's caches, statistics, argument checks and donation. A module given as bytecode is
 // read as text by package mlir/bytecode where text is needed.
 //

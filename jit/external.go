@@ -10,6 +10,7 @@ import (
 
 	"github.com/xlamesh/xlamesh/jaxexport"
 	"github.com/xlamesh/xlamesh/lower"
+	"github.com/xlamesh/xlamesh/lower/wrap"
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/mlir/bytecode"
 	"github.com/xlamesh/xlamesh/pjrt"
@@ -70,7 +71,7 @@ func (ext *external) moduleText(name string) (string, lower.Partitioner, error) 
 
 // FromText returns a Function that runs a StableHLO module written elsewhere, given as MLIR
 // text: jax.export's Exported.mlir_module(), a module another tool wrote, or one of xlamesh's
-// own. Its @main's signature is read at once (lower.Wrap with KeepShardings); an error wraps
+// own. Its @main's signature is read at once (wrap.Module with KeepShardings); an error wraps
 // ErrExternal and lower's error.
 //
 // Without InSpecs and OutSpecs the module runs as it was written: its own shardings, compiled
@@ -82,7 +83,7 @@ func (ext *external) moduleText(name string) (string, lower.Partitioner, error) 
 // ErrArguments, or, with Reshard, moves it first. Results carry the layout XLA gave them.
 //
 // With InSpecs (or OutSpecs) the module is re-sharded: the arguments' mesh and the specs replace
-// the module's own annotations (lower.ReplaceShardings), on any mesh and any devices, and the
+// the module's own annotations (wrap.ReplaceShardings), on any mesh and any devices, and the
 // function behaves like one built with New. The module's partitioner is used unless
 // WithPartitioner says otherwise.
 //
@@ -178,7 +179,7 @@ func bytecodeText(name string, code []byte) (string, error) {
 
 // readText reads a module's signature, partition count and partitioner.
 func readText(name, text string) (*external, error) {
-	p, err := lower.Wrap(text, nil, nil, lower.KeepShardings())
+	p, err := wrap.Module(text, nil, nil, wrap.KeepShardings())
 	if err != nil {
 		if refine.Polymorphic(text) {
 			// Symbolic shapes, refined per call: the module must be one refine reads.
@@ -249,7 +250,7 @@ func (f *Function) lowerExternal(m mesh.Abstract, args []ArgType) (*lowering, er
 			l.partitioner = f.opt.partitioner
 		}
 		if ext.text != "" {
-			p, err := lower.Wrap(ext.text, nil, nil, lower.KeepShardings())
+			p, err := wrap.Module(ext.text, nil, nil, wrap.KeepShardings())
 			if err != nil {
 				return nil, fmt.Errorf("jit: %s: %w: %w", f.name, ErrLowering, err)
 			}
@@ -268,7 +269,7 @@ func (f *Function) lowerExternal(m mesh.Abstract, args []ArgType) (*lowering, er
 }
 
 // reshardModule re-shards an external module's text onto the abstract mesh m: the caller's
-// argument specs and OutSpecs replace its own annotations (lower.Wrap with
+// argument specs and OutSpecs replace its own annotations (wrap.Module with
 // ReplaceShardings), for partitioner part.
 func (f *Function) reshardModule(m mesh.Abstract, types []ArgType, text string, part lower.Partitioner, outs []mesh.PartitionSpec) (*lowering, error) {
 	ext := f.ext
@@ -288,7 +289,7 @@ func (f *Function) reshardModule(m mesh.Abstract, types []ArgType, text string, 
 		}
 		resSh[i], outs[i] = s, spec
 	}
-	p, err := lower.Wrap(text, argSh, resSh, lower.ReplaceShardings(), lower.WithPartitioner(part))
+	p, err := wrap.Module(text, argSh, resSh, wrap.ReplaceShardings(), wrap.WithPartitioner(part))
 	if err != nil {
 		return nil, fmt.Errorf("jit: %s: %w: %w", f.name, ErrLowering, err)
 	}
@@ -345,7 +346,7 @@ func (f *Function) lowerPolymorphic(m mesh.Abstract, types []ArgType, outs []mes
 	}
 	// The refined module is static: its annotations say its partitioner (GSPMD's custom
 	// calls @Sharding, or Shardy's), as any module's do.
-	p, err := lower.Wrap(refined, nil, nil, lower.KeepShardings())
+	p, err := wrap.Module(refined, nil, nil, wrap.KeepShardings())
 	if err != nil {
 		return nil, fmt.Errorf("jit: %s: %w: %w", f.name, ErrLowering, err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/xlamesh/xlamesh/jaxexport"
 	"github.com/xlamesh/xlamesh/jit"
 	"github.com/xlamesh/xlamesh/lower"
+	"github.com/xlamesh/xlamesh/lower/wrap"
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/mlir/bytecode"
 	"github.com/xlamesh/xlamesh/pjrt"
@@ -174,7 +175,7 @@ func TestFromTextErrors(t *testing.T) {
 
 	_, err = jit.FromText("f", "module {}")
 	require.ErrorIs(t, err, jit.ErrExternal)
-	require.ErrorIs(t, err, lower.ErrWrap)
+	require.ErrorIs(t, err, wrap.ErrModule)
 
 	_, err = jit.FromBytecode("f", []byte("not bytecode"))
 	require.ErrorIs(t, err, jit.ErrExternal)

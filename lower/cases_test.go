@@ -1,7 +1,10 @@
 package lower_test
 
 import (
+	"testing"
+
 	"github.com/gomlx/gopjrt/dtypes"
+	"github.com/stretchr/testify/require"
 
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
@@ -15,6 +18,20 @@ func ns(entries ...any) mesh.NamedSharding {
 	return mesh.MustNamedSharding(mesh42, mesh.P(entries...))
 }
 
+// on returns a NamedSharding on m.
+func on(m mesh.Mesh, entries ...any) mesh.NamedSharding {
+	return mesh.MustNamedSharding(m, mesh.P(entries...))
+}
+
+// reversed returns the devices d in reverse order.
+func reversed(d []mesh.Device) []mesh.Device {
+	out := make([]mesh.Device, len(d))
+	for i, x := range d {
+		out[len(d)-1-i] = x
+	}
+	return out
+}
+
 // goldenCase is one module with a golden text per partitioner it supports.
 type goldenCase struct {
 	name  string
@@ -22,6 +39,14 @@ type goldenCase struct {
 	// build builds the case on tm: mesh42 for the golden texts, an ("x", "y") mesh whose
 	// sizes divide (4, 2) in the integration tests.
 	build func(m *lower.Module, tm mesh.Mesh)
+}
+
+// mustBuild is build, failing the test on an error.
+func mustBuild(t *testing.T, c goldenCase, p lower.Partitioner) *lower.Program {
+	t.Helper()
+	prog, err := build(c, p)
+	require.NoError(t, err)
+	return prog
 }
 
 // build builds a case on mesh42, as its golden texts have it.

@@ -122,18 +122,12 @@
 //
 // # Modules written elsewhere
 //
-// Wrap takes StableHLO text produced by another tool (for example jax.export), checks it
-// with mlir.Check, finds @main's signature with the MLIR scanner (text in strings and
-// comments is never taken for code) and attaches a mesh and argument/result shardings.
-//
-// A module that already carries shardings — Shardy's `sdy.mesh` symbols and `sdy.sharding`
-// attributes, Shardy's round-trip form (the same attributes as strings in
-// `mhlo.frontend_attributes = {xla.sdy.sharding = "..."}`, with the meshes in `xla.sdy.meshes`
-// and result shardings on `xla.sdy.FuncResultSharding` calls), or GSPMD's `mhlo.sharding` —
-// is re-sharded with ReplaceShardings: the new mesh and shardings replace the module's, on any
-// subset or order of devices, and the sharding constraints in the body move onto the new mesh
-// (an axis the new mesh lacks is an error that names it). KeepShardings reads such a module
-// as it is (its signature, partition count and partitioner), for running it as exported.
+// Package lower/wrap attaches shardings to StableHLO text another tool wrote (for example
+// jax.export) and re-shards modules that carry their own, by editing the text. It writes the
+// shardings lower writes: a Module is the registry of its meshes (EntryShardingAttr, Meshes,
+// NumPartitions, DeviceAssignment), and NewProgram makes the Program of its text. MeshGroups
+// gives the replica groups of mesh axes, the groups of the collectives here and of those wrap
+// moves onto another mesh.
 //
 // # Names and sizes
 //

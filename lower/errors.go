@@ -33,8 +33,6 @@ var (
 	ErrNotManual = errors.New("not in a manual computation")
 	// ErrPartitioner: the op is not available with the module's partitioner.
 	ErrPartitioner = errors.New("unsupported with this partitioner")
-	// ErrWrap: Wrap could not find or annotate @main in the given text.
-	ErrWrap = errors.New("cannot wrap module")
 	// ErrShardingType: under sharding in types (a mesh with Explicit axes), an op whose
 	// operands' shardings have no consistent result, or whose result JAX asks the program to
 	// state with an out sharding (JAX's ShardingTypeError); the error's text is JAX's.

@@ -414,33 +414,3 @@ func TestIntegrationNumeric(t *testing.T) {
 		require.Contains(t, numeric, name, fmt.Sprintf("acceptance case %s has a numeric check", name))
 	}
 }
-
-// TestIntegrationWrap compiles and runs wrapped foreign modules in both modes, sharded on realMesh.
-func TestIntegrationWrap(t *testing.T) {
-	c := pjrttest.Client(t)
-	m := realMesh(t, c)
-	x, b := reftest.SmallFloats(16), []float32{10, 20}
-	for _, p := range []lower.Partitioner{lower.Shardy, lower.GSPMD} {
-		t.Run("jax_export/"+p.String(), func(t *testing.T) {
-			prog, err := lower.Wrap(jaxExported, []mesh.NamedSharding{on(m, "x", "y"), on(m, "y")}, []mesh.NamedSharding{on(m, "x", "y")},
-				lower.WithPartitioner(p))
-			require.NoError(t, err)
-			got := run(t, c, m, prog, [][]float32{x, b})
-			want := make([]float32, 16)
-			for i, v := range x {
-				want[i] = v + b[i%2]
-			}
-			require.Equal(t, [][]float32{want}, got)
-		})
-		t.Run("bare/"+p.String(), func(t *testing.T) {
-			prog, err := lower.Wrap(bareModule, []mesh.NamedSharding{on(m, "x")}, []mesh.NamedSharding{on(m, nil, "y")}, lower.WithPartitioner(p))
-			require.NoError(t, err)
-			got := run(t, c, m, prog, [][]float32{x})
-			want := make([]float32, 16)
-			for i, v := range x {
-				want[i] = v * v
-			}
-			require.Equal(t, [][]float32{want}, got)
-		})
-	}
-}

@@ -28,7 +28,6 @@ type Option func(*config)
 type config struct {
 	partitioner Partitioner
 	multiMesh   bool
-	existing    existingMode   // Wrap only
 	ctxMesh     *mesh.Abstract // WithMesh
 }
 
@@ -247,7 +246,7 @@ type Program struct {
 	text             string
 	partitioner      Partitioner
 	numPartitions    int
-	partitionsUnsaid bool // the text does not say mhlo.num_partitions (Wrap with KeepShardings)
+	partitionsUnsaid bool // the text does not say mhlo.num_partitions (NewProgram of a module written elsewhere)
 	assignment       []int
 	args, results    []Shape
 	argSh, resSh     []*mesh.NamedSharding
@@ -266,8 +265,8 @@ func (p *Program) Partitioner() Partitioner { return p.partitioner }
 func (p *Program) NumPartitions() int { return p.numPartitions }
 
 // SaysNumPartitions reports whether the module's text says how many partitions it has
-// (mhlo.num_partitions). Modules built here and by Wrap with shardings to attach always do; a
-// module read by Wrap with KeepShardings whose text does not counts as written for one device.
+// (mhlo.num_partitions). Modules built here always do; a module written elsewhere whose text
+// does not (see NewProgram) counts as written for one device.
 func (p *Program) SaysNumPartitions() bool { return !p.partitionsUnsaid }
 
 // DeviceAssignment returns the device ids, in mesh order, of the first concrete mesh the

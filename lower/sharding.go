@@ -22,14 +22,13 @@ type meshSym struct {
 	// groups (collectiveMesh); never the mesh of a sharding.
 	collective bool
 	device     int           // the device of a maximal mesh
-	text       string        // printed mesh, e.g. `<["x"=4, "y"=2]>`
 	decl       shardy.MeshOp // the symbol op, e.g. `sdy.mesh @mesh = <["x"=4, "y"=2]>`
 	op         string        // printed symbol op, e.g. `sdy.mesh @mesh = <["x"=4, "y"=2]> {stablehlo.mesh = ...}`
 }
 
 func newMeshSym(name string, m shardy.Mesh) *meshSym {
 	decl := shardy.NewMeshOp(name, m)
-	return &meshSym{name: name, text: m.String(), decl: decl, op: decl.JAXString()}
+	return &meshSym{name: name, decl: decl, op: decl.JAXString()}
 }
 
 // meshFor returns the module's symbol for the abstract mesh a laid over the concrete

@@ -4,14 +4,15 @@
 //
 // It is the ground floor of the text path and imports no other xlamesh package. Package
 // shardy reads its string literals and finds sdy.mesh ops with it; package stablehlo prints
-// symbol names with Symbol and checks them with CheckName; package lower reads modules
-// written elsewhere (Wrap) with the Scanner and Check; package pjrt runs Check on every program in Client.Compile, with the
+// symbol names with Symbol and checks them with CheckName; package lower/wrap reads modules
+// written elsewhere with the Scanner and Check; package pjrt runs Check on every program in Client.Compile, with the
 // number of devices it compiles for, before the compile cache or the plugin sees it (a
 // program in MLIR bytecode is first read as text by mlir/bytecode, and that text is checked
 // and compiled; Check itself refuses bytecode with ErrBytecode):
 //
 //	mlir ← shardy ← lower ← jit
 //	mlir ← stablehlo ← lower
+//	mlir ← lower/wrap ← jit
 //	mlir ← pjrt ← jit
 //
 // # Scanning

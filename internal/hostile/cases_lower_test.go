@@ -8,6 +8,7 @@ import (
 	"github.com/gomlx/gopjrt/dtypes"
 
 	"github.com/xlamesh/xlamesh/lower"
+	"github.com/xlamesh/xlamesh/lower/wrap"
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/mlir"
 	"github.com/xlamesh/xlamesh/stablehlo"
@@ -245,13 +246,13 @@ func plainModule(extra, args, body string) string {
 
 const plainBody = "    %0 = stablehlo.add %x, %x : tensor<2xf32>\n    return %0 : tensor<2xf32>\n"
 
-// wrapCase is lower.Wrap refusing text; want are the sentinels besides lower.ErrWrap.
+// wrapCase is wrap.Module refusing text; want are the sentinels besides wrap.ErrModule.
 func wrapCase(name string, cl class, text string, nargs int, want ...any) *hcase {
 	return &hcase{
-		name: "lower.Wrap: " + name, class: cl, entry: "lower.Wrap",
-		want: append(is("lower.ErrWrap", lower.ErrWrap), is(want...)...),
+		name: "wrap.Module: " + name, class: cl, entry: "wrap.Module",
+		want: append(is("wrap.ErrModule", wrap.ErrModule), is(want...)...),
 		run: func(*H) error {
-			_, err := lower.Wrap(text, make([]mesh.NamedSharding, nargs), []mesh.NamedSharding{{}})
+			_, err := wrap.Module(text, make([]mesh.NamedSharding, nargs), []mesh.NamedSharding{{}})
 			return err
 		},
 	}
@@ -262,9 +263,9 @@ func wrapCases() []*hcase {
 	x := "%x: tensor<2xf32>"
 	return []*hcase{
 		{
-			name: "lower.Wrap: @main in comments and string attributes before the real one", class: classPanics, entry: "lower.Wrap",
+			name: "wrap.Module: @main in comments and string attributes before the real one", class: classPanics, entry: "wrap.Module",
 			run: func(*H) error {
-				p, err := lower.Wrap(trickyModule, []mesh.NamedSharding{mesh.MustNamedSharding(m42, mesh.P("x", "y"))},
+				p, err := wrap.Module(trickyModule, []mesh.NamedSharding{mesh.MustNamedSharding(m42, mesh.P("x", "y"))},
 					[]mesh.NamedSharding{mesh.MustNamedSharding(m42, mesh.P("x"))})
 				if err != nil {
 					return err
@@ -310,19 +311,19 @@ func wrapCases() []*hcase {
 		wrapCase("an unparsable mhlo.sharding", classSilent, plainModule("", `%x: tensor<2xf32> {mhlo.sharding = "{devices=[2]<=[4,2]}"}`, plainBody), 1,
 			"mlir.ErrSharding", mlir.ErrSharding),
 		{
-			name: "lower.Wrap: a sharding of a dynamic dimension", class: classSilent, entry: "lower.Wrap",
-			want: is("lower.ErrWrap", lower.ErrWrap),
+			name: "wrap.Module: a sharding of a dynamic dimension", class: classSilent, entry: "wrap.Module",
+			want: is("wrap.ErrModule", wrap.ErrModule),
 			run: func(*H) error {
 				text := "module {\n  func.func public @main(%x: tensor<?x2xf32>) -> tensor<2xf32> {\n    %0 = stablehlo.constant dense<1.0> : tensor<2xf32>\n    return %0 : tensor<2xf32>\n  }\n}\n"
-				_, err := lower.Wrap(text, []mesh.NamedSharding{mesh.MustNamedSharding(m42, mesh.P("x"))}, []mesh.NamedSharding{{}})
+				_, err := wrap.Module(text, []mesh.NamedSharding{mesh.MustNamedSharding(m42, mesh.P("x"))}, []mesh.NamedSharding{{}})
 				return err
 			},
 		},
 		{
-			name: "lower.Wrap: 2 rows sharded 4 ways", class: classSilent, entry: "lower.Wrap",
+			name: "wrap.Module: 2 rows sharded 4 ways", class: classSilent, entry: "wrap.Module",
 			want: is("lower.ErrSharding", lower.ErrSharding, "mesh.ErrIndivisible", mesh.ErrIndivisible),
 			run: func(*H) error {
-				_, err := lower.Wrap(plainModule("", x, plainBody), []mesh.NamedSharding{mesh.MustNamedSharding(m42, mesh.P("x"))}, []mesh.NamedSharding{{}})
+				_, err := wrap.Module(plainModule("", x, plainBody), []mesh.NamedSharding{mesh.MustNamedSharding(m42, mesh.P("x"))}, []mesh.NamedSharding{{}})
 				return err
 			},
 		},

@@ -18,6 +18,7 @@ import (
 
 	"github.com/xlamesh/xlamesh/jaxexport"
 	"github.com/xlamesh/xlamesh/lower"
+	"github.com/xlamesh/xlamesh/lower/wrap"
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/mlir"
 	"github.com/xlamesh/xlamesh/mlir/bytecode"
@@ -354,11 +355,11 @@ func compileCases() []*hcase {
 			},
 		},
 		{
-			name: "Client.Compile: lower.Wrap of a module naming @main in comments and strings runs", class: classPanics, entry: "lower.Wrap", group: "compile",
+			name: "Client.Compile: wrap.Module of a module naming @main in comments and strings runs", class: classPanics, entry: "wrap.Module", group: "compile",
 			run: func(h *H) error {
 				c := h.Client()
 				m := mesh42(h, c)
-				p, err := lower.Wrap(trickyModule, []mesh.NamedSharding{sharding(h, m, mesh.P("x", "y"))}, []mesh.NamedSharding{sharding(h, m, mesh.P("x"))})
+				p, err := wrap.Module(trickyModule, []mesh.NamedSharding{sharding(h, m, mesh.P("x", "y"))}, []mesh.NamedSharding{sharding(h, m, mesh.P("x"))})
 				if err != nil {
 					return err
 				}

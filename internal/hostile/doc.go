@@ -5,7 +5,7 @@
 // The package has no code of its own; everything is in its tests. TestHostile builds a list of
 // cases (hostile_test.go and cases_*_test.go), each an input of one class of issue 10 (names
 // that need escaping, programs XLA cannot survive, plugin files, hangs, panics, silently wrong
-// results, ownership) through one entry point (mesh.New, lower.Wrap, pjrt Compile, jit Call,
+// results, ownership) through one entry point (mesh.New, wrap.Module, pjrt Compile, jit Call,
 // the xlamesh command, ...), with the outcome it must have: an error matching given sentinels
 // with errors.Is (and, where the package has one, a typed error with errors.As), or a correct
 // result checked value by value.

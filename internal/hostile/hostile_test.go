@@ -62,7 +62,7 @@ var classes = []class{classNames, classPrograms, classPlugins, classHangs, class
 var entries = []string{
 	"mesh.New", "mesh.NewAbstract", "mesh shardings and specs", "mesh.Visualize",
 	"shardy parse", "shardy validate",
-	"lower builder", "lower.Wrap",
+	"lower builder", "wrap.Module",
 	"pjrt.Open", "pjrt.LoadPlugin", "pjrt.WithCreateOption", "pjrt Compile", "pjrt.LoadExecutable",
 	"pjrt Execute", "pjrt transfers", "pjrt/install",
 	"jit.Put", "jit.FromCallback", "jit.FromShards", "jit Call", "jit ToHost",

@@ -138,7 +138,7 @@ func runPrograms(t *testing.T, group, file string) {
 	report.noteGroup(group, fmt.Sprintf("The programs of `testdata/oracle/%s` (jax %s), run on the pinned CPU plugin with 8 devices through `jit`. "+
 		"**exported**: `jaxexport.Read` of the `jax.export` artifact, `jit.FromExported`, inputs placed on the program's mesh and in_specs, the module read from its bytecode to text by `mlir/bytecode`, checked and compiled (pjrt compiles only text it has checked). "+
 		"**variants**: the same function on the variant's mesh, device order and specs (as JAX re-jitted it): from the artifact "+
-		"(`jit.FromExported` with InSpecs/OutSpecs: its module read as text by `mlir/bytecode` and re-sharded by `lower.Wrap` with ReplaceShardings), "+
+		"(`jit.FromExported` with InSpecs/OutSpecs: its module read as text by `mlir/bytecode` and re-sharded by `wrap.Module` with ReplaceShardings), "+
 		"and, as `<variant> (text)`, from the module text JAX printed (`stablehlo`, `jit.FromText`). "+
 		"Outputs are compared with JAX's: integers, bools, float16 and bfloat16 bit for bit, float32 to %g of the array's largest magnitude.",
 		file, f.JAXVersion, f32Tolerance))
@@ -173,7 +173,7 @@ func runPrograms(t *testing.T, group, file string) {
 // needsItsMesh says whether p runs only on meshes of the devices its golden names: a module
 // with a shard_map (in Shardy or GSPMD form), whose outputs depend on the mesh, or a GSPMD
 // module with a sharding constraint in its body (a @Sharding custom call), whose tile
-// assignment names the mesh's devices, so that lower.Wrap cannot re-shard it onto a
+// assignment names the mesh's devices, so that wrap.Module cannot re-shard it onto a
 // smaller mesh.
 func needsItsMesh(p programJSON) bool {
 	return strings.Contains(p.StableHLO, "sdy.manual_computation") || strings.Contains(p.StableHLO, "SPMDFullToShardShape") ||

@@ -1,12 +1,12 @@
 // Package bytecode reads MLIR bytecode: it turns a StableHLO portable artifact — the
 // module inside a jax.export artifact (package jaxexport's Exported.Module) — into
-// StableHLO MLIR text, so that code which works on text (lower.Wrap re-sharding a module,
+// StableHLO MLIR text, so that code which works on text (wrap.Module re-sharding a module,
 // mlir.Check) can work on modules JAX exported.
 //
 // It is pure Go, stands beside package mlir at the ground floor of the text path, and
 // imports no other xlamesh package but mlir:
 //
-//	jaxexport → bytecode.ToText → lower.Wrap → pjrt.Client.Compile
+//	jaxexport → bytecode.ToText → wrap.Module → pjrt.Client.Compile
 //
 // # Format
 //

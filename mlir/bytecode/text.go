@@ -14,7 +14,7 @@ import (
 //
 //   - the module and functions in their pretty forms (module @m attributes {...} {,
 //     func.func public @main(%arg0: tensor<8x4xf32> {attrs}) -> (tensor<8x4xf32> {attrs}) {),
-//     so tools that read a function's signature (lower.Wrap) find it;
+//     so tools that read a function's signature (wrap.Module) find it;
 //   - every other op in MLIR's generic form, %0 = "stablehlo.add"(%arg0, %arg1) :
 //     (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>, with the op's own
 //     attributes in <{...}> and the others (mhlo.sharding, mhlo.frontend_attributes, ...)

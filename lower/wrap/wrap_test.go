@@ -1,10 +1,13 @@
-package lower_test
+package wrap_test
 
 import (
 	"testing"
 
+	"github.com/gomlx/gopjrt/dtypes"
 	"github.com/stretchr/testify/require"
+
 	"github.com/xlamesh/xlamesh/lower"
+	"github.com/xlamesh/xlamesh/lower/wrap"
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/mlir"
 )
@@ -32,7 +35,7 @@ func TestWrap(t *testing.T) {
 		name          string
 		text          string
 		args, results []mesh.NamedSharding
-		opts          []lower.Option
+		opts          []wrap.Option
 		want          string
 	}{
 		{
@@ -49,7 +52,7 @@ func TestWrap(t *testing.T) {
 `,
 		},
 		{
-			name: "bare module, GSPMD", text: bareModule, opts: []lower.Option{lower.WithPartitioner(lower.GSPMD)},
+			name: "bare module, GSPMD", text: bareModule, opts: []wrap.Option{wrap.WithPartitioner(lower.GSPMD)},
 			args: []mesh.NamedSharding{ns("x")}, results: []mesh.NamedSharding{ns(nil, "y")},
 			want: `module attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
   func.func @main(%x: tensor<8x2xf32> {mhlo.sharding = "{devices=[4,1,2]<=[8] last_tile_dim_replicate}", mhlo.layout_mode = "default"}) -> (tensor<8x2xf32> {mhlo.sharding = "{devices=[1,2,4]<=[4,2]T(1,0) last_tile_dim_replicate}"}) {
@@ -74,7 +77,7 @@ func TestWrap(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := lower.Wrap(tc.text, tc.args, tc.results, tc.opts...)
+			p, err := wrap.Module(tc.text, tc.args, tc.results, tc.opts...)
 			require.NoError(t, err)
 			require.Equal(t, tc.want, p.Text())
 			require.Equal(t, 8, p.NumPartitions())
@@ -83,23 +86,23 @@ func TestWrap(t *testing.T) {
 }
 
 func TestWrapErrors(t *testing.T) {
-	_, err := lower.Wrap("func.func @main() {}", nil, nil)
-	require.ErrorIs(t, err, lower.ErrWrap)
-	_, err = lower.Wrap(bareModule, nil, nil)
-	require.ErrorContains(t, err, "lower: wrap: cannot wrap module: @main has 1 arguments and 1 results, got 0 and 0 shardings")
-	_, err = lower.Wrap(bareModule, []mesh.NamedSharding{ns(nil, nil, "x")}, []mesh.NamedSharding{{}})
+	_, err := wrap.Module("func.func @main() {}", nil, nil)
+	require.ErrorIs(t, err, wrap.ErrModule)
+	_, err = wrap.Module(bareModule, nil, nil)
+	require.ErrorContains(t, err, "wrap: cannot wrap module: @main has 1 arguments and 1 results, got 0 and 0 shardings")
+	_, err = wrap.Module(bareModule, []mesh.NamedSharding{ns(nil, nil, "x")}, []mesh.NamedSharding{{}})
 	require.ErrorIs(t, err, mesh.ErrRank)
 	require.Error(t, err)
-	seedText := mustBuild(t, goldenCases[0], lower.Shardy).Text()
-	_, err = lower.Wrap(seedText, []mesh.NamedSharding{ns()}, []mesh.NamedSharding{{}})
-	require.ErrorContains(t, err, "already has sdy.mesh symbols")
-}
-
-func mustBuild(t *testing.T, c goldenCase, p lower.Partitioner) *lower.Program {
-	t.Helper()
-	prog, err := build(c, p)
+	// lower's seed program (f(x) = x * 2, P("x", "y") on mesh42), built with Shardy.
+	m := lower.NewModule("jit_seed")
+	f := m.Main()
+	x := f.Arg(lower.NewShape(dtypes.Float32, 8, 2), ns("x", "y"))
+	f.Return(f.Mul(x, f.Constant(2.0)))
+	f.ShardResults(ns("x", "y"))
+	seed, err := m.Build()
 	require.NoError(t, err)
-	return prog
+	_, err = wrap.Module(seed.Text(), []mesh.NamedSharding{ns()}, []mesh.NamedSharding{{}})
+	require.ErrorContains(t, err, "already has sdy.mesh symbols")
 }
 
 // trickyModule names @main in a comment and in a string attribute before the real @main.
@@ -117,7 +120,7 @@ module @m attributes {doc = "module { func.func public @main(%s: tensor<3xf32>) 
 `
 
 func TestWrapStringsAndComments(t *testing.T) {
-	p, err := lower.Wrap(trickyModule, []mesh.NamedSharding{ns("x", "y")}, []mesh.NamedSharding{ns("x")})
+	p, err := wrap.Module(trickyModule, []mesh.NamedSharding{ns("x", "y")}, []mesh.NamedSharding{ns("x")})
 	require.NoError(t, err)
 	want := `// func.func @main(%c: tensor<1xf32>) -> tensor<1xf32> in a comment
 module @m attributes {doc = "module { func.func public @main(%s: tensor<3xf32>) -> tensor<3xf32> {", mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
@@ -141,8 +144,8 @@ func TestWrapRejects(t *testing.T) {
 		err        error
 		msg        string
 	}{
-		{"main only in a comment", "module {\n  // func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n}\n", lower.ErrWrap, "no func.func @main"},
-		{"main only in a string", "module attributes {a = \"func.func @main(%x: tensor<2xf32>)\"} {\n}\n", lower.ErrWrap, "no func.func @main"},
+		{"main only in a comment", "module {\n  // func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n}\n", wrap.ErrModule, "no func.func @main"},
+		{"main only in a string", "module attributes {a = \"func.func @main(%x: tensor<2xf32>)\"} {\n}\n", wrap.ErrModule, "no func.func @main"},
 		{"unterminated string", "module {\n  func.func @main(%x: tensor<2xf32> {a = \"@main(}) -> tensor<2xf32> {\n", mlir.ErrSyntax, "2:42: malformed MLIR: unterminated string literal"},
 		{"recursion", "module {\n  func.func public @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n    %0 = func.call @f(%x) : (tensor<2xf32>) -> tensor<2xf32>\n    return %0 : tensor<2xf32>\n  }\n  func.func private @f(%x: tensor<2xf32>) -> tensor<2xf32> {\n    %0 = func.call @f(%x) : (tensor<2xf32>) -> tensor<2xf32>\n    return %0 : tensor<2xf32>\n  }\n}\n",
 			mlir.ErrRecursion, "@f calls @f"},
@@ -152,8 +155,8 @@ func TestWrapRejects(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := lower.Wrap(tc.text, []mesh.NamedSharding{{}}, []mesh.NamedSharding{{}})
-			require.ErrorIs(t, err, lower.ErrWrap)
+			_, err := wrap.Module(tc.text, []mesh.NamedSharding{{}}, []mesh.NamedSharding{{}})
+			require.ErrorIs(t, err, wrap.ErrModule)
 			require.ErrorIs(t, err, tc.err)
 			require.ErrorContains(t, err, tc.msg)
 		})

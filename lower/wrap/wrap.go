@@ -1,17 +1,36 @@
-package lower
+package wrap
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/mlir"
 	"github.com/xlamesh/xlamesh/stablehlo"
 )
 
-// Wrap annotates StableHLO text written elsewhere (for example by jax.export or another
+// ErrModule: Module could not find or annotate @main in the given text, or could not move the
+// module's own shardings onto the new mesh.
+var ErrModule = errors.New("cannot wrap module")
+
+// Option configures Module.
+type Option func(*config)
+
+type config struct {
+	partitioner lower.Partitioner
+	existing    existingMode
+}
+
+// WithPartitioner selects the partitioner the shardings are written for (default Shardy), as
+// lower.WithPartitioner does for a module built in Go. With KeepShardings it is the partitioner
+// reported for a module whose text has no shardings to say it.
+func WithPartitioner(p lower.Partitioner) Option { return func(c *config) { c.partitioner = p } }
+
+// Module annotates StableHLO text written elsewhere (for example by jax.export or another
 // compiler) for sharded compilation. It finds the module and @main's signature, attaches
 // one sharding per argument and per result (a zero mesh.NamedSharding leaves that one
 // unannotated), adds the `sdy.mesh` symbol (Shardy) and sets mhlo.num_partitions and
@@ -21,14 +40,19 @@ import (
 // to do with them: ReplaceShardings moves the whole module onto the new mesh (see there),
 // KeepShardings leaves it as it is and only reads it. Without either, a sharding already on
 // an argument or result (`mhlo.sharding`, `sdy.sharding`) is replaced, other attributes are
-// kept, and a Shardy module with meshes is an error. Errors wrap ErrWrap: no module or @main,
+// kept, and a Shardy module with meshes is an error. Errors wrap ErrModule: no module or @main,
 // a count mismatch, a value that is not a static ranked tensor, a sharding in the body that
-// does not fit the new mesh; sharding errors are those of Function.Arg.
-func Wrap(text string, args, results []mesh.NamedSharding, opts ...Option) (*Program, error) {
-	if err := mlir.Check(text); err != nil {
-		return nil, fmt.Errorf("lower: wrap: %w: %w", ErrWrap, err)
+// does not fit the new mesh; a sharding that does not fit its argument or result is a
+// *lower.OpError, as Function.Arg's is.
+func Module(text string, args, results []mesh.NamedSharding, opts ...Option) (*lower.Program, error) {
+	c := config{partitioner: lower.Shardy}
+	for _, o := range opts {
+		o(&c)
 	}
-	m := NewModule("", opts...)
+	if err := mlir.Check(text); err != nil {
+		return nil, fmt.Errorf("wrap: %w: %w", ErrModule, err)
+	}
+	m := lower.NewModule("", lower.WithPartitioner(c.partitioner))
 	sig, err := findMain(text)
 	if err != nil {
 		return nil, err
@@ -37,16 +61,16 @@ func Wrap(text string, args, results []mesh.NamedSharding, opts ...Option) (*Pro
 	if err != nil {
 		return nil, err
 	}
-	mode := m.cfg.existing
+	mode := c.existing
 	if mode == existingKeep {
-		return keepProgram(text, sig, ex, args, results, m.cfg.partitioner)
+		return keepProgram(text, sig, ex, args, results, c.partitioner)
 	}
 	if mlir.HasMeshAxesReplicaGroups(text) {
 		// JAX 0.12's mesh-axes replica groups name the module's own meshes, which re-sharding
 		// replaces: as dense groups they move to the new mesh like every other collective's.
 		dense, err := mlir.DenseReplicaGroups(text)
 		if err != nil {
-			return nil, fmt.Errorf("lower: wrap: %w: %w", ErrWrap, err)
+			return nil, fmt.Errorf("wrap: %w: %w", ErrModule, err)
 		}
 		if sig, err = findMain(dense); err != nil {
 			return nil, err
@@ -56,125 +80,126 @@ func Wrap(text string, args, results []mesh.NamedSharding, opts ...Option) (*Pro
 		}
 		text = dense
 	}
-	if mode == existingRefuse && m.cfg.partitioner == Shardy && (sig.meshes || ex.rtMeshes[0] >= 0) {
-		return nil, fmt.Errorf("lower: wrap: %w: the module already has sdy.mesh symbols (say what to do with its shardings: ReplaceShardings or KeepShardings)", ErrWrap)
+	if mode == existingRefuse && c.partitioner == lower.Shardy && (sig.meshes || ex.rtMeshes[0] >= 0) {
+		return nil, fmt.Errorf("wrap: %w: the module already has sdy.mesh symbols (say what to do with its shardings: ReplaceShardings or KeepShardings)", ErrModule)
 	}
 	if len(args) != len(sig.args) || len(results) != len(sig.results) {
-		return nil, fmt.Errorf("lower: wrap: %w: @main has %d arguments and %d results, got %d and %d shardings",
-			ErrWrap, len(sig.args), len(sig.results), len(args), len(results))
+		return nil, fmt.Errorf("wrap: %w: @main has %d arguments and %d results, got %d and %d shardings",
+			ErrModule, len(sig.args), len(sig.results), len(args), len(results))
 	}
 	target := formShardy
 	switch {
-	case m.cfg.partitioner == GSPMD:
+	case c.partitioner == lower.GSPMD:
 		target = formGSPMD
 	case mode == existingReplace && ex.form == formRoundTrip:
 		target = formRoundTrip
 	}
-	p := &Program{partitioner: m.cfg.partitioner}
+	info := lower.ProgramInfo{Partitioner: c.partitioner}
 	var edits []edit
-	annotate := func(kind string, i int, e sigEntry, s mesh.NamedSharding) (Shape, *mesh.NamedSharding, error) {
+	annotate := func(kind string, i int, e sigEntry, s mesh.NamedSharding) (lower.Shape, error) {
 		shape, err := stablehlo.ParseShape(e.typ)
 		if s.Key() == "" && mode != existingReplace {
-			return shape, nil, nil
+			return shape, nil
 		}
 		attr := ""
 		if s.Key() != "" {
 			if err != nil {
-				return Shape{}, nil, fmt.Errorf("lower: wrap: %s %d: %w: %w", kind, i, ErrWrap, err)
+				return lower.Shape{}, fmt.Errorf("wrap: %s %d: %w: %w", kind, i, ErrModule, err)
 			}
-			a, err := m.entryShardingAttr(s, shape)
+			a, err := m.EntryShardingAttr(s, shape)
 			if err != nil {
-				return Shape{}, nil, &OpError{Pkg: "lower", Func: "main", Op: "func.func " + kind, Operand: i, Err: err}
+				return lower.Shape{}, &lower.OpError{Pkg: "wrap", Func: "main", Op: "func.func " + kind, Operand: i, Err: err}
 			}
 			attr = a.Name + " = " + a.Value
 		}
 		if ed, ok := sigEntryEdit(text, e, attr, target, mode == existingReplace, kind == "result"); ok {
 			edits = append(edits, ed)
 		}
-		if s.Key() == "" {
-			return shape, nil, nil
-		}
-		return shape, &s, nil
+		return shape, nil
 	}
 	for i, e := range sig.args {
-		shape, sh, err := annotate("argument", i, e, args[i])
+		shape, err := annotate("argument", i, e, args[i])
 		if err != nil {
 			return nil, err
 		}
-		p.args, p.argSh = append(p.args, shape), append(p.argSh, sh)
+		info.ArgShapes = append(info.ArgShapes, shape)
 	}
 	for i, e := range sig.results {
-		shape, sh, err := annotate("result", i, e, results[i])
+		shape, err := annotate("result", i, e, results[i])
 		if err != nil {
 			return nil, err
 		}
-		p.results, p.resSh = append(p.results, shape), append(p.resSh, sh)
+		info.ResultShapes = append(info.ResultShapes, shape)
 	}
-	if sig.bareResult && p.resSh[0] != nil && target != formRoundTrip {
+	info.ArgShardings, info.ResultShardings = slices.Clone(args), slices.Clone(results)
+	if sig.bareResult && results[0].Key() != "" && target != formRoundTrip {
 		edits = append(edits, edit{at: sig.results[0].typeAt, insert: "("}, edit{at: sig.results[0].typeEnd, insert: ")"})
 	}
 	var meshes strings.Builder
 	rt := moduleRewrite{at: [2]int{-1, -1}}
 	if mode == existingReplace {
-		body, err := m.reshardBody(text, sig, ex, target, p.resSh)
+		body, err := reshardBody(m, text, sig, ex, target, results)
 		if err != nil {
 			return nil, err
 		}
 		edits = append(edits, body...)
 		if ex.rtMeshes[0] >= 0 {
-			rt = moduleRewrite{at: ex.rtMeshes, insert: roundTripMeshes(m.meshes)}
+			rt = moduleRewrite{at: ex.rtMeshes, insert: roundTripMeshes(m.Meshes())}
 		}
 	}
 	// Module attributes and mesh symbols.
 	if target == formShardy {
-		for _, s := range m.meshes {
-			meshes.WriteString("\n  " + s.op)
+		for _, op := range m.Meshes() {
+			meshes.WriteString("\n  " + op.JAXString())
 		}
 	}
-	edits = append(edits, moduleEdits(text, sig, m.numPartitions(), meshes.String(), rt)...)
-	p.numPartitions = m.numPartitions()
-	p.assignment = slices.Clone(m.assignment)
-	p.text = applyEdits(text, edits)
-	return p, nil
+	edits = append(edits, moduleEdits(text, sig, m.NumPartitions(), meshes.String(), rt)...)
+	info.NumPartitions = m.NumPartitions()
+	info.DeviceAssignment = m.DeviceAssignment()
+	info.Text = applyEdits(text, edits)
+	return lower.NewProgram(info)
 }
 
-// keepProgram is Wrap with KeepShardings: the text as it is, and what it says.
-func keepProgram(text string, sig *mainSig, ex *existing, args, results []mesh.NamedSharding, def Partitioner) (*Program, error) {
+// keepProgram is Module with KeepShardings: the text as it is, and what it says.
+func keepProgram(text string, sig *mainSig, ex *existing, args, results []mesh.NamedSharding, def lower.Partitioner) (*lower.Program, error) {
 	for _, s := range append(slices.Clone(args), results...) {
 		if s.Key() != "" {
-			return nil, fmt.Errorf("lower: wrap: %w: KeepShardings with a sharding %v to attach", ErrWrap, s)
+			return nil, fmt.Errorf("wrap: %w: KeepShardings with a sharding %v to attach", ErrModule, s)
 		}
 	}
 	if (args != nil && len(args) != len(sig.args)) || (results != nil && len(results) != len(sig.results)) {
-		return nil, fmt.Errorf("lower: wrap: %w: @main has %d arguments and %d results, got %d and %d shardings",
-			ErrWrap, len(sig.args), len(sig.results), len(args), len(results))
+		return nil, fmt.Errorf("wrap: %w: @main has %d arguments and %d results, got %d and %d shardings",
+			ErrModule, len(sig.args), len(sig.results), len(args), len(results))
 	}
 	n, said, err := moduleNumPartitions(text, sig)
 	if err != nil {
 		return nil, err
 	}
-	p := &Program{text: text, partitioner: def, numPartitions: n, partitionsUnsaid: !said}
+	info := lower.ProgramInfo{Text: text, Partitioner: def}
+	if said {
+		info.NumPartitions = n
+	}
 	switch ex.form {
 	case formGSPMD:
-		p.partitioner = GSPMD
+		info.Partitioner = lower.GSPMD
 	case formShardy, formRoundTrip:
-		p.partitioner = Shardy
+		info.Partitioner = lower.Shardy
 	}
 	for i, e := range sig.args {
 		shape, err := stablehlo.ParseShape(e.typ)
 		if err != nil {
-			return nil, fmt.Errorf("lower: wrap: argument %d: %w: %w", i, ErrWrap, err)
+			return nil, fmt.Errorf("wrap: argument %d: %w: %w", i, ErrModule, err)
 		}
-		p.args, p.argSh = append(p.args, shape), append(p.argSh, nil)
+		info.ArgShapes = append(info.ArgShapes, shape)
 	}
 	for i, e := range sig.results {
 		shape, err := stablehlo.ParseShape(e.typ)
 		if err != nil {
-			return nil, fmt.Errorf("lower: wrap: result %d: %w: %w", i, ErrWrap, err)
+			return nil, fmt.Errorf("wrap: result %d: %w: %w", i, ErrModule, err)
 		}
-		p.results, p.resSh = append(p.results, shape), append(p.resSh, nil)
+		info.ResultShapes = append(info.ResultShapes, shape)
 	}
-	return p, nil
+	return lower.NewProgram(info)
 }
 
 type edit struct {
@@ -240,12 +265,12 @@ func (r *sigReader) level() int {
 	return r.s.Depth()
 }
 
-// errorf returns an ErrWrap error, or the scanner's error if it stopped on one.
+// errorf returns an ErrModule error, or the scanner's error if it stopped on one.
 func (r *sigReader) errorf(format string, args ...any) error {
 	if err := r.s.Err(); err != nil {
-		return fmt.Errorf("lower: wrap: %w: %w", ErrWrap, err)
+		return fmt.Errorf("wrap: %w: %w", ErrModule, err)
 	}
-	return fmt.Errorf("lower: wrap: %w: "+format, append([]any{ErrWrap}, args...)...)
+	return fmt.Errorf("wrap: %w: "+format, append([]any{ErrModule}, args...)...)
 }
 
 // skipTo reads tokens until the bracket open before the current token closes (depth below

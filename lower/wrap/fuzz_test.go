@@ -1,16 +1,17 @@
-package lower_test
+package wrap_test
 
 import (
 	"errors"
 	"testing"
 
 	"github.com/xlamesh/xlamesh/lower"
+	"github.com/xlamesh/xlamesh/lower/wrap"
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/mlir"
 )
 
 // FuzzWrap wraps any text with nArgs argument and nResults result shardings (replicated on
-// a 4x2 mesh, or left open), with Shardy or GSPMD. Wrap never panics; an error wraps ErrWrap
+// a 4x2 mesh, or left open), with Shardy or GSPMD. Module never panics; an error wraps ErrModule
 // or is an *OpError; a wrapped module scans cleanly and passes the module checker (but for
 // shardings inside it written for another partition count); with GSPMD, wrapping the result
 // again changes nothing.
@@ -31,16 +32,16 @@ func FuzzWrap(f *testing.F) {
 			}
 			return out
 		}
-		var opts []lower.Option
+		var opts []wrap.Option
 		if gspmd {
-			opts = append(opts, lower.WithPartitioner(lower.GSPMD))
+			opts = append(opts, wrap.WithPartitioner(lower.GSPMD))
 		}
 		args, results := shardings(nArgs), shardings(nResults)
-		p, err := lower.Wrap(text, args, results, opts...)
+		p, err := wrap.Module(text, args, results, opts...)
 		if err != nil {
 			var oe *lower.OpError
-			if !errors.Is(err, lower.ErrWrap) && !errors.As(err, &oe) {
-				t.Fatalf("error neither ErrWrap nor *OpError: %v", err)
+			if !errors.Is(err, wrap.ErrModule) && !errors.As(err, &oe) {
+				t.Fatalf("error neither ErrModule nor *lower.OpError: %v", err)
 			}
 			return
 		}
@@ -55,7 +56,7 @@ func FuzzWrap(f *testing.F) {
 			t.Fatalf("wrapped text fails the checker: %v\n%s", err, out)
 		}
 		if gspmd {
-			p2, err := lower.Wrap(out, args, results, opts...)
+			p2, err := wrap.Module(out, args, results, opts...)
 			if err != nil {
 				t.Fatalf("wrapping again: %v\n%s", err, out)
 			}
@@ -67,7 +68,7 @@ func FuzzWrap(f *testing.F) {
 }
 
 // FuzzWrapReplace re-shards any text (ReplaceShardings, or reads it with KeepShardings) onto
-// the 4x2 mesh, with Shardy or GSPMD. Wrap never panics; an error wraps ErrWrap or is an
+// the 4x2 mesh, with Shardy or GSPMD. Module never panics; an error wraps ErrModule or is an
 // *OpError; a re-sharded module scans cleanly and passes the module checker (but for GSPMD
 // shardings inside it), and re-sharding it again changes nothing; KeepShardings returns the
 // text unchanged.
@@ -87,19 +88,19 @@ func FuzzWrapReplace(f *testing.F) {
 			}
 			return out
 		}
-		opts := []lower.Option{lower.ReplaceShardings()}
+		opts := []wrap.Option{wrap.ReplaceShardings()}
 		if gspmd {
-			opts = append(opts, lower.WithPartitioner(lower.GSPMD))
+			opts = append(opts, wrap.WithPartitioner(lower.GSPMD))
 		}
 		args, results := shardings(nArgs), shardings(nResults)
 		if keep {
-			opts, args, results = []lower.Option{lower.KeepShardings()}, nil, nil
+			opts, args, results = []wrap.Option{wrap.KeepShardings()}, nil, nil
 		}
-		p, err := lower.Wrap(text, args, results, opts...)
+		p, err := wrap.Module(text, args, results, opts...)
 		if err != nil {
 			var oe *lower.OpError
-			if !errors.Is(err, lower.ErrWrap) && !errors.As(err, &oe) {
-				t.Fatalf("error neither ErrWrap nor *OpError: %v", err)
+			if !errors.Is(err, wrap.ErrModule) && !errors.As(err, &oe) {
+				t.Fatalf("error neither ErrModule nor *lower.OpError: %v", err)
 			}
 			return
 		}
@@ -119,7 +120,7 @@ func FuzzWrapReplace(f *testing.F) {
 		if err := mlir.Check(out); err != nil && !errors.Is(err, mlir.ErrSharding) {
 			t.Fatalf("re-sharded text fails the checker: %v\n%s", err, out)
 		}
-		p2, err := lower.Wrap(out, args, results, opts...)
+		p2, err := wrap.Module(out, args, results, opts...)
 		if err != nil {
 			t.Fatalf("re-sharding again: %v\n%s", err, out)
 		}

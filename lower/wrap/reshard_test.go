@@ -1,4 +1,4 @@
-package lower_test
+package wrap_test
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/xlamesh/xlamesh/lower"
+	"github.com/xlamesh/xlamesh/lower/wrap"
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 )
@@ -70,24 +71,12 @@ var (
 	meshAB  = mesh.MustNew(mesh.SimDevices(8), []int{2, 4}, "a", "b")
 )
 
-func reversed(d []mesh.Device) []mesh.Device {
-	out := make([]mesh.Device, len(d))
-	for i, x := range d {
-		out[len(d)-1-i] = x
-	}
-	return out
-}
-
-func on(m mesh.Mesh, entries ...any) mesh.NamedSharding {
-	return mesh.MustNamedSharding(m, mesh.P(entries...))
-}
-
 func TestWrapReplace(t *testing.T) {
 	tests := []struct {
 		name          string
 		text          string
 		args, results []mesh.NamedSharding
-		opts          []lower.Option
+		opts          []wrap.Option
 		want          string
 	}{{
 		name: "shardy onto 2x4", text: shardyExported,
@@ -109,7 +98,7 @@ module @jit_f attributes {jax.uses_shape_polymorphism = false, mhlo.num_partitio
 #loc = loc(unknown)
 `,
 	}, {
-		name: "gspmd, same device count", text: gspmdExported, opts: []lower.Option{lower.WithPartitioner(lower.GSPMD)},
+		name: "gspmd, same device count", text: gspmdExported, opts: []wrap.Option{wrap.WithPartitioner(lower.GSPMD)},
 		args:    []mesh.NamedSharding{on(meshR24, "y", "x"), on(meshR24, "y")},
 		results: []mesh.NamedSharding{on(meshR24, "y"), on(meshR24)},
 		want: `module @jit_f attributes {jax.uses_shape_polymorphism = false, mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
@@ -146,12 +135,12 @@ module @jit_f attributes {jax.uses_shape_polymorphism = false, mhlo.num_partitio
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := lower.Wrap(tc.text, tc.args, tc.results, append(tc.opts, lower.ReplaceShardings())...)
+			p, err := wrap.Module(tc.text, tc.args, tc.results, append(tc.opts, wrap.ReplaceShardings())...)
 			require.NoError(t, err)
 			require.Equal(t, tc.want, p.Text())
 			require.Equal(t, 8, p.NumPartitions())
 			// Re-sharding the result again onto the same shardings changes nothing.
-			again, err := lower.Wrap(p.Text(), tc.args, tc.results, append(tc.opts, lower.ReplaceShardings())...)
+			again, err := wrap.Module(p.Text(), tc.args, tc.results, append(tc.opts, wrap.ReplaceShardings())...)
 			require.NoError(t, err)
 			require.Equal(t, p.Text(), again.Text())
 		})
@@ -164,7 +153,7 @@ func TestWrapReplaceErrors(t *testing.T) {
 		name          string
 		text          string
 		args, results []mesh.NamedSharding
-		opts          []lower.Option
+		opts          []wrap.Option
 		err           error
 		msg           string
 	}{
@@ -173,20 +162,20 @@ func TestWrapReplaceErrors(t *testing.T) {
 		{"round trip axis missing", roundTripExported, []mesh.NamedSharding{on(meshAB, "a"), on(meshAB)}, []mesh.NamedSharding{{}, {}}, nil,
 			lower.ErrUnknownAxis, `names axis "x"`},
 		{"gspmd onto 4 devices", gspmdExported, []mesh.NamedSharding{on(four, "x"), on(four)}, []mesh.NamedSharding{{}, {}},
-			[]lower.Option{lower.WithPartitioner(lower.GSPMD)}, lower.ErrMeshMismatch, "does not fit 4 devices"},
+			[]wrap.Option{wrap.WithPartitioner(lower.GSPMD)}, lower.ErrMeshMismatch, "does not fit 4 devices"},
 		{"gspmd body onto shardy", gspmdExported, []mesh.NamedSharding{on(meshR24, "x"), on(meshR24)}, []mesh.NamedSharding{{}, {}}, nil,
 			lower.ErrPartitioner, "re-shard with the GSPMD partitioner"},
 		{"shardy body onto gspmd", shardyExported, []mesh.NamedSharding{on(meshR24, "x"), on(meshR24)}, []mesh.NamedSharding{{}, {}},
-			[]lower.Option{lower.WithPartitioner(lower.GSPMD)}, lower.ErrPartitioner, "re-shard with the Shardy partitioner"},
+			[]wrap.Option{wrap.WithPartitioner(lower.GSPMD)}, lower.ErrPartitioner, "re-shard with the Shardy partitioner"},
 		{"no mesh for the body", shardyExported, []mesh.NamedSharding{{}, {}}, []mesh.NamedSharding{{}, {}}, nil,
-			lower.ErrWrap, "no argument or result sharding gives the mesh"},
+			wrap.ErrModule, "no argument or result sharding gives the mesh"},
 		{"manual computation onto other axes", shardMapExported, []mesh.NamedSharding{on(meshR24, "x")}, []mesh.NamedSharding{{}}, nil,
 			lower.ErrMeshMismatch, "manual computations (shard_map)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := lower.Wrap(tc.text, tc.args, tc.results, append(tc.opts, lower.ReplaceShardings())...)
-			require.ErrorIs(t, err, lower.ErrWrap)
+			_, err := wrap.Module(tc.text, tc.args, tc.results, append(tc.opts, wrap.ReplaceShardings())...)
+			require.ErrorIs(t, err, wrap.ErrModule)
 			require.ErrorIs(t, err, tc.err)
 			require.ErrorContains(t, err, tc.msg)
 		})
@@ -209,7 +198,7 @@ const shardMapExported = `module @jit_g attributes {mhlo.num_partitions = 8 : i3
 func TestWrapReplaceManual(t *testing.T) {
 	// The same mesh over other devices: the manual computation stays, mesh symbols renamed.
 	other := mesh.MustNew(reversed(mesh.SimDevices(8)), []int{4, 2}, "x", "y")
-	p, err := lower.Wrap(shardMapExported, []mesh.NamedSharding{on(other, "x")}, []mesh.NamedSharding{on(other, "x")}, lower.ReplaceShardings())
+	p, err := wrap.Module(shardMapExported, []mesh.NamedSharding{on(other, "x")}, []mesh.NamedSharding{on(other, "x")}, wrap.ReplaceShardings())
 	require.NoError(t, err)
 	require.Contains(t, p.Text(), `sdy.mesh @mesh = <["x"=4, "y"=2]> {stablehlo.mesh = {axes = [{name = "x", size = 4 : i64}, {name = "y", size = 2 : i64}]}}`)
 	require.Contains(t, p.Text(), `in_shardings=[<@mesh, [{"x"}]>] out_shardings=[<@mesh, [{"x"}]>] manual_axes={"x"}`)
@@ -220,19 +209,19 @@ func TestWrapKeep(t *testing.T) {
 		text string
 		part lower.Partitioner
 	}{{shardyExported, lower.Shardy}, {gspmdExported, lower.GSPMD}, {roundTripExported, lower.Shardy}, {jaxExported, lower.Shardy}} {
-		p, err := lower.Wrap(tc.text, nil, nil, lower.KeepShardings())
+		p, err := wrap.Module(tc.text, nil, nil, wrap.KeepShardings())
 		require.NoError(t, err)
 		require.Equal(t, tc.text, p.Text())
 		require.Equal(t, tc.part, p.Partitioner())
 		_, ok := p.ArgSharding(0)
 		require.False(t, ok)
 	}
-	p, err := lower.Wrap(shardyExported, nil, nil, lower.KeepShardings())
+	p, err := wrap.Module(shardyExported, nil, nil, wrap.KeepShardings())
 	require.NoError(t, err)
 	require.Equal(t, 8, p.NumPartitions())
 	require.Equal(t, "[tensor<8x4xf32> tensor<4x6xf32>] [tensor<8xf32> tensor<8x6xi32>]", fmt.Sprint(p.ArgShapes(), " ", p.ResultShapes()))
-	_, err = lower.Wrap(shardyExported, []mesh.NamedSharding{on(meshR24, "x"), {}}, nil, lower.KeepShardings())
-	require.ErrorIs(t, err, lower.ErrWrap)
+	_, err = wrap.Module(shardyExported, []mesh.NamedSharding{on(meshR24, "x"), {}}, nil, wrap.KeepShardings())
+	require.ErrorIs(t, err, wrap.ErrModule)
 }
 
 // TestIntegrationWrapReplace compiles the three forms re-sharded onto a 2x4 mesh over the
@@ -251,8 +240,8 @@ func TestIntegrationWrapReplace(t *testing.T) {
 	}{{"shardy", shardyExported, lower.Shardy, 1}, {"gspmd", gspmdExported, lower.GSPMD, 8}, {"round trip", roundTripExported, lower.Shardy, 1}} {
 		t.Run(tc.name, func(t *testing.T) {
 			pjrttest.NeedDevices(t, tc.need)
-			prog, err := lower.Wrap(tc.text, []mesh.NamedSharding{on(m, "y", "x"), on(m, "y")}, []mesh.NamedSharding{on(m, "y"), on(m, nil, "x")},
-				lower.ReplaceShardings(), lower.WithPartitioner(tc.part))
+			prog, err := wrap.Module(tc.text, []mesh.NamedSharding{on(m, "y", "x"), on(m, "y")}, []mesh.NamedSharding{on(m, "y"), on(m, nil, "x")},
+				wrap.ReplaceShardings(), wrap.WithPartitioner(tc.part))
 			require.NoError(t, err)
 			exe := compile(t, c, m, prog)
 			in, err := exe.InputShardings()
@@ -292,7 +281,7 @@ func TestIntegrationWrapReplace(t *testing.T) {
 func TestWrapReplaceAliasing(t *testing.T) {
 	text := strings.Replace(shardyExported, `{sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>} loc("a")`,
 		`{sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>, tf.aliasing_output = 0 : i32} loc("a")`, 1)
-	p, err := lower.Wrap(text, []mesh.NamedSharding{on(meshR24, "y", "x"), on(meshR24, "y")}, []mesh.NamedSharding{{}, {}}, lower.ReplaceShardings())
+	p, err := wrap.Module(text, []mesh.NamedSharding{on(meshR24, "y", "x"), on(meshR24, "y")}, []mesh.NamedSharding{{}, {}}, wrap.ReplaceShardings())
 	require.NoError(t, err)
 	require.Contains(t, p.Text(), `%arg0: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {"x"}]>, jax.buffer_donor = true} loc("a")`)
 	require.NotContains(t, p.Text(), "tf.aliasing_output")
@@ -317,19 +306,19 @@ const shardMapPsum = `module @jit_g attributes {mhlo.num_partitions = 8 : i32, m
 
 func TestWrapReplaceManualRegroups(t *testing.T) {
 	m41 := mesh.MustNew(mesh.SimDevices(4), []int{4, 1}, "x", "y")
-	p, err := lower.Wrap(shardMapPsum, []mesh.NamedSharding{on(m41, "x")}, []mesh.NamedSharding{on(m41)}, lower.ReplaceShardings())
+	p, err := wrap.Module(shardMapPsum, []mesh.NamedSharding{on(m41, "x")}, []mesh.NamedSharding{on(m41)}, wrap.ReplaceShardings())
 	require.NoError(t, err)
 	require.Contains(t, p.Text(), `replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>, use_global_device_ids`)
 	require.Equal(t, 4, p.NumPartitions())
 
 	// A manual axis that changes size, and partition ids computed from the old sizes, stay refused.
 	m22 := mesh.MustNew(mesh.SimDevices(4), []int{2, 2}, "x", "y")
-	_, err = lower.Wrap(shardMapPsum, []mesh.NamedSharding{on(m22, "x")}, []mesh.NamedSharding{on(m22)}, lower.ReplaceShardings())
+	_, err = wrap.Module(shardMapPsum, []mesh.NamedSharding{on(m22, "x")}, []mesh.NamedSharding{on(m22)}, wrap.ReplaceShardings())
 	require.ErrorIs(t, err, lower.ErrMeshMismatch)
 	require.ErrorContains(t, err, `manual axis "x"`)
 	withID := strings.Replace(shardMapPsum, `%1 = "stablehlo.all_reduce"`, `%9 = stablehlo.partition_id : tensor<ui32>
       %1 = "stablehlo.all_reduce"`, 1)
-	_, err = lower.Wrap(withID, []mesh.NamedSharding{on(m41, "x")}, []mesh.NamedSharding{on(m41)}, lower.ReplaceShardings())
+	_, err = wrap.Module(withID, []mesh.NamedSharding{on(m41, "x")}, []mesh.NamedSharding{on(m41)}, wrap.ReplaceShardings())
 	require.ErrorIs(t, err, lower.ErrMeshMismatch)
 	require.ErrorContains(t, err, "stablehlo.partition_id")
 }
@@ -357,8 +346,8 @@ func TestIntegrationWrapReplaceGSPMDShardMap(t *testing.T) {
 
 	m, err := mesh.New(reversed(devices(c, tm.Size())), tm.AxisSizes(), "x", "y")
 	require.NoError(t, err)
-	prog, err := lower.Wrap(built.Text(), []mesh.NamedSharding{on(m, "x", "y")}, []mesh.NamedSharding{on(m, nil, "y")},
-		lower.ReplaceShardings(), lower.WithPartitioner(lower.GSPMD))
+	prog, err := wrap.Module(built.Text(), []mesh.NamedSharding{on(m, "x", "y")}, []mesh.NamedSharding{on(m, nil, "y")},
+		wrap.ReplaceShardings(), wrap.WithPartitioner(lower.GSPMD))
 	require.NoError(t, err)
 	in := make([]float32, 128)
 	for i := range in {

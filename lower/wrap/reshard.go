@@ -1,4 +1,4 @@
-package lower
+package wrap
 
 import (
 	"fmt"
@@ -6,13 +6,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/mlir"
 	"github.com/xlamesh/xlamesh/shardy"
 	"github.com/xlamesh/xlamesh/stablehlo"
 )
 
-// existingMode says what Wrap does with the shardings a module already carries.
+// existingMode says what Module does with the shardings a module already carries.
 type existingMode uint8
 
 const (
@@ -21,31 +22,32 @@ const (
 	existingKeep                        // KeepShardings
 )
 
-// ReplaceShardings makes Wrap replace every sharding a module already carries with the ones it
-// is given, on the mesh of those shardings: the module's meshes (`sdy.mesh` symbols, or the
+// ReplaceShardings makes Module replace every sharding a module already carries with the ones
+// it is given, on the mesh of those shardings: the module's meshes (`sdy.mesh` symbols, or the
 // xla.sdy.meshes frontend attribute) are removed and the new mesh added, @main's argument and
 // result annotations (`sdy.sharding`, `mhlo.sharding`, `xla.sdy.sharding` frontend attributes)
 // are replaced (or removed, for a zero NamedSharding), and the shardings inside the body
 // (sharding constraints, op shardings, manual computations) are moved onto the new mesh: their
 // mesh symbol is renamed, and every axis they name must be in the new mesh (an error wrapping
-// ErrWrap and ErrUnknownAxis names the first that is not). A module with manual computations
-// (shard_map) moves only to a mesh with the same axis names, in the same order, on which every
-// manual axis keeps its size: the bodies' shapes are written for them (ErrMeshMismatch
-// otherwise). When other axes change size, the replica groups (and source_target_pairs) of
-// the bodies' collectives are rewritten: each must be the groups of some mesh axes of the old
-// mesh, which must keep their sizes, and becomes the groups of the same axes on the new mesh
-// (ErrMeshMismatch, naming the op, otherwise); stablehlo.partition_id is then refused. GSPMD
-// shardings inside the body (`mhlo.sharding` on `@Sharding` custom calls and other ops) stay
-// when the device count does not change and are an error wrapping ErrMeshMismatch when it does;
-// next to Shardy attributes they are stale and removed. An argument aliased to a result
-// (tf.aliasing_output) stays donated (jax.buffer_donor) and XLA decides again whether to
-// reuse its buffer: on the new mesh the two may be laid out differently.
+// ErrModule and lower.ErrUnknownAxis names the first that is not). A module with manual
+// computations (shard_map) moves only to a mesh with the same axis names, in the same order, on
+// which every manual axis keeps its size: the bodies' shapes are written for them
+// (lower.ErrMeshMismatch otherwise). When other axes change size, the replica groups (and
+// source_target_pairs) of the bodies' collectives are rewritten: each must be the groups of
+// some mesh axes of the old mesh, which must keep their sizes, and becomes the groups of the
+// same axes on the new mesh (lower.ErrMeshMismatch, naming the op, otherwise);
+// stablehlo.partition_id is then refused. GSPMD shardings inside the body (`mhlo.sharding` on
+// `@Sharding` custom calls and other ops) stay when the device count does not change and are an
+// error wrapping lower.ErrMeshMismatch when it does; next to Shardy attributes they are stale
+// and removed. An argument aliased to a result (tf.aliasing_output) stays donated
+// (jax.buffer_donor) and XLA decides again whether to reuse its buffer: on the new mesh the two
+// may be laid out differently.
 func ReplaceShardings() Option { return func(c *config) { c.existing = existingReplace } }
 
-// KeepShardings makes Wrap leave a module's shardings, meshes and mhlo.num_partitions as they
+// KeepShardings makes Module leave a module's shardings, meshes and mhlo.num_partitions as they
 // are: the text is returned unchanged, and the Program reports @main's signature, the module's
 // partition count and the partitioner its annotations are written for. The shardings given to
-// Wrap must be zero (or the slices nil).
+// Module must be zero (or the slices nil).
 func KeepShardings() Option { return func(c *config) { c.existing = existingKeep } }
 
 // form is how a module carries its shardings.
@@ -277,7 +279,7 @@ func scanSites(text string, skip [][2]int, moduleAttrs [2]int, outer bool, ex *e
 		prev[0], prev[1], prev[2] = t, prev[0], prev[1]
 	}
 	if err := s.Err(); err != nil {
-		return nil, fmt.Errorf("lower: wrap: %w: %w", ErrWrap, err)
+		return nil, fmt.Errorf("wrap: %w: %w", ErrModule, err)
 	}
 	return sites, nil
 }
@@ -355,10 +357,10 @@ func parseRoundTripMeshes(quoted string) ([]shardy.MeshOp, error) {
 	}
 }
 
-// wrapErrorAt returns an ErrWrap error positioned at text[off].
+// wrapErrorAt returns an ErrModule error positioned at text[off].
 func wrapErrorAt(text string, off int, format string, args ...any) error {
 	line, col := mlir.Position(text, off)
-	return fmt.Errorf("lower: wrap: %w: %d:%d: "+format, append([]any{ErrWrap, line, col}, args...)...)
+	return fmt.Errorf("wrap: %w: %d:%d: "+format, append([]any{ErrModule, line, col}, args...)...)
 }
 
 // resharder moves the body's shardings onto the module's new mesh.
@@ -390,7 +392,7 @@ func (r *resharder) edits(text string) ([]edit, error) {
 			edits = append(edits, edit{at: s.at, del: end - s.at})
 		case siteRef, siteManual:
 			if r.target == formGSPMD {
-				return nil, wrapErrorAt(text, s.at, "%w: Shardy sharding %s in the body cannot be written for GSPMD; re-shard with the Shardy partitioner", ErrPartitioner, text[s.at:s.end])
+				return nil, wrapErrorAt(text, s.at, "%w: Shardy sharding %s in the body cannot be written for GSPMD; re-shard with the Shardy partitioner", lower.ErrPartitioner, text[s.at:s.end])
 			}
 			repl, err := r.rewrite(s, text[s.at:s.end])
 			if err != nil {
@@ -399,7 +401,7 @@ func (r *resharder) edits(text string) ([]edit, error) {
 			edits = append(edits, edit{at: s.at, del: s.end - s.at, insert: repl})
 		case siteSdyString:
 			if r.target != formRoundTrip {
-				return nil, wrapErrorAt(text, s.at, "%w: %s = %s in the body is Shardy's round-trip form; write the module with the Shardy partitioner", ErrPartitioner, s.key, text[s.at:s.end])
+				return nil, wrapErrorAt(text, s.at, "%w: %s = %s in the body is Shardy's round-trip form; write the module with the Shardy partitioner", lower.ErrPartitioner, s.key, text[s.at:s.end])
 			}
 			repl, err := r.rewriteString(text[s.at:s.end])
 			if err != nil {
@@ -417,7 +419,7 @@ func (r *resharder) edits(text string) ([]edit, error) {
 			edits = append(edits, edit{at: s.at, del: s.end - s.at, insert: repl})
 		case sitePartitionID:
 			if !regroup.IsEmpty() {
-				return nil, wrapErrorAt(text, s.at, "%w: %s in a module with manual computations computes mesh positions from the sizes of mesh %s; it cannot move to %s", ErrMeshMismatch, s.op, regroup, r.mesh)
+				return nil, wrapErrorAt(text, s.at, "%w: %s in a module with manual computations computes mesh positions from the sizes of mesh %s; it cannot move to %s", lower.ErrMeshMismatch, s.op, regroup, r.mesh)
 			}
 		case siteGSPMD:
 			if r.ex.form == formShardy || r.ex.form == formRoundTrip {
@@ -429,10 +431,10 @@ func (r *resharder) edits(text string) ([]edit, error) {
 				return nil, wrapErrorAt(text, s.at, "%w", err)
 			}
 			if r.target != formGSPMD {
-				return nil, wrapErrorAt(text, s.at, "%w: GSPMD sharding %q in the body cannot be moved onto a Shardy mesh; re-shard with the GSPMD partitioner", ErrPartitioner, v)
+				return nil, wrapErrorAt(text, s.at, "%w: GSPMD sharding %q in the body cannot be moved onto a Shardy mesh; re-shard with the GSPMD partitioner", lower.ErrPartitioner, v)
 			}
 			if err := mlir.CheckSharding(v, r.n); err != nil {
-				return nil, wrapErrorAt(text, s.at, "%w: GSPMD sharding %q in the body does not fit %d devices: %w", ErrMeshMismatch, v, r.n, err)
+				return nil, wrapErrorAt(text, s.at, "%w: GSPMD sharding %q in the body does not fit %d devices: %w", lower.ErrMeshMismatch, v, r.n, err)
 			}
 		}
 	}
@@ -448,7 +450,7 @@ func (r *resharder) rewrite(s site, src string) (string, error) {
 		}
 		for _, a := range axes.Names() {
 			if _, ok := r.mesh.AxisSize(a); !ok {
-				return "", fmt.Errorf("%w: manual axis %q is not an axis of the new mesh %s", ErrUnknownAxis, a, r.mesh)
+				return "", fmt.Errorf("%w: manual axis %q is not an axis of the new mesh %s", lower.ErrUnknownAxis, a, r.mesh)
 			}
 		}
 		return src, nil
@@ -467,12 +469,12 @@ func (r *resharder) rewrite(s site, src string) (string, error) {
 	}
 	for _, a := range refs {
 		if _, ok := r.mesh.AxisSize(a.Name()); !ok {
-			return "", fmt.Errorf("%w: sharding %s names axis %q, which the new mesh %s lacks", ErrUnknownAxis, src, a.Name(), r.mesh)
+			return "", fmt.Errorf("%w: sharding %s names axis %q, which the new mesh %s lacks", lower.ErrUnknownAxis, src, a.Name(), r.mesh)
 		}
 	}
 	moved := ts.WithMeshName(r.name)
 	if err := moved.Validate(r.mesh, moved.Rank()); err != nil {
-		return "", fmt.Errorf("%w: sharding %s on the new mesh %s: %w", ErrSharding, src, r.mesh, err)
+		return "", fmt.Errorf("%w: sharding %s on the new mesh %s: %w", lower.ErrSharding, src, r.mesh, err)
 	}
 	return strings.TrimPrefix(moved.String(), "#sdy.sharding"), nil
 }
@@ -504,11 +506,11 @@ func (r *resharder) rewriteString(quoted string) (string, error) {
 
 // roundTripMeshes returns the xla.sdy.meshes value naming the module's meshes:
 // "{mesh = #sdy.mesh<[\"x\"=4]>}".
-func roundTripMeshes(syms []*meshSym) string {
-	parts := make([]string, 0, len(syms))
-	for _, s := range syms {
-		if !s.maximal {
-			parts = append(parts, s.name+" = #sdy.mesh"+s.text)
+func roundTripMeshes(ops []shardy.MeshOp) string {
+	parts := make([]string, 0, len(ops))
+	for _, op := range ops {
+		if !op.Mesh().IsMaximal() {
+			parts = append(parts, op.Name()+" = #sdy.mesh"+op.Mesh().String())
 		}
 	}
 	return mlir.Quote("{" + strings.Join(parts, ", ") + "}")
@@ -532,7 +534,7 @@ func moduleNumPartitions(text string, sig *mainSig) (n int, said bool, err error
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
-			return 0, false, fmt.Errorf("lower: wrap: %w: mhlo.num_partitions = %s", ErrWrap, v)
+			return 0, false, fmt.Errorf("wrap: %w: mhlo.num_partitions = %s", ErrModule, v)
 		}
 		return n, true, nil
 	}
@@ -543,7 +545,7 @@ func moduleNumPartitions(text string, sig *mainSig) (n int, said bool, err error
 // ("key = value"; "" for none): existing shardings are dropped (all forms with replace, the
 // native ones otherwise) and the other attributes kept; with replace, an argument's
 // tf.aliasing_output becomes jax.buffer_donor. In the round-trip form the sharding
-// goes into mhlo.frontend_attributes as xla.sdy.sharding (for results, Wrap writes it on the
+// goes into mhlo.frontend_attributes as xla.sdy.sharding (for results, Module writes it on the
 // xla.sdy.FuncResultSharding call instead). ok is false when nothing changes.
 func sigEntryEdit(text string, e sigEntry, attr string, target form, replace, result bool) (edit, bool) {
 	var entries []string
@@ -618,14 +620,15 @@ func sigEntryEdit(text string, e sigEntry, attr string, target form, replace, re
 	return edit{at: e.attrsAt, del: len(e.attrs), insert: "{" + strings.Join(entries, ", ") + "}"}, true
 }
 
-// reshardBody returns the edits that move the module's own shardings onto m's mesh
-// (ReplaceShardings): mesh symbols, sharding references, manual axes, round-trip strings and
-// GSPMD strings in the body, and in the round-trip form the result shardings (resSh).
-func (m *Module) reshardBody(text string, sig *mainSig, ex *existing, target form, resSh []*mesh.NamedSharding) ([]edit, error) {
-	var sym *meshSym
-	for _, s := range m.meshes {
-		if !s.maximal {
-			sym = s
+// reshardBody returns the edits that move the module's own shardings onto the mesh of m, the
+// module of the new shardings (ReplaceShardings): mesh symbols, sharding references, manual
+// axes, round-trip strings and GSPMD strings in the body, and in the round-trip form the result
+// shardings (resSh: one per result, zero for none).
+func reshardBody(m *lower.Module, text string, sig *mainSig, ex *existing, target form, resSh []mesh.NamedSharding) ([]edit, error) {
+	var sym *shardy.MeshOp
+	for _, op := range m.Meshes() {
+		if !op.Mesh().IsMaximal() {
+			sym = &op
 			break
 		}
 	}
@@ -634,14 +637,14 @@ func (m *Module) reshardBody(text string, sig *mainSig, ex *existing, target for
 	})
 	if sym == nil {
 		if needsMesh || target == formRoundTrip && ex.rtMeshes[0] >= 0 {
-			return nil, fmt.Errorf("lower: wrap: %w: the module's body has shardings, but no argument or result sharding gives the mesh to move them to", ErrWrap)
+			return nil, fmt.Errorf("wrap: %w: the module's body has shardings, but no argument or result sharding gives the mesh to move them to", ErrModule)
 		}
 		return nil, nil
 	}
 	if target == formGSPMD && ex.rtMeshes[0] >= 0 {
-		return nil, fmt.Errorf("lower: wrap: %w: %w: a module in Shardy's round-trip form (xla.sdy.meshes) cannot be written for GSPMD; re-shard it with the Shardy partitioner", ErrWrap, ErrPartitioner)
+		return nil, fmt.Errorf("wrap: %w: %w: a module in Shardy's round-trip form (xla.sdy.meshes) cannot be written for GSPMD; re-shard it with the Shardy partitioner", ErrModule, lower.ErrPartitioner)
 	}
-	r := &resharder{ex: ex, name: sym.name, mesh: shardy.MeshFromAbstract(sym.abs, nil), target: target, n: m.numPartitions()}
+	r := &resharder{ex: ex, name: sym.Name(), mesh: sym.Mesh(), target: target, n: m.NumPartitions()}
 	var results map[int]string // round trip: replacement strings of FuncResultSharding sites
 	var extra []edit
 	if target == formRoundTrip {
@@ -672,13 +675,13 @@ func (m *Module) reshardBody(text string, sig *mainSig, ex *existing, target for
 // the xla.sdy.FuncResultSharding custom calls feeding @main's return: it returns the new
 // string of each such call's sharding site (by offset), and the edits that add a call for a
 // result that has none.
-func (r *resharder) resultShardings(text string, sig *mainSig, resSh []*mesh.NamedSharding) (map[int]string, []edit, error) {
+func (r *resharder) resultShardings(text string, sig *mainSig, resSh []mesh.NamedSharding) (map[int]string, []edit, error) {
 	body, err := readMainBody(text)
 	if err != nil {
 		return nil, nil, err
 	}
 	if len(body.returned) != len(sig.results) {
-		return nil, nil, fmt.Errorf("lower: wrap: %w: @main returns %d values for %d results", ErrWrap, len(body.returned), len(sig.results))
+		return nil, nil, fmt.Errorf("wrap: %w: @main returns %d values for %d results", ErrModule, len(body.returned), len(sig.results))
 	}
 	repl := map[int]string{}
 	var edits []edit
@@ -686,13 +689,13 @@ func (r *resharder) resultShardings(text string, sig *mainSig, resSh []*mesh.Nam
 	for i, op := range body.returned {
 		shape, err := stablehlo.ParseShape(sig.results[i].typ)
 		if err != nil {
-			return nil, nil, fmt.Errorf("lower: wrap: result %d: %w: %w", i, ErrWrap, err)
+			return nil, nil, fmt.Errorf("wrap: result %d: %w: %w", i, ErrModule, err)
 		}
 		var value string
-		if s := resSh[i]; s != nil {
-			ts, err := shardy.FromNamedSharding(*s, r.name, shape.Rank())
+		if s := resSh[i]; s.Key() != "" {
+			ts, err := shardy.FromNamedSharding(s, r.name, shape.Rank())
 			if err != nil {
-				return nil, nil, fmt.Errorf("lower: wrap: result %d: %w: %w: %w", i, ErrWrap, ErrSharding, err)
+				return nil, nil, fmt.Errorf("wrap: result %d: %w: %w: %w", i, ErrModule, lower.ErrSharding, err)
 			}
 			value = strings.TrimPrefix(ts.String(), "#sdy.sharding")
 		} else {
@@ -712,7 +715,7 @@ func (r *resharder) resultShardings(text string, sig *mainSig, resSh []*mesh.Nam
 				continue
 			}
 		}
-		if resSh[i] == nil {
+		if resSh[i].Key() == "" {
 			continue
 		}
 		name := "%xlamesh_result_sharding_" + strconv.Itoa(i)
@@ -760,7 +763,7 @@ func readMainBody(text string) (*mainBody, error) {
 		case inMain && s.Depth() < depth:
 			endStmt(t.Off)
 			if b.returnAt < 0 {
-				return nil, fmt.Errorf("lower: wrap: %w: @main has no return op", ErrWrap)
+				return nil, fmt.Errorf("wrap: %w: @main has no return op", ErrModule)
 			}
 			return b, nil
 		case inMain && s.Depth() == depth && t.Kind == mlir.PercentIdent && s.Peek().Is(mlir.Punct, "="):
@@ -783,7 +786,7 @@ func readMainBody(text string) (*mainBody, error) {
 		}
 	}
 	if err := s.Err(); err != nil {
-		return nil, fmt.Errorf("lower: wrap: %w: %w", ErrWrap, err)
+		return nil, fmt.Errorf("wrap: %w: %w", ErrModule, err)
 	}
-	return nil, fmt.Errorf("lower: wrap: %w: no @main body", ErrWrap)
+	return nil, fmt.Errorf("wrap: %w: no @main body", ErrModule)
 }

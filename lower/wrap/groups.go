@@ -1,4 +1,4 @@
-package lower
+package wrap
 
 import (
 	"encoding/binary"
@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mlir"
 	"github.com/xlamesh/xlamesh/shardy"
 	"github.com/xlamesh/xlamesh/stablehlo"
@@ -137,13 +138,13 @@ func groupAxes(sizes []int, groups [][]int) ([]int, bool) {
 	}
 	var found []int
 	permute(span, func(order []int) bool {
-		if eqGroups(MeshGroups(sizes, order), groups) {
+		if eqGroups(lower.MeshGroups(sizes, order), groups) {
 			found = slices.Clone(order)
 			return true
 		}
 		return false
 	})
-	return found, found != nil || (len(span) == 0 && eqGroups(MeshGroups(sizes, nil), groups))
+	return found, found != nil || (len(span) == 0 && eqGroups(lower.MeshGroups(sizes, nil), groups))
 }
 
 func eqGroups(a, b [][]int) bool {
@@ -184,7 +185,7 @@ func regroupSite(op, key, src string, old, new shardy.Mesh) (string, error) {
 	checkAxes := func(axes []int) error {
 		for _, k := range axes {
 			if oldSizes[k] != newSizes[k] {
-				return fmt.Errorf("%w: %s: %s spans mesh axis %q, whose size changes from %d to %d", ErrMeshMismatch, op, key, names[k], oldSizes[k], newSizes[k])
+				return fmt.Errorf("%w: %s: %s spans mesh axis %q, whose size changes from %d to %d", lower.ErrMeshMismatch, op, key, names[k], oldSizes[k], newSizes[k])
 			}
 		}
 		return nil
@@ -192,17 +193,17 @@ func regroupSite(op, key, src string, old, new shardy.Mesh) (string, error) {
 	if key == "replica_groups" {
 		axes, ok := groupAxes(oldSizes, rows)
 		if !ok {
-			return "", fmt.Errorf("%w: %s: replica_groups %s are not the groups of any mesh axes of %s", ErrMeshMismatch, op, src, old)
+			return "", fmt.Errorf("%w: %s: replica_groups %s are not the groups of any mesh axes of %s", lower.ErrMeshMismatch, op, src, old)
 		}
 		if err := checkAxes(axes); err != nil {
 			return "", err
 		}
-		return stablehlo.DenseI64(MeshGroups(newSizes, axes)), nil
+		return stablehlo.DenseI64(lower.MeshGroups(newSizes, axes)), nil
 	}
 	// source_target_pairs: the axes along which pairs move, and the pairs of the first group
 	// (the one holding partition 0) as positions within it, applied to every new group.
 	if len(rows) == 0 || len(rows[0]) != 2 {
-		return "", fmt.Errorf("%w: %s: %s %s are not pairs", ErrMeshMismatch, op, key, src)
+		return "", fmt.Errorf("%w: %s: %s %s are not pairs", lower.ErrMeshMismatch, op, key, src)
 	}
 	var span []int
 	for k := range oldSizes {
@@ -223,7 +224,7 @@ func regroupSite(op, key, src string, old, new shardy.Mesh) (string, error) {
 	// Partition ids are positions: a pair (a, b) in the group of a's other coordinates. On the
 	// new mesh the same pair applies in every group of the other axes: rebuild from the pairs
 	// whose other coordinates are all 0, and check the old pairs are exactly their copies.
-	oldGroups, newGroups := MeshGroups(oldSizes, span), MeshGroups(newSizes, span)
+	oldGroups, newGroups := lower.MeshGroups(oldSizes, span), lower.MeshGroups(newSizes, span)
 	var local [][2]int
 	for _, r := range rows {
 		i, j := slices.Index(oldGroups[0], r[0]), slices.Index(oldGroups[0], r[1])
@@ -243,7 +244,7 @@ func regroupSite(op, key, src string, old, new shardy.Mesh) (string, error) {
 		return x
 	}
 	if len(local) == 0 || !eqGroups(sortRows(want), sortRows(rows)) {
-		return "", fmt.Errorf("%w: %s: source_target_pairs %s do not repeat one permutation in every group of mesh axes %v of %s", ErrMeshMismatch, op, src, axisNames(names, span), old)
+		return "", fmt.Errorf("%w: %s: source_target_pairs %s do not repeat one permutation in every group of mesh axes %v of %s", lower.ErrMeshMismatch, op, src, axisNames(names, span), old)
 	}
 	var pairs [][]int
 	for _, g := range newGroups {
@@ -282,28 +283,28 @@ func (r *resharder) manualMesh(text string) (shardy.Mesh, error) {
 			continue
 		}
 		if !slices.Equal(m.AxisNames(), r.mesh.AxisNames()) {
-			return shardy.Mesh{}, fmt.Errorf("lower: wrap: %w: %w: the module has manual computations (shard_map) written for mesh @%s = %s; they move only to a mesh with the same axis names, not %s",
-				ErrWrap, ErrMeshMismatch, op.Name(), m, r.mesh)
+			return shardy.Mesh{}, fmt.Errorf("wrap: %w: %w: the module has manual computations (shard_map) written for mesh @%s = %s; they move only to a mesh with the same axis names, not %s",
+				ErrModule, lower.ErrMeshMismatch, op.Name(), m, r.mesh)
 		}
 		for _, a := range manual {
 			was, _ := m.AxisSize(a)
 			now, _ := r.mesh.AxisSize(a)
 			if was != now {
-				return shardy.Mesh{}, fmt.Errorf("lower: wrap: %w: %w: manual axis %q of the module's manual computations (shard_map) has size %d in mesh @%s = %s and %d in the new mesh %s; their bodies' shapes are written for it",
-					ErrWrap, ErrMeshMismatch, a, was, op.Name(), m, now, r.mesh)
+				return shardy.Mesh{}, fmt.Errorf("wrap: %w: %w: manual axis %q of the module's manual computations (shard_map) has size %d in mesh @%s = %s and %d in the new mesh %s; their bodies' shapes are written for it",
+					ErrModule, lower.ErrMeshMismatch, a, was, op.Name(), m, now, r.mesh)
 			}
 		}
 		if !old.IsEmpty() && !slices.Equal(old.Axes(), m.Axes()) {
-			return shardy.Mesh{}, fmt.Errorf("lower: wrap: %w: %w: the module's manual computations use meshes @%s = %s and @%s = %s; its collectives cannot be moved to %s",
-				ErrWrap, ErrMeshMismatch, oldName, old, op.Name(), m, r.mesh)
+			return shardy.Mesh{}, fmt.Errorf("wrap: %w: %w: the module's manual computations use meshes @%s = %s and @%s = %s; its collectives cannot be moved to %s",
+				ErrModule, lower.ErrMeshMismatch, oldName, old, op.Name(), m, r.mesh)
 		}
 		old, oldName = m, op.Name()
 	}
 	if !old.IsEmpty() {
 		for _, op := range r.ex.meshes {
 			if m := op.Mesh(); !m.IsMaximal() && !slices.Equal(m.Axes(), old.Axes()) {
-				return shardy.Mesh{}, fmt.Errorf("lower: wrap: %w: %w: the module's manual computations use meshes @%s = %s and @%s = %s; its collectives cannot be moved to %s",
-					ErrWrap, ErrMeshMismatch, oldName, old, op.Name(), m, r.mesh)
+				return shardy.Mesh{}, fmt.Errorf("wrap: %w: %w: the module's manual computations use meshes @%s = %s and @%s = %s; its collectives cannot be moved to %s",
+					ErrModule, lower.ErrMeshMismatch, oldName, old, op.Name(), m, r.mesh)
 			}
 		}
 	}

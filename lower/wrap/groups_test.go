@@ -1,4 +1,4 @@
-package lower
+package wrap
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/shardy"
 )
 
@@ -67,7 +68,7 @@ func TestRegroupSiteErrors(t *testing.T) {
 			require.ErrorContains(t, err, "stablehlo.all_gather")
 			require.ErrorContains(t, err, tc.msg)
 			if tc.name != "not a dense attribute" {
-				require.True(t, errors.Is(err, ErrMeshMismatch), "%v", err)
+				require.True(t, errors.Is(err, lower.ErrMeshMismatch), "%v", err)
 			}
 		})
 	}
