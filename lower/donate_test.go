@@ -102,7 +102,7 @@ func TestDonationMarks(t *testing.T) {
 				if tt.in == nil {
 					a, b = f.Arg(x), f.Arg(x)
 				} else {
-					a, b = f.Arg(x, tt.in[0]), f.Arg(x, tt.in[1])
+					a, b = f.ShardedArg(x, tt.in[0]), f.ShardedArg(x, tt.in[1])
 				}
 				f.Return(tt.body(f, a, b)...)
 				if tt.out != nil {

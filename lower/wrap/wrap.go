@@ -43,7 +43,7 @@ func WithPartitioner(p lower.Partitioner) Option { return func(c *config) { c.pa
 // kept, and a Shardy module with meshes is an error. Errors wrap ErrModule: no module or @main,
 // a count mismatch, a value that is not a static ranked tensor, a sharding in the body that
 // does not fit the new mesh; a sharding that does not fit its argument or result is a
-// *lower.OpError, as Function.Arg's is.
+// *lower.OpError, as lower.Function.ShardedArg's is.
 func Module(text string, args, results []mesh.NamedSharding, opts ...Option) (*lower.Program, error) {
 	c := config{partitioner: lower.Shardy}
 	for _, o := range opts {

@@ -96,7 +96,7 @@ func TestWrapErrors(t *testing.T) {
 	// lower's seed program (f(x) = x * 2, P("x", "y") on mesh42), built with Shardy.
 	m := lower.NewModule("jit_seed")
 	f := m.Main()
-	x := f.Arg(lower.NewShape(dtypes.Float32, 8, 2), ns("x", "y"))
+	x := f.ShardedArg(lower.NewShape(dtypes.Float32, 8, 2), ns("x", "y"))
 	f.Return(f.Mul(x, f.Constant(2.0)))
 	f.ShardResults(ns("x", "y"))
 	seed, err := m.Build()
