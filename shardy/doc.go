@@ -8,7 +8,9 @@
 // StableHLO modules: `sdy.mesh @mesh = <["x"=4, "y"=2]>` symbols,
 // `#sdy.sharding<@mesh, [{"x"}, {}]>` on function arguments and results,
 // stripped `<@mesh, [...]>` shardings in sdy.sharding_constraint and
-// sdy.manual_computation.
+// sdy.manual_computation. Package mlir/bytecode decodes the Shardy
+// attributes of MLIR bytecode (modules JAX exported) into these values and
+// prints them with this package's printer.
 //
 // # Values
 //
@@ -25,6 +27,22 @@
 //     `#sdy.sharding<...>` attribute, Stripped() the bare `<...>` form.
 //   - TensorShardingPerValue: `#sdy.sharding_per_value<[...]>` for op results.
 //   - ManualAxes: the `manual_axes={"x"}` list of sdy.manual_computation.
+//   - SubAxisInfo: the `(1)2` of a sub-axis, an attribute of its own in
+//     bytecode.
+//   - AxisRefList `{"x", "y":(1)2}` and ListOfAxisRefLists `[{"x"}, {}]`:
+//     the axes of Shardy's collectives (sdy.all_reduce, sdy.all_gather, ...).
+//   - AllToAllParam `{"x"}: 0->1` and AllToAllParamList
+//     `[{"x"}: 0->2, {"y"}: 1->3]`: the all-to-alls of sdy.all_to_all.
+//   - OpShardingRule: `#sdy.op_sharding_rule<([i, j], [j, k])->([i, k])
+//     {i=8, j=16, k=8} reduction={j}>`, how an op partitions, in factors
+//     (`sdy.sharding_rule` of custom calls JAX exports); its TensorMapping
+//     `[i, jk]` per operand and result holds one DimMapping `jk` per
+//     dimension.
+//
+// Each of them is an Attr: Attribute returns the value as a standalone MLIR
+// attribute, with the prefix MLIR's printer gives it in a generic op's
+// attribute dictionary (`#sdy.mesh<...>`, `#sdy<manual_axes{"x"}>`,
+// `#sdy<all_to_all_param{"x"}: 0->1>`, `#sdy.dim_mappingij`).
 //
 // All values are immutable: constructors copy their inputs, accessors return
 // copies, With methods return new values. They are safe for concurrent use.
@@ -33,22 +51,31 @@
 //
 // Every value's String() is the dialect's own text, written by one recursive
 // writer, and the Parse functions (ParseMesh, ParseMeshOp,
-// ParseTensorSharding, ParseTensorShardingPerValue, ...) read it back:
-// Parse(v.String()) equals v, and printing parsed canonical text gives the
-// same text. The parser also reads what Shardy and JAX accept that the
-// printer writes differently (whitespace, `"\""` escapes, `unreduced=sum{...}`,
-// `#sdy.sharding`-prefixed elements of a per-value list, which print
-// stripped, explicit iota device_ids, the older `<"x"=4>` mesh form). Parse
-// errors are *ParseError values with the byte offset and, where Shardy's
-// parser has one, Shardy's key phrase: `shardy: offset 27: expected ',' or
-// '}', found "y"`, `expecting integer priority, got: p99999999999999999999`.
+// ParseTensorSharding, ParseTensorShardingPerValue, ParseOpShardingRule,
+// ...) read it back: Parse(v.String()) equals v, and printing parsed
+// canonical text gives the same text. ParseAttribute reads the standalone
+// form of every value, those without a Parse function of their own
+// included: ParseAttribute(v.Attribute()) equals v. The parser also reads
+// what Shardy and JAX accept that the printer writes differently
+// (whitespace, `"\""` escapes, `unreduced=sum{...}`, `#sdy.sharding`-prefixed
+// elements of a per-value list, which print stripped, explicit iota
+// device_ids, the older `<"x"=4>` mesh form, `{"x"}:0->1`, `reduction={}`),
+// and the two texts MLIR prints but cannot read back: `()` for a sharding
+// rule of an op without operands or results, and `#sdy.dim_mappingij`, a
+// dimension mapping in full. Parse errors are *ParseError values with the
+// byte offset and, where Shardy's parser has one, Shardy's key phrase:
+// `shardy: offset 27: expected ',' or '}', found "y"`, `expecting integer
+// priority, got: p99999999999999999999`, `expecting factor indices to be
+// ordered like an iota`.
 //
 // # Validation
 //
-// Constructors and parsers do not check Shardy's semantic rules; Validate
-// methods do, with the wording of Shardy's verifier ("unknown axis name",
-// "duplicate axis ref", "sharding doesn't match tensor rank: 2 != 1", ...),
-// wrapping exported sentinel errors such as ErrUnknownAxis for errors.Is.
+// Constructors and parsers do not check Shardy's semantic rules; the
+// Validate methods of meshes, shardings and manual axes do (sharding rules,
+// all-to-all parameters and axis lists have none), with the wording of
+// Shardy's verifier ("unknown axis name", "duplicate axis ref", "sharding
+// doesn't match tensor rank: 2 != 1", ...), wrapping exported sentinel
+// errors such as ErrUnknownAxis for errors.Is.
 //
 // MeshOpsInModule reads the `sdy.mesh` ops of a whole module's text, for
 // checking shardings of a module written elsewhere (e.g. exported by JAX).
@@ -90,7 +117,9 @@
 // validates, and every attribute-level error of those tests is an error here
 // with Shardy's key phrase. The facts are extracted into
 // testdata/shardy_corpus.json by tools/shardy-corpus/generate.py, which
-// records the commit. Where Shardy versions differ, this package follows the
+// records the commit. The corpus has no sharding rules, collective
+// parameters or axis lists; their texts in attr_test.go are what jaxlib
+// 0.12.0.1 prints for them. Where Shardy versions differ, this package follows the
 // one in the plugins the project tests (xla-cpu-pjrt 0.0.1, and the jaxlib
 // of the oracle): since May 2025 (Shardy commit e23167f) the MeshAttr
 // builder drops device_ids equal to iota, so the verifier's older rule

@@ -258,3 +258,25 @@ func FuzzParseDimSharding(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseAttribute(f *testing.F) {
+	for _, tt := range attrTests {
+		f.Add(tt.want)
+	}
+	addSeeds(f, canonicalRules, []string{`#sdy<dim_mapping ij>`, `#sdy<all_to_all_param{"x"}:0->1>`,
+		`#sdy.op_sharding_rule<([, i])->([i]) {i=2}>`, `#sdy.op_sharding_rule<([iz_1])->([z_1]) {i=1}, custom>`})
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := ParseAttribute(s)
+		if err != nil {
+			return
+		}
+		text := v.Attribute()
+		w, err := ParseAttribute(text)
+		if err != nil {
+			t.Fatalf("reparse of %q (from %q): %v", text, s, err)
+		}
+		if !equalAttr(w, v) || w.Attribute() != text {
+			t.Fatalf("round trip of %q: %q != %q", s, w.Attribute(), text)
+		}
+	})
+}

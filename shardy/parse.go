@@ -3,6 +3,7 @@ package shardy
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -127,20 +128,36 @@ func ParseShardingList(s string) ([]TensorSharding, error) {
 
 // ParseManualAxes reads a manual_computation axis list: `{"x", "y"}` or `{}`.
 func ParseManualAxes(s string) (ManualAxes, error) {
-	return parse(s, func(p *parser) ManualAxes {
-		p.expect('{')
-		var names []string
-		if !p.accept('}') {
-			for {
-				names = append(names, p.str())
-				if p.accept('}') {
-					break
-				}
-				p.expectOneOf(',', "',' or '}'")
-			}
+	return parse(s, (*parser).manualAxes)
+}
+
+// ParseOpShardingRule reads an op sharding rule, with or without the
+// `#sdy.op_sharding_rule` prefix: `#sdy.op_sharding_rule<([i, j], [j,
+// k])->([i, k]) {i=8, j=16, k=8} reduction={j}>`. Factor sizes are listed in
+// factor order (`{i=8, j=16}`, never `{j=16, i=8}`), and the factor kinds in
+// Shardy's order (reduction, need_replication, permutation,
+// blocked_propagation), as Shardy's parser requires.
+func ParseOpShardingRule(s string) (OpShardingRule, error) {
+	return parse(s, func(p *parser) OpShardingRule {
+		p.skipSpace()
+		if p.peek() == '#' {
+			p.pos++
+			p.keyword(ruleAttrPrefix[1:])
 		}
-		return ManualAxes{names: names}
+		return p.rule()
 	})
+}
+
+// ParseAttribute reads any attribute of this package in its standalone form,
+// as Attr.Attribute prints it: `#sdy.mesh<...>`, `#sdy.sharding<...>`,
+// `#sdy.sharding_per_value<...>`, `#sdy.op_sharding_rule<...>`,
+// `#sdy.dim_mappingij`, and `#sdy<name...>` for manual_axes, mesh_axis,
+// sub_axis_info, axis_ref, dimension_sharding, axis_ref_list,
+// list_of_axis_ref_lists, all_to_all_param, all_to_all_param_list,
+// tensor_mapping and dim_mapping. The result's dynamic type is the value's
+// (Mesh, TensorSharding, ...).
+func ParseAttribute(s string) (Attr, error) {
+	return parse(s, (*parser).attribute)
 }
 
 // MustParseTensorSharding is ParseTensorSharding that panics on error, for
@@ -267,11 +284,32 @@ func (p *parser) axisRef() AxisRef {
 	if !p.accept(':') {
 		return Axis(name)
 	}
+	info := p.subAxisInfo()
+	return SubAxis(name, info.PreSize, info.Size)
+}
+
+// subAxisInfo reads `(m)k`.
+func (p *parser) subAxisInfo() SubAxisInfo {
 	p.expect('(')
 	pre := p.integer("sub-axis pre-size")
 	p.expect(')')
-	size := p.integer("sub-axis size")
-	return SubAxis(name, pre, size)
+	return SubAxisInfo{PreSize: pre, Size: p.integer("sub-axis size")}
+}
+
+// manualAxes reads `{"x", "y"}`.
+func (p *parser) manualAxes() ManualAxes {
+	p.expect('{')
+	var names []string
+	if !p.accept('}') {
+		for {
+			names = append(names, p.str())
+			if p.accept('}') {
+				break
+			}
+			p.expectOneOf(',', "',' or '}'")
+		}
+	}
+	return ManualAxes{names: names}
 }
 
 func (p *parser) dim() DimSharding {
@@ -392,6 +430,280 @@ func (p *parser) refList() []AxisRef {
 		}
 		p.expectOneOf(',', "'}'")
 	}
+}
+
+// attribute reads a standalone attribute (see ParseAttribute).
+func (p *parser) attribute() Attr {
+	p.expectOneOf('#', "'#'")
+	start := p.pos
+	switch w := p.peekWord(); {
+	case w == "sdy":
+		p.keyword(w)
+		p.expect('<')
+		a := p.genericAttr()
+		p.expect('>')
+		return a
+	case w == meshAttrPrefix[1:]:
+		p.keyword(w)
+		return p.meshBody()
+	case w == shardingAttrPrefix[1:]:
+		p.keyword(w)
+		return p.sharding()
+	case w == perValueAttrPrefix[1:]:
+		p.keyword(w)
+		p.expect('<')
+		list := p.shardingList()
+		p.expect('>')
+		return TensorShardingPerValue{shardings: list}
+	case w == ruleAttrPrefix[1:]:
+		p.keyword(w)
+		return p.rule()
+	case strings.HasPrefix(w, dimMappingPrefix[1:]):
+		p.keyword(w)
+		return DimMapping{factors: p.factorSymbols(w[len(dimMappingPrefix)-1:], start+len(dimMappingPrefix)-1)}
+	}
+	p.failExpected("Shardy attribute")
+	return nil
+}
+
+// genericAttr reads the `name...` inside `#sdy<name...>`.
+func (p *parser) genericAttr() Attr {
+	switch w := p.word(); w {
+	case "manual_axes":
+		return p.manualAxes()
+	case "mesh_axis":
+		return p.meshAxis()
+	case "sub_axis_info":
+		return p.subAxisInfo()
+	case "axis_ref":
+		return p.axisRef()
+	case "dimension_sharding":
+		return p.dim()
+	case "axis_ref_list":
+		return AxisRefList{refs: p.refList()}
+	case "list_of_axis_ref_lists":
+		return p.listOfRefLists()
+	case "all_to_all_param":
+		return p.allToAll()
+	case "all_to_all_param_list":
+		return p.allToAllList()
+	case "tensor_mapping":
+		return p.tensorMapping()
+	case "dim_mapping":
+		return p.dimMapping()
+	default:
+		p.pos -= len(w)
+		p.failExpected("Shardy attribute name")
+		return nil
+	}
+}
+
+// listOfRefLists reads `[{"x"}, {}]`.
+func (p *parser) listOfRefLists() ListOfAxisRefLists {
+	var l ListOfAxisRefLists
+	p.expect('[')
+	if p.accept(']') {
+		return l
+	}
+	for {
+		l.lists = append(l.lists, AxisRefList{refs: p.refList()})
+		if p.accept(']') {
+			return l
+		}
+		p.expectOneOf(',', "',' or ']'")
+	}
+}
+
+// allToAll reads `{"x"}: 0->1`.
+func (p *parser) allToAll() AllToAllParam {
+	var a AllToAllParam
+	a.axes = p.refList()
+	p.expect(':')
+	a.src = p.integer("source dimension")
+	p.arrow()
+	a.tgt = p.integer("target dimension")
+	return a
+}
+
+// allToAllList reads `[{"x"}: 0->1, ...]`.
+func (p *parser) allToAllList() AllToAllParamList {
+	var l AllToAllParamList
+	p.expect('[')
+	if p.accept(']') {
+		return l
+	}
+	for {
+		l.params = append(l.params, p.allToAll())
+		if p.accept(']') {
+			return l
+		}
+		p.expectOneOf(',', "',' or ']'")
+	}
+}
+
+// rule reads the `<(...)->(...) {...} ...>` of an op sharding rule.
+func (p *parser) rule() OpShardingRule {
+	var r OpShardingRule
+	p.expect('<')
+	r.operands = p.mappings()
+	p.arrow()
+	r.results = p.mappings()
+	if p.accept('{') && !p.accept('}') {
+		for {
+			p.skipSpace()
+			start := p.pos
+			w := p.word()
+			want := len(r.factorSizes)
+			f, rest := p.factorSymbol(w, start)
+			if f != want {
+				var exp, got strings.Builder
+				writeFactor(&exp, want)
+				writeFactor(&got, f)
+				p.failAt(start, "expecting factor indices to be ordered like an iota ([0,1,2,...], e.g. {i=#, j=#, ...}). Expecting factor index symbol '%s', received: '%s'", exp.String(), got.String())
+			}
+			if rest != "" {
+				p.failAt(start, "expecting single factor symbol: %s", rest)
+			}
+			p.expect('=')
+			r.factorSizes = append(r.factorSizes, p.integer("factor size"))
+			if p.accept('}') {
+				break
+			}
+			p.expectOneOf(',', "',' or '}'")
+		}
+	}
+	for k, name := range factorKindNames {
+		if p.peekWord() != name {
+			continue
+		}
+		p.keyword(name)
+		p.expect('=')
+		p.expect('{')
+		if p.accept('}') {
+			continue
+		}
+		for {
+			p.skipSpace()
+			start := p.pos
+			f, rest := p.factorSymbol(p.word(), start)
+			if rest != "" {
+				p.failAt(start, "expecting single factor symbol: %s", rest)
+			}
+			r.kinds[k] = append(r.kinds[k], f)
+			if p.accept('}') {
+				break
+			}
+			p.expectOneOf(',', "',' or '}'")
+		}
+	}
+	if p.accept(',') {
+		p.keyword("custom")
+		r.custom = true
+	}
+	p.expect('>')
+	return r
+}
+
+// mappings reads `([i, j], [k])`; `()` reads as none.
+func (p *parser) mappings() []TensorMapping {
+	var ms []TensorMapping
+	p.expect('(')
+	if p.accept(')') {
+		return ms
+	}
+	for {
+		ms = append(ms, p.tensorMapping())
+		if p.accept(')') {
+			return ms
+		}
+		p.expectOneOf(',', "',' or ')'")
+	}
+}
+
+// tensorMapping reads `[i, jk]`: one dimension mapping per dimension.
+func (p *parser) tensorMapping() TensorMapping {
+	var t TensorMapping
+	p.expect('[')
+	if p.accept(']') {
+		return t
+	}
+	for {
+		t.dims = append(t.dims, p.dimMapping())
+		if p.accept(']') {
+			return t
+		}
+		p.expectOneOf(',', "',' or ']'")
+	}
+}
+
+// dimMapping reads the factor symbols of a dimension (`jk`), the same in
+// full form (`#sdy.dim_mappingjk`), or nothing: the empty mapping, as
+// Shardy's parser reads it.
+func (p *parser) dimMapping() DimMapping {
+	p.skipSpace()
+	start := p.pos
+	if p.accept('#') {
+		w := p.peekWord()
+		if !strings.HasPrefix(w, dimMappingPrefix[1:]) {
+			p.failExpected("'" + dimMappingPrefix[1:] + "'")
+		}
+		p.pos += len(w)
+		return DimMapping{factors: p.factorSymbols(w[len(dimMappingPrefix)-1:], start+len(dimMappingPrefix))}
+	}
+	w := p.peekWord()
+	p.pos += len(w)
+	return DimMapping{factors: p.factorSymbols(w, start)}
+}
+
+// factorSymbols reads factor symbols run together (`ijz_1`), which start at
+// offset start of the input.
+func (p *parser) factorSymbols(w string, start int) []int {
+	var fs []int
+	for w != "" {
+		f, rest := p.factorSymbol(w, start)
+		start += len(w) - len(rest)
+		fs = append(fs, f)
+		w = rest
+	}
+	return fs
+}
+
+// factorSymbol reads the first factor symbol of w, at offset start: `i` to
+// `z` are factors 0 to 17, `z_1` is 18, and so on. It returns the factor and
+// the rest of w. Errors have the wording of Shardy's parser.
+func (p *parser) factorSymbol(w string, start int) (int, string) {
+	const z = 'z' - 'i'
+	if !strings.HasPrefix(w, "z_") {
+		if c := w[0]; c < 'i' || c > 'z' {
+			p.failAt(start, "expecting symbol from 'i' to 'z'. Received: '%c'", c)
+		}
+		return int(w[0] - 'i'), w[1:]
+	}
+	end := 2
+	for end < len(w) && isDigit(w[end]) {
+		end++
+	}
+	digits := w[2:end]
+	switch {
+	case digits == "":
+		p.failAt(start, "expecting integer after 'z_'. Received: '%s'", w)
+	case digits[0] == '0':
+		p.failAt(start, "expecting positive integer without leading zeros. Received: '%s'", digits)
+	}
+	n, err := strconv.ParseInt(digits, 10, 0)
+	if err != nil || n > math.MaxInt-z {
+		p.failAt(start, "expecting symbol index <=2^63-1. Received: '%s'", digits)
+	}
+	return int(n) + z, w[end:]
+}
+
+// arrow consumes `->`.
+func (p *parser) arrow() {
+	p.skipSpace()
+	if !strings.HasPrefix(p.src[p.pos:], "->") {
+		p.failExpected("'->'")
+	}
+	p.pos += 2
 }
 
 // shardingList reads `[<...>, ...]`. An element may carry the

@@ -225,12 +225,7 @@ func (s TensorSharding) Equal(o TensorSharding) bool {
 }
 
 // String returns the attribute text: `#sdy.sharding<@mesh, [{"x"}, {}]>`.
-func (s TensorSharding) String() string {
-	var b strings.Builder
-	b.WriteString("#sdy.sharding")
-	s.writeTo(&b)
-	return b.String()
-}
+func (s TensorSharding) String() string { return pretty(shardingAttrPrefix, s) }
 
 // Stripped returns the text without the `#sdy.sharding` prefix, as used in
 // sharding_per_value, sharding_constraint and manual_computation:
@@ -310,17 +305,17 @@ func (p TensorShardingPerValue) Equal(o TensorShardingPerValue) bool {
 }
 
 // String returns `#sdy.sharding_per_value<[<@mesh, [{"x"}]>, ...]>`.
-func (p TensorShardingPerValue) String() string {
-	var b strings.Builder
-	b.WriteString("#sdy.sharding_per_value<[")
+func (p TensorShardingPerValue) String() string { return pretty(perValueAttrPrefix, p) }
+
+func (p TensorShardingPerValue) writeTo(b *strings.Builder) {
+	b.WriteString("<[")
 	for i, s := range p.shardings {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		s.writeTo(&b)
+		s.writeTo(b)
 	}
 	b.WriteString("]>")
-	return b.String()
 }
 
 // ManualAxes is the `manual_axes={"x", "y"}` list of sdy.manual_computation:
@@ -357,13 +352,17 @@ func (a ManualAxes) Equal(o ManualAxes) bool { return slices.Equal(a.names, o.na
 // String returns `{"x", "y"}` (or `{}`).
 func (a ManualAxes) String() string {
 	var b strings.Builder
+	a.writeTo(&b)
+	return b.String()
+}
+
+func (a ManualAxes) writeTo(b *strings.Builder) {
 	b.WriteByte('{')
 	for i, n := range a.names {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		writeQuoted(&b, n)
+		writeQuoted(b, n)
 	}
 	b.WriteByte('}')
-	return b.String()
 }
