@@ -168,7 +168,7 @@ func (f *file) attrAt(d *decoder, i uint64) attr {
 		case "vhlo":
 			a = f.vhloAttr(ed)
 		case "sdy":
-			a = f.sdyAttr(ed)
+			a, e.size = f.sdyAttr(ed)
 		default:
 			ed.failKind(ErrUnsupported, "attribute of dialect %q in its own encoding", f.dialects[e.dialect].name)
 		}

@@ -58,6 +58,8 @@ type file struct {
 	// one per byte, which bounds memory on hostile input.
 	values int
 	depth  int // current attribute/type decoding depth
+	// sdyLeft is how much more text the Shardy attributes may print (see sdyText).
+	sdyLeft int
 }
 
 type dialect struct {
@@ -83,6 +85,7 @@ type entry struct {
 	state int8 // 0 not read, 1 being read (a cycle if seen again), 2 read
 	attr  attr
 	typ   typ
+	size  int // a Shardy attribute's text length, where another holds it (sdyNestedLen)
 }
 
 type resourceHandle struct {
@@ -126,7 +129,7 @@ func readHeader(d *decoder) Info {
 
 // parse reads the header and every table of b, and the IR.
 func parse(b []byte) (*file, *op, error) {
-	f := &file{in: b}
+	f := &file{in: b, sdyLeft: sdyLimit(len(b))}
 	d := newDecoder(b, 0, len(b), "header")
 	info := readHeader(d)
 	if d.err != nil {

@@ -1,13 +1,14 @@
 package bytecode
 
 import (
-	"strconv"
+	"fmt"
 
-	"github.com/xlamesh/xlamesh/mlir"
+	"github.com/xlamesh/xlamesh/shardy"
 )
 
 // Shardy (sdy) dialect attribute encodings (shardy/dialect/sdy/ir/bytecode.td): a varint
-// code, then the fields; nested attributes are references to other entries.
+// code, then the fields; nested attributes are references to other entries. They decode
+// to package shardy's values, which print themselves (shardy.Attr).
 const (
 	sdyManualAxes = iota
 	sdyMeshAxis
@@ -29,515 +30,368 @@ const (
 	sdyTensorShardingV3
 )
 
-// Decoded Shardy attributes. Each prints its own text (Shardy's assembly format), in
-// full (#sdy.sharding<...>) or stripped where it is nested in another.
-type (
-	sManualAxes []string
-	sMeshAxis   struct {
-		name string
-		size int64
-	}
-	sMesh struct {
-		axes      []sMeshAxis
-		deviceIDs []int64
-	}
-	sSubAxis struct{ pre, size int64 }
-	sAxisRef struct {
-		name string
-		sub  *sSubAxis
-	}
-	sDim struct {
-		axes     []sAxisRef
-		closed   bool
-		priority int64 // -1 when not set
-	}
-	sSharding struct {
-		mesh       attr // aSymRef or sMesh
-		dims       []sDim
-		replicated []sAxisRef
-		unreduced  []sAxisRef
-		reduction  int64 // 0 sum, 1 max, 2 min (ReductionOp)
-	}
-	sPerValue       []sSharding
-	sAxisRefList    []sAxisRef
-	sListOfAxisRefs []sAxisRefList
-	sAllToAllParam  struct {
-		axes     []sAxisRef
-		src, tgt int64
-	}
-	sAllToAllParamList []sAllToAllParam
-	sDimMapping        []int64
-	sTensorMapping     []sDimMapping
-	sShardingRule      struct {
-		factorSizes                                      []int64
-		operands, results                                []sTensorMapping
-		reduction, needReplication, permutation, blocked []int64
-		custom                                           bool
-	}
+// Shardy's ReductionOp, as TensorShardingV3 stores it.
+const (
+	sdyReduceSum = iota
+	sdyReduceMax
+	sdyReduceMin
 )
 
-func (f *file) sdyAttr(d *decoder) attr {
+// The text of Shardy attributes. Shardy values hold their parts by value, so an
+// attribute that refers to another many times (a per-value list of the same sharding,
+// a sharding of the same dimension) copies it as often: each decoded attribute's text
+// (one entry's, counted once however often it is referred to) is bounded before its
+// value is built, and all of them together may not pass sdyLimit. The bound is its
+// parts' text (entry.size, measured once each is built) plus sdyOwnText and the
+// attribute's own strings and integers.
+const (
+	sdyOwnText = 160 // brackets, keywords and prefixes of one attribute, at most
+	sdyIntText = 22  // an integer or factor symbol and its separator, at most
+	sdySepText = 2   // the separator before a part
+)
+
+// sdyLimit is the most text the Shardy attributes of an n-byte file may print, each
+// counted once: generous for real modules (their attributes are small and shared by
+// reference), linear in n.
+func sdyLimit(n int) int { return 8*n + 1<<20 }
+
+// sdyText is the running bound on the text of one Shardy attribute; it saturates rather
+// than overflow.
+type sdyText int
+
+const sdyTextMax = 1 << 50
+
+func (t *sdyText) add(n int) { *t = min(*t+sdyText(n), sdyTextMax) }
+
+// str adds a quoted string: MLIR escapes a byte in at most 3.
+func (t *sdyText) str(s string) { t.add(3*len(s) + 2 + sdySepText) }
+
+// ints adds n integers.
+func (t *sdyText) ints(n int) { t.add(n * sdyIntText) }
+
+// sdyAttr decodes a Shardy attribute into its shardy value and returns the length of the
+// value's text where another attribute holds it.
+func (f *file) sdyAttr(d *decoder) (attr, int) {
 	code := d.varint()
 	if d.err != nil {
-		return nil
+		return nil, 0
 	}
+	t := sdyText(sdyOwnText)
+	var v shardy.Attr
 	switch code {
 	case sdyManualAxes:
 		n := d.count(1, "manual axis")
-		axes := make(sManualAxes, 0, n)
+		names := make([]string, 0, n)
 		for i := 0; i < n && d.err == nil; i++ {
-			axes = append(axes, f.stringAttr(d))
+			s := f.stringAttr(d)
+			t.str(s)
+			names = append(names, s)
 		}
-		return axes
+		if f.sdyFits(d, t) {
+			v = shardy.NewManualAxes(names...)
+		}
 	case sdyMeshAxis:
 		name := f.str(d)
-		return sMeshAxis{name: name, size: d.svarint()}
+		size := d.svarint()
+		t.str(name)
+		t.ints(1)
+		if f.sdyFits(d, t) {
+			v = shardy.MeshAxis{Name: name, Size: int(size)}
+		}
 	case sdyMesh:
 		n := d.count(1, "mesh axis")
-		m := sMesh{}
+		axes := make([]shardy.MeshAxis, 0, n)
 		for i := 0; i < n && d.err == nil; i++ {
-			a, ok := f.attrRef(d).(sMeshAxis)
-			if !ok && d.err == nil {
-				d.fail("sdy mesh axis of another kind")
-			}
-			m.axes = append(m.axes, a)
+			a, size := sdyRef[shardy.MeshAxis](f, d, "mesh axis")
+			t.add(size)
+			axes = append(axes, a)
 		}
-		m.deviceIDs = f.svarints(d)
-		return m
+		ids := f.svarints(d)
+		t.ints(len(ids))
+		if f.sdyFits(d, t) {
+			v = shardy.NewMesh(axes, ints(ids))
+		}
 	case sdySubAxisInfo:
 		pre := d.svarint()
-		return sSubAxis{pre: pre, size: d.svarint()}
+		size := d.svarint()
+		t.ints(2)
+		if f.sdyFits(d, t) {
+			v = shardy.SubAxisInfo{PreSize: int(pre), Size: int(size)}
+		}
 	case sdyAxisRef:
-		r := sAxisRef{name: f.str(d)}
+		name := f.str(d)
+		t.str(name)
+		r := shardy.Axis(name)
 		if i, ok := d.flagged(); ok {
-			s, isSub := f.attrAt(d, i).(sSubAxis)
-			if !isSub && d.err == nil {
-				d.fail("sdy sub-axis info of another kind")
-			}
-			r.sub = &s
+			s, size := sdyRefAt[shardy.SubAxisInfo](f, d, i, "sub-axis info")
+			t.add(size)
+			r = shardy.SubAxis(name, s.PreSize, s.Size)
 		}
-		return r
+		if f.sdyFits(d, t) {
+			v = r
+		}
 	case sdyDimensionSharding:
-		dim := sDim{axes: f.sdyAxisRefs(d), priority: -1}
-		dim.closed = d.byte() != 0
-		if p, ok := d.flagged(); ok {
-			dim.priority = int64(p)
+		axes := f.sdyAxisRefs(d, &t)
+		closed := d.byte() != 0
+		p, hasPriority := d.flagged() // p < 2^63
+		t.ints(1)
+		if f.sdyFits(d, t) {
+			dim := shardy.Closed(axes...)
+			if !closed {
+				dim = shardy.Open(axes...)
+			}
+			if hasPriority {
+				dim = dim.WithPriority(int(p))
+			}
+			v = dim
 		}
-		return dim
 	case sdyTensorShardingV1, sdyTensorShardingV2, sdyTensorShardingV3:
-		s := sSharding{mesh: f.attrRef(d)}
-		switch s.mesh.(type) {
-		case aSymRef, sMesh:
-		default:
-			if d.err == nil {
-				d.fail("sdy sharding whose mesh is neither a mesh nor a symbol")
-			}
-		}
-		n := d.count(1, "dimension sharding")
-		for i := 0; i < n && d.err == nil; i++ {
-			dim, ok := f.attrRef(d).(sDim)
-			if !ok && d.err == nil {
-				d.fail("sdy dimension sharding of another kind")
-			}
-			s.dims = append(s.dims, dim)
-		}
-		s.replicated = f.sdyAxisRefs(d)
-		if code != sdyTensorShardingV1 {
-			s.unreduced = f.sdyAxisRefs(d)
-		}
-		if code == sdyTensorShardingV3 {
-			s.reduction = d.svarint()
-		}
-		return s
+		v = f.sdySharding(d, code, &t)
 	case sdyTensorShardingPerValueV1, sdyTensorShardingPerValueV2:
 		n := d.count(1, "sharding")
-		pv := make(sPerValue, 0, n)
+		shardings := make([]shardy.TensorSharding, 0, n)
 		for i := 0; i < n && d.err == nil; i++ {
-			s, ok := f.attrRef(d).(sSharding)
-			if !ok && d.err == nil {
-				d.fail("sdy sharding of another kind")
-			}
-			pv = append(pv, s)
+			s, size := sdyRef[shardy.TensorSharding](f, d, "sharding")
+			t.add(size)
+			shardings = append(shardings, s)
 		}
-		return pv
+		if f.sdyFits(d, t) {
+			v = shardy.NewTensorShardingPerValue(shardings...)
+		}
 	case sdyAxisRefList:
-		return sAxisRefList(f.sdyAxisRefs(d))
+		refs := f.sdyAxisRefs(d, &t)
+		if f.sdyFits(d, t) {
+			v = shardy.NewAxisRefList(refs...)
+		}
 	case sdyListOfAxisRefLists:
 		n := d.count(1, "axis list")
-		l := make(sListOfAxisRefs, 0, n)
+		lists := make([]shardy.AxisRefList, 0, n)
 		for i := 0; i < n && d.err == nil; i++ {
-			e, ok := f.attrRef(d).(sAxisRefList)
-			if !ok && d.err == nil {
-				d.fail("sdy axis list of another kind")
-			}
-			l = append(l, e)
+			l, size := sdyRef[shardy.AxisRefList](f, d, "axis list")
+			t.add(size)
+			lists = append(lists, l)
 		}
-		return l
+		if f.sdyFits(d, t) {
+			v = shardy.NewListOfAxisRefLists(lists...)
+		}
 	case sdyAllToAllParam:
-		p := sAllToAllParam{axes: f.sdyAxisRefs(d)}
-		p.src = d.svarint()
-		p.tgt = d.svarint()
-		return p
+		axes := f.sdyAxisRefs(d, &t)
+		src := d.svarint()
+		tgt := d.svarint()
+		if f.sdyFits(d, t) {
+			v = shardy.NewAllToAllParam(axes, int(src), int(tgt))
+		}
 	case sdyAllToAllParamList:
 		n := d.count(1, "all-to-all parameter")
-		l := make(sAllToAllParamList, 0, n)
+		params := make([]shardy.AllToAllParam, 0, n)
 		for i := 0; i < n && d.err == nil; i++ {
-			e, ok := f.attrRef(d).(sAllToAllParam)
-			if !ok && d.err == nil {
-				d.fail("sdy all-to-all parameter of another kind")
-			}
-			l = append(l, e)
+			p, size := sdyRef[shardy.AllToAllParam](f, d, "all-to-all parameter")
+			t.add(size)
+			params = append(params, p)
 		}
-		return l
+		if f.sdyFits(d, t) {
+			v = shardy.NewAllToAllParamList(params...)
+		}
 	case sdyDimMapping:
-		return sDimMapping(f.svarints(d))
+		factors := f.svarints(d)
+		t.ints(len(factors))
+		if f.sdyFits(d, t) {
+			v = shardy.NewDimMapping(ints(factors)...)
+		}
 	case sdyTensorMapping:
 		n := d.count(1, "dim mapping")
-		m := make(sTensorMapping, 0, n)
+		dims := make([]shardy.DimMapping, 0, n)
 		for i := 0; i < n && d.err == nil; i++ {
-			e, ok := f.attrRef(d).(sDimMapping)
-			if !ok && d.err == nil {
-				d.fail("sdy dim mapping of another kind")
-			}
-			m = append(m, e)
+			m, size := sdyRef[shardy.DimMapping](f, d, "dim mapping")
+			t.add(size)
+			dims = append(dims, m)
 		}
-		return m
+		if f.sdyFits(d, t) {
+			v = shardy.NewTensorMapping(dims...)
+		}
 	case sdyOpShardingRule:
-		r := sShardingRule{factorSizes: f.svarints(d)}
-		r.operands = f.sdyTensorMappings(d)
-		r.results = f.sdyTensorMappings(d)
-		r.reduction = f.svarints(d)
-		r.needReplication = f.svarints(d)
-		r.permutation = f.svarints(d)
-		r.blocked = f.svarints(d)
-		r.custom = d.byte() != 0
-		return r
+		v = f.sdyRule(d, &t)
+	default:
+		d.failKind(ErrUnsupported, "sdy attribute code %d", code)
 	}
-	d.failKind(ErrUnsupported, "sdy attribute code %d", code)
-	return nil
+	if d.err != nil || v == nil {
+		return nil, 0
+	}
+	n := sdyNestedLen(v)
+	f.sdyLeft -= n
+	return v, n
 }
 
-func (f *file) sdyTensorMappings(d *decoder) []sTensorMapping {
-	n := d.count(1, "tensor mapping")
-	out := make([]sTensorMapping, 0, n)
-	for i := 0; i < n && d.err == nil; i++ {
-		m, ok := f.attrRef(d).(sTensorMapping)
-		if !ok && d.err == nil {
-			d.fail("sdy tensor mapping of another kind")
+// sdySharding decodes a TensorShardingAttr of the given version.
+func (f *file) sdySharding(d *decoder, code uint64, t *sdyText) shardy.Attr {
+	i := d.varint()
+	if d.err != nil {
+		return nil
+	}
+	var mesh shardy.Mesh
+	var meshName string
+	inline := false
+	switch m := f.attrAt(d, i).(type) {
+	case aSymRef:
+		meshName = m.root
+		t.str(meshName)
+	case shardy.Mesh:
+		mesh, inline = m, true
+		t.add(f.attrs[i].size)
+	default:
+		if d.err == nil {
+			d.fail("sdy sharding whose mesh is neither a mesh nor a symbol")
 		}
+	}
+	n := d.count(1, "dimension sharding")
+	dims := make([]shardy.DimSharding, 0, n)
+	for i := 0; i < n && d.err == nil; i++ {
+		dim, size := sdyRef[shardy.DimSharding](f, d, "dimension sharding")
+		t.add(size)
+		dims = append(dims, dim)
+	}
+	replicated := f.sdyAxisRefs(d, t)
+	var unreduced []shardy.AxisRef
+	if code != sdyTensorShardingV1 {
+		unreduced = f.sdyAxisRefs(d, t)
+	}
+	reduction := shardy.ReduceSum
+	if code == sdyTensorShardingV3 {
+		// Shardy prints a ReductionOp other than max and min as sum does.
+		switch d.svarint() {
+		case sdyReduceMax:
+			reduction = shardy.ReduceMax
+		case sdyReduceMin:
+			reduction = shardy.ReduceMin
+		}
+	}
+	if !f.sdyFits(d, *t) {
+		return nil
+	}
+	s := shardy.NewTensorSharding(meshName, dims...)
+	if inline {
+		s = shardy.NewInlineTensorSharding(mesh, dims...)
+	}
+	if len(replicated) > 0 {
+		s = s.WithReplicated(replicated...)
+	}
+	if len(unreduced) > 0 {
+		s = s.WithUnreduced(reduction, unreduced...)
+	}
+	return s
+}
+
+// sdyRule decodes an OpShardingRuleAttr.
+func (f *file) sdyRule(d *decoder, t *sdyText) shardy.Attr {
+	sizes := f.svarints(d)
+	t.ints(2 * len(sizes)) // `z_1=size`
+	operands := f.sdyTensorMappings(d, t)
+	results := f.sdyTensorMappings(d, t)
+	var kinds [4][]int64
+	for k := range kinds {
+		kinds[k] = f.svarints(d)
+		t.ints(len(kinds[k]))
+	}
+	custom := d.byte() != 0
+	if !f.sdyFits(d, *t) {
+		return nil
+	}
+	return shardy.NewOpShardingRule(ints(sizes), operands, results).
+		WithReductionFactors(ints(kinds[0])...).
+		WithNeedReplicationFactors(ints(kinds[1])...).
+		WithPermutationFactors(ints(kinds[2])...).
+		WithBlockedPropagationFactors(ints(kinds[3])...).
+		WithCustom(custom)
+}
+
+func (f *file) sdyTensorMappings(d *decoder, t *sdyText) []shardy.TensorMapping {
+	n := d.count(1, "tensor mapping")
+	out := make([]shardy.TensorMapping, 0, n)
+	for i := 0; i < n && d.err == nil; i++ {
+		m, size := sdyRef[shardy.TensorMapping](f, d, "tensor mapping")
+		t.add(size)
 		out = append(out, m)
 	}
 	return out
 }
 
-func (f *file) sdyAxisRefs(d *decoder) []sAxisRef {
+func (f *file) sdyAxisRefs(d *decoder, t *sdyText) []shardy.AxisRef {
 	n := d.count(1, "axis ref")
-	out := make([]sAxisRef, 0, n)
+	out := make([]shardy.AxisRef, 0, n)
 	for i := 0; i < n && d.err == nil; i++ {
-		r, ok := f.attrRef(d).(sAxisRef)
-		if !ok && d.err == nil {
-			d.fail("sdy axis ref of another kind")
-		}
+		r, size := sdyRef[shardy.AxisRef](f, d, "axis ref")
+		t.add(size)
 		out = append(out, r)
 	}
 	return out
 }
 
-// writeSdy prints a Shardy attribute in full; false for other attributes.
-func writeSdy(b *textBuf, a attr) bool {
-	switch a := a.(type) {
-	case sManualAxes:
-		b.WriteString("#sdy<manual_axes")
-		writeNames(b, a)
-		b.WriteByte('>')
-	case sMeshAxis:
-		b.WriteString("#sdy<mesh_axis")
-		writeMeshAxis(b, a)
-		b.WriteByte('>')
-	case sMesh:
-		b.WriteString("#sdy.mesh")
-		writeMesh(b, a)
-	case sSubAxis:
-		b.WriteString("#sdy<sub_axis_info")
-		writeSubAxis(b, a)
-		b.WriteByte('>')
-	case sAxisRef:
-		b.WriteString("#sdy<axis_ref")
-		writeAxisRef(b, a)
-		b.WriteByte('>')
-	case sDim:
-		b.WriteString("#sdy<dimension_sharding")
-		writeDim(b, a)
-		b.WriteByte('>')
-	case sSharding:
-		b.WriteString("#sdy.sharding")
-		writeSharding(b, a)
-	case sPerValue:
-		b.WriteString("#sdy.sharding_per_value<[")
-		for i, s := range a {
-			if b.done() {
-				return true
-			}
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			writeSharding(b, s)
+// sdyRef reads a reference to a Shardy attribute of type T, and returns it with the
+// length of its text; an attribute of another kind is an error.
+func sdyRef[T shardy.Attr](f *file, d *decoder, what string) (T, int) {
+	i := d.varint()
+	if d.err != nil {
+		var zero T
+		return zero, 0
+	}
+	return sdyRefAt[T](f, d, i, what)
+}
+
+// sdyRefAt is sdyRef for attribute i.
+func sdyRefAt[T shardy.Attr](f *file, d *decoder, i uint64, what string) (T, int) {
+	v, ok := f.attrAt(d, i).(T)
+	if !ok {
+		if d.err == nil {
+			d.fail("sdy %s of another kind", what)
 		}
-		b.WriteString("]>")
-	case sAxisRefList:
-		b.WriteString("#sdy<axis_ref_list")
-		writeAxisList(b, a)
-		b.WriteByte('>')
-	case sListOfAxisRefs:
-		b.WriteString("#sdy<list_of_axis_ref_lists[")
-		for i, l := range a {
-			if b.done() {
-				return true
-			}
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			writeAxisList(b, l)
-		}
-		b.WriteString("]>")
-	case sAllToAllParam:
-		b.WriteString("#sdy<all_to_all_param")
-		writeAllToAll(b, a)
-		b.WriteByte('>')
-	case sAllToAllParamList:
-		b.WriteString("#sdy<all_to_all_param_list[")
-		for i, p := range a {
-			if b.done() {
-				return true
-			}
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			writeAllToAll(b, p)
-		}
-		b.WriteString("]>")
-	case sShardingRule:
-		b.WriteString("#sdy.op_sharding_rule<")
-		writeShardingRule(b, a)
-	default:
+		return v, 0
+	}
+	return v, f.attrs[i].size
+}
+
+// sdyFits reports whether an attribute of text t may still be built, failing d if not.
+func (f *file) sdyFits(d *decoder, t sdyText) bool {
+	if d.err != nil {
+		return false
+	}
+	if int(t) > f.sdyLeft {
+		d.failKind(ErrUnsupported, "Shardy attributes would print more than %d bytes", sdyLimit(len(f.in)))
 		return false
 	}
 	return true
 }
 
-func writeNames(b *textBuf, names []string) {
-	b.WriteByte('{')
-	for i, n := range names {
-		if b.done() {
-			return
-		}
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(mlir.Quote(n))
+// sdyNestedLen returns the length of v's text where another attribute holds it: its
+// String, a sharding stripped, an inline mesh after "mesh", an empty dim mapping in
+// full.
+func sdyNestedLen(v shardy.Attr) int {
+	switch v := v.(type) {
+	case shardy.TensorSharding:
+		return len(v.Stripped())
+	case shardy.Mesh:
+		return len("mesh") + len(v.String())
+	case shardy.DimMapping:
+		return max(len(v.String()), len(shardy.NewDimMapping().Attribute()))
+	case fmt.Stringer:
+		return len(v.String())
 	}
-	b.WriteByte('}')
+	return len(v.Attribute())
 }
 
-func writeMeshAxis(b *textBuf, a sMeshAxis) {
-	b.WriteString(mlir.Quote(a.name))
-	b.WriteString("=" + strconv.FormatInt(a.size, 10))
+// ints converts decoded integers to int.
+func ints(v []int64) []int {
+	out := make([]int, len(v))
+	for i, x := range v {
+		out[i] = int(x)
+	}
+	return out
 }
 
-func writeMesh(b *textBuf, m sMesh) {
-	b.WriteString("<[")
-	for i, a := range m.axes {
-		if b.done() {
-			return
-		}
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		writeMeshAxis(b, a)
+// writeSdy prints a Shardy attribute in full, as MLIR does; false for other attributes.
+func writeSdy(b *textBuf, a attr) bool {
+	v, ok := a.(shardy.Attr)
+	if ok && !b.done() {
+		b.WriteString(v.Attribute())
 	}
-	b.WriteByte(']')
-	if len(m.deviceIDs) > 0 {
-		b.WriteString(", device_ids=" + dims(m.deviceIDs))
-	}
-	b.WriteByte('>')
-}
-
-func writeSubAxis(b *textBuf, s sSubAxis) {
-	b.WriteString("(" + strconv.FormatInt(s.pre, 10) + ")" + strconv.FormatInt(s.size, 10))
-}
-
-func writeAxisRef(b *textBuf, r sAxisRef) {
-	b.WriteString(mlir.Quote(r.name))
-	if r.sub != nil {
-		b.WriteByte(':')
-		writeSubAxis(b, *r.sub)
-	}
-}
-
-func writeAxisList(b *textBuf, l []sAxisRef) {
-	b.WriteByte('{')
-	for i, r := range l {
-		if b.done() {
-			return
-		}
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		writeAxisRef(b, r)
-	}
-	b.WriteByte('}')
-}
-
-func writeDim(b *textBuf, d sDim) {
-	b.WriteByte('{')
-	for i, r := range d.axes {
-		if b.done() {
-			return
-		}
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		writeAxisRef(b, r)
-	}
-	if !d.closed {
-		if len(d.axes) > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteByte('?')
-	}
-	b.WriteByte('}')
-	if d.priority >= 0 {
-		b.WriteString("p" + strconv.FormatInt(d.priority, 10))
-	}
-}
-
-func writeSharding(b *textBuf, s sSharding) {
-	b.WriteByte('<')
-	switch m := s.mesh.(type) {
-	case aSymRef:
-		b.WriteString(mlir.Symbol(m.root))
-	case sMesh:
-		b.WriteString("mesh")
-		writeMesh(b, m)
-	}
-	b.WriteString(", [")
-	for i, d := range s.dims {
-		if b.done() {
-			return
-		}
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		writeDim(b, d)
-	}
-	b.WriteByte(']')
-	if len(s.replicated) > 0 {
-		b.WriteString(", replicated=")
-		writeAxisList(b, s.replicated)
-	}
-	if len(s.unreduced) > 0 {
-		b.WriteString(", unreduced=")
-		switch s.reduction {
-		case 1:
-			b.WriteString("max")
-		case 2:
-			b.WriteString("min")
-		}
-		writeAxisList(b, s.unreduced)
-	}
-	b.WriteByte('>')
-}
-
-func writeAllToAll(b *textBuf, p sAllToAllParam) {
-	b.WriteByte('{')
-	for i, r := range p.axes {
-		if b.done() {
-			return
-		}
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		writeAxisRef(b, r)
-	}
-	b.WriteString("}:" + strconv.FormatInt(p.src, 10) + "->" + strconv.FormatInt(p.tgt, 10))
-}
-
-// factorSymbol names factor i as Shardy does: i, j, ..., z, then z_1, z_2, ...
-func factorSymbol(i int64) string {
-	const startAtZ = 'z' - 'i'
-	if i >= 0 && i <= startAtZ {
-		return string(rune('i' + i))
-	}
-	return "z_" + strconv.FormatInt(i-startAtZ, 10)
-}
-
-func writeMappings(b *textBuf, ms []sTensorMapping) {
-	b.WriteByte('(')
-	for i, m := range ms {
-		if b.done() {
-			return
-		}
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteByte('[')
-		for j, dim := range m {
-			if b.done() {
-				return
-			}
-			if j > 0 {
-				b.WriteString(", ")
-			}
-			for _, f := range dim {
-				if b.done() {
-					return
-				}
-				b.WriteString(factorSymbol(f))
-			}
-		}
-		b.WriteByte(']')
-	}
-	b.WriteByte(')')
-}
-
-func writeShardingRule(b *textBuf, r sShardingRule) {
-	writeMappings(b, r.operands)
-	b.WriteString("->")
-	writeMappings(b, r.results)
-	if len(r.factorSizes) > 0 {
-		b.WriteString(" {")
-		for i, s := range r.factorSizes {
-			if b.done() {
-				return
-			}
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(factorSymbol(int64(i)) + "=" + strconv.FormatInt(s, 10))
-		}
-		b.WriteByte('}')
-	}
-	for _, k := range []struct {
-		name    string
-		factors []int64
-	}{{"reduction", r.reduction}, {"need_replication", r.needReplication}, {"permutation", r.permutation}, {"blocked_propagation", r.blocked}} {
-		if len(k.factors) == 0 {
-			continue
-		}
-		b.WriteString(" " + k.name + "={")
-		for i, f := range k.factors {
-			if b.done() {
-				return
-			}
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(factorSymbol(f))
-		}
-		b.WriteByte('}')
-	}
-	if r.custom {
-		b.WriteString(", custom")
-	}
-	b.WriteByte('>')
+	return ok
 }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/xlamesh/xlamesh/mlir"
+	"github.com/xlamesh/xlamesh/shardy"
 )
 
 // ToText converts MLIR bytecode to MLIR text. Its input is a StableHLO portable artifact
@@ -20,8 +21,11 @@ import (
 //     attributes in <{...}> and the others (mhlo.sharding, mhlo.frontend_attributes, ...)
 //     in {...};
 //   - VHLO names, types and attributes turned into their StableHLO, func and builtin
-//     equivalents, as StableHLO's VHLO-to-StableHLO legalization does; attributes of
-//     other dialects (#sdy.sharding<...>) as the bytecode stores them, in their own text.
+//     equivalents, as StableHLO's VHLO-to-StableHLO legalization does; Shardy attributes
+//     (#sdy.sharding<...>) as MLIR prints them, by package shardy's printer (so a mesh's
+//     device_ids equal to iota are dropped, as Shardy's MeshAttr builder drops them when
+//     it reads the bytecode); attributes of other dialects that the bytecode stores as
+//     text, as it stores them.
 //
 // Locations are not printed. Strings are quoted as mlir.Quote does. Errors are *Error
 // values wrapping ErrBytecode or ErrUnsupported; no input makes ToText panic, allocate
@@ -306,7 +310,7 @@ func (p *printer) moduleOp(o *op, depth int) {
 func (p *printer) sdyMesh(o *op, depth int) {
 	props := p.props(o)
 	var name string
-	var mesh sMesh
+	var mesh shardy.Mesh
 	found := false
 	for _, a := range props {
 		switch a.name {
@@ -314,7 +318,7 @@ func (p *printer) sdyMesh(o *op, depth int) {
 			s, _ := a.a.(aString)
 			name = s.s
 		case "mesh":
-			mesh, found = a.a.(sMesh)
+			mesh, found = a.a.(shardy.Mesh)
 		}
 	}
 	if name == "" || !found {
@@ -322,8 +326,7 @@ func (p *printer) sdyMesh(o *op, depth int) {
 		return
 	}
 	p.indent(depth)
-	p.b.WriteString("sdy.mesh " + mlir.Symbol(name) + " = ")
-	writeMesh(p.b, mesh)
+	p.b.WriteString(shardy.NewMeshOp(name, mesh).String())
 	if attrs := p.discardable(o); len(attrs) > 0 {
 		p.b.WriteString(" ")
 		p.dict(o, attrs)
