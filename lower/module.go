@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/mlir"
+	"github.com/xlamesh/xlamesh/shardy"
 	"github.com/xlamesh/xlamesh/stablehlo"
 )
 
@@ -393,18 +393,11 @@ func (m *Module) annotateEntry(f *Function) error {
 			}
 			return &OpError{Pkg: "lower", Func: "main", Op: "func.func result", Operand: i, Err: err}
 		}
-		var b strings.Builder
-		b.WriteString("#sdy.sharding<@")
-		b.WriteString(sym.name)
-		b.WriteString(", [")
-		for d := range r.Shape().Rank() {
-			if d > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString("{?}")
+		open := make([]shardy.DimSharding, r.Shape().Rank())
+		for d := range open {
+			open[d] = shardy.Open()
 		}
-		b.WriteString("]>")
-		f.SetResultAttr(i, "sdy.sharding", b.String())
+		f.SetResultAttr(i, "sdy.sharding", shardy.NewTensorSharding(sym.name, open...).String())
 	}
 	return nil
 }

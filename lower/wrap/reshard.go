@@ -476,7 +476,7 @@ func (r *resharder) rewrite(s site, src string) (string, error) {
 	if err := moved.Validate(r.mesh, moved.Rank()); err != nil {
 		return "", fmt.Errorf("%w: sharding %s on the new mesh %s: %w", lower.ErrSharding, src, r.mesh, err)
 	}
-	return strings.TrimPrefix(moved.String(), "#sdy.sharding"), nil
+	return moved.Stripped(), nil
 }
 
 // rewriteString moves the shardings inside an xla.sdy.* string literal.
@@ -697,13 +697,13 @@ func (r *resharder) resultShardings(text string, sig *mainSig, resSh []mesh.Name
 			if err != nil {
 				return nil, nil, fmt.Errorf("wrap: result %d: %w: %w: %w", i, ErrModule, lower.ErrSharding, err)
 			}
-			value = strings.TrimPrefix(ts.String(), "#sdy.sharding")
+			value = ts.Stripped()
 		} else {
 			open := make([]shardy.DimSharding, shape.Rank())
 			for d := range open {
 				open[d] = shardy.Open()
 			}
-			value = strings.TrimPrefix(shardy.NewTensorSharding(r.name, open...).String(), "#sdy.sharding")
+			value = shardy.NewTensorSharding(r.name, open...).Stripped()
 		}
 		perValue := mlir.Quote("#sdy.sharding_per_value<[" + value + "]>")
 		if def, ok := body.funcResult[op.Text]; ok {
