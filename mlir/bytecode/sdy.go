@@ -99,13 +99,7 @@ func (f *file) sdyAttr(d *decoder) (attr, int) {
 			v = shardy.MeshAxis{Name: name, Size: int(size)}
 		}
 	case sdyMesh:
-		n := d.count(1, "mesh axis")
-		axes := make([]shardy.MeshAxis, 0, n)
-		for i := 0; i < n && d.err == nil; i++ {
-			a, size := sdyRef[shardy.MeshAxis](f, d, "mesh axis")
-			t.add(size)
-			axes = append(axes, a)
-		}
+		axes := sdyRefs[shardy.MeshAxis](f, d, &t, "mesh axis")
 		ids := f.svarints(d)
 		t.ints(len(ids))
 		if f.sdyFits(d, t) {
@@ -131,7 +125,7 @@ func (f *file) sdyAttr(d *decoder) (attr, int) {
 			v = r
 		}
 	case sdyDimensionSharding:
-		axes := f.sdyAxisRefs(d, &t)
+		axes := sdyRefs[shardy.AxisRef](f, d, &t, "axis ref")
 		closed := d.byte() != 0
 		p, hasPriority := d.flagged() // p < 2^63
 		t.ints(1)
@@ -148,47 +142,29 @@ func (f *file) sdyAttr(d *decoder) (attr, int) {
 	case sdyTensorShardingV1, sdyTensorShardingV2, sdyTensorShardingV3:
 		v = f.sdySharding(d, code, &t)
 	case sdyTensorShardingPerValueV1, sdyTensorShardingPerValueV2:
-		n := d.count(1, "sharding")
-		shardings := make([]shardy.TensorSharding, 0, n)
-		for i := 0; i < n && d.err == nil; i++ {
-			s, size := sdyRef[shardy.TensorSharding](f, d, "sharding")
-			t.add(size)
-			shardings = append(shardings, s)
-		}
+		shardings := sdyRefs[shardy.TensorSharding](f, d, &t, "sharding")
 		if f.sdyFits(d, t) {
 			v = shardy.NewTensorShardingPerValue(shardings...)
 		}
 	case sdyAxisRefList:
-		refs := f.sdyAxisRefs(d, &t)
+		refs := sdyRefs[shardy.AxisRef](f, d, &t, "axis ref")
 		if f.sdyFits(d, t) {
 			v = shardy.NewAxisRefList(refs...)
 		}
 	case sdyListOfAxisRefLists:
-		n := d.count(1, "axis list")
-		lists := make([]shardy.AxisRefList, 0, n)
-		for i := 0; i < n && d.err == nil; i++ {
-			l, size := sdyRef[shardy.AxisRefList](f, d, "axis list")
-			t.add(size)
-			lists = append(lists, l)
-		}
+		lists := sdyRefs[shardy.AxisRefList](f, d, &t, "axis list")
 		if f.sdyFits(d, t) {
 			v = shardy.NewListOfAxisRefLists(lists...)
 		}
 	case sdyAllToAllParam:
-		axes := f.sdyAxisRefs(d, &t)
+		axes := sdyRefs[shardy.AxisRef](f, d, &t, "axis ref")
 		src := d.svarint()
 		tgt := d.svarint()
 		if f.sdyFits(d, t) {
 			v = shardy.NewAllToAllParam(axes, int(src), int(tgt))
 		}
 	case sdyAllToAllParamList:
-		n := d.count(1, "all-to-all parameter")
-		params := make([]shardy.AllToAllParam, 0, n)
-		for i := 0; i < n && d.err == nil; i++ {
-			p, size := sdyRef[shardy.AllToAllParam](f, d, "all-to-all parameter")
-			t.add(size)
-			params = append(params, p)
-		}
+		params := sdyRefs[shardy.AllToAllParam](f, d, &t, "all-to-all parameter")
 		if f.sdyFits(d, t) {
 			v = shardy.NewAllToAllParamList(params...)
 		}
@@ -199,13 +175,7 @@ func (f *file) sdyAttr(d *decoder) (attr, int) {
 			v = shardy.NewDimMapping(ints(factors)...)
 		}
 	case sdyTensorMapping:
-		n := d.count(1, "dim mapping")
-		dims := make([]shardy.DimMapping, 0, n)
-		for i := 0; i < n && d.err == nil; i++ {
-			m, size := sdyRef[shardy.DimMapping](f, d, "dim mapping")
-			t.add(size)
-			dims = append(dims, m)
-		}
+		dims := sdyRefs[shardy.DimMapping](f, d, &t, "dim mapping")
 		if f.sdyFits(d, t) {
 			v = shardy.NewTensorMapping(dims...)
 		}
@@ -243,17 +213,11 @@ func (f *file) sdySharding(d *decoder, code uint64, t *sdyText) shardy.Attr {
 			d.fail("sdy sharding whose mesh is neither a mesh nor a symbol")
 		}
 	}
-	n := d.count(1, "dimension sharding")
-	dims := make([]shardy.DimSharding, 0, n)
-	for i := 0; i < n && d.err == nil; i++ {
-		dim, size := sdyRef[shardy.DimSharding](f, d, "dimension sharding")
-		t.add(size)
-		dims = append(dims, dim)
-	}
-	replicated := f.sdyAxisRefs(d, t)
+	dims := sdyRefs[shardy.DimSharding](f, d, t, "dimension sharding")
+	replicated := sdyRefs[shardy.AxisRef](f, d, t, "axis ref")
 	var unreduced []shardy.AxisRef
 	if code != sdyTensorShardingV1 {
-		unreduced = f.sdyAxisRefs(d, t)
+		unreduced = sdyRefs[shardy.AxisRef](f, d, t, "axis ref")
 	}
 	reduction := shardy.ReduceSum
 	if code == sdyTensorShardingV3 {
@@ -285,8 +249,8 @@ func (f *file) sdySharding(d *decoder, code uint64, t *sdyText) shardy.Attr {
 func (f *file) sdyRule(d *decoder, t *sdyText) shardy.Attr {
 	sizes := f.svarints(d)
 	t.ints(2 * len(sizes)) // `z_1=size`
-	operands := f.sdyTensorMappings(d, t)
-	results := f.sdyTensorMappings(d, t)
+	operands := sdyRefs[shardy.TensorMapping](f, d, t, "tensor mapping")
+	results := sdyRefs[shardy.TensorMapping](f, d, t, "tensor mapping")
 	var kinds [4][]int64
 	for k := range kinds {
 		kinds[k] = f.svarints(d)
@@ -304,24 +268,15 @@ func (f *file) sdyRule(d *decoder, t *sdyText) shardy.Attr {
 		WithCustom(custom)
 }
 
-func (f *file) sdyTensorMappings(d *decoder, t *sdyText) []shardy.TensorMapping {
-	n := d.count(1, "tensor mapping")
-	out := make([]shardy.TensorMapping, 0, n)
+// sdyRefs reads a count and that many references to Shardy attributes of type T, adding
+// their text to t.
+func sdyRefs[T shardy.Attr](f *file, d *decoder, t *sdyText, what string) []T {
+	n := d.count(1, what)
+	out := make([]T, 0, n)
 	for i := 0; i < n && d.err == nil; i++ {
-		m, size := sdyRef[shardy.TensorMapping](f, d, "tensor mapping")
+		v, size := sdyRef[T](f, d, what)
 		t.add(size)
-		out = append(out, m)
-	}
-	return out
-}
-
-func (f *file) sdyAxisRefs(d *decoder, t *sdyText) []shardy.AxisRef {
-	n := d.count(1, "axis ref")
-	out := make([]shardy.AxisRef, 0, n)
-	for i := 0; i < n && d.err == nil; i++ {
-		r, size := sdyRef[shardy.AxisRef](f, d, "axis ref")
-		t.add(size)
-		out = append(out, r)
+		out = append(out, v)
 	}
 	return out
 }
