@@ -1,7 +1,6 @@
 package autodiff_test
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
@@ -10,20 +9,12 @@ import (
 
 	"github.com/xlamesh/xlamesh/autodiff"
 	"github.com/xlamesh/xlamesh/autodiff/gradcheck"
-	"github.com/xlamesh/xlamesh/pjrt"
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 	"github.com/xlamesh/xlamesh/stablehlo"
 )
 
 // TestMain fails the run if the tests leaked device buffers.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if n := pjrt.LiveBuffers(); code == 0 && n != 0 {
-		fmt.Fprintf(os.Stderr, "autodiff tests leaked %d PJRT buffers\n", n)
-		code = 1
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(pjrttest.CheckLeaks(m, "autodiff")) }
 
 // vals returns n distinct values a + b*k for k = 0..n-1 scrambled, never an integer
 // (so no ties and no kinks of abs, floor or sign fall on them).

@@ -1,11 +1,10 @@
 package lower_test
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
-	"github.com/xlamesh/xlamesh/pjrt"
+	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 )
 
 // TestMain fails the run if the integration tests leaked device buffers. Started as
@@ -14,10 +13,5 @@ func TestMain(m *testing.M) {
 	if os.Getenv(envCompileChild) != "" {
 		os.Exit(compileChild())
 	}
-	code := m.Run()
-	if n := pjrt.LiveBuffers(); code == 0 && n != 0 {
-		fmt.Fprintf(os.Stderr, "lower tests leaked %d PJRT buffers\n", n)
-		code = 1
-	}
-	os.Exit(code)
+	os.Exit(pjrttest.CheckLeaks(m, "lower"))
 }

@@ -1,23 +1,15 @@
 package wrap_test
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
 	"github.com/xlamesh/xlamesh/mesh"
-	"github.com/xlamesh/xlamesh/pjrt"
+	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 )
 
 // TestMain fails the run if the integration tests leaked device buffers.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if n := pjrt.LiveBuffers(); code == 0 && n != 0 {
-		fmt.Fprintf(os.Stderr, "wrap tests leaked %d PJRT buffers\n", n)
-		code = 1
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(pjrttest.CheckLeaks(m, "wrap")) }
 
 // The test mesh: 8 devices as x=4, y=2 (device = 2*ix + iy), lower's golden mesh.
 var mesh42 = mesh.MustNew(mesh.SimDevices(8), []int{4, 2}, "x", "y")

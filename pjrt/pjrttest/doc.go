@@ -5,8 +5,9 @@
 // devices, $XLAMESH_TEST_DEVICES of them, or every GPU) and follow its device count, fitting their
 // meshes with FitShape; NeedDevices sets aside a test that needs more devices than the host has,
 // ClientWithDevices asks for an exact CPU count. Tests of deadlines use SpinModule, RunChild and
-// Within. Examples, which close their client, call Open. The
-// plugin is pjrt.Open's default, or $XLAMESH_PJRT_PLUGIN. When the plugin is missing the test
+// Within. Examples, which close their client, call Open. A package's TestMain exits with
+// CheckLeaks(m, name), which fails the run when its tests left device buffers alive. The plugin is
+// pjrt.Open's default, or $XLAMESH_PJRT_PLUGIN. When the plugin is missing the test
 // fails (it never skips, in CI or anywhere) with the message that says how to install it; on first
 // use it logs the plugin path, device count and PJRT API version, which `make test` prints per
 // package.
