@@ -6,31 +6,18 @@ import (
 	"github.com/gomlx/gopjrt/dtypes"
 	"github.com/stretchr/testify/require"
 
+	"github.com/xlamesh/xlamesh/internal/lowertest"
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
 )
 
-// The test mesh: 8 devices as x=4, y=2 (device = 2*ix + iy).
-var mesh42 = mesh.MustNew(mesh.SimDevices(8), []int{4, 2}, "x", "y")
-
-// ns returns a NamedSharding on mesh42.
-func ns(entries ...any) mesh.NamedSharding {
-	return mesh.MustNamedSharding(mesh42, mesh.P(entries...))
-}
-
-// on returns a NamedSharding on m.
-func on(m mesh.Mesh, entries ...any) mesh.NamedSharding {
-	return mesh.MustNamedSharding(m, mesh.P(entries...))
-}
-
-// reversed returns the devices d in reverse order.
-func reversed(d []mesh.Device) []mesh.Device {
-	out := make([]mesh.Device, len(d))
-	for i, x := range d {
-		out[len(d)-1-i] = x
-	}
-	return out
-}
+// The test mesh, 8 devices as x=4, y=2 (device = 2*ix + iy), and the shorthands for shardings:
+// ns on mesh42, on on any mesh. lower/wrap's tests share them through lowertest.
+var (
+	mesh42 = lowertest.Mesh42()
+	ns     = lowertest.NS
+	on     = lowertest.On
+)
 
 // goldenCase is one module with a golden text per partitioner it supports.
 type goldenCase struct {
@@ -202,7 +189,7 @@ var goldenCases = []goldenCase{
 	{name: "device_order", build: func(m *lower.Module, tm mesh.Mesh) {
 		// Same mesh shape over the devices in another order: a second symbol with device_ids.
 		// On mesh42 the devices 7, 6, ..., 0.
-		rev := mesh.MustNew(reversed(tm.Devices()), tm.Abstract().AxisSizes(), "x", "y")
+		rev := mesh.MustNew(lowertest.Reversed(tm.Devices()), tm.Abstract().AxisSizes(), "x", "y")
 		f := m.Main()
 		x := f.ShardedArg(lower.NewShape(dtypes.Float32, 8, 2), on(tm, "x", "y"))
 		y := f.ShardingConstraint(x, mesh.MustNamedSharding(rev, mesh.P("x")))

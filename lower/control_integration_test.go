@@ -5,6 +5,7 @@ import (
 
 	"github.com/gomlx/gopjrt/dtypes"
 	"github.com/stretchr/testify/require"
+	"github.com/xlamesh/xlamesh/internal/lowertest"
 	"github.com/xlamesh/xlamesh/internal/reftest"
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
@@ -43,12 +44,12 @@ func whileInShardMap(m mesh.Mesh, p lower.Partitioner) (*lower.Program, error) {
 	return mod.Build()
 }
 
-// TestIntegrationWhileInShardMap: a While and a Scan inside a shard_map body call
-// axis-named collectives; the module compiles and runs on realMesh (4x2 on 8 devices) with
-// both partitioners, with the values computed in Go.
+// TestIntegrationWhileInShardMap: a While and a Scan inside a shard_map body call axis-named
+// collectives; the module compiles and runs on lowertest.RealMesh (4x2 on 8 devices) with both
+// partitioners, with the values computed in Go.
 func TestIntegrationWhileInShardMap(t *testing.T) {
 	c := pjrttest.Client(t)
-	m := realMesh(t, c)
+	m := lowertest.RealMesh(t, c)
 	nx, ny := xy(m)
 	nr, nc := 16/nx, 8/ny
 	in := reftest.SmallFloats(128) // -5..7 repeating: rows differ across "x"
@@ -74,7 +75,7 @@ func TestIntegrationWhileInShardMap(t *testing.T) {
 			prog, err := whileInShardMap(m, p)
 			require.NoError(t, err)
 			require.Contains(t, prog.Text(), `"stablehlo.while"`)
-			got := run(t, c, m, prog, [][]float32{in})
+			got := lowertest.Run(t, c, m, prog, [][]float32{in})
 			require.Equal(t, [][]float32{maxed, summed}, got)
 		})
 	}

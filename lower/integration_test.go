@@ -7,47 +7,11 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/xlamesh/xlamesh/internal/lowertest"
 	"github.com/xlamesh/xlamesh/internal/reftest"
-	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
-	"github.com/xlamesh/xlamesh/pjrt"
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 )
-
-// meshSizes returns the sizes (x, y) of the integration tests' mesh on n devices: (4, 2), the
-// mesh42 of the golden cases, on 8 or more; on fewer the largest mesh whose sizes divide (4, 2),
-// so every array that mesh42 divides stays divisible: (2, 2) on 4 to 7, (2, 1) on 2 or 3, and
-// (1, 1) on 1.
-func meshSizes(n int) (x, y int) {
-	switch {
-	case n >= 8:
-		return 4, 2
-	case n >= 4:
-		return 2, 2
-	case n >= 2:
-		return 2, 1
-	}
-	return 1, 1
-}
-
-// devices returns the first k devices of the client, k at most len(c.Devices()).
-func devices(c *pjrt.Client, k int) []mesh.Device {
-	var devs []mesh.Device
-	for _, d := range c.Devices()[:k] {
-		devs = append(devs, d)
-	}
-	return devs
-}
-
-// realMesh returns the ("x", "y") mesh of sizes meshSizes over the client's first devices:
-// 4x2 over 8 devices.
-func realMesh(t *testing.T, c *pjrt.Client) mesh.Mesh {
-	t.Helper()
-	x, y := meshSizes(len(c.Devices()))
-	m, err := mesh.New(devices(c, x*y), []int{x, y}, "x", "y")
-	require.NoError(t, err)
-	return m
-}
 
 // xy returns the sizes of the axes "x" and "y" of m.
 func xy(m mesh.Mesh) (x, y int) {
@@ -55,133 +19,21 @@ func xy(m mesh.Mesh) (x, y int) {
 	return s[0], s[1]
 }
 
-func compile(t *testing.T, c *pjrt.Client, m mesh.Mesh, prog *lower.Program) *pjrt.Executable {
-	t.Helper()
-	part := pjrt.Shardy
-	if prog.Partitioner() == lower.GSPMD {
-		part = pjrt.GSPMD
-	}
-	exe, err := c.Compile(prog.Text(), pjrt.CompileOptions{
-		NumPartitions:    prog.NumPartitions(),
-		DeviceAssignment: m.DeviceIDs()[:prog.NumPartitions()], // unsharded modules run on one device
-		Partitioner:      part,
-	})
-	require.NoError(t, err, "module:\n%s", prog.Text())
-	t.Cleanup(func() { exe.Close() })
-	return exe
-}
-
 // TestIntegrationCompileGolden compiles every golden module, in each mode it has, with the
-// client's plugin, built on realMesh (the golden mesh42 on 8 devices).
+// client's plugin, built on lowertest.RealMesh (the golden mesh42 on 8 devices).
 func TestIntegrationCompileGolden(t *testing.T) {
 	c := pjrttest.Client(t)
-	m := realMesh(t, c)
+	m := lowertest.RealMesh(t, c)
 	for _, gc := range goldenCases {
 		for _, p := range partitioners(gc) {
 			t.Run(gc.name+"/"+p.String(), func(t *testing.T) {
 				prog, err := buildOn(gc, p, m)
 				require.NoError(t, err)
-				exe := compile(t, c, m, prog)
+				exe := lowertest.Compile(t, c, m, prog)
 				require.Equal(t, prog.NumPartitions(), exe.NumPartitions())
 			})
 		}
 	}
-}
-
-// sliceIndex copies the block idx of a row-major array of shape dims.
-func sliceIndex(flat []float32, dims []int, idx mesh.Index) ([]float32, []int) {
-	shard := make([]int, len(dims))
-	for i, r := range idx {
-		shard[i] = r.Len()
-	}
-	var out []float32
-	eachIndex(dims, idx, func(off int) { out = append(out, flat[off]) })
-	return out, shard
-}
-
-// eachIndex calls fn with the flat offset of every element of block idx, in row-major order.
-func eachIndex(dims []int, idx mesh.Index, fn func(off int)) {
-	pos := make([]int, len(dims))
-	for i, r := range idx {
-		pos[i] = r.Start
-	}
-	for {
-		if slices.ContainsFunc(idx, func(r mesh.Range) bool { return r.Len() == 0 }) {
-			return
-		}
-		off := 0
-		for i, p := range pos {
-			off = off*dims[i] + p
-		}
-		fn(off)
-		k := len(dims) - 1
-		for ; k >= 0; k-- {
-			pos[k]++
-			if pos[k] < idx[k].Stop {
-				break
-			}
-			pos[k] = idx[k].Start
-		}
-		if k < 0 {
-			return
-		}
-	}
-}
-
-// run places the global f32 inputs on the mesh by the program's argument shardings,
-// executes, and gathers each result by its result sharding, checking that replicas agree.
-func run(t *testing.T, c *pjrt.Client, m mesh.Mesh, prog *lower.Program, inputs [][]float32) [][]float32 {
-	t.Helper()
-	exe := compile(t, c, m, prog)
-	devs := m.Devices()
-	args := make([][]*pjrt.Buffer, len(devs))
-	for i, in := range inputs {
-		s, ok := prog.ArgSharding(i)
-		require.True(t, ok, "argument %d has no sharding", i)
-		dims := prog.ArgShapes()[i].Dims()
-		idx, err := s.DevicesIndicesMap(dims)
-		require.NoError(t, err)
-		for p, d := range devs {
-			data, shard := sliceIndex(in, dims, idx[p])
-			b, err := c.BufferFromHost(d.(*pjrt.Device), data, shard)
-			require.NoError(t, err)
-			t.Cleanup(func() { b.Close() })
-			args[p] = append(args[p], b)
-		}
-	}
-	outs, err := exe.Execute(args)
-	require.NoError(t, err)
-	var results [][]float32
-	for j, shape := range prog.ResultShapes() {
-		s, ok := prog.ResultSharding(j)
-		require.True(t, ok, "result %d has no sharding", j)
-		dims := shape.Dims()
-		idx, err := s.DevicesIndicesMap(dims)
-		require.NoError(t, err)
-		global := make([]float32, shape.Size())
-		seen := make([]bool, shape.Size())
-		for p := range devs {
-			host, err := outs[p][j].ToHost()
-			require.NoError(t, err)
-			data := host.([]float32)
-			k := 0
-			eachIndex(dims, idx[p], func(off int) {
-				if seen[off] {
-					require.Equal(t, global[off], data[k], "result %d: replicas disagree at %d (device %d)", j, off, p)
-				}
-				global[off], seen[off] = data[k], true
-				k++
-			})
-			require.Equal(t, len(data), k, "result %d: shard size on device %d", j, p)
-		}
-		results = append(results, global)
-	}
-	for _, row := range outs {
-		for _, b := range row {
-			b.Close()
-		}
-	}
-	return results
 }
 
 // numeric holds, per golden case, inputs and the expected results computed in Go.
@@ -381,11 +233,11 @@ func wantCollectives(in [][]float32, m mesh.Mesh) [][]float32 {
 	return [][]float32{gathered, scattered, swapped, shifted, maxed}
 }
 
-// TestIntegrationNumeric runs the numeric golden cases, built on realMesh (the golden mesh42 on
-// 8 devices), in Shardy and GSPMD mode and compares with results computed in Go.
+// TestIntegrationNumeric runs the numeric golden cases, built on lowertest.RealMesh (the golden
+// mesh42 on 8 devices), in Shardy and GSPMD mode and compares with results computed in Go.
 func TestIntegrationNumeric(t *testing.T) {
 	c := pjrttest.Client(t)
-	m := realMesh(t, c)
+	m := lowertest.RealMesh(t, c)
 	for _, gc := range goldenCases {
 		nc, ok := numeric[gc.name]
 		if !ok {
@@ -396,7 +248,7 @@ func TestIntegrationNumeric(t *testing.T) {
 				prog, err := buildOn(gc, p, m)
 				require.NoError(t, err)
 				in := nc.inputs()
-				got := run(t, c, m, prog, in)
+				got := lowertest.Run(t, c, m, prog, in)
 				want := nc.want(in, m)
 				require.Len(t, got, len(want))
 				for i := range want {

@@ -1,13 +1,13 @@
 package lower_test
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/gomlx/gopjrt/dtypes"
 	"github.com/stretchr/testify/require"
+	"github.com/xlamesh/xlamesh/internal/lowertest"
 	"github.com/xlamesh/xlamesh/internal/reftest"
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
@@ -28,12 +28,12 @@ var acceptedNamePairs = [][2]string{
 
 // TestIntegrationNameClasses proves the name policy through a real compile: for each pair of
 // accepted axis names, a function sharded P(a, b) in and P(b, a) out (so XLA must tell the two
-// apart, and move data between them) compiles with Shardy on the devices of realMesh (4x2 on 8)
-// and every device holds the right shard of 2x+1. A module and a helper function whose names
+// apart, and move data between them) compiles with Shardy on the devices of lowertest.RealMesh (4x2
+// on 8) and every device holds the right shard of 2x+1. A module and a helper function whose names
 // need quoting run in the same programs.
 func TestIntegrationNameClasses(t *testing.T) {
 	c := pjrttest.Client(t)
-	rm := realMesh(t, c)
+	rm := lowertest.RealMesh(t, c)
 	devs, sizes := rm.Devices(), rm.Abstract().AxisSizes()
 	covered := map[byte]bool{}
 	for _, pair := range acceptedNamePairs {
@@ -67,17 +67,17 @@ func TestIntegrationNameClasses(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, mlir.Check(prog.Text(), mlir.Partitions(len(devs))))
 			x0 := reftest.SmallFloats(32)
-			got := run(t, c, m, prog, [][]float32{x0})
+			got := lowertest.Run(t, c, m, prog, [][]float32{x0})
 			want := make([]float32, 32)
 			for i, v := range x0 {
 				want[i] = 2*v + 1
 			}
 			require.Equal(t, want, got[0])
-			exe := compile(t, c, m, prog)
+			exe := lowertest.Compile(t, c, m, prog)
 			sh, err := exe.OutputShardings()
 			require.NoError(t, err)
 			// P(b, a) on a 4x2 mesh: rows in 2 tiles along b, columns in 4 along a.
-			require.Equal(t, tiles([]int{sizes[1], sizes[0]}, 1), sh[0].TileDims(), "output sharding %v", sh[0])
+			require.Equal(t, lowertest.Tiles([]int{sizes[1], sizes[0]}, 1), sh[0].TileDims(), "output sharding %v", sh[0])
 		})
 	}
 }
@@ -86,7 +86,7 @@ func TestIntegrationNameClasses(t *testing.T) {
 // them, and a module text carrying one is refused by Compile.
 func TestIntegrationRefusedNames(t *testing.T) {
 	c := pjrttest.Client(t)
-	m := realMesh(t, c)
+	m := lowertest.RealMesh(t, c)
 	devs, n := m.Devices(), m.Size()
 	for _, name := range []string{"é", "データ", `a\b`, "a\nb", "\x7f", "ok\xff"} {
 		_, err := mesh.New(devs, []int{n}, name)
@@ -100,17 +100,4 @@ func TestIntegrationRefusedNames(t *testing.T) {
 		_, err = c.Compile(text, pjrt.CompileOptions{DeviceAssignment: m.DeviceIDs()})
 		require.ErrorIs(t, err, mlir.ErrName, "%q", name)
 	}
-}
-
-// tiles returns the TileDims XLA reports for a sharding with the given tile counts per
-// dimension, each tile held by replicas devices: the counts, then replicas when it is over 1
-// (last_tile_dim_replicate); none when every count is 1 ({replicated}).
-func tiles(counts []int, replicas int) []int {
-	if !slices.ContainsFunc(counts, func(k int) bool { return k > 1 }) {
-		return nil
-	}
-	if replicas > 1 {
-		return append(slices.Clone(counts), replicas)
-	}
-	return counts
 }

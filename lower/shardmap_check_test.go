@@ -7,6 +7,7 @@ import (
 
 	"github.com/gomlx/gopjrt/dtypes"
 	"github.com/stretchr/testify/require"
+	"github.com/xlamesh/xlamesh/internal/lowertest"
 	"github.com/xlamesh/xlamesh/internal/reftest"
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
@@ -148,15 +149,15 @@ func TestReplicationCheck(t *testing.T) {
 	}
 }
 
-// TestReplicationUncheckedRuns: with the check off (JAX's check_vma=False) a result
-// whose out_spec P() leaves out "x" compiles and runs on realMesh (4x2 on 8 devices); each
-// device returns its own block, so device (ix, iy) holds rows R*ix..R*ix+R-1 of the input, with
-// R = 8/X rows a block (2ix, 2ix+1 on 4x2; JAX returns device 0's).
+// TestReplicationUncheckedRuns: with the check off (JAX's check_vma=False) a result whose out_spec
+// P() leaves out "x" compiles and runs on lowertest.RealMesh (4x2 on 8 devices); each device
+// returns its own block, so device (ix, iy) holds rows R*ix..R*ix+R-1 of the input, with R = 8/X
+// rows a block (2ix, 2ix+1 on 4x2; JAX returns device 0's).
 func TestReplicationUncheckedRuns(t *testing.T) {
 	for _, p := range []lower.Partitioner{lower.Shardy, lower.GSPMD} {
 		t.Run(p.String(), func(t *testing.T) {
 			c := pjrttest.Client(t)
-			rm := realMesh(t, c)
+			rm := lowertest.RealMesh(t, c)
 			m := lower.NewModule("unchecked", lower.WithPartitioner(p))
 			f := m.Main()
 			x := f.ShardedArg(lower.NewShape(dtypes.Float32, 8, 4), mesh.MustNamedSharding(rm, mesh.P("x")))
@@ -182,7 +183,7 @@ func TestReplicationUncheckedRuns(t *testing.T) {
 			require.ErrorIs(t, err, lower.ErrReplication)
 			require.ErrorContains(t, err, `mesh axis "x"`)
 
-			exe := compile(t, c, rm, prog)
+			exe := lowertest.Compile(t, c, rm, prog)
 			in := reftest.SmallFloats(32)
 			devs := rm.Devices()
 			nx, ny := xy(rm)
@@ -326,7 +327,7 @@ func TestVaryingAxes(t *testing.T) {
 func TestShardMapOneDeviceInPlace(t *testing.T) {
 	c := pjrttest.Client(t)
 	n := len(c.Devices())
-	rm, err := mesh.New(devices(c, n), []int{n, 1}, "x", "y")
+	rm, err := mesh.New(lowertest.Devices(c, n), []int{n, 1}, "x", "y")
 	require.NoError(t, err)
 	body := func(g *lower.Function, a []lower.Value) []lower.Value {
 		s := g.Psum(a[0], "y")
@@ -347,7 +348,7 @@ func TestShardMapOneDeviceInPlace(t *testing.T) {
 		require.Contains(t, prog.Text(), "sdy.manual_computation")
 	}
 	in := reftest.SmallFloats(32)
-	got := run(t, c, rm, prog, [][]float32{in})
+	got := lowertest.Run(t, c, rm, prog, [][]float32{in})
 	want := make([]float32, len(in))
 	for i, v := range in {
 		want[i] = 2 * v // a psum over one device is the value; axis_index("y") is 0

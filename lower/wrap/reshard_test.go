@@ -8,6 +8,7 @@ import (
 	"github.com/gomlx/gopjrt/dtypes"
 	"github.com/stretchr/testify/require"
 
+	"github.com/xlamesh/xlamesh/internal/lowertest"
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/lower/wrap"
 	"github.com/xlamesh/xlamesh/mesh"
@@ -67,7 +68,7 @@ const roundTripExported = `module @jit_f attributes {mhlo.frontend_attributes = 
 // meshR24 is a 2x4 ("x", "y") mesh over the 8 test devices in reverse order, and meshAB a 2x4
 // mesh with other axis names.
 var (
-	meshR24 = mesh.MustNew(reversed(mesh.SimDevices(8)), []int{2, 4}, "x", "y")
+	meshR24 = mesh.MustNew(lowertest.Reversed(mesh.SimDevices(8)), []int{2, 4}, "x", "y")
 	meshAB  = mesh.MustNew(mesh.SimDevices(8), []int{2, 4}, "a", "b")
 )
 
@@ -197,7 +198,7 @@ const shardMapExported = `module @jit_g attributes {mhlo.num_partitions = 8 : i3
 
 func TestWrapReplaceManual(t *testing.T) {
 	// The same mesh over other devices: the manual computation stays, mesh symbols renamed.
-	other := mesh.MustNew(reversed(mesh.SimDevices(8)), []int{4, 2}, "x", "y")
+	other := mesh.MustNew(lowertest.Reversed(mesh.SimDevices(8)), []int{4, 2}, "x", "y")
 	p, err := wrap.Module(shardMapExported, []mesh.NamedSharding{on(other, "x")}, []mesh.NamedSharding{on(other, "x")}, wrap.ReplaceShardings())
 	require.NoError(t, err)
 	require.Contains(t, p.Text(), `sdy.mesh @mesh = <["x"=4, "y"=2]> {stablehlo.mesh = {axes = [{name = "x", size = 4 : i64}, {name = "y", size = 2 : i64}]}}`)
@@ -224,13 +225,13 @@ func TestWrapKeep(t *testing.T) {
 	require.ErrorIs(t, err, wrap.ErrModule)
 }
 
-// TestIntegrationWrapReplace compiles the three forms re-sharded onto a 2x4 mesh over the
-// devices in reverse order (the mesh of meshSizes transposed, over that many devices) and reads
+// TestIntegrationWrapReplace compiles the three forms re-sharded onto a 2x4 mesh over the devices
+// in reverse order (the mesh of lowertest.MeshSizes transposed, over that many devices) and reads
 // back how XLA lays out the arguments and results.
 func TestIntegrationWrapReplace(t *testing.T) {
 	c := pjrttest.Client(t)
-	ny, nx := meshSizes(len(c.Devices())) // x divides the result's 6 columns
-	m, err := mesh.New(reversed(devices(c, nx*ny)), []int{nx, ny}, "x", "y")
+	ny, nx := lowertest.MeshSizes(len(c.Devices())) // x divides the result's 6 columns
+	m, err := mesh.New(lowertest.Reversed(lowertest.Devices(c, nx*ny)), []int{nx, ny}, "x", "y")
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		name string
@@ -243,7 +244,7 @@ func TestIntegrationWrapReplace(t *testing.T) {
 			prog, err := wrap.Module(tc.text, []mesh.NamedSharding{on(m, "y", "x"), on(m, "y")}, []mesh.NamedSharding{on(m, "y"), on(m, nil, "x")},
 				wrap.ReplaceShardings(), wrap.WithPartitioner(tc.part))
 			require.NoError(t, err)
-			exe := compile(t, c, m, prog)
+			exe := lowertest.Compile(t, c, m, prog)
 			in, err := exe.InputShardings()
 			require.NoError(t, err)
 			out, err := exe.OutputShardings()
@@ -257,9 +258,9 @@ func TestIntegrationWrapReplace(t *testing.T) {
 				return
 			}
 			// P("y", "x") tiles 4x2; P(None, "x") tiles 1x2 and replicates over y (4).
-			require.Equal(t, tiles([]int{ny, nx}, 1), in[0].TileDims(), "argument 0: %v", in[0])
-			require.Equal(t, tiles([]int{ny, 1}, nx), in[1].TileDims(), "argument 1: %v", in[1])
-			require.Equal(t, tiles([]int{1, nx}, ny), out[1].TileDims(), "result 1: %v", out[1])
+			require.Equal(t, lowertest.Tiles([]int{ny, nx}, 1), in[0].TileDims(), "argument 0: %v", in[0])
+			require.Equal(t, lowertest.Tiles([]int{ny, 1}, nx), in[1].TileDims(), "argument 1: %v", in[1])
+			require.Equal(t, lowertest.Tiles([]int{1, nx}, ny), out[1].TileDims(), "result 1: %v", out[1])
 			// Partition p holds the block of mesh position p: device order is the assignment's.
 			// Tile (iy, ix) of P("y", "x") is at mesh position ix*Y + iy: 0, 4, 1, 5, ... on 2x4.
 			var parts []int
@@ -323,13 +324,13 @@ func TestWrapReplaceManualRegroups(t *testing.T) {
 	require.ErrorContains(t, err, "stablehlo.partition_id")
 }
 
-// TestIntegrationWrapReplaceGSPMDShardMap re-shards a GSPMD module of lower's with a
-// shard_map, whose body is a called private function (@shmap_body) with a 0.0 of its own,
-// built on the mesh of meshSizes (mesh42 on 8 devices), onto the same mesh over the devices in
-// reverse order, and runs it.
+// TestIntegrationWrapReplaceGSPMDShardMap re-shards a GSPMD module of lower's with a shard_map,
+// whose body is a called private function (@shmap_body) with a 0.0 of its own, built on the mesh of
+// lowertest.MeshSizes (mesh42 on 8 devices), onto the same mesh over the devices in reverse order,
+// and runs it.
 func TestIntegrationWrapReplaceGSPMDShardMap(t *testing.T) {
 	c := pjrttest.Client(t)
-	nx, ny := meshSizes(len(c.Devices()))
+	nx, ny := lowertest.MeshSizes(len(c.Devices()))
 	tm := mesh.MustNew(mesh.SimDevices(nx*ny), []int{nx, ny}, "x", "y")
 	mod := lower.NewModule("smap", lower.WithPartitioner(lower.GSPMD))
 	f := mod.Main()
@@ -344,7 +345,7 @@ func TestIntegrationWrapReplaceGSPMDShardMap(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, built.Text(), "func.func private @shmap_body(")
 
-	m, err := mesh.New(reversed(devices(c, tm.Size())), tm.AxisSizes(), "x", "y")
+	m, err := mesh.New(lowertest.Reversed(lowertest.Devices(c, tm.Size())), tm.AxisSizes(), "x", "y")
 	require.NoError(t, err)
 	prog, err := wrap.Module(built.Text(), []mesh.NamedSharding{on(m, "x", "y")}, []mesh.NamedSharding{on(m, nil, "y")},
 		wrap.ReplaceShardings(), wrap.WithPartitioner(lower.GSPMD))
@@ -360,5 +361,5 @@ func TestIntegrationWrapReplaceGSPMDShardMap(t *testing.T) {
 			want[8*(r%nr)+col] += max(in[8*r+col], 0)
 		}
 	}
-	require.Equal(t, [][]float32{want}, run(t, c, m, prog, [][]float32{in}))
+	require.Equal(t, [][]float32{want}, lowertest.Run(t, c, m, prog, [][]float32{in}))
 }
