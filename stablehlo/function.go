@@ -160,6 +160,22 @@ func (f *Function) Operands(opName string, vs ...Value) ([]Value, bool) {
 	return wrapValues(vals), true
 }
 
+// CheckOperands is Operands without the materializing: it reports whether vs are usable as
+// operands of op opName in f (valid, defined in f or a region f may read, f not yet
+// returned) and leaves weak constants as they are, for an op that gives each one a shape of
+// its own with Materialize (packages jnp, nn and random). After an error it returns false;
+// the error is recorded, naming the operand at fault by its index in vs.
+func (f *Function) CheckOperands(opName string, vs ...Value) bool {
+	_, ok := f.check(opName, vs...)
+	return ok
+}
+
+// Materialize returns v, a weak constant (see Constant), as a constant op of shape s: its Go
+// value converted to s's element type as ConstantOf converts it; any other value comes back
+// unchanged. Call it after CheckOperands. A value that s's element type cannot represent
+// records an error wrapping ErrDType, and Materialize then returns v.
+func (f *Function) Materialize(v Value, s Shape) Value { return Value{f.materialize(v.v, s)} }
+
 // check validates that every operand is usable in f and returns them. Weak constants are
 // left as they are (callers materialize them).
 func (f *Function) check(opName string, vs ...Value) ([]*value, bool) {

@@ -254,7 +254,7 @@ func (f *Function) Take(x, idx Value, axis int) Value {
 		return Value{}
 	}
 	n := a.shape.Dim(axis)
-	iv := f.jaxIndex(Value{i}, n)
+	iv := f.NormalizeIndex(Value{i}, n)
 	if f.failed() {
 		return Value{}
 	}
@@ -287,11 +287,13 @@ func (f *Function) indexOperands(vs []*value) (a, i *value, ok bool) {
 	return a, i, !f.failed()
 }
 
-// jaxIndex turns the integer index tensor i into the index JAX's indexing passes to
+// NormalizeIndex turns the integer index tensor i into the index JAX's indexing passes to
 // gather or scatter for a dimension of size n: a signed negative index gets n added (in
 // i's type when n fits it, else after widening), and the result is s32 (s64 stays s64, u64
-// too: widening, never truncating, so huge indices clamp or drop instead of wrapping).
-func (f *Function) jaxIndex(i Value, n int) Value {
+// too: widening, never truncating, so huge indices clamp or drop instead of wrapping). Take,
+// ScatterAdd and jnp.TakeAlongAxis index so. i must be an integer tensor of f; after an
+// error it returns the zero Value.
+func (f *Function) NormalizeIndex(i Value, n int) Value {
 	d := i.DType()
 	target := dtypes.Int32
 	if d == dtypes.Int64 || d == dtypes.Uint64 || n > math.MaxInt32 {

@@ -155,7 +155,7 @@ func (f *Function) TakeAlongAxis(x, idx Value, axis int) Value {
 	if !slices.Equal(i.shape.Dims(), id) {
 		iv = f.BroadcastTo(iv, id...)
 	}
-	iv = f.jaxIndex(iv, n)
+	iv = f.NormalizeIndex(iv, n)
 	if f.failed() {
 		return Value{}
 	}

@@ -18,6 +18,10 @@ func (f *Function) Erf(x Value) Value { return f.floatUnary("erf", "chlo.erf", x
 // as `chlo.erf_inv` as JAX writes it: -inf at -1, inf at 1, NaN outside [-1, 1].
 func (f *Function) ErfInv(x Value) Value { return f.floatUnary("erf_inv", "chlo.erf_inv", x) }
 
+// Erfc returns the complementary error function 1 - erf(x) of float x elementwise (lax.erfc),
+// written as `chlo.erfc` as JAX writes it, which keeps erfc's small values that 1 - Erf loses.
+func (f *Function) Erfc(x Value) Value { return f.floatUnary("erfc", "chlo.erfc", x) }
+
 // Expm1 returns e**x - 1 elementwise, accurate near 0 (stablehlo.exponential_minus_one,
 // lax.expm1).
 func (f *Function) Expm1(x Value) Value {

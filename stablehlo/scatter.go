@@ -288,7 +288,7 @@ func (f *Function) ScatterAdd(x, idx, updates Value) Value {
 			return Value{}
 		}
 	}
-	iv := f.jaxIndex(Value{i}, a.shape.Dim(0))
+	iv := f.NormalizeIndex(Value{i}, a.shape.Dim(0))
 	if f.failed() {
 		return Value{}
 	}

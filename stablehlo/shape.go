@@ -19,6 +19,13 @@ type Shape = shapes.Shape
 // is reported by the op that receives the shape.
 func NewShape(d DType, dims ...int) Shape { return shapes.Make(d, dims...) }
 
+// CheckShape reports whether s is a shape an op may produce: it returns an error wrapping
+// ErrDType for an element type xlamesh does not support, and one wrapping ErrShape for a
+// negative dimension or an element count or byte size that overflows int64; nil otherwise.
+// Every op checks its result shapes so; a helper that builds several ops checks the shape it
+// was asked for with it, so that its own op name is the one in the error.
+func CheckShape(s Shape) error { return validShape(s) }
+
 // validShape reports an unsupported element type, a negative dimension or a size that
 // overflows int64 bytes.
 func validShape(s Shape) error {
