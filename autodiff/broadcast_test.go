@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/xlamesh/xlamesh/autodiff"
+	"github.com/xlamesh/xlamesh/jnp"
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 	"github.com/xlamesh/xlamesh/stablehlo"
 )
@@ -53,7 +54,7 @@ func TestGradBroadcast(t *testing.T) {
 		f := m.Main()
 		x, y := f.Arg(f32(3)), f.Arg(f32(2, 1))
 		p := f.Array([]bool{true, false, true, false, false, true}, 2, 3)
-		g := autodiff.Grad(f, f.Sum(f.Where(p, x, y)), x, y)
+		g := autodiff.Grad(f, f.Sum(jnp.Where(f, p, x, y)), x, y)
 		f.Return(g...)
 		got := run(t, c, m, []float32{1, 2, 3}, []float32{4, 5})
 		require.Equal(t, []any{[]float32{1, 0, 2}, []float32{1, 2}}, got)

@@ -6,6 +6,7 @@ import (
 	"github.com/gomlx/gopjrt/dtypes"
 
 	"github.com/xlamesh/xlamesh/jit"
+	"github.com/xlamesh/xlamesh/jnp"
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
 	"github.com/xlamesh/xlamesh/pjrt"
@@ -29,7 +30,7 @@ func ExampleItem() {
 	defer x.Close()
 	meanSquare := jit.New("mean_square", func(f *lower.Function, a []lower.Value) []lower.Value {
 		h := f.Convert(a[0], dtypes.BFloat16)
-		return []lower.Value{f.Mean(f.Mul(h, h))}
+		return []lower.Value{jnp.Mean(f.Function, f.Mul(h, h))}
 	})
 	out, err := meanSquare.Call(c, x)
 	if err != nil {

@@ -17,7 +17,7 @@ func TestBuilderTypesReachableFromLower(t *testing.T) {
 	for _, ty := range []reflect.Type{
 		reflect.TypeFor[lower.Value](), reflect.TypeFor[lower.Shape](), reflect.TypeFor[lower.DType](),
 		reflect.TypeFor[lower.DotDims](), reflect.TypeFor[lower.Reduction](), reflect.TypeFor[lower.Comparison](),
-		reflect.TypeFor[lower.LayerNormOptions](), reflect.TypeFor[lower.ScanOptions](), reflect.TypeFor[lower.ConvParams](),
+		reflect.TypeFor[lower.ScanOptions](), reflect.TypeFor[lower.ConvParams](),
 		reflect.TypeFor[lower.ConvDims](), reflect.TypeFor[lower.GatherParams](), reflect.TypeFor[lower.GatherDims](),
 		reflect.TypeFor[lower.ScatterParams](), reflect.TypeFor[lower.ScatterDims](), reflect.TypeFor[lower.ReduceWindowParams](),
 		reflect.TypeFor[lower.Padding](), reflect.TypeFor[lower.FFTType](), reflect.TypeFor[lower.RngAlgorithm](),

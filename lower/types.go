@@ -23,10 +23,8 @@ type (
 	Comparison = stablehlo.Comparison
 
 	// The parameter and option structs of the builder's ops, so that a Body written with
-	// package lower names them from lower too (lower.LayerNormOptions{Epsilon: 1e-5}).
+	// package lower names them from lower too (lower.ScanOptions{Reverse: true}).
 
-	// LayerNormOptions configure LayerNorm: stablehlo.LayerNormOptions.
-	LayerNormOptions = stablehlo.LayerNormOptions
 	// ScanOptions configure Scan: stablehlo.ScanOptions.
 	ScanOptions = stablehlo.ScanOptions
 	// ConvParams are Conv's parameters: stablehlo.ConvParams.

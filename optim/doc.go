@@ -10,8 +10,8 @@
 // and updates, new parameters and new optimizer state go out as stablehlo.Values of the
 // same function, to be returned by it. Nothing runs here; the ops run when the function is
 // compiled and called (package jit, or package pjrt directly). optim imports only
-// stablehlo, shapes, mesh (for StateSpecs) and tree, so it sits on the floor of autodiff
-// (floor 3).
+// stablehlo, jnp (for jnp.Mean), shapes, mesh (for StateSpecs) and tree, so it sits just
+// above the floor of autodiff and jnp (floor 3), below lower.
 //
 // # State
 //

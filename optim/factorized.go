@@ -8,6 +8,7 @@ import (
 
 	"github.com/gomlx/gopjrt/dtypes"
 
+	"github.com/xlamesh/xlamesh/jnp"
 	"github.com/xlamesh/xlamesh/shapes"
 	"github.com/xlamesh/xlamesh/stablehlo"
 )
@@ -128,14 +129,14 @@ func (r factoredRMS) Update(f *stablehlo.Function, grads []Value, state State, p
 		dummy := f.Full(shapes.Make(dt, 1), 0)
 		dims := g.Shape().Dims()
 		if d1, d0, ok := r.factoredDims(dims); ok {
-			row := average(rows[i], f.Mean(sq, d0))
-			col := average(cols[i], f.Mean(sq, d1))
+			row := average(rows[i], jnp.Mean(f, sq, d0))
+			col := average(cols[i], jnp.Mean(f, sq, d1))
 			rd1 := d1
 			if d1 > d0 {
 				rd1 = d1 - 1
 			}
 			rowDims := row.Shape().Dims()
-			mean := f.BroadcastInDim(f.Mean(row, rd1), rowDims, without(seq(len(rowDims)), rd1))
+			mean := f.BroadcastInDim(jnp.Mean(f, row, rd1), rowDims, without(seq(len(rowDims)), rd1))
 			rowFactor := f.Pow(f.Div(row, mean), f.Constant(-0.5))
 			colFactor := f.Pow(col, f.Constant(-0.5))
 			x := mulPromoted(f, g, f.BroadcastInDim(rowFactor, dims, without(seq(len(dims)), d0)))
@@ -162,7 +163,7 @@ func ClipByBlockRMS(threshold float64) (Transformation, error) {
 		return nil, fmt.Errorf("optim: %w: threshold = %v (want a finite value > 0)", ErrHyperparameter, threshold)
 	}
 	return leafwise{op: "optim.clip_by_block_rms", fn: func(f *stablehlo.Function, g, _ Value) Value {
-		return f.Div(g, f.Max(f.Constant(1.0), f.Div(f.Sqrt(f.Mean(f.Mul(g, g))), f.Constant(threshold))))
+		return f.Div(g, f.Max(f.Constant(1.0), f.Div(f.Sqrt(jnp.Mean(f, f.Mul(g, g))), f.Constant(threshold))))
 	}}, nil
 }
 
@@ -175,7 +176,7 @@ func ScaleByParamBlockRMS(minScale float64) (Transformation, error) {
 		return nil, err
 	}
 	return leafwise{op: "optim.scale_by_param_block_rms", params: true, fn: func(f *stablehlo.Function, g, p Value) Value {
-		rms := f.Sqrt(f.Mean(f.Mul(p, p)))
+		rms := f.Sqrt(jnp.Mean(f, f.Mul(p, p)))
 		floor := f.ConstantOf(p.DType(), minScale)
 		return mulPromoted(f, g, f.Select(f.Compare(rms, floor, stablehlo.LE), floor, rms))
 	}}, nil

@@ -5,7 +5,9 @@
 // lower builds on it, adding `sdy.mesh` symbols, `sdy.sharding` on @main's arguments and
 // results, sharding constraints and shard_map regions through the extension points below;
 // package pjrt compiles the text. Element types are gopjrt's dtypes.DType values; mlir
-// checks names and text.
+// checks names and text. The functions of jax.numpy, jax.nn and jax.random that are
+// compositions of ops rather than ops live beside the builder, in packages jnp, nn and
+// random, and take the Function they build in: jnp.Tril(f, x, 0), nn.Softmax(f, x).
 //
 // # Building
 //
@@ -30,19 +32,16 @@
 // ErrDType or ErrForeignValue. Every shape an op produces must have an element count and a
 // byte size that fit int64 (ErrShape), so no arithmetic wraps.
 //
-// Binary ops take operands of one shape (or a rank-0 one); Broadcast2 and BroadcastArrays
-// apply NumPy's broadcasting explicitly. numpy.go, nn.go and einsum.go hold composite
-// helpers with JAX's numerics, built from the ops above: keepdims reductions, Mean,
-// Variance, Softmax, LogSoftmax, LogSumExp, Relu, Gelu, LayerNorm (flax's), Einsum and
-// MatMul with jnp.matmul's batch rules.
+// Binary ops broadcast their operands with NumPy's rule; Broadcast2 and BroadcastArrays
+// apply it explicitly. Einsum and MatMul (einsum.go) follow jnp.einsum and jnp.matmul's
+// batch rules.
 //
 // Gather and Scatter take StableHLO's full dimension numbers; Take and ScatterAdd are x[idx]
 // and x.at[idx].add with jnp's index rules. Conv is lax.conv_general_dilated (ConvLayout
 // reads "NHWC"-style layouts; Padding is SAME/VALID or pairs), ReduceWindow is
 // lax.reduce_window, and MaxPool, AvgPool, ... are flax's pools; SelectAndScatter is the
-// transpose of a max or min pool. RngBitGenerator is XLA's generator; RandomBits,
-// RandomUniform, RandomNormal, RandomSplit, RandomFoldIn and RandomKey compute jax.random's
-// threefry2x32 numbers bit for bit from a raw u32[2] key.
+// transpose of a max or min pool. RngBitGenerator is XLA's generator (package random
+// computes jax.random's threefry2x32 numbers bit for bit instead).
 //
 // Collectives (AllReduce, AllGather, ReduceScatter, AllToAll, CollectivePermute) take
 // explicit replica groups of partition ids; lower derives them from mesh axis names.
@@ -87,10 +86,13 @@
 // or BuildRegion for a Go callback (see region.go).
 //
 // Packages built on this one add their ops with Function.AddOp and an OpSpec (operands,
-// result shapes, Params, regions, a PrintFunc writing through a Printer), record errors with
-// Function.Fail and Module.Fail, keep their state with Module.SetContext and find it from
-// any nested region with Function.Context, and annotate the module with Module.SetAttr,
-// Module.SetPreamble, Function.SetArgAttr and Function.SetResultAttr.
+// result shapes, Params, regions, a PrintFunc writing through a Printer), check operands with
+// Function.Operands (or Function.CheckOperands, then Function.Materialize to give a weak constant a
+// shape of their choice), record errors with Function.Fail, Function.Failf and Module.Fail,
+// keep their state with Module.SetContext and find it from any nested region with
+// Function.Context, and annotate the module with Module.SetAttr, Module.SetPreamble,
+// Function.SetArgAttr and Function.SetResultAttr. Packages jnp, nn and random, which only
+// compose ops, are written with these and the ops alone.
 //
 // # Printing
 //

@@ -285,6 +285,11 @@ func (f *Function) Max(x, y Value) Value {
 	return f.binary("maximum", x, y, notComplex, "non-complex")
 }
 
+// ReluParams mark the stablehlo.maximum that nn.Relu emits (Op.Params; it prints nothing), so
+// that a gradient takes jax.nn.relu's derivative, 0 at 0, instead of lax.max's, which
+// splits a tie evenly.
+type ReluParams struct{}
+
 // Min returns the elementwise minimum (stablehlo.minimum).
 func (f *Function) Min(x, y Value) Value {
 	return f.binary("minimum", x, y, notComplex, "non-complex")

@@ -27,13 +27,13 @@ func ExampleFunction_Take() {
 	// stablehlo.gather slice sizes [1 64] offset dims [2]
 }
 
-// A convolution, a max pool and random normal weights drawn exactly as
-// jax.random.normal(jax.random.PRNGKey(0), (3, 3, 3, 16)) draws them.
+// A convolution with SAME padding and stride 2, then a max pool (package random draws the
+// weights as jax.random.normal does: see random.Normal).
 func ExampleFunction_Conv() {
 	m := stablehlo.NewModule("convnet")
 	f := m.Main()
 	x := f.Arg(stablehlo.NewShape(dtypes.Float32, 8, 32, 32, 3))
-	w := f.RandomNormal(f.RandomKey(f.ConstantOf(dtypes.Int32, 0)), dtypes.Float32, 3, 3, 3, 16)
+	w := f.Arg(stablehlo.NewShape(dtypes.Float32, 3, 3, 3, 16))
 	nhwc, err := stablehlo.ConvLayout("NHWC", "HWIO", "NHWC")
 	if err != nil {
 		fmt.Println(err)

@@ -6,7 +6,9 @@ import (
 	"github.com/gomlx/gopjrt/dtypes"
 
 	"github.com/xlamesh/xlamesh/autodiff"
+	"github.com/xlamesh/xlamesh/jnp"
 	"github.com/xlamesh/xlamesh/lower"
+	"github.com/xlamesh/xlamesh/nn"
 	"github.com/xlamesh/xlamesh/optim"
 )
 
@@ -29,23 +31,23 @@ type Params[T any] struct {
 // Logits returns the next-token logits [batch, seq, vocab] of the int32 tokens [batch, seq].
 func Logits(f *lower.Function, p Params[lower.Value], tokens lower.Value) lower.Value {
 	b, t, d := tokens.Shape().Dim(0), tokens.Shape().Dim(1), p.Embed.Shape().Dim(1)
-	h := f.Add(f.MatMul(f.OneHot(tokens, p.Embed.Shape().Dim(0), dtypes.Float32), p.Embed), p.Pos)
+	h := f.Add(f.MatMul(nn.OneHot(f.Function, tokens, p.Embed.Shape().Dim(0), dtypes.Float32), p.Embed), p.Pos)
 	heads := func(x lower.Value) lower.Value { return f.Reshape(x, b, t, Heads, d/Heads) }
 	for _, l := range p.Blocks {
-		a := f.LayerNorm(h, lower.LayerNormOptions{Scale: l.LN1Scale, Bias: l.LN1Bias})
+		a := nn.LayerNorm(f.Function, h, nn.LayerNormOptions{Scale: l.LN1Scale, Bias: l.LN1Bias})
 		q, k, v := heads(f.MatMul(a, l.Wq)), heads(f.MatMul(a, l.Wk)), heads(f.MatMul(a, l.Wv))
 		s := f.Mul(f.Einsum("bthd,bshd->bhts", q, k), f.Constant(1/math.Sqrt(float64(d/Heads))))
-		w := f.Softmax(f.Where(f.Tril(f.Full(lower.NewShape(dtypes.Bool, t, t), true), 0), s, f.Constant(-1e9)))
+		w := nn.Softmax(f.Function, jnp.Where(f.Function, jnp.Tril(f.Function, f.Full(lower.NewShape(dtypes.Bool, t, t), true), 0), s, f.Constant(-1e9)))
 		h = f.Add(h, f.MatMul(f.Reshape(f.Einsum("bhts,bshd->bthd", w, v), b, t, d), l.Wo))
-		m := f.Gelu(f.Add(f.MatMul(f.LayerNorm(h, lower.LayerNormOptions{Scale: l.LN2Scale, Bias: l.LN2Bias}), l.W1), l.B1), true)
+		m := nn.Gelu(f.Function, f.Add(f.MatMul(nn.LayerNorm(f.Function, h, nn.LayerNormOptions{Scale: l.LN2Scale, Bias: l.LN2Bias}), l.W1), l.B1), true)
 		h = f.Add(h, f.Add(f.MatMul(m, l.W2), l.B2))
 	}
-	return f.MatMul(f.LayerNorm(h, lower.LayerNormOptions{Scale: p.LNScale, Bias: p.LNBias}), f.Transpose(p.Embed, 1, 0))
+	return f.MatMul(nn.LayerNorm(f.Function, h, nn.LayerNormOptions{Scale: p.LNScale, Bias: p.LNBias}), f.Transpose(p.Embed, 1, 0))
 }
 
 // Loss is the mean cross-entropy of the logits of x against the next tokens y.
 func Loss(f *lower.Function, p Params[lower.Value], x, y lower.Value) lower.Value {
-	return f.Neg(f.Mean(f.Sum(f.Mul(f.OneHot(y, p.Embed.Shape().Dim(0), dtypes.Float32), f.LogSoftmax(Logits(f, p, x))), 2)))
+	return f.Neg(jnp.Mean(f.Function, f.Sum(f.Mul(nn.OneHot(f.Function, y, p.Embed.Shape().Dim(0), dtypes.Float32), nn.LogSoftmax(f.Function, Logits(f, p, x))), 2)))
 }
 
 // Step returns the body of one train step with optimizer opt: from the parameters, the

@@ -8,6 +8,8 @@ import (
 
 	"github.com/gomlx/gopjrt/dtypes"
 
+	"github.com/xlamesh/xlamesh/jnp"
+	"github.com/xlamesh/xlamesh/nn"
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 	"github.com/xlamesh/xlamesh/stablehlo"
 )
@@ -23,15 +25,15 @@ type broadcastCase struct {
 }
 
 // TestOpsBroadcast compares NumPy broadcasting in stablehlo's binary and ternary ops and
-// the jnp helpers of jnp.go (Where, Tril, Triu, OneHot, TakeAlongAxis, Clip, Arange,
-// Linspace) with jnp and jax.nn on the same inputs (testdata/oracle/ops_broadcast.json).
+// the functions of package jnp (Where, Tril, Triu, TakeAlongAxis, Clip, Arange, Linspace)
+// and nn.OneHot with jnp and jax.nn on the same inputs (testdata/oracle/ops_broadcast.json).
 // A case JAX refuses must fail to build with an error wrapping stablehlo.ErrShape that
 // contains JAX's message.
 func TestOpsBroadcast(t *testing.T) {
 	const group = "ops_broadcast"
 	g := loadGolden[broadcastCase](t, group)
 	var table strings.Builder
-	table.WriteString("Each case builds one binary or ternary op on operands of different shapes, or one helper of stablehlo's jnp.go, " +
+	table.WriteString("Each case builds one binary or ternary op on operands of different shapes, or one function of package jnp (or nn.OneHot), " +
 		"and runs it on the pinned CPU plugin on the inputs JAX was given (tools/oracle/ops_broadcast.py); every output compares bit for bit. " +
 		"A case JAX refuses must fail to build with an error wrapping ErrShape that contains JAX's message.\n\n" +
 		"| case | JAX | stablehlo |\n|---|---|---|\n")
@@ -114,22 +116,22 @@ func none(call string, build func(f *stablehlo.Function) stablehlo.Value) opsBui
 
 var (
 	addOp    = bin("f.Add(x, y)", func(f *stablehlo.Function, x, y stablehlo.Value) stablehlo.Value { return f.Add(x, y) })
-	whereOp  = tern("f.Where(c, x, y)", func(f *stablehlo.Function, a, b, c stablehlo.Value) stablehlo.Value { return f.Where(a, b, c) })
+	whereOp  = tern("jnp.Where(f, c, x, y)", func(f *stablehlo.Function, a, b, c stablehlo.Value) stablehlo.Value { return jnp.Where(f, a, b, c) })
 	selectOp = tern("f.Select(p, x, y)", func(f *stablehlo.Function, a, b, c stablehlo.Value) stablehlo.Value { return f.Select(a, b, c) })
 	clampOp  = tern("f.Clamp(lo, x, hi)", func(f *stablehlo.Function, a, b, c stablehlo.Value) stablehlo.Value { return f.Clamp(a, b, c) })
 	takeOp   = func(axis int) opsBuilder {
-		return bin(fmt.Sprintf("f.TakeAlongAxis(x, i, %d)", axis), func(f *stablehlo.Function, x, i stablehlo.Value) stablehlo.Value {
-			return f.TakeAlongAxis(x, i, axis)
+		return bin(fmt.Sprintf("jnp.TakeAlongAxis(f, x, i, %d)", axis), func(f *stablehlo.Function, x, i stablehlo.Value) stablehlo.Value {
+			return jnp.TakeAlongAxis(f, x, i, axis)
 		})
 	}
 	trilOp = func(k int) opsBuilder {
-		return op1(fmt.Sprintf("f.Tril(x, %d)", k), func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.Tril(a[0], k) })
+		return op1(fmt.Sprintf("jnp.Tril(f, x, %d)", k), func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return jnp.Tril(f, a[0], k) })
 	}
 	triuOp = func(k int) opsBuilder {
-		return op1(fmt.Sprintf("f.Triu(x, %d)", k), func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.Triu(a[0], k) })
+		return op1(fmt.Sprintf("jnp.Triu(f, x, %d)", k), func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return jnp.Triu(f, a[0], k) })
 	}
 	oneHotOp = func(n int, d dtypes.DType) opsBuilder {
-		return op1(fmt.Sprintf("f.OneHot(i, %d, %s)", n, d), func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.OneHot(a[0], n, d) })
+		return op1(fmt.Sprintf("nn.OneHot(f, i, %d, %s)", n, d), func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return nn.OneHot(f, a[0], n, d) })
 	}
 	clipOp = func(call string, lo, hi any) opsBuilder {
 		return op1(call, func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
@@ -140,17 +142,17 @@ var (
 			if hi != nil {
 				h = f.Constant(hi)
 			}
-			return f.Clip(a[0], l, h)
+			return jnp.Clip(f, a[0], l, h)
 		})
 	}
 	arangeOp = func(start, stop, step float64, d dtypes.DType) opsBuilder {
-		return none(fmt.Sprintf("f.Arange(%v, %v, %v, %s)", start, stop, step, d), func(f *stablehlo.Function) stablehlo.Value {
-			return f.Arange(start, stop, step, d)
+		return none(fmt.Sprintf("jnp.Arange(f, %v, %v, %v, %s)", start, stop, step, d), func(f *stablehlo.Function) stablehlo.Value {
+			return jnp.Arange(f, start, stop, step, d)
 		})
 	}
 	linspaceOp = func(start, stop float64, num int, endpoint bool, d dtypes.DType) opsBuilder {
-		return none(fmt.Sprintf("f.Linspace(%v, %v, %d, %v, %s)", start, stop, num, endpoint, d), func(f *stablehlo.Function) stablehlo.Value {
-			return f.Linspace(start, stop, num, endpoint, d)
+		return none(fmt.Sprintf("jnp.Linspace(f, %v, %v, %d, %v, %s)", start, stop, num, endpoint, d), func(f *stablehlo.Function) stablehlo.Value {
+			return jnp.Linspace(f, start, stop, num, endpoint, d)
 		})
 	}
 )
@@ -188,8 +190,8 @@ var opsBroadcastBuilders = map[string]opsBuilder{
 	"clamp_bcast":         clampOp,
 	"clamp_scalar_bounds": clampOp,
 	"clamp_bound_bigger":  clampOp,
-	"where_incompatible": op1("f.Where(p, x, f.Constant(1.0))", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
-		return f.Where(a[0], a[1], f.Constant(1.0))
+	"where_incompatible": op1("jnp.Where(f, p, x, f.Constant(1.0))", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
+		return jnp.Where(f, a[0], a[1], f.Constant(1.0))
 	}),
 	"where_incompatible_xy": whereOp,
 
@@ -210,17 +212,17 @@ var opsBroadcastBuilders = map[string]opsBuilder{
 	"take_along_fill":       takeOp(1),
 	"take_along_fill_int":   takeOp(0),
 	"take_along_fill_uint8": takeOp(0),
-	"take_along_argsort": op1("f.TakeAlongAxis(x, f.Argsort(x, 1, false), 1)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
-		return f.TakeAlongAxis(a[0], f.Argsort(a[0], 1, false), 1)
+	"take_along_argsort": op1("jnp.TakeAlongAxis(f, x, f.Argsort(x, 1, false), 1)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
+		return jnp.TakeAlongAxis(f, a[0], f.Argsort(a[0], 1, false), 1)
 	}),
 
-	"clip_both": clipOp("f.Clip(x, f.Constant(-1), f.Constant(2))", -1, 2),
-	"clip_lo":   clipOp("f.Clip(x, f.Constant(0), Value{})", 0, nil),
-	"clip_hi":   clipOp("f.Clip(x, Value{}, f.Constant(0.5))", nil, 0.5),
-	"clip_nan":  clipOp("f.Clip(x, f.Constant(0), f.Constant(1))", 0, 1),
-	"clip_int":  clipOp("f.Clip(x, f.Constant(-2), f.Constant(3))", -2, 3),
-	"clip_arrays": tern("f.Clip(x, lo, hi)", func(f *stablehlo.Function, x, lo, hi stablehlo.Value) stablehlo.Value {
-		return f.Clip(x, lo, hi)
+	"clip_both": clipOp("jnp.Clip(f, x, f.Constant(-1), f.Constant(2))", -1, 2),
+	"clip_lo":   clipOp("jnp.Clip(f, x, f.Constant(0), Value{})", 0, nil),
+	"clip_hi":   clipOp("jnp.Clip(f, x, Value{}, f.Constant(0.5))", nil, 0.5),
+	"clip_nan":  clipOp("jnp.Clip(f, x, f.Constant(0), f.Constant(1))", 0, 1),
+	"clip_int":  clipOp("jnp.Clip(f, x, f.Constant(-2), f.Constant(3))", -2, 3),
+	"clip_arrays": tern("jnp.Clip(f, x, lo, hi)", func(f *stablehlo.Function, x, lo, hi stablehlo.Value) stablehlo.Value {
+		return jnp.Clip(f, x, lo, hi)
 	}),
 
 	"arange_int":          arangeOp(0, 7, 1, dtypes.Int32),

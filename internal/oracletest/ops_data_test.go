@@ -14,6 +14,7 @@ import (
 
 	"github.com/xlamesh/xlamesh/pjrt"
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
+	"github.com/xlamesh/xlamesh/random"
 	"github.com/xlamesh/xlamesh/shapes"
 	"github.com/xlamesh/xlamesh/stablehlo"
 )
@@ -275,10 +276,11 @@ func opsFloat(d dtypes.DType, bits uint64) float64 {
 }
 
 // TestOpsData compares stablehlo's gather/scatter, convolution, window, bit, math and
-// random ops with the same JAX ops (testdata/oracle/ops_data.json).
+// random ops, and package random's jax.random functions, with the same JAX ops
+// (testdata/oracle/ops_data.json).
 func TestOpsData(t *testing.T) {
 	runOpsGroup(t, "ops_data", "Each case builds one op with package `stablehlo` (gather/scatter, convolution, "+
-		"reduce_window, bit and math ops, rng) and runs it on the pinned CPU plugin on the inputs JAX was given; "+
+		"reduce_window, bit and math ops, rng_bit_generator) or one function of package `random` (jax.random) and runs it on the pinned CPU plugin on the inputs JAX was given; "+
 		"the JAX expression is in tools/oracle/ops_data.py. Integers, bools and bf16 compare bit for bit, "+
 		"and f32 too except the transcendental functions (erf, erf_inv, expm1, log1p, atan2, tan, cbrt, "+
 		"and jax.random.normal, which uses erf_inv), "+
@@ -432,28 +434,28 @@ var opsDataBuilders = map[string]opsBuilder{
 	"random_bits_u8":              randomBitsCase(dtypes.Uint8, 5, 3),
 	"random_bits_u16":             randomBitsCase(dtypes.Uint16, 7),
 	"random_bits_u64":             randomBitsCase(dtypes.Uint64, 2, 3),
-	"random_key_int64":            op1("f.RandomKey(seed)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.RandomKey(a[0]) }),
-	"random_key":                  op1("f.RandomKey(seed)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.RandomKey(a[0]) }),
-	"random_uniform": op1("f.RandomUniform(key, dtypes.Float32, -2, 3, 4, 5)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
-		return f.RandomUniform(a[0], dtypes.Float32, -2, 3, 4, 5)
+	"random_key_int64":            op1("random.Key(f, seed)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return random.Key(f, a[0]) }),
+	"random_key":                  op1("random.Key(f, seed)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return random.Key(f, a[0]) }),
+	"random_uniform": op1("random.Uniform(f, key, dtypes.Float32, -2, 3, 4, 5)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
+		return random.Uniform(f, a[0], dtypes.Float32, -2, 3, 4, 5)
 	}),
-	"random_uniform_bf16": op1("f.RandomUniform(key, dtypes.BFloat16, 0, 1, 16)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
-		return f.RandomUniform(a[0], dtypes.BFloat16, 0, 1, 16)
+	"random_uniform_bf16": op1("random.Uniform(f, key, dtypes.BFloat16, 0, 1, 16)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
+		return random.Uniform(f, a[0], dtypes.BFloat16, 0, 1, 16)
 	}),
-	"random_normal": {call: "f.RandomNormal(key, dtypes.Float32, 8, 8)", tol: 1e-6, build: func(f *stablehlo.Function, a []stablehlo.Value) []stablehlo.Value {
-		return []stablehlo.Value{f.RandomNormal(a[0], dtypes.Float32, 8, 8)}
+	"random_normal": {call: "random.Normal(f, key, dtypes.Float32, 8, 8)", tol: 1e-6, build: func(f *stablehlo.Function, a []stablehlo.Value) []stablehlo.Value {
+		return []stablehlo.Value{random.Normal(f, a[0], dtypes.Float32, 8, 8)}
 	}},
-	"random_normal_bf16": op1("f.RandomNormal(key, dtypes.BFloat16, 16)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
-		return f.RandomNormal(a[0], dtypes.BFloat16, 16)
+	"random_normal_bf16": op1("random.Normal(f, key, dtypes.BFloat16, 16)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
+		return random.Normal(f, a[0], dtypes.BFloat16, 16)
 	}),
-	"random_split": op1("f.RandomSplit(key, 3)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.RandomSplit(a[0], 3) }),
-	"random_fold_in": op1("f.RandomFoldIn(key, data)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
-		return f.RandomFoldIn(a[0], a[1])
+	"random_split": op1("random.Split(f, key, 3)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return random.Split(f, a[0], 3) }),
+	"random_fold_in": op1("random.FoldIn(f, key, data)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
+		return random.FoldIn(f, a[0], a[1])
 	}),
-	"random_split_then_normal": {call: "f.RandomNormal(second key of f.RandomSplit(key, 2), dtypes.Float32, 5)", tol: 1e-6,
+	"random_split_then_normal": {call: "random.Normal(f, second key of random.Split(f, key, 2), dtypes.Float32, 5)", tol: 1e-6,
 		build: func(f *stablehlo.Function, a []stablehlo.Value) []stablehlo.Value {
-			k := f.Reshape(f.Slice(f.RandomSplit(a[0], 2), []int{1, 0}, []int{2, 2}, nil), 2)
-			return []stablehlo.Value{f.RandomNormal(k, dtypes.Float32, 5)}
+			k := f.Reshape(f.Slice(random.Split(f, a[0], 2), []int{1, 0}, []int{2, 2}, nil), 2)
+			return []stablehlo.Value{random.Normal(f, k, dtypes.Float32, 5)}
 		}},
 }
 
@@ -518,7 +520,7 @@ func rngCase(alg stablehlo.RngAlgorithm, d dtypes.DType, dims ...int) opsBuilder
 }
 
 func randomBitsCase(d dtypes.DType, dims ...int) opsBuilder {
-	return op1(fmt.Sprintf("f.RandomBits(key, dtypes.%v, %v)", d, dims), func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
-		return f.RandomBits(a[0], d, dims...)
+	return op1(fmt.Sprintf("random.Bits(f, key, dtypes.%v, %v)", d, dims), func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
+		return random.Bits(f, a[0], d, dims...)
 	})
 }

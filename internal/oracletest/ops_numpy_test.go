@@ -4,14 +4,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xlamesh/xlamesh/jnp"
+	"github.com/xlamesh/xlamesh/nn"
 	"github.com/xlamesh/xlamesh/stablehlo"
 )
 
-// TestOpsNumpy compares stablehlo's NumPy-style and NN helpers (broadcasting, keepdims,
-// Mean, Variance, Softmax, LogSoftmax, LogSumExp, Relu, Gelu, LayerNorm, Einsum, MatMul)
-// with jnp, jax.nn and flax on the same inputs (testdata/oracle/ops_numpy.json).
+// TestOpsNumpy compares stablehlo's NumPy-style ops (broadcasting, Einsum, MatMul), package
+// jnp's reductions (keepdims, Mean, Variance) and package nn (Softmax, LogSoftmax,
+// LogSumExp, Relu, Gelu, LayerNorm) with jnp, jax.nn and flax on the same inputs
+// (testdata/oracle/ops_numpy.json).
 func TestOpsNumpy(t *testing.T) {
-	runOpsGroup(t, "ops_numpy", "Each case builds one helper of package `stablehlo` (numpy.go, nn.go, einsum.go) and runs it "+
+	runOpsGroup(t, "ops_numpy", "Each case builds one helper of package `stablehlo` (numpy.go, einsum.go), `jnp` or `nn` and runs it "+
 		"on the pinned CPU plugin on the inputs JAX was given; the JAX expression is in tools/oracle/ops_numpy.py. "+
 		"Integers, bools and bf16 compare bit for bit, and so does f32 except the cases built on exp, log, tanh or erf (softmax, log_softmax, logsumexp, gelu), compared at 1e-6 relative because those polynomials round differently in the last bit between XLA builds.",
 		opsNumpyBuilders)
@@ -36,7 +39,7 @@ var matmulOp = op1("f.MatMul(a, b)", func(f *stablehlo.Function, a []stablehlo.V
 // them).
 func layerNorm(call string, scale, bias bool, eps float64, dims ...int) opsBuilder {
 	return op1(call, func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
-		o := stablehlo.LayerNormOptions{Epsilon: eps, Dims: dims}
+		o := nn.LayerNormOptions{Epsilon: eps, Dims: dims}
 		i := 1
 		if scale {
 			o.Scale = a[i]
@@ -45,7 +48,7 @@ func layerNorm(call string, scale, bias bool, eps float64, dims ...int) opsBuild
 		if bias {
 			o.Bias = a[i]
 		}
-		return f.LayerNorm(a[0], o)
+		return nn.LayerNorm(f, a[0], o)
 	})
 }
 
@@ -58,42 +61,54 @@ var opsNumpyBuilders = map[string]opsBuilder{
 	}),
 	"broadcast_arrays": opsN("f.BroadcastArrays(a, b, c)", func(f *stablehlo.Function, a []stablehlo.Value) []stablehlo.Value { return f.BroadcastArrays(a...) }),
 
-	"sum_keepdims":     op1("f.SumKeepDims(x, 0, 2)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.SumKeepDims(a[0], 0, 2) }),
-	"sum_keepdims_all": op1("f.SumKeepDims(x)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.SumKeepDims(a[0]) }),
-	"max_keepdims":     op1("f.ReduceMaxKeepDims(x, -1)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.ReduceMaxKeepDims(a[0], -1) }),
-	"min_keepdims":     op1("f.ReduceMinKeepDims(x, 1)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.ReduceMinKeepDims(a[0], 1) }),
-	"mean_axis":        op1("f.Mean(x, 1)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.Mean(a[0], 1) }),
-	"mean_all":         op1("f.Mean(x)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.Mean(a[0]) }),
-	"mean_keepdims":    op1("f.MeanKeepDims(x, 0, -1)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.MeanKeepDims(a[0], 0, -1) }),
-	"mean_bf16":        op1("f.Mean(x, -1)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.Mean(a[0], -1) }),
-	"var_axis":         op1("f.Variance(x, 0)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.Variance(a[0], 0) }),
-	"var_all":          op1("f.Variance(x)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.Variance(a[0]) }),
-	"var_keepdims":     op1("f.VarianceKeepDims(x, -1)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.VarianceKeepDims(a[0], -1) }),
-	"var_bf16":         op1("f.Variance(x, 1)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.Variance(a[0], 1) }),
+	"sum_keepdims": op1("jnp.SumKeepDims(f, x, 0, 2)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
+		return jnp.SumKeepDims(f, a[0], 0, 2)
+	}),
+	"sum_keepdims_all": op1("jnp.SumKeepDims(f, x)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return jnp.SumKeepDims(f, a[0]) }),
+	"max_keepdims": op1("jnp.ReduceMaxKeepDims(f, x, -1)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
+		return jnp.ReduceMaxKeepDims(f, a[0], -1)
+	}),
+	"min_keepdims": op1("jnp.ReduceMinKeepDims(f, x, 1)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
+		return jnp.ReduceMinKeepDims(f, a[0], 1)
+	}),
+	"mean_axis": op1("jnp.Mean(f, x, 1)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return jnp.Mean(f, a[0], 1) }),
+	"mean_all":  op1("jnp.Mean(f, x)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return jnp.Mean(f, a[0]) }),
+	"mean_keepdims": op1("jnp.MeanKeepDims(f, x, 0, -1)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
+		return jnp.MeanKeepDims(f, a[0], 0, -1)
+	}),
+	"mean_bf16": op1("jnp.Mean(f, x, -1)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return jnp.Mean(f, a[0], -1) }),
+	"var_axis":  op1("jnp.Variance(f, x, 0)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return jnp.Variance(f, a[0], 0) }),
+	"var_all":   op1("jnp.Variance(f, x)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return jnp.Variance(f, a[0]) }),
+	"var_keepdims": op1("jnp.VarianceKeepDims(f, x, -1)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
+		return jnp.VarianceKeepDims(f, a[0], -1)
+	}),
+	"var_bf16": op1("jnp.Variance(f, x, 1)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return jnp.Variance(f, a[0], 1) }),
 
-	"softmax":            op1("f.Softmax(x)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.Softmax(a[0]) }),
-	"softmax_axis0":      op1("f.Softmax(x, 0)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.Softmax(a[0], 0) }),
-	"softmax_axes":       op1("f.Softmax(x, 0, 2)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.Softmax(a[0], 0, 2) }),
-	"softmax_large":      op1("f.Softmax(x)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.Softmax(a[0]) }),
-	"softmax_bf16":       op1("f.Softmax(x)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.Softmax(a[0]) }),
-	"log_softmax":        op1("f.LogSoftmax(x)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.LogSoftmax(a[0]) }),
-	"log_softmax_axis1":  op1("f.LogSoftmax(x, 1)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.LogSoftmax(a[0], 1) }),
-	"logsumexp_all":      op1("f.LogSumExp(x)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.LogSumExp(a[0]) }),
-	"logsumexp_axis":     op1("f.LogSumExp(x, 1)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.LogSumExp(a[0], 1) }),
-	"logsumexp_keepdims": op1("f.LogSumExpKeepDims(x, 0)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.LogSumExpKeepDims(a[0], 0) }),
-	"logsumexp_inf":      op1("f.LogSumExp(x, 1)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.LogSumExp(a[0], 1) }),
-	"relu":               op1("f.Relu(x)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.Relu(a[0]) }),
-	"relu_int":           op1("f.Relu(x)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.Relu(a[0]) }),
-	"gelu_tanh":          op1("f.Gelu(x, true)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.Gelu(a[0], true) }),
-	"gelu_exact":         op1("f.Gelu(x, false)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.Gelu(a[0], false) }),
-	"gelu_bf16":          op1("f.Gelu(x, true)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return f.Gelu(a[0], true) }),
+	"softmax":           op1("nn.Softmax(f, x)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return nn.Softmax(f, a[0]) }),
+	"softmax_axis0":     op1("nn.Softmax(f, x, 0)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return nn.Softmax(f, a[0], 0) }),
+	"softmax_axes":      op1("nn.Softmax(f, x, 0, 2)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return nn.Softmax(f, a[0], 0, 2) }),
+	"softmax_large":     op1("nn.Softmax(f, x)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return nn.Softmax(f, a[0]) }),
+	"softmax_bf16":      op1("nn.Softmax(f, x)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return nn.Softmax(f, a[0]) }),
+	"log_softmax":       op1("nn.LogSoftmax(f, x)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return nn.LogSoftmax(f, a[0]) }),
+	"log_softmax_axis1": op1("nn.LogSoftmax(f, x, 1)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return nn.LogSoftmax(f, a[0], 1) }),
+	"logsumexp_all":     op1("nn.LogSumExp(f, x)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return nn.LogSumExp(f, a[0]) }),
+	"logsumexp_axis":    op1("nn.LogSumExp(f, x, 1)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return nn.LogSumExp(f, a[0], 1) }),
+	"logsumexp_keepdims": op1("nn.LogSumExpKeepDims(f, x, 0)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value {
+		return nn.LogSumExpKeepDims(f, a[0], 0)
+	}),
+	"logsumexp_inf": op1("nn.LogSumExp(f, x, 1)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return nn.LogSumExp(f, a[0], 1) }),
+	"relu":          op1("nn.Relu(f, x)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return nn.Relu(f, a[0]) }),
+	"relu_int":      op1("nn.Relu(f, x)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return nn.Relu(f, a[0]) }),
+	"gelu_tanh":     op1("nn.Gelu(f, x, true)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return nn.Gelu(f, a[0], true) }),
+	"gelu_exact":    op1("nn.Gelu(f, x, false)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return nn.Gelu(f, a[0], false) }),
+	"gelu_bf16":     op1("nn.Gelu(f, x, true)", func(f *stablehlo.Function, a []stablehlo.Value) stablehlo.Value { return nn.Gelu(f, a[0], true) }),
 
-	"layer_norm_plain":      layerNorm("f.LayerNorm(x, LayerNormOptions{})", false, false, 0),
-	"layer_norm":            layerNorm("f.LayerNorm(x, LayerNormOptions{Scale: s, Bias: b})", true, true, 0),
-	"layer_norm_eps":        layerNorm("f.LayerNorm(x, LayerNormOptions{Scale: s, Epsilon: 0.5})", true, false, 0.5),
-	"layer_norm_axes":       layerNorm("f.LayerNorm(x, LayerNormOptions{Scale: s, Bias: b, Dims: []int{1, 2}})", true, true, 0, 1, 2),
-	"layer_norm_bf16":       layerNorm("f.LayerNorm(x, LayerNormOptions{Scale: s, Bias: b})", true, true, 0),
-	"layer_norm_bf16_plain": layerNorm("f.LayerNorm(x, LayerNormOptions{})", false, false, 0),
+	"layer_norm_plain":      layerNorm("nn.LayerNorm(f, x, nn.LayerNormOptions{})", false, false, 0),
+	"layer_norm":            layerNorm("nn.LayerNorm(f, x, nn.LayerNormOptions{Scale: s, Bias: b})", true, true, 0),
+	"layer_norm_eps":        layerNorm("nn.LayerNorm(f, x, nn.LayerNormOptions{Scale: s, Epsilon: 0.5})", true, false, 0.5),
+	"layer_norm_axes":       layerNorm("nn.LayerNorm(f, x, nn.LayerNormOptions{Scale: s, Bias: b, Dims: []int{1, 2}})", true, true, 0, 1, 2),
+	"layer_norm_bf16":       layerNorm("nn.LayerNorm(f, x, nn.LayerNormOptions{Scale: s, Bias: b})", true, true, 0),
+	"layer_norm_bf16_plain": layerNorm("nn.LayerNorm(f, x, nn.LayerNormOptions{})", false, false, 0),
 
 	"einsum_bmm":            einsumOp("bij,bjk->bik"),
 	"einsum_implicit":       einsumOp("ij,jk"),

@@ -16,6 +16,7 @@ import (
 	"github.com/xlamesh/xlamesh/jit"
 	"github.com/xlamesh/xlamesh/lower"
 	"github.com/xlamesh/xlamesh/mesh"
+	"github.com/xlamesh/xlamesh/nn"
 	"github.com/xlamesh/xlamesh/optim"
 	"github.com/xlamesh/xlamesh/pjrt"
 	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
@@ -193,8 +194,8 @@ var vjpRules = map[string]func(f *stablehlo.Function, a []sv) sv{
 	"cbrt":                func(f *stablehlo.Function, a []sv) sv { return f.Cbrt(a[0]) },
 	"erf":                 func(f *stablehlo.Function, a []sv) sv { return f.Erf(a[0]) },
 	"erf_inv":             func(f *stablehlo.Function, a []sv) sv { return f.ErfInv(a[0]) },
-	"gelu_exact":          func(f *stablehlo.Function, a []sv) sv { return f.Gelu(a[0], false) },
-	"relu_at_zero":        func(f *stablehlo.Function, a []sv) sv { return f.Relu(a[0]) },
+	"gelu_exact":          func(f *stablehlo.Function, a []sv) sv { return nn.Gelu(f, a[0], false) },
+	"relu_at_zero":        func(f *stablehlo.Function, a []sv) sv { return nn.Relu(f, a[0]) },
 	"atan2":               func(f *stablehlo.Function, a []sv) sv { return f.Atan2(a[0], a[1]) },
 	"take": func(f *stablehlo.Function, a []sv) sv {
 		return f.Take(a[0], f.Array([]int32{3, 0, 3, 1, -1}, 5), 0)

@@ -9,7 +9,7 @@ before each step, and the number of lines of the model and the step (between the
 END markers below, blank lines and comments left out), which examples/gpt compares its own
 against.
 
-The four helpers after the first marker pair write out what xlamesh's builder computes for
+The four helpers after the first marker pair write out what xlamesh's package nn computes for
 LayerNorm, Softmax, LogSoftmax and Gelu (flax's variance and epsilon, the maximum differentiated through,
 the cube as x*(x*x)), so that both programs differentiate the same ops; they stand for
 library calls (jax.nn.*, flax's LayerNorm) and are not counted.
@@ -32,7 +32,7 @@ TEXT = os.path.join(ROOT, "examples", "gpt", "testdata", "tiny.txt")
 DIM, HEADS, LAYERS, SEQ, BATCH, STEPS = 32, 4, 2, 16, 8, 50
 
 
-# BEGIN helpers (the builder's LayerNorm, Softmax, LogSoftmax and Gelu; not counted)
+# BEGIN helpers (package nn's LayerNorm, Softmax, LogSoftmax and Gelu; not counted)
 def layer_norm(x, scale, bias):
     mean, mean2 = jnp.mean(x, -1, keepdims=True), jnp.mean(x * x, -1, keepdims=True)
     var = jnp.maximum(0.0, mean2 - mean * mean)

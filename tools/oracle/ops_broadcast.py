@@ -1,5 +1,5 @@
 """Oracle group ops_broadcast: JAX's answers for NumPy broadcasting in stablehlo's binary
-and ternary elementwise ops (elementwise.go, math.go) and for the jnp helpers of jnp.go:
+and ternary elementwise ops (elementwise.go, math.go) and for package jnp (and nn.OneHot):
 jnp.where, jnp.tril/triu, jax.nn.one_hot, jnp.take_along_axis, jnp.clip, jnp.arange and
 jnp.linspace.
 

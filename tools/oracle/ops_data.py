@@ -1,11 +1,12 @@
 """Oracle group ops_data: JAX's answers for stablehlo's data-movement, convolution,
 window, bit, math and random ops (gather/scatter, conv_general_dilated,
-reduce_window, shifts, bitcast_convert, erf, rng_bit_generator, jax.random).
+reduce_window, shifts, bitcast_convert, erf, rng_bit_generator) and package random's
+jax.random.
 
 generate.py imports every tools/oracle/ops_*.py module and writes
 testdata/oracle/<GROUP>.json from its generate(). Each case runs one JAX
 function, under jax.jit on the CPU backend, on fixed inputs; the Go test
-internal/oracletest/ops_data_test.go builds the same op with package stablehlo
+internal/oracletest/ops_data_test.go builds the same op with package stablehlo or random
 (its builder is found by the case's name), runs it on the CPU PJRT plugin and
 compares. Tensors are written by opsutil.tensor.
 """

@@ -1,11 +1,11 @@
-"""Oracle group ops_numpy: JAX's answers for stablehlo's NumPy-style and NN helpers
-(numpy.go, nn.go, einsum.go): broadcasting, keepdims reductions, jnp.mean and jnp.var,
+"""Oracle group ops_numpy: JAX's answers for stablehlo's NumPy-style ops (numpy.go,
+einsum.go) and packages jnp and nn: broadcasting, keepdims reductions, jnp.mean and jnp.var,
 jax.nn.softmax/log_softmax/logsumexp/relu/gelu, flax.linen.LayerNorm, jnp.einsum and
 jnp.matmul.
 
 Same format as ops_data.py (whose tensor() and case() it uses): each case runs one JAX
 function under jax.jit on fixed inputs; internal/oracletest/ops_numpy_test.go builds the
-same computation with package stablehlo and compares.
+same computation with packages stablehlo, jnp and nn and compares.
 """
 
 import flax.linen as nn
