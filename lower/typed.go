@@ -481,7 +481,7 @@ func preConstrained(o *stablehlo.Op) bool {
 		return false
 	}
 	switch o.Params().(type) {
-	case nil, stablehlo.CompareParams:
+	case nil, stablehlo.CompareParams, stablehlo.ReluParams:
 		return true
 	}
 	return false

@@ -100,7 +100,7 @@ func (m *Module) rule(o *stablehlo.Op, pend *pendingOut) ([]Type, error) {
 	}
 	if len(o.Regions()) == 0 {
 		switch p := o.Params().(type) {
-		case nil, stablehlo.CompareParams:
+		case nil, stablehlo.CompareParams, stablehlo.ReluParams: // Relu's maximum is max's
 			switch o.Name() {
 			case "stablehlo.select":
 				return one(m.selectRule(in, res[0].Shape()))

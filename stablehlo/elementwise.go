@@ -287,7 +287,7 @@ func (f *Function) Max(x, y Value) Value {
 
 // ReluParams mark the stablehlo.maximum that nn.Relu emits (Op.Params; it prints nothing), so
 // that a gradient takes jax.nn.relu's derivative, 0 at 0, instead of lax.max's, which
-// splits a tie evenly.
+// splits a tie evenly. Package lower's sharding rules treat it as the maximum it is.
 type ReluParams struct{}
 
 // Min returns the elementwise minimum (stablehlo.minimum).
