@@ -29,7 +29,7 @@ var (
 	_ Attr = AllToAllParamList{}
 	_ Attr = DimMapping{}
 	_ Attr = TensorMapping{}
-	_ Attr = OpShardingRule{}
+	_ Attr = ShardingRule{}
 )
 
 // Attribute prefixes. An attribute whose text is an identifier followed by
@@ -107,7 +107,7 @@ func (d DimMapping) Attribute() string { return pretty(dimMappingPrefix, d) }
 func (t TensorMapping) Attribute() string { return generic("tensor_mapping", t) }
 
 // Attribute returns the same as String: `#sdy.op_sharding_rule<...>`.
-func (r OpShardingRule) Attribute() string { return r.String() }
+func (r ShardingRule) Attribute() string { return r.String() }
 
 func (Mesh) isAttr()                   {}
 func (MeshAxis) isAttr()               {}
@@ -123,4 +123,4 @@ func (AllToAllParam) isAttr()          {}
 func (AllToAllParamList) isAttr()      {}
 func (DimMapping) isAttr()             {}
 func (TensorMapping) isAttr()          {}
-func (OpShardingRule) isAttr()         {}
+func (ShardingRule) isAttr()           {}

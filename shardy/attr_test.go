@@ -43,16 +43,16 @@ var attrTests = []struct {
 	{"dim mapping", NewDimMapping(0, 1), `#sdy.dim_mappingij`},
 	{"tensor mapping", NewTensorMapping(NewDimMapping(0), NewDimMapping(1)), `#sdy<tensor_mapping[i, j]>`},
 	{"tensor mapping empty", NewTensorMapping(), `#sdy<tensor_mapping[]>`},
-	{"rule", NewOpShardingRule([]int{8, 16, 8}, mappings("ij", "jk"), mappings("ik")).
+	{"rule", NewShardingRule([]int{8, 16, 8}, mappings("ij", "jk"), mappings("ik")).
 		WithReductionFactors(1).WithNeedReplicationFactors(0).WithPermutationFactors(2).WithBlockedPropagationFactors(0).WithCustom(true),
 		`#sdy.op_sharding_rule<([i, j], [j, k])->([i, k]) {i=8, j=16, k=8} reduction={j} need_replication={i} permutation={k} blocked_propagation={i}, custom>`},
-	{"rule compound factors", NewOpShardingRule([]int{2, 4, 8}, []TensorMapping{NewTensorMapping(NewDimMapping(0, 1), NewDimMapping(2))}, mappings("ijk")),
+	{"rule compound factors", NewShardingRule([]int{2, 4, 8}, []TensorMapping{NewTensorMapping(NewDimMapping(0, 1), NewDimMapping(2))}, mappings("ijk")),
 		`#sdy.op_sharding_rule<([ij, k])->([i, j, k]) {i=2, j=4, k=8}>`},
-	{"rule no factors", NewOpShardingRule(nil, []TensorMapping{NewTensorMapping(), NewTensorMapping()}, []TensorMapping{NewTensorMapping()}),
+	{"rule no factors", NewShardingRule(nil, []TensorMapping{NewTensorMapping(), NewTensorMapping()}, []TensorMapping{NewTensorMapping()}),
 		`#sdy.op_sharding_rule<([], [])->([])>`},
-	{"rule empty dim mapping", NewOpShardingRule([]int{2}, []TensorMapping{NewTensorMapping(NewDimMapping(), NewDimMapping(0))}, mappings("i")),
+	{"rule empty dim mapping", NewShardingRule([]int{2}, []TensorMapping{NewTensorMapping(NewDimMapping(), NewDimMapping(0))}, mappings("i")),
 		`#sdy.op_sharding_rule<([#sdy.dim_mapping, i])->([i]) {i=2}>`},
-	{"rule past z", NewOpShardingRule(make([]int, 20), []TensorMapping{NewTensorMapping(dims(0, 20)...)}, []TensorMapping{NewTensorMapping(NewDimMapping(19))}),
+	{"rule past z", NewShardingRule(make([]int, 20), []TensorMapping{NewTensorMapping(dims(0, 20)...)}, []TensorMapping{NewTensorMapping(NewDimMapping(19))}),
 		`#sdy.op_sharding_rule<([i, j, k, l, m, n, o, p, q, r, s, t, u, v, w, x, y, z, z_1, z_2])->([z_2]) {i=0, j=0, k=0, l=0, m=0, n=0, o=0, p=0, q=0, r=0, s=0, t=0, u=0, v=0, w=0, x=0, y=0, z=0, z_1=0, z_2=0}>`},
 }
 
@@ -121,8 +121,8 @@ func equalAttr(a, b Attr) bool {
 	case TensorMapping:
 		b, ok := b.(TensorMapping)
 		return ok && a.Equal(b)
-	case OpShardingRule:
-		b, ok := b.(OpShardingRule)
+	case ShardingRule:
+		b, ok := b.(ShardingRule)
 		return ok && a.Equal(b)
 	}
 	return false
@@ -157,11 +157,11 @@ func TestPrintNewValues(t *testing.T) {
 		{"dim mapping empty", NewDimMapping(), ``},
 		{"tensor mapping", NewTensorMapping(NewDimMapping(0), NewDimMapping(1, 2)), `[i, jk]`},
 		{"tensor mapping empty dim", NewTensorMapping(NewDimMapping()), `[#sdy.dim_mapping]`},
-		{"rule", NewOpShardingRule([]int{8, 16, 8}, mappings("ij", "jk"), mappings("ik")).WithReductionFactors(1),
+		{"rule", NewShardingRule([]int{8, 16, 8}, mappings("ij", "jk"), mappings("ik")).WithReductionFactors(1),
 			`#sdy.op_sharding_rule<([i, j], [j, k])->([i, k]) {i=8, j=16, k=8} reduction={j}>`},
-		{"rule custom", NewOpShardingRule([]int{4, 4, 4, 4}, mappings("ij"), []TensorMapping{mappings("kl")[0], NewTensorMapping()}).WithCustom(true),
+		{"rule custom", NewShardingRule([]int{4, 4, 4, 4}, mappings("ij"), []TensorMapping{mappings("kl")[0], NewTensorMapping()}).WithCustom(true),
 			`#sdy.op_sharding_rule<([i, j])->([k, l], []) {i=4, j=4, k=4, l=4}, custom>`},
-		{"rule no operands", NewOpShardingRule([]int{2}, nil, mappings("i")), `#sdy.op_sharding_rule<()->([i]) {i=2}>`},
+		{"rule no operands", NewShardingRule([]int{2}, nil, mappings("i")), `#sdy.op_sharding_rule<()->([i]) {i=2}>`},
 		{"manual axes", NewManualAxes("x"), `{"x"}`},
 	}
 	for _, tt := range tests {
@@ -169,13 +169,13 @@ func TestPrintNewValues(t *testing.T) {
 			assert.Equal(t, tt.want, tt.got.String())
 		})
 	}
-	r := NewOpShardingRule([]int{2}, mappings("i"), mappings("i")).WithCustom(true)
+	r := NewShardingRule([]int{2}, mappings("i"), mappings("i")).WithCustom(true)
 	assert.Equal(t, `<([i])->([i]) {i=2}, custom>`, r.Stripped())
 }
 
 // Canonical rule texts: print(parse(s)) == s, with and without the prefix.
 // jaxlib 0.12.0.1 prints each of them so; it prints `()` for a rule of an op
-// without operands but cannot read it back, as ParseOpShardingRule does.
+// without operands but cannot read it back, as ParseShardingRule does.
 var canonicalRules = []string{
 	`#sdy.op_sharding_rule<([i, j], [j, k])->([i, k]) {i=8, j=16, k=8} reduction={j}>`,
 	`#sdy.op_sharding_rule<([i, j, k])->([i, l, m], [i, n]) {i=2, j=3, k=3, l=3, m=3, n=3}, custom>`,
@@ -190,12 +190,12 @@ var canonicalRules = []string{
 
 func TestRuleRoundTrip(t *testing.T) {
 	for _, s := range canonicalRules {
-		r, err := ParseOpShardingRule(s)
+		r, err := ParseShardingRule(s)
 		require.NoError(t, err, s)
 		assert.Equal(t, s, r.String())
 		stripped := s[len("#sdy.op_sharding_rule"):]
 		assert.Equal(t, stripped, r.Stripped())
-		w, err := ParseOpShardingRule(stripped)
+		w, err := ParseShardingRule(stripped)
 		require.NoError(t, err, stripped)
 		assert.True(t, r.Equal(w), stripped)
 	}
@@ -247,7 +247,7 @@ func TestParseRuleErrors(t *testing.T) {
 		{`<([i])->([i]) {i=x}>`, 17, `expected factor size, found 'x'`},
 	}
 	for _, tt := range tests {
-		_, err := ParseOpShardingRule(tt.in)
+		_, err := ParseShardingRule(tt.in)
 		require.Error(t, err, tt.in)
 		var pe *ParseError
 		require.True(t, errors.As(err, &pe), tt.in)
@@ -322,7 +322,7 @@ func TestNewValuesImmutable(t *testing.T) {
 
 	sizes := []int{2, 3}
 	ops := []TensorMapping{tm}
-	r := NewOpShardingRule(sizes, ops, ops)
+	r := NewShardingRule(sizes, ops, ops)
 	sizes[0], ops[0] = 9, NewTensorMapping()
 	r.FactorSizes()[0] = 9
 	r.Operands()[0] = NewTensorMapping()

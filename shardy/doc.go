@@ -33,7 +33,7 @@
 //     the axes of Shardy's collectives (sdy.all_reduce, sdy.all_gather, ...).
 //   - AllToAllParam `{"x"}: 0->1` and AllToAllParamList
 //     `[{"x"}: 0->2, {"y"}: 1->3]`: the all-to-alls of sdy.all_to_all.
-//   - OpShardingRule: `#sdy.op_sharding_rule<([i, j], [j, k])->([i, k])
+//   - ShardingRule: `#sdy.op_sharding_rule<([i, j], [j, k])->([i, k])
 //     {i=8, j=16, k=8} reduction={j}>`, how an op partitions, in factors
 //     (`sdy.sharding_rule` of custom calls JAX exports); its TensorMapping
 //     `[i, jk]` per operand and result holds one DimMapping `jk` per
@@ -51,7 +51,7 @@
 //
 // Every value's String() is the dialect's own text, written by one recursive
 // writer, and the Parse functions (ParseMesh, ParseMeshOp,
-// ParseTensorSharding, ParseTensorShardingPerValue, ParseOpShardingRule,
+// ParseTensorSharding, ParseTensorShardingPerValue, ParseShardingRule,
 // ...) read it back: Parse(v.String()) equals v, and printing parsed
 // canonical text gives the same text. ParseAttribute reads the standalone
 // form of every value, those without a Parse function of their own

@@ -131,14 +131,14 @@ func ParseManualAxes(s string) (ManualAxes, error) {
 	return parse(s, (*parser).manualAxes)
 }
 
-// ParseOpShardingRule reads an op sharding rule, with or without the
+// ParseShardingRule reads an op sharding rule, with or without the
 // `#sdy.op_sharding_rule` prefix: `#sdy.op_sharding_rule<([i, j], [j,
 // k])->([i, k]) {i=8, j=16, k=8} reduction={j}>`. Factor sizes are listed in
 // factor order (`{i=8, j=16}`, never `{j=16, i=8}`), and the factor kinds in
 // Shardy's order (reduction, need_replication, permutation,
 // blocked_propagation), as Shardy's parser requires.
-func ParseOpShardingRule(s string) (OpShardingRule, error) {
-	return parse(s, func(p *parser) OpShardingRule {
+func ParseShardingRule(s string) (ShardingRule, error) {
+	return parse(s, func(p *parser) ShardingRule {
 		p.skipSpace()
 		if p.peek() == '#' {
 			p.pos++
@@ -542,8 +542,8 @@ func (p *parser) allToAllList() AllToAllParamList {
 }
 
 // rule reads the `<(...)->(...) {...} ...>` of an op sharding rule.
-func (p *parser) rule() OpShardingRule {
-	var r OpShardingRule
+func (p *parser) rule() ShardingRule {
+	var r ShardingRule
 	p.expect('<')
 	r.operands = p.mappings()
 	p.arrow()

@@ -6,7 +6,7 @@ import (
 )
 
 // DimMapping is the list of factors one tensor dimension is mapped to in an
-// OpShardingRule, printed as their symbols run together: `i`, `ij` (the
+// ShardingRule, printed as their symbols run together: `i`, `ij` (the
 // dimension is the factors i and j, major to minor), `z_1`. Factor 0 is `i`,
 // 1 is `j`, ..., 17 is `z`, then `z_1`, `z_2`, ... as Shardy names them.
 //
@@ -54,7 +54,7 @@ func writeFactor(b *strings.Builder, f int) {
 }
 
 // TensorMapping is the factor mapping of one operand or result of an
-// OpShardingRule: one DimMapping per dimension, `[i, jk]`, `[]` for a scalar.
+// ShardingRule: one DimMapping per dimension, `[i, jk]`, `[]` for a scalar.
 //
 // TensorMapping is an immutable value.
 type TensorMapping struct {
@@ -99,7 +99,7 @@ func (t TensorMapping) writeTo(b *strings.Builder) {
 	b.WriteByte(']')
 }
 
-// OpShardingRule is Shardy's `#sdy.op_sharding_rule<...>`: how an op can be
+// ShardingRule is Shardy's `#sdy.op_sharding_rule<...>`: how an op can be
 // partitioned, in factors. Each factor has a size; each operand and result
 // dimension is mapped to factors (TensorMapping); some factors are reduction,
 // need-replication, permutation or blocked-propagation factors; a custom rule
@@ -108,11 +108,11 @@ func (t TensorMapping) writeTo(b *strings.Builder) {
 //	#sdy.op_sharding_rule<([i, j], [j, k])->([i, k]) {i=8, j=16, k=8} reduction={j}>
 //	#sdy.op_sharding_rule<([i, j])->([k, l], []) {i=4, j=4, k=4, l=4}, custom>
 //
-// OpShardingRule is an immutable value: the With methods return new values
+// ShardingRule is an immutable value: the With methods return new values
 // and accessors return copies. Construction does not check Shardy's rules
 // for it (factor indices in range, no duplicates, ...), and there is no
 // Validate for it.
-type OpShardingRule struct {
+type ShardingRule struct {
 	factorSizes       []int
 	operands, results []TensorMapping
 	// reduction, needReplication, permutation and blocked factors, in that order.
@@ -132,14 +132,14 @@ const (
 // factorKindNames are the keywords of the factor kinds.
 var factorKindNames = [numFactorKinds]string{"reduction", "need_replication", "permutation", "blocked_propagation"}
 
-// NewOpShardingRule returns the rule with the given factor sizes (factor i
+// NewShardingRule returns the rule with the given factor sizes (factor i
 // has size factorSizes[i]) and operand and result mappings, with no special
 // factors, not custom.
-func NewOpShardingRule(factorSizes []int, operands, results []TensorMapping) OpShardingRule {
-	return OpShardingRule{factorSizes: slices.Clone(factorSizes), operands: slices.Clone(operands), results: slices.Clone(results)}
+func NewShardingRule(factorSizes []int, operands, results []TensorMapping) ShardingRule {
+	return ShardingRule{factorSizes: slices.Clone(factorSizes), operands: slices.Clone(operands), results: slices.Clone(results)}
 }
 
-func (r OpShardingRule) clone() OpShardingRule {
+func (r ShardingRule) clone() ShardingRule {
 	r.factorSizes = slices.Clone(r.factorSizes)
 	r.operands = slices.Clone(r.operands)
 	r.results = slices.Clone(r.results)
@@ -149,7 +149,7 @@ func (r OpShardingRule) clone() OpShardingRule {
 	return r
 }
 
-func (r OpShardingRule) withKind(k int, factors []int) OpShardingRule {
+func (r ShardingRule) withKind(k int, factors []int) ShardingRule {
 	r = r.clone()
 	r.kinds[k] = slices.Clone(factors)
 	if len(r.kinds[k]) == 0 {
@@ -160,70 +160,70 @@ func (r OpShardingRule) withKind(k int, factors []int) OpShardingRule {
 
 // WithReductionFactors returns r with the factors requiring a reduction
 // (such as the contracting dimension of a dot), `reduction={j}`.
-func (r OpShardingRule) WithReductionFactors(factors ...int) OpShardingRule {
+func (r ShardingRule) WithReductionFactors(factors ...int) ShardingRule {
 	return r.withKind(reductionFactors, factors)
 }
 
 // WithNeedReplicationFactors returns r with the factors requiring full
 // replication (such as the sorted dimension of a sort), `need_replication={i}`.
-func (r OpShardingRule) WithNeedReplicationFactors(factors ...int) OpShardingRule {
+func (r ShardingRule) WithNeedReplicationFactors(factors ...int) ShardingRule {
 	return r.withKind(needReplicationFactors, factors)
 }
 
 // WithPermutationFactors returns r with the factors requiring a
 // collective-permute, `permutation={i}`.
-func (r OpShardingRule) WithPermutationFactors(factors ...int) OpShardingRule {
+func (r ShardingRule) WithPermutationFactors(factors ...int) ShardingRule {
 	return r.withKind(permutationFactors, factors)
 }
 
 // WithBlockedPropagationFactors returns r with the factors along which
 // shardings are not propagated, `blocked_propagation={i}`.
-func (r OpShardingRule) WithBlockedPropagationFactors(factors ...int) OpShardingRule {
+func (r ShardingRule) WithBlockedPropagationFactors(factors ...int) ShardingRule {
 	return r.withKind(blockedPropagationFactors, factors)
 }
 
 // WithCustom returns r marked as a custom rule (`, custom`) or not.
-func (r OpShardingRule) WithCustom(custom bool) OpShardingRule {
+func (r ShardingRule) WithCustom(custom bool) ShardingRule {
 	r = r.clone()
 	r.custom = custom
 	return r
 }
 
 // FactorSizes returns a copy of the factor sizes, by factor index.
-func (r OpShardingRule) FactorSizes() []int { return slices.Clone(r.factorSizes) }
+func (r ShardingRule) FactorSizes() []int { return slices.Clone(r.factorSizes) }
 
 // NumFactors returns the number of factors.
-func (r OpShardingRule) NumFactors() int { return len(r.factorSizes) }
+func (r ShardingRule) NumFactors() int { return len(r.factorSizes) }
 
 // Operands returns a copy of the operand mappings.
-func (r OpShardingRule) Operands() []TensorMapping { return slices.Clone(r.operands) }
+func (r ShardingRule) Operands() []TensorMapping { return slices.Clone(r.operands) }
 
 // Results returns a copy of the result mappings.
-func (r OpShardingRule) Results() []TensorMapping { return slices.Clone(r.results) }
+func (r ShardingRule) Results() []TensorMapping { return slices.Clone(r.results) }
 
 // ReductionFactors returns a copy of the reduction factors.
-func (r OpShardingRule) ReductionFactors() []int { return slices.Clone(r.kinds[reductionFactors]) }
+func (r ShardingRule) ReductionFactors() []int { return slices.Clone(r.kinds[reductionFactors]) }
 
 // NeedReplicationFactors returns a copy of the need-replication factors.
-func (r OpShardingRule) NeedReplicationFactors() []int {
+func (r ShardingRule) NeedReplicationFactors() []int {
 	return slices.Clone(r.kinds[needReplicationFactors])
 }
 
 // PermutationFactors returns a copy of the permutation factors.
-func (r OpShardingRule) PermutationFactors() []int {
+func (r ShardingRule) PermutationFactors() []int {
 	return slices.Clone(r.kinds[permutationFactors])
 }
 
 // BlockedPropagationFactors returns a copy of the blocked-propagation factors.
-func (r OpShardingRule) BlockedPropagationFactors() []int {
+func (r ShardingRule) BlockedPropagationFactors() []int {
 	return slices.Clone(r.kinds[blockedPropagationFactors])
 }
 
 // IsCustom reports whether r is a custom rule.
-func (r OpShardingRule) IsCustom() bool { return r.custom }
+func (r ShardingRule) IsCustom() bool { return r.custom }
 
 // Equal reports whether r and o are the same rule (same text).
-func (r OpShardingRule) Equal(o OpShardingRule) bool {
+func (r ShardingRule) Equal(o ShardingRule) bool {
 	if !slices.Equal(r.factorSizes, o.factorSizes) || r.custom != o.custom ||
 		!slices.EqualFunc(r.operands, o.operands, TensorMapping.Equal) ||
 		!slices.EqualFunc(r.results, o.results, TensorMapping.Equal) {
@@ -239,7 +239,7 @@ func (r OpShardingRule) Equal(o OpShardingRule) bool {
 
 // String returns the attribute text:
 // `#sdy.op_sharding_rule<([i, j], [j, k])->([i, k]) {i=8, j=16, k=8} reduction={j}>`.
-func (r OpShardingRule) String() string {
+func (r ShardingRule) String() string {
 	var b strings.Builder
 	b.WriteString(ruleAttrPrefix)
 	r.writeTo(&b)
@@ -248,13 +248,13 @@ func (r OpShardingRule) String() string {
 
 // Stripped returns the text without the `#sdy.op_sharding_rule` prefix:
 // `<([i, j], [j, k])->([i, k]) {i=8, j=16, k=8} reduction={j}>`.
-func (r OpShardingRule) Stripped() string {
+func (r ShardingRule) Stripped() string {
 	var b strings.Builder
 	r.writeTo(&b)
 	return b.String()
 }
 
-func (r OpShardingRule) writeTo(b *strings.Builder) {
+func (r ShardingRule) writeTo(b *strings.Builder) {
 	b.WriteByte('<')
 	writeMappings(b, r.operands)
 	b.WriteString("->")

@@ -260,7 +260,7 @@ func (f *file) sdyRule(d *decoder, t *sdyText) shardy.Attr {
 	if !f.sdyFits(d, *t) {
 		return nil
 	}
-	return shardy.NewOpShardingRule(ints(sizes), operands, results).
+	return shardy.NewShardingRule(ints(sizes), operands, results).
 		WithReductionFactors(ints(kinds[0])...).
 		WithNeedReplicationFactors(ints(kinds[1])...).
 		WithPermutationFactors(ints(kinds[2])...).
