@@ -451,6 +451,10 @@ func TestDonate(t *testing.T) {
 	require.NoError(t, outs[0].Close())
 	_, err = f.Call(c, x)
 	assert.ErrorIs(t, err, jit.ErrClosed)
+	// The program tells XLA so: without the alias PJRT would consume the buffer and reuse nothing.
+	prog, err := f.Lower(m.Abstract(), jit.ArgType{Shape: lower.NewShape(dtypes.Float32, 8, 2), Spec: mesh.P("x", "y")})
+	require.NoError(t, err)
+	assert.Contains(t, prog.Text(), "tf.aliasing_output = 0 : i32")
 }
 
 func TestUnspecifiedOutputReplicated(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 // the registry of their meshes and entry shardings, and a Program for their text.
 
 // EntryShardingAttr returns the attribute that gives an @main argument or result of the given
-// shape the sharding s, as Function.Arg and Function.ShardResults write it (`sdy.sharding`
+// shape the sharding s, as Function.ShardedArg and Function.ShardResults write it (`sdy.sharding`
 // with Shardy, `mhlo.sharding` with GSPMD; dimensions s leaves unconstrained stay open), and
 // adds s's mesh to the module's meshes. It is for annotating text written elsewhere (package
 // lower/wrap). The sharding must fit the shape: an error wraps ErrSharding, ErrMeshMismatch

@@ -11,7 +11,7 @@ import (
 )
 
 // TestModuleRegistry: a Module used only as the registry of a foreign module's meshes writes
-// the entry shardings Function.Arg writes and reports the mesh Build would.
+// the entry shardings Function.ShardedArg writes and reports the mesh Build would.
 func TestModuleRegistry(t *testing.T) {
 	m := lower.NewModule("")
 	a, err := m.EntryShardingAttr(ns("x", "y"), lower.NewShape(dtypes.Float32, 8, 2))
