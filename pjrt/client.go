@@ -184,9 +184,9 @@ func Open(opts ...Option) (*Client, error) {
 	if cfg.kv != nil {
 		kvHandle = cgo.NewHandle(cfg.kv)
 	}
-	var create func(cpuCount int) (*C.PJRT_Client, error)
-	create = func(cpuCount int) (*C.PJRT_Client, error) {
-		options := maps.Clone(cfg.options)
+	var create func(cpuCount int, options map[string]any) (*C.PJRT_Client, error)
+	create = func(cpuCount int, base map[string]any) (*C.PJRT_Client, error) {
+		options := maps.Clone(base)
 		if options == nil {
 			options = map[string]any{}
 		}
@@ -209,20 +209,24 @@ func Open(opts ...Option) (*Client, error) {
 			kvArg = nil
 		}
 		if err != nil && dist.retry(err) {
-			return create(cpuCount) // the plugin refused node_id: it takes process_id instead
+			return create(cpuCount, base) // the plugin refused node_id: it takes process_id instead
 		}
 		return args.client, err
 	}
 	var client *C.PJRT_Client
 	if cfg.cpuCountSet {
-		client, err = create(cfg.cpuCount)
+		client, err = create(cfg.cpuCount, cfg.options)
 	} else {
 		// CPU plugins get DefaultCPUDeviceCount devices; plugins that validate option names and do
-		// not know cpu_device_count (GPU, TPU) are created without it.
-		client, err = create(DefaultCPUDeviceCount)
+		// not know cpu_device_count (GPU, TPU) are created without it, and with the options of
+		// JAX's GPU memory variables (gpuenv.go).
+		client, err = create(DefaultCPUDeviceCount, cfg.options)
 		var perr *Error
 		if errors.As(err, &perr) && perr.Code == InvalidArgument && strings.Contains(perr.Msg, "cpu_device_count") {
-			client, err = create(0)
+			var options map[string]any
+			if options, err = withGPUEnv(cfg.options); err == nil {
+				client, err = create(0, options)
+			}
 		}
 	}
 	if err != nil {

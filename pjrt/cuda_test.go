@@ -57,3 +57,38 @@ func TestCUDAPluginWithoutGPU(t *testing.T) {
 	_, err = pjrt.Open(pjrt.WithPlugin(path), pjrt.WithCPUDeviceCount(2))
 	assert.ErrorIs(t, err, pjrt.ErrCreateClient)
 }
+
+// TestCUDAPluginGPUMemoryEnv opens the CUDA plugin with JAX's GPU memory variables set. The plugin
+// checks option names and types before it looks for a GPU: here the client still fails only for
+// want of a GPU, so it took every option the variables give; a value JAX would refuse is refused
+// before the plugin is asked, naming the variable. The CPU plugins never see the variables.
+func TestCUDAPluginGPUMemoryEnv(t *testing.T) {
+	path := cudaPluginPath(t)
+	t.Setenv(pjrt.EnvGPUPreallocate, "false")
+	t.Setenv(pjrt.EnvGPUMemFraction, "0.5")
+	t.Setenv(pjrt.EnvGPUAllocator, "platform")
+	t.Setenv(pjrt.EnvGPUCollectiveMemMB, "16")
+	c, err := pjrt.Open(pjrt.WithPlugin(path))
+	if os.Getenv("XLAMESH_TEST_PLATFORM") == "gpu" { // make test-gpu: the client opens with them
+		require.NoError(t, err)
+		require.NoError(t, c.Close())
+		return
+	}
+	var perr *pjrt.Error
+	require.ErrorAs(t, err, &perr)
+	assert.Equal(t, pjrt.FailedPrecondition, perr.Code, "%v", err)
+	assert.Contains(t, perr.Msg, "No visible GPU devices")
+
+	// The plugin does check: an option of the wrong type is refused by name.
+	_, err = pjrt.Open(pjrt.WithPlugin(path), pjrt.WithCreateOption("preallocate", 1))
+	require.ErrorAs(t, err, &perr)
+	assert.Equal(t, pjrt.InvalidArgument, perr.Code, "%v", err)
+	assert.Contains(t, perr.Msg, "preallocate")
+
+	t.Setenv(pjrt.EnvGPUAllocator, "malloc")
+	_, err = pjrt.Open(pjrt.WithPlugin(path))
+	assert.ErrorIs(t, err, pjrt.ErrCreateOption)
+	assert.ErrorContains(t, err, pjrt.EnvGPUAllocator)
+
+	assert.NotEmpty(t, pjrttest.Client(t).Devices()) // the CPU plugin: the variables play no part
+}

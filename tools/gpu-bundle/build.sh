@@ -7,6 +7,8 @@
 #   xlamesh-gpu-bundle/bin/*.test      one stripped test binary per integration package
 #   xlamesh-gpu-bundle/src/...         the files the tests read, at their paths in the repository
 #                                      (each binary runs in its package's directory there)
+#   xlamesh-gpu-bundle/jax_bench.py    the benchmark's JAX counterpart, and bench_compare.py,
+#                                      which puts the two side by side (GPU mode, with jax)
 #   xlamesh-gpu-bundle/BUILD-INFO      the commit and Go version it was built from
 #
 # Usage: build.sh PACKAGE... (the Makefile passes $(INTEGRATION)). Fails, with the size, when
@@ -44,6 +46,7 @@ cp -r cc "$b/src/cc"
 rm -f "$b/src/cc/BUILD.bazel"
 cp tools/gpu-bundle/run.sh "$b/run.sh"
 cp tools/gpu-bundle/excluded-tests "$b/excluded-tests"
+cp tools/gpu-bundle/jax_bench.py tools/gpu-bundle/bench_compare.py "$b/"
 chmod +x "$b/run.sh"
 {
   echo "commit $(git rev-parse HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"

@@ -110,16 +110,44 @@ if ! command -v "${CC:-cc}" >/dev/null; then skip="${skip:+$skip|}^TestFakePlugi
 skip=${skip:-^\$}
 runflag=()
 if [[ -n ${XLAMESH_BUNDLE_RUN:-} ]]; then runflag=(-test.run "$XLAMESH_BUNDLE_RUN"); fi
+# The suites run XLAMESH_BUNDLE_JOBS at a time: by default all at once on a GPU host (one GPU
+# shared by a process per suite, each allocating as it goes: XLA_PYTHON_CLIENT_PREALLOCATE=false,
+# unless set, as the plugin otherwise takes most of the GPU for its first client), one at a time
+# on CPU (make test's 2-core machine). Each suite's time is its own wall time.
+if [[ $mode == gpu ]]; then
+  export XLA_PYTHON_CLIENT_PREALLOCATE=${XLA_PYTHON_CLIENT_PREALLOCATE:-false}
+  jobs=${XLAMESH_BUNDLE_JOBS:-$(wc -l <"$here/PACKAGES")}
+else
+  jobs=${XLAMESH_BUNDLE_JOBS:-1}
+fi
+run_suite() { # rel name: runs one test binary, its log in logs/name.log, exit status and seconds in logs/name.rc
+  local s rc
+  s=$(date +%s)
+  (cd "$here/src/$1" && XLAMESH_TEST_PLATFORM=$mode "$here/bin/$2.test" -test.v -test.count=1 \
+    -test.timeout="${XLAMESH_BUNDLE_TIMEOUT:-600s}" -test.skip "$skip" "${runflag[@]}" >"$logs/$2.log" 2>&1)
+  rc=$?
+  echo "$rc $(($(date +%s) - s))" >"$logs/$2.rc"
+}
+mapfile -t packages <"$here/PACKAGES"
+say "running ${#packages[@]} suites, $jobs at a time"
+running=0
+for rel in "${packages[@]}"; do
+  if ((running >= jobs)); then
+    wait -n
+    running=$((running - 1))
+  fi
+  name=$(echo "$rel" | tr / _)
+  say "testing $rel"
+  run_suite "$rel" "$name" &
+  running=$((running + 1))
+done
+wait
 rows=()
 failed=0
-while read -r rel; do
+for rel in "${packages[@]}"; do
   name=$(echo "$rel" | tr / _)
   log=$logs/$name.log
-  say "testing $rel"
-  s=$(date +%s)
-  (cd "$here/src/$rel" && XLAMESH_TEST_PLATFORM=$mode "$here/bin/$name.test" -test.v -test.count=1 \
-    -test.timeout="${XLAMESH_BUNDLE_TIMEOUT:-600s}" -test.skip "$skip" "${runflag[@]}" >"$log" 2>&1)
-  rc=$?
+  read -r rc secs <"$logs/$name.rc" || { rc=1; secs=0; }
   pass=$(grep -c '^--- PASS' "$log")
   fail=$(grep -c '^--- FAIL' "$log")
   # Tests (and subtests) skipped by pjrttest.NeedDevices need more devices than this host has: they
@@ -143,9 +171,9 @@ while read -r rel; do
   else
     status=passed
   fi
-  rows+=("| $rel | $status | $pass | $fail | $skipped | $needs | $(($(date +%s) - s)) s | $first |")
+  rows+=("| $rel | $status | $pass | $fail | $skipped | $needs | $secs s | $first |")
   say "$rel: $status ($pass passed, $fail failed, $skipped skipped, $needs need more devices)"
-done <"$here/PACKAGES"
+done
 
 # ---- the benchmark ----
 trace=()
@@ -171,6 +199,26 @@ if ! "$here/bin/xlamesh" bench "${bargs[@]}" "${trace[@]}" -q >"$out/bench.txt" 
     bench_ok=0
   fi
   [[ $bench_ok == 1 ]] || failed=1
+fi
+
+# ---- beside JAX ----
+# The same figures from JAX on this host (jax_bench.py), in turns with xlamesh bench -format json,
+# when python3 has jax (GPU hosts usually do; the CPU check's python3 need not): the report puts
+# them side by side (bench_compare.py). Informational: it never fails the run.
+vsjax="not run: python3 has no jax"
+if [[ $bench_ok == 1 ]] && python3 -c 'import jax' 2>/dev/null; then
+  n=${bargs[3]} iters=${bargs[5]} chainlen=${bargs[9]} mib=${bargs[11]}
+  xl=() jx=()
+  for k in 1 2 3; do
+    say "beside JAX, round $k of 3"
+    "$here/bin/xlamesh" bench "${bargs[@]}" -q -format json >"$logs/bench-$k.json" 2>>"$logs/bench.err" && xl+=("$logs/bench-$k.json")
+    python3 "$here/jax_bench.py" "$n" "$iters" "$chainlen" "$mib" >"$logs/jax-$k.txt" 2>>"$logs/jax.err" && jx+=("$logs/jax-$k.txt")
+  done
+  if ((${#xl[@]} > 0 && ${#jx[@]} > 0)); then
+    vsjax=$(python3 "$here/bench_compare.py" "${xl[@]}" -- "${jx[@]}" 2>>"$logs/jax.err") || vsjax="FAILED: $(tail -n 1 "$logs/jax.err")"
+  else
+    vsjax="FAILED: $(tail -n 1 "$logs/jax.err" "$logs/bench.err" | paste -sd' ')"
+  fi
 fi
 
 # ---- the report ----
@@ -201,6 +249,10 @@ fi
   cat "$out/bench.txt"
   [[ $bench_ok == 1 ]] || cat "$logs/bench.err"
   echo '```'
+  echo
+  echo "### Beside JAX"
+  echo
+  echo "$vsjax"
   if [[ -n $trace_note ]]; then
     echo
     echo "Trace: FAILED, $trace_note"
