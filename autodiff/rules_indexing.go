@@ -113,7 +113,10 @@ func gatherFill(f *stablehlo.Function, t, idx Value, p stablehlo.GatherParams) V
 // them, by scattering update ids. A multiplying scatter follows JAX's scatter_mul rules
 // (the updates' cotangent needs UniqueIndices, as in JAX), a max or min scatter transposes
 // JAX's _scatter_extremal_jvp (scatterExtremalVJP); a scatter with a Go combiner has no
-// rule.
+// rule. With repeated indices the winner of a replacing scatter is the platform's choice;
+// where scatters are not deterministic (GPUs, unless XLA_FLAGS has
+// --xla_gpu_deterministic_ops=true) the scatter of ids may choose another winner than the
+// forward scatter did, and the gradient follows the ids, as JAX's does.
 func scatterRule(b *Backward, op *stablehlo.Op, cts []Value) []Value {
 	p, ok := params[stablehlo.ScatterParams](b, op)
 	if !ok {

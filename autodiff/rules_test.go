@@ -2,6 +2,7 @@ package autodiff_test
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/gomlx/gopjrt/dtypes"
@@ -15,7 +16,16 @@ import (
 )
 
 // TestMain fails the run if the tests leaked device buffers.
-func TestMain(m *testing.M) { os.Exit(pjrttest.CheckLeaks(m, "autodiff")) }
+func TestMain(m *testing.M) {
+	// On a GPU, scatters run with atomics: with repeated indices, which update wins may differ
+	// between the forward scatter and the scatter of update ids the rule uses to find the
+	// winner (scatterRule), as in JAX. Deterministic scatters make both pick the same one,
+	// and the finite differences of scatter_set_repeated meaningful there.
+	if p, err := pjrttest.Platform(); err == nil && p == "gpu" && !strings.Contains(os.Getenv("XLA_FLAGS"), "xla_gpu_deterministic_ops") {
+		os.Setenv("XLA_FLAGS", strings.TrimSpace(os.Getenv("XLA_FLAGS")+" --xla_gpu_deterministic_ops=true"))
+	}
+	os.Exit(pjrttest.CheckLeaks(m, "autodiff"))
+}
 
 // vals returns n distinct values a + b*k for k = 0..n-1 scrambled, never an integer
 // (so no ties and no kinks of abs, floor or sign fall on them).

@@ -65,7 +65,7 @@ func TestBackCompatRun(t *testing.T) {
 		"**text**: `jit.FromText` of the module as JAX printed it in the data, the same way; **re-sharded**: `jit.FromBytecode` "+
 		"with InSpecs and OutSpecs replicating every input and result on a mesh of at least two devices (axis `a`, as the data's meshes); "+
 		"outputs compared with JAX's expected outputs.", f.JAXVersion))
-	ran := map[int]int{}
+	ran, eligible := map[int]int{}, map[int]int{} // modules run, and those this host has the devices for
 	for _, a := range f.Artifacts {
 		runnable, lapack := true, false
 		for _, cc := range a.CustomCallTargets {
@@ -85,7 +85,8 @@ func TestBackCompatRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			n := max(1, a.NrDevices)
-			pjrttest.NeedDevices(t, max(n, 2))
+			pjrttest.NeedDevices(t, n)
+			eligible[a.BytecodeVersion]++
 			name := strings.ReplaceAll(a.Name, "/", "_")
 			m, err := mesh.New(jit.Devices(c)[:n], []int{n}, "x")
 			if err != nil {
@@ -183,7 +184,9 @@ func TestBackCompatRun(t *testing.T) {
 
 			// Re-sharded: the module's own shardings replaced, every input and result replicated,
 			// on a mesh of at least two devices whose axis is named as the data's meshes name
-			// theirs (a module's shard_map moves only to a mesh with its axis names).
+			// theirs (a module's shard_map moves only to a mesh with its axis names). A one-GPU
+			// host has run the module as written and stops here.
+			pjrttest.NeedDevices(t, max(n, 2))
 			rm, err := mesh.New(jit.Devices(c)[:max(n, 2)], []int{max(n, 2)}, "a")
 			if err != nil {
 				t.Fatal(err)
@@ -205,8 +208,9 @@ func TestBackCompatRun(t *testing.T) {
 			report.check(t, "backcompat", a.Name+"/re-sharded", diffs)
 		})
 	}
-	t.Logf("ran, by bytecode version: %v", ran)
-	if ran[0] == 0 || ran[1] == 0 || ran[6] < 2 {
-		t.Errorf("ran %v by bytecode version; want modules of versions 0, 1 and 6", ran)
+	// Every version among the modules this host has the devices for: all three on 8 devices.
+	t.Logf("ran, by bytecode version: %v (of %v this host has the devices for)", ran, eligible)
+	if ran[0] < min(1, eligible[0]) || ran[1] < min(1, eligible[1]) || ran[6] < min(2, eligible[6]) || eligible[6] == 0 {
+		t.Errorf("ran %v by bytecode version; want modules of versions 0, 1 and 6 (those this host has the devices for: %v)", ran, eligible)
 	}
 }

@@ -55,7 +55,7 @@ func TestOpsBroadcast(t *testing.T) {
 			if c.Error != nil {
 				diffs = broadcastErrorDiffs(c, b)
 			} else {
-				d, err := runOpsCase(client, c.opsCase, b)
+				d, err := runOpsCase(t, client, c.opsCase, b)
 				if err != nil {
 					d = []string{"xlamesh: " + err.Error()}
 				}

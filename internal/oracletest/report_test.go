@@ -112,6 +112,7 @@ var groupOrder = []string{"mesh", "make_mesh", "abstract_mesh", "spec", "shardin
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	setGPUFlags()
 	code := m.Run()
 	text, err := report.render()
 	switch {
