@@ -60,14 +60,33 @@ func Open(n int) (*pjrt.Client, error) {
 	return c, nil
 }
 
+// Options returns the options that open a client of the test platform (see Platform) with n
+// devices, for a test that opens a client of its own with further options (a compile cache, a
+// logger): pjrt.WithCPUDeviceCount(n) on "cpu"; none on "gpu", whose plugin refuses the create
+// options it does not know ("Unexpected option name passed to PJRT_Client_Create:
+// cpu_device_count") and whose client has every GPU it sees, more or fewer than n. Unlike Open,
+// it checks nothing about the client opened with them. Any other platform is an error.
+func Options(n int) ([]pjrt.Option, error) {
+	platform, err := Platform()
+	if err != nil {
+		return nil, err
+	}
+	useRepoCache()
+	return platformOptions(platform, n), nil
+}
+
+// platformOptions returns Options' options on platform.
+func platformOptions(platform string, n int) []pjrt.Option {
+	if platform == "cpu" {
+		return []pjrt.Option{pjrt.WithCPUDeviceCount(n)}
+	}
+	return nil
+}
+
 // openPlatform opens a client on platform, asking a CPU plugin for n devices.
 func openPlatform(platform string, n int) (*pjrt.Client, error) {
 	useRepoCache()
-	var opts []pjrt.Option
-	if platform == "cpu" {
-		opts = append(opts, pjrt.WithCPUDeviceCount(n))
-	}
-	c, err := pjrt.Open(opts...)
+	c, err := pjrt.Open(platformOptions(platform, n)...)
 	switch {
 	case err != nil && platform == "gpu":
 		return nil, fmt.Errorf("integration tests with %s=gpu need a GPU PJRT plugin in %s and a GPU: %w", EnvPlatform, pjrt.EnvPlugin, err)

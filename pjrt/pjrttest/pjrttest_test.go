@@ -24,14 +24,30 @@ func (f *fakeTB) Fatal(args ...any) {
 	panic(f)
 }
 
+// withoutSharedClients makes the test run as the first test of a binary does, with no shared
+// client open (on "gpu" every test shares one, whatever device count it asks for), and puts the
+// shared clients back when it ends.
+func withoutSharedClients(t *testing.T) {
+	mu.Lock()
+	saved := clients
+	clients = map[int]*pjrt.Client{}
+	mu.Unlock()
+	t.Cleanup(func() {
+		mu.Lock()
+		clients = saved
+		mu.Unlock()
+	})
+}
+
 // TestMissingPluginFailsWithHint shows that without a reachable plugin an integration test fails
 // (never skips) and says how to install the plugin.
 func TestMissingPluginFailsWithHint(t *testing.T) {
 	t.Setenv(pjrt.EnvPlugin, "/nonexistent/xla_cpu_pjrt.so")
-	// 3 devices, whatever host the run stands in for: a count no other test opens, so nothing
-	// is cached.
+	// One device, which every host has, whatever host the run stands in for, and no shared
+	// client to hand out instead of opening the missing plugin.
 	t.Setenv(EnvDevices, "")
-	_, _, err := open(3)
+	withoutSharedClients(t)
+	_, _, err := open(1)
 	if !errors.Is(err, pjrt.ErrPluginNotFound) {
 		t.Fatalf("open with a missing plugin: got %v, want ErrPluginNotFound", err)
 	}
@@ -42,7 +58,7 @@ func TestMissingPluginFailsWithHint(t *testing.T) {
 				t.Fatalf("Client did not fail the test: recovered %v", r)
 			}
 		}()
-		ClientWithDevices(f, 3)
+		ClientWithDevices(f, 1)
 	}()
 	for _, want := range []string{"make setup", "XLAMESH_PJRT_PLUGIN", "/nonexistent/xla_cpu_pjrt.so"} {
 		if !strings.Contains(f.failed, want) {
@@ -68,6 +84,46 @@ func TestPlatform(t *testing.T) {
 		}
 		if err != nil || got != tc.want {
 			t.Errorf("%s=%q: got %q, %v; want %q", EnvPlatform, tc.env, got, err, tc.want)
+		}
+	}
+}
+
+// TestOptions: Options opens a client of the test platform, with exactly the n CPU devices asked
+// for on "cpu" and with no create option, so every GPU, on "gpu"; another platform is an error.
+func TestOptions(t *testing.T) {
+	platform, err := Platform()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts, err := Options(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := pjrt.Open(append(opts, pjrt.WithMaxInFlight(2))...)
+	if err != nil {
+		t.Fatalf("open with Options(3) on %s: %v", platform, err)
+	}
+	defer c.Close()
+	shared := Client(t)
+	switch {
+	case platform == "cpu" && (c.Platform() != "cpu" || len(c.Devices()) != 3):
+		t.Errorf("Options(3) on cpu: a %s client with %d devices, want cpu with 3", c.Platform(), len(c.Devices()))
+	case platform == "gpu" && (c.Platform() != shared.Platform() || len(c.Devices()) != len(shared.Devices())):
+		t.Errorf("Options(3) on gpu: a %s client with %d devices, want %s with %d like Client's",
+			c.Platform(), len(c.Devices()), shared.Platform(), len(shared.Devices()))
+	}
+	for _, tc := range []struct {
+		platform string
+		n        int
+		err      string
+	}{{"cpu", 1, ""}, {"", 1, ""}, {"gpu", 0, ""}, {"tpu", 0, `XLAMESH_TEST_PLATFORM="tpu": want cpu or gpu`}} {
+		t.Setenv(EnvPlatform, tc.platform)
+		opts, err := Options(3)
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%s=%q: got error %v, want %q", EnvPlatform, tc.platform, err, tc.err)
+		case tc.err == "" && (err != nil || len(opts) != tc.n):
+			t.Errorf("%s=%q: got %d options, %v; want %d", EnvPlatform, tc.platform, len(opts), err, tc.n)
 		}
 	}
 }
@@ -133,9 +189,34 @@ func (s *skipTB) Skipf(format string, args ...any) {
 	panic(s)
 }
 
-// TestNeedDevices shows that a test needing more devices than the stand-in host has is skipped
-// with the message run.sh counts, and one needing no more runs on Client's client.
+// TestNeedDevices shows that, on any platform and device count, a test needing as many devices
+// as Client's client has runs on it, and one needing one more is skipped with the message run.sh
+// counts.
 func TestNeedDevices(t *testing.T) {
+	c := Client(t)
+	n := len(c.Devices())
+	if got := NeedDevices(t, n); got != c {
+		t.Fatalf("NeedDevices(%d) on a %d-device host: not Client's client", n, n)
+	}
+	s := &skipTB{TB: t}
+	func() {
+		defer func() {
+			if r := recover(); r != s {
+				t.Fatalf("NeedDevices(%d) on a %d-device host did not skip: recovered %v", n+1, n, r)
+			}
+		}()
+		NeedDevices(s, n+1)
+	}()
+	if want := fmt.Sprintf("pjrttest: needs %d devices; the %s client has %d", n+1, c.Platform(), n); s.skipped != want {
+		t.Errorf("skip message %q, want %q", s.skipped, want)
+	}
+}
+
+// TestNeedDevicesStandInCPUOnly shows that a test needing more devices than the host that
+// XLAMESH_TEST_DEVICES stands in for has is skipped with the message run.sh counts, and one
+// needing no more runs on Client's client. On "gpu" the plugin decides the device count and the
+// variable must be unset.
+func TestNeedDevicesStandInCPUOnly(t *testing.T) {
 	t.Setenv(EnvDevices, "2")
 	if c := NeedDevices(t, 2); len(c.Devices()) != 2 {
 		t.Fatalf("NeedDevices(2) with %s=2: %d devices", EnvDevices, len(c.Devices()))
