@@ -45,10 +45,15 @@ var (
 	cacheOptions = pjrt.CompileOptions{DeviceAssignment: []int{0}}
 )
 
-// cacheClient opens a one-device client with its compile cache in dir, logging into log.
+// cacheClient opens a client of the test platform with its compile cache in dir, logging into
+// log: one CPU device on "cpu", every GPU on "gpu" (the programs run on device 0).
 func cacheClient(dir string, log *bytes.Buffer, opts ...pjrt.Option) (*pjrt.Client, error) {
-	return pjrt.Open(append([]pjrt.Option{pjrt.WithCPUDeviceCount(1), pjrt.WithCompileCache(dir),
-		pjrt.WithLogger(slog.New(slog.NewTextHandler(log, nil)))}, opts...)...)
+	platform, err := pjrttest.Options(1)
+	if err != nil {
+		return nil, err
+	}
+	return pjrt.Open(append(append(platform, pjrt.WithCompileCache(dir),
+		pjrt.WithLogger(slog.New(slog.NewTextHandler(log, nil)))), opts...)...)
 }
 
 // runCached compiles text on c (through its cache), runs it on cacheInput and checks the

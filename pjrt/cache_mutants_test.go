@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/xlamesh/xlamesh/pjrt"
+	"github.com/xlamesh/xlamesh/pjrt/pjrttest"
 )
 
 var (
@@ -250,8 +251,10 @@ func runMutantChild(t *testing.T, work string, start int) {
 		_, err := fmt.Fprintf(f, format+"\n", args...)
 		require.NoError(t, err)
 	}
-	c, err := pjrt.Open(pjrt.WithCPUDeviceCount(1), pjrt.WithCompileCache(filepath.Dir(entry)),
-		pjrt.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	platform, err := pjrttest.Options(1)
+	require.NoError(t, err)
+	c, err := pjrt.Open(append(platform, pjrt.WithCompileCache(filepath.Dir(entry)),
+		pjrt.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))...)
 	require.NoError(t, err)
 	defer c.Close()
 	for i := start; i < *cacheMutants; i++ {

@@ -42,8 +42,10 @@ func TestPersistentCompileCache(t *testing.T) {
 	dir := t.TempDir()
 	before := pjrt.LiveExecutables()
 	open := func(log *bytes.Buffer) *pjrt.Client {
-		c, err := pjrt.Open(pjrt.WithCPUDeviceCount(n), pjrt.WithCompileCache(dir),
-			pjrt.WithLogger(slog.New(slog.NewTextHandler(log, nil))))
+		platform, err := pjrttest.Options(n)
+		require.NoError(t, err)
+		c, err := pjrt.Open(append(platform, pjrt.WithCompileCache(dir),
+			pjrt.WithLogger(slog.New(slog.NewTextHandler(log, nil))))...)
 		require.NoError(t, err)
 		return c
 	}
@@ -97,13 +99,15 @@ func TestPersistentCompileCache(t *testing.T) {
 func TestCompileCacheFromEnv(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "made-by-open")
 	t.Setenv(pjrt.EnvCompileCache, dir)
-	c, err := pjrt.Open(pjrt.WithCPUDeviceCount(2))
+	platform, err := pjrttest.Options(2)
+	require.NoError(t, err)
+	c, err := pjrt.Open(platform...)
 	require.NoError(t, err)
 	defer c.Close()
 	st, err := os.Stat(dir)
 	require.NoError(t, err)
 	assert.True(t, st.IsDir())
-	c2, err := pjrt.Open(pjrt.WithCPUDeviceCount(2), pjrt.WithCompileCache(""))
+	c2, err := pjrt.Open(append(platform, pjrt.WithCompileCache(""))...)
 	require.NoError(t, err, "an empty directory turns the cache off")
 	defer c2.Close()
 }
