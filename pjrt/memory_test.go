@@ -179,9 +179,19 @@ func (mc memoryCase) check(t *testing.T, c *pjrt.Client, b *pjrt.Buffer) {
 	}
 }
 
+// inHostMemory says whether a buffer in m is in the host's memory, so that the host-memory route
+// of CopyToHostAll reads it in place (PJRT_Buffer_IsOnCpu): every memory of the CPU platform,
+// where device memory is host memory, and on other platforms the host kinds, "pinned_host" and
+// "unpinned_host", but not "device".
+func inHostMemory(c *pjrt.Client, m *pjrt.Memory) bool {
+	return c.Platform() == "cpu" || m.Kind() == "pinned_host" || m.Kind() == "unpinned_host"
+}
+
 // TestMemoryPlacement puts float32 and int8 arrays into each memory of a device, through both
-// host routes of the CPU platform (staging and direct reads, and PJRT's own copies), and reads
-// them back exactly; Buffer.Memory is the memory asked for.
+// host routes of the CPU platform (staging and direct reads, and PJRT's own copies; a client
+// on another platform is put on them too, as only a test can), and reads them back exactly;
+// Buffer.Memory is the memory asked for. A direct read is made exactly for the buffers in
+// host memory (inHostMemory).
 func TestMemoryPlacement(t *testing.T) {
 	c := pjrttest.Client(t)
 	d := c.AddressableDevices()[len(c.AddressableDevices())-1]
@@ -209,8 +219,9 @@ func TestMemoryPlacement(t *testing.T) {
 					}
 					assert.Same(t, want, got, "the buffer is in %s, not %s", want, got)
 					mc.check(t, c, b)
-					if hostMemory && c.Platform() == "cpu" {
-						// Every read of a host-memory buffer was a direct one, whatever the kind.
+					if hostMemory && inHostMemory(c, want) {
+						// Every read of a buffer in host memory was a direct one: on the CPU
+						// platform whatever the kind, on a GPU in a host kind.
 						assert.Equal(t, direct+3, pjrt.DirectReads())
 					} else {
 						assert.Equal(t, direct, pjrt.DirectReads())
@@ -329,7 +340,7 @@ func TestMemoryErrors(t *testing.T) {
 	})
 
 	t.Run("memory of another client", func(t *testing.T) {
-		c2, err := pjrttest.Open(2)
+		c2, err := pjrttest.Open(min(2, len(devs))) // a client of its own: 2 devices on 8, 1 on 1
 		require.NoError(t, err)
 		defer c2.Close()
 		m2 := requireMemory(t, c2.AddressableDevices()[0], "device")
@@ -403,7 +414,8 @@ func memoryKindsModule(in, out string) string {
 // TestMemoryKindsOfExecutable: an executable says which memory kinds its results are made in
 // and its parameters are expected in, where the plugin can (API 0.81's has neither: its
 // PJRT_Executable_OutputMemoryKinds answers Unimplemented, and it lacks
-// PJRT_Executable_ParameterMemoryKinds); arguments in host memories run and give exact results.
+// PJRT_Executable_ParameterMemoryKinds); an argument in the memory kind the program declares
+// runs and gives exact results, and so, on the CPU platform only, does one in another kind.
 func TestMemoryKindsOfExecutable(t *testing.T) {
 	c := pjrttest.Client(t)
 	d := c.AddressableDevices()[0]
@@ -447,7 +459,24 @@ func TestMemoryKindsOfExecutable(t *testing.T) {
 			bs, err := c.BuffersFromHost([]pjrt.HostTransfer{{Device: d, DType: dtypes.Float32, Dims: []int{8, 2}, Data: raw, Memory: requireMemory(t, d, kind)}})
 			require.NoError(t, err)
 			defer bs[0].Close()
+			live := pjrt.LiveBuffers()
 			out, err := exe.Execute([][]*pjrt.Buffer{{bs[0]}})
+			if kind != "device" && c.Platform() != "cpu" {
+				// The program takes its argument in device memory. On the CPU platform every
+				// memory is host memory and any kind runs; XLA's GPU plugin refuses another
+				// kind ("E0102: RuntimeProgramInputMismatch: Executable(jit_f) got a parameter
+				// buffer for parameter 0 in an unexpected memory space 'pinned_host'"): a
+				// program that takes a host kind declares it (mhlo.memory_kind), as the one of
+				// "result in pinned_host" does.
+				require.ErrorIs(t, err, pjrt.ErrExecute)
+				var perr *pjrt.Error
+				require.ErrorAs(t, err, &perr)
+				assert.Equal(t, pjrt.InvalidArgument, perr.Code)
+				assert.ErrorContains(t, err, "'"+kind+"'")
+				assert.Nil(t, out)
+				assert.Equal(t, live, pjrt.LiveBuffers(), "no result is left")
+				return
+			}
 			require.NoError(t, err)
 			defer out[0][0].Close()
 			got, err := out[0][0].ToHost()
