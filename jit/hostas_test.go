@@ -19,12 +19,12 @@ import (
 // TestToHostAs reads arrays typed: a float32 array as []float32 and its one element with Item,
 // bf16 put from []bfloat16.BFloat16 and f16 put from bytes read back widened to float32 and as
 // bfloat16, exactly; a type the array does not read as, and Item of an array of several
-// elements, are errors wrapping pjrt.ErrHostData that name the types.
+// elements, are errors wrapping pjrt.ErrHostData that name the types. The arrays are split over
+// a mesh of 2 devices, or of 1 on a host with one.
 func TestToHostAs(t *testing.T) {
 	c := pjrttest.Client(t)
 	checkNoLeak(t)
-	m, err := mesh.New(jit.Devices(c)[:2], []int{2}, "x")
-	require.NoError(t, err)
+	m := fitMesh(t, jit.Devices(c), []int{2}, "x")
 	s, err := mesh.NewNamedSharding(m, mesh.P("x"))
 	require.NoError(t, err)
 
