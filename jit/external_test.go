@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -257,10 +258,21 @@ func corpusProgramIn(t testing.TB, file, name string) (artifact []byte, text str
 	return nil, ""
 }
 
+// cpuOnlyRefusal returns, for an artifact JAX exported for the CPU platform alone called on a
+// client of another platform (a GPU), the refusal, wrapping jit.ErrExternal, that Call gives
+// there as JAX does; "" where the artifact runs.
+func cpuOnlyRefusal(c *pjrt.Client, e *jaxexport.Exported) string {
+	if c.Platform() == "cpu" || !slices.Equal(e.Platforms(), []string{"cpu"}) {
+		return ""
+	}
+	return fmt.Sprintf("the module was exported for [cpu], the client runs %s", strings.ToLower(c.Platform()))
+}
+
 // TestFromExported runs JAX's "donate" program (2a+b and the column sums of b, argument 0
 // donated) from its artifact: as exported and from its module alone (on the artifact's 8
 // devices), and re-sharded onto a 2x4 mesh over the devices in reverse order (as fitShape makes
-// it on fewer devices).
+// it on fewer devices). The artifact was exported for cpu: on another platform its call is
+// refused (cpuOnlyRefusal).
 func TestFromExported(t *testing.T) {
 	c := pjrttest.Client(t)
 	checkNoLeak(t)
@@ -331,7 +343,21 @@ func TestFromExported(t *testing.T) {
 		resharded, err := jit.FromExported(e, jit.InSpecs(mesh.P("y", "x"), mesh.P(nil, "y")), jit.OutSpecs(mesh.P("y"), mesh.P()))
 		require.NoError(t, err)
 		defer resharded.Close()
-		run(t, resharded, m24, mesh.P("y", "x"), mesh.P(nil, "y"))
+		if refusal := cpuOnlyRefusal(c, e); refusal != "" {
+			a, err := jit.Put(c, arange[float32](64), []int{8, 8}, sharding(t, m24, mesh.P("y", "x")))
+			require.NoError(t, err)
+			defer a.Close()
+			b, err := jit.Put(c, arange[float32](64), []int{8, 8}, sharding(t, m24, mesh.P(nil, "y")))
+			require.NoError(t, err)
+			defer b.Close()
+			out, err := resharded.Call(c, a, b)
+			require.ErrorIs(t, err, jit.ErrExternal)
+			assert.ErrorContains(t, err, "jit: donate: cannot run external module: "+refusal)
+			assert.Nil(t, out)
+			assert.False(t, a.IsClosed(), "a refused call donates nothing")
+		} else {
+			run(t, resharded, m24, mesh.P("y", "x"), mesh.P(nil, "y"))
+		}
 		prog, err := resharded.Lower(m24.Abstract(), jit.ArgType{Shape: lower.NewShape(dtypes.Float32, 8, 8), Spec: mesh.P("y", "x")},
 			jit.ArgType{Shape: lower.NewShape(dtypes.Float32, 8, 8), Spec: mesh.P(nil, "y")})
 		require.NoError(t, err)
