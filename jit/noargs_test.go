@@ -85,11 +85,17 @@ func TestNoArguments(t *testing.T) {
 	defer x.Close()
 	k := jit.New("k", func(f *lower.Function, a []lower.Value) []lower.Value { return a }, jit.WithMesh(m))
 	defer k.Close()
-	_, err = k.Call(c, x)
+	out, err = k.Call(c, x)
 	if other.Equal(m) {
 		require.NoError(t, err) // one device: both meshes are the same
+		require.Len(t, out, 1)
+		got, err = out[0].ToHost()
+		require.NoError(t, err)
+		assert.Equal(t, want, got)
+		require.NoError(t, out[0].Close())
 		return
 	}
+	assert.Nil(t, out)
 	require.ErrorIs(t, err, jit.ErrArguments)
 	assert.ErrorContains(t, err, "WithMesh gave")
 }
