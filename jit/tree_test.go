@@ -130,15 +130,14 @@ func sgd(p, g []float64) []float32 {
 }
 
 // TestTreeFunction trains one step of a two-layer model whose parameters, batch and results
-// are trees, on a 2x4 mesh: the layout comes from trees of specs (one spec for the whole
-// batch), the parameters are donated, the gradients come back as a tree, and the loss and new
-// parameters are exact. A second call with the step's own result as its parameters reuses the
-// compiled function.
+// are trees, on a 2x4 mesh (as fitShape makes it on fewer devices): the layout comes from trees
+// of specs (one spec for the whole batch), the parameters are donated, the gradients come back
+// as a tree, and the loss and new parameters are exact. A second call with the step's own result
+// as its parameters reuses the compiled function.
 func TestTreeFunction(t *testing.T) {
 	c := pjrttest.Client(t)
 	checkNoLeak(t)
-	m, err := mesh.New(jit.Devices(c)[:8], []int{2, 4}, "data", "model")
-	require.NoError(t, err)
+	m := fitMesh(t, jit.Devices(c), []int{2, 4}, "data", "model")
 	pSpecs := tParams[mesh.PartitionSpec]{
 		Layers: []tLayer[mesh.PartitionSpec]{{W: mesh.P(nil, "model"), B: mesh.P("model")}, {W: mesh.P("model", nil), B: mesh.P()}},
 		Scale:  map[string]mesh.PartitionSpec{"s": mesh.P()},
@@ -208,8 +207,7 @@ func TestTreeFunction(t *testing.T) {
 func TestTreeFunctionErrors(t *testing.T) {
 	c := pjrttest.Client(t)
 	checkNoLeak(t)
-	m, err := mesh.New(jit.Devices(c)[:2], []int{2}, "x")
-	require.NoError(t, err)
+	m := fitMesh(t, jit.Devices(c), []int{2}, "x") // 2 devices, 1 on a host with one
 	put := func(v ...float32) *jit.Array {
 		a, err := jit.Put(c, v, []int{len(v)}, sharding(t, m, mesh.P()))
 		require.NoError(t, err)
@@ -330,8 +328,7 @@ func TestTreeFunctionErrors(t *testing.T) {
 func TestTreeSpecsAndDonate(t *testing.T) {
 	c := pjrttest.Client(t)
 	checkNoLeak(t)
-	m, err := mesh.New(jit.Devices(c)[:2], []int{2}, "x")
-	require.NoError(t, err)
+	m := fitMesh(t, jit.Devices(c), []int{2}, "x") // 2 devices, 1 on a host with one
 	f := jit.NewTree("tree_specs", func(f *lower.Function, xs []lower.Value, s lower.Value) ([]lower.Value, lower.Value) {
 		return []lower.Value{f.Mul(xs[0], s), f.Mul(xs[1], s)}, f.Add(xs[0], xs[1])
 	}, jit.InSpecs(mesh.P("x"), mesh.P()), jit.OutSpecs(mesh.P(), mesh.P("x")), jit.Donate(0))
@@ -385,8 +382,7 @@ func TestTreeLower(t *testing.T) {
 func TestTreeConcurrent(t *testing.T) {
 	c := pjrttest.Client(t)
 	checkNoLeak(t)
-	m, err := mesh.New(jit.Devices(c)[:2], []int{2}, "x")
-	require.NoError(t, err)
+	m := fitMesh(t, jit.Devices(c), []int{2}, "x") // 2 devices, 1 on a host with one
 	sum := jit.NewTree("tree_sum", func(f *lower.Function, in []lower.Value) lower.Value {
 		out := in[0]
 		for _, v := range in[1:] {
