@@ -1,7 +1,9 @@
 package pjrt
 
 import (
+	"fmt"
 	"math"
+	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -17,10 +19,13 @@ import (
 //	    computation_count (2) = n, computation_devices (3) = [{replica_device_ids (1) = [id]}...] },
 //	  use_shardy_partitioner (19) = partitioner == Shardy }
 //	CompileOptionsProto.compile_portable_executable (4) = false (the default, not written)
-//	CompileOptionsProto.env_option_overrides (7) = {jaxSemantics...}: OptionOverrideProto{bool_field (2)}
+//	CompileOptionsProto.env_option_overrides (7) = {jaxSemantics..., extra...}: OptionOverrideProto{
+//	  string_field (1) | bool_field (2) | int_field (3) | double_field (4) }
 //
 // minor is the plugin's PJRT C API minor version: an override goes only to plugins that know it.
-func compileOptionsProto(assignment []int, p Partitioner, minor int) []byte {
+// extra are the caller's CompilerOptions, checked by checkCompilerOptions, written in name order
+// after jaxSemantics (a name in both is written once, with the caller's value).
+func compileOptionsProto(assignment []int, p Partitioner, minor int, extra map[string]any) []byte {
 	var da []byte
 	da = protowire.AppendTag(da, 1, protowire.VarintType)
 	da = protowire.AppendVarint(da, 1)
@@ -51,22 +56,63 @@ func compileOptionsProto(assignment []int, p Partitioner, minor int) []byte {
 	var out []byte
 	out = protowire.AppendTag(out, 3, protowire.BytesType)
 	out = protowire.AppendBytes(out, eb)
-	for _, o := range jaxSemantics {
-		if minor < o.minMinor {
-			continue
-		}
+	override := func(name string, v any) {
 		var ov []byte
-		ov = protowire.AppendTag(ov, 2, protowire.VarintType)
-		ov = protowire.AppendVarint(ov, protowire.EncodeBool(o.value))
+		switch v := v.(type) {
+		case string:
+			ov = protowire.AppendTag(ov, 1, protowire.BytesType)
+			ov = protowire.AppendString(ov, v)
+		case bool:
+			ov = protowire.AppendTag(ov, 2, protowire.VarintType)
+			ov = protowire.AppendVarint(ov, protowire.EncodeBool(v))
+		case int:
+			ov = protowire.AppendTag(ov, 3, protowire.VarintType)
+			ov = protowire.AppendVarint(ov, uint64(int64(v)))
+		case int64:
+			ov = protowire.AppendTag(ov, 3, protowire.VarintType)
+			ov = protowire.AppendVarint(ov, uint64(v))
+		case float64:
+			ov = protowire.AppendTag(ov, 4, protowire.Fixed64Type)
+			ov = protowire.AppendFixed64(ov, math.Float64bits(v))
+		}
 		var entry []byte
 		entry = protowire.AppendTag(entry, 1, protowire.BytesType)
-		entry = protowire.AppendString(entry, o.name)
+		entry = protowire.AppendString(entry, name)
 		entry = protowire.AppendTag(entry, 2, protowire.BytesType)
 		entry = protowire.AppendBytes(entry, ov)
 		out = protowire.AppendTag(out, 7, protowire.BytesType)
 		out = protowire.AppendBytes(out, entry)
 	}
+	for _, o := range jaxSemantics {
+		if _, mine := extra[o.name]; minor >= o.minMinor && !mine {
+			override(o.name, o.value)
+		}
+	}
+	names := make([]string, 0, len(extra))
+	for name := range extra {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		override(name, extra[name])
+	}
 	return out
+}
+
+// checkCompilerOptions checks CompileOptions.CompilerOptions: names not empty, values of the
+// types an OptionOverrideProto holds.
+func checkCompilerOptions(opts map[string]any) error {
+	for name, v := range opts {
+		if name == "" {
+			return fmt.Errorf("pjrt: compile: %w: a compiler option with an empty name", ErrCompile)
+		}
+		switch v.(type) {
+		case string, bool, int, int64, float64:
+		default:
+			return fmt.Errorf("pjrt: compile: %w: compiler option %s=%v is a %T; want a string, bool, int, int64 or float64", ErrCompile, name, v, v)
+		}
+	}
+	return nil
 }
 
 // jaxSemantics are the XLA compile options every program is compiled with so that it

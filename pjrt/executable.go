@@ -55,6 +55,13 @@ type CompileOptions struct {
 	// Partitioner is Shardy (also the zero value) or GSPMD: the partitioner XLA runs. It must
 	// match the module's annotations (sdy.* for Shardy, mhlo.sharding for GSPMD).
 	Partitioner Partitioner
+	// CompilerOptions are XLA options for this compile alone, as JAX's
+	// jit(f).lower(x).compile(compiler_options={...}): XLA debug option names (for example
+	// "xla_gpu_autotune_level") to a string, bool, int, int64 or float64. They travel in the
+	// compile options (env_option_overrides), win over XLA_FLAGS and over xlamesh's own
+	// defaults for this compile, and are part of the compile cache's key. XLA refuses a name it
+	// does not know (ErrCompile); another value type is refused before the plugin sees it.
+	CompilerOptions map[string]any
 }
 
 // Executable is a compiled program bound to its devices. Safe for concurrent Execute calls.
@@ -131,7 +138,10 @@ func (c *Client) Compile(mlir string, opts CompileOptions) (*Executable, error) 
 	if len(mlir) == 0 {
 		return nil, fmt.Errorf("pjrt: compile: %w: empty program", ErrCompile)
 	}
-	options := compileOptionsProto(assignment, opts.Partitioner, c.api.minor)
+	if err := checkCompilerOptions(opts.CompilerOptions); err != nil {
+		return nil, err
+	}
+	options := compileOptionsProto(assignment, opts.Partitioner, c.api.minor, opts.CompilerOptions)
 
 	done, err := c.use("compile")
 	if err != nil {
@@ -466,7 +476,7 @@ func (c *Client) LoadExecutable(serialized []byte, opts CompileOptions) (*Execut
 		if devices, err = c.assign(n, opts.DeviceAssignment, false); err != nil {
 			return nil, fmt.Errorf("pjrt: load executable: %w", err)
 		}
-		options = compileOptionsProto(deviceIDs(devices), opts.Partitioner, c.api.minor)
+		options = compileOptionsProto(deviceIDs(devices), opts.Partitioner, c.api.minor, nil)
 	} else if err := c.api.need(fnLoadedDevices); err != nil {
 		return nil, err
 	}

@@ -35,7 +35,7 @@ func CacheEntryPath(c *Client, mlir string, opts CompileOptions) (string, error)
 	if err != nil {
 		return "", err
 	}
-	options := compileOptionsProto(deviceIDs(devices), opts.Partitioner, c.api.minor)
+	options := compileOptionsProto(deviceIDs(devices), opts.Partitioner, c.api.minor, opts.CompilerOptions)
 	return c.cache.path(c.cache.key(c, mlir, options, devices)), nil
 }
 

@@ -45,3 +45,28 @@ func TestMaxPropagatesNaN(t *testing.T) {
 	require.True(t, math.IsNaN(float64(got[0])), "max(NaN, 4) = %v, want NaN", got[0])
 	require.Equal(t, []float32{4, 4, 4}, got[1:])
 }
+
+// TestCompilerOptions: a compile's own XLA options reach XLA's option parser: a known option
+// compiles, XLA refuses a name it does not know and a value of another type than the option's,
+// and xlamesh refuses a Go type the options cannot carry before the plugin sees it. (They are
+// part of the compile cache's key, which covers the compile options' bytes.)
+func TestCompilerOptions(t *testing.T) {
+	c := pjrttest.Client(t)
+	compile := func(opts map[string]any) error {
+		exe, err := c.Compile(nanMaxModule, pjrt.CompileOptions{DeviceAssignment: firstIDs(c, 1), CompilerOptions: opts})
+		if err == nil {
+			require.NoError(t, exe.Close())
+		}
+		return err
+	}
+	require.NoError(t, compile(map[string]any{"xla_cpu_enable_fast_min_max": false, "xla_gpu_autotune_level": int64(0)}))
+	err := compile(map[string]any{"xla_no_such_option_here": true})
+	require.ErrorIs(t, err, pjrt.ErrCompile)
+	require.ErrorContains(t, err, "xla_no_such_option_here")
+	err = compile(map[string]any{"xla_gpu_autotune_level": "high"})
+	require.ErrorIs(t, err, pjrt.ErrCompile)
+	require.ErrorContains(t, err, "xla_gpu_autotune_level")
+	err = compile(map[string]any{"xla_gpu_autotune_level": float32(1)})
+	require.ErrorIs(t, err, pjrt.ErrCompile)
+	require.ErrorContains(t, err, "compiler option xla_gpu_autotune_level=1 is a float32; want a string, bool, int, int64 or float64")
+}
