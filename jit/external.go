@@ -394,6 +394,12 @@ func (f *Function) argLayouts(exe *pjrt.Executable, m mesh.Mesh, l *lowering) ([
 	if len(in) != len(f.ext.kept) {
 		return nil, fmt.Errorf("jit: %s: %w: the executable takes %d arguments, the module %d", f.name, ErrLowering, len(in), len(f.ext.kept))
 	}
+	// The memory each parameter is expected in, where the plugin says (not the API 0.81 CPU
+	// plugin): an argument in another memory is moved there with Reshard, refused without.
+	kinds, kerr := exe.InputMemoryKinds()
+	if kerr != nil || len(kinds) != len(in) {
+		kinds = nil
+	}
 	out := make([]*mesh.NamedSharding, len(f.ext.args))
 	for i, k := range f.ext.kept {
 		dims := f.ext.args[k].Dims()
@@ -408,6 +414,11 @@ func (f *Function) argLayouts(exe *pjrt.Executable, m mesh.Mesh, l *lowering) ([
 		if err != nil {
 			return nil, fmt.Errorf("jit: %s: argument %d: %w", f.name, k, err)
 		}
+		if kinds != nil && kinds[i] != "" && kinds[i] != memoryKind(s) {
+			if s, err = s.WithMemoryKind(kinds[i]); err != nil {
+				return nil, fmt.Errorf("jit: %s: argument %d: %w", f.name, k, err)
+			}
+		}
 		out[k] = &s
 	}
 	return out, nil
@@ -419,17 +430,31 @@ func (f *Function) matchLayouts(ctx context.Context, c *pjrt.Client, args []*Arr
 	out, cloned := args, false
 	for i, want := range ce.argLayouts {
 		a := args[i]
-		if want == nil || sameLayout(a.sharding, *want, a.shape) {
+		if want == nil {
 			continue
 		}
-		if !f.opt.reshard {
+		inKind := memoryKind(a.sharding) == memoryKind(*want)
+		if inKind && sameLayout(a.sharding, *want, a.shape) {
+			continue
+		}
+		switch {
+		case !f.opt.reshard && !inKind:
+			return nil, fmt.Errorf("jit: %s: %w: argument %d is in %s memory; the module expects it in %s memory (use jit.Reshard to move it)",
+				f.name, ErrArguments, i, memoryKind(a.sharding), memoryKind(*want))
+		case !f.opt.reshard:
 			return nil, fmt.Errorf("jit: %s: %w: argument %d is laid out as %s; the module expects %s (use jit.Reshard to move it, or InSpecs to re-shard the module)",
 				f.name, ErrArguments, i, a.sharding.Spec(), want.Spec())
 		}
 		if f.donated(i) {
 			return nil, fmt.Errorf("jit: %s: %w: argument %d is donated and must already have sharding %s", f.name, ErrArguments, i, want)
 		}
-		r, err := reshardWith(ctx, f.resharder(want.Spec()), c, a, *want)
+		var r *Array
+		var err error
+		if inKind {
+			r, err = reshardWith(ctx, f.resharder(want.Spec()), c, a, *want)
+		} else {
+			r, err = ReshardArray(c, a, *want) // between memories: per-shard copies
+		}
 		if err != nil {
 			return nil, fmt.Errorf("jit: %s: argument %d: %w", f.name, i, err)
 		}

@@ -365,3 +365,44 @@ func TestFromExported(t *testing.T) {
 		assert.Contains(t, prog.Text(), fmt.Sprintf(`sdy.mesh @mesh = <["x"=%d, "y"=%d]>`, axis(t, m24, "x"), axis(t, m24, "y")))
 	})
 }
+
+// hostArgModule takes its argument in pinned host memory and returns it doubled in device memory.
+const hostArgModule = `module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<4xf32> {mhlo.memory_kind = "pinned_host"}) -> (tensor<4xf32> {jax.result_info = "result"}) {
+    %0 = stablehlo.add %arg0, %arg0 : tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}`
+
+// TestFromTextArgumentMemory: an argument in another memory than the module's parameter is
+// refused, naming both memories (on a GPU, XLA would refuse it at execute), and moved there
+// with Reshard. The API 0.81 plugin does not report parameter memories: only the call is checked.
+func TestFromTextArgumentMemory(t *testing.T) {
+	c := pjrttest.Client(t)
+	checkNoLeak(t)
+	m, err := mesh.New(jit.Devices(c)[:1], []int{1}, "x")
+	require.NoError(t, err)
+	a, err := jit.Put(c, []float32{1, 2, 3, 4}, []int{4}, sharding(t, m, mesh.P()))
+	require.NoError(t, err)
+	defer a.Close()
+	_, minor := c.Plugin().APIVersion()
+	if minor >= pjrt.MemorySpacesMinor {
+		f, err := jit.FromText("f", hostArgModule)
+		require.NoError(t, err)
+		defer f.Close()
+		_, err = f.Call(c, a)
+		require.ErrorIs(t, err, jit.ErrArguments)
+		assert.ErrorContains(t, err, "argument 0 is in device memory; the module expects it in pinned_host memory (use jit.Reshard to move it)")
+	}
+	g, err := jit.FromText("f", hostArgModule, jit.Reshard())
+	require.NoError(t, err)
+	defer g.Close()
+	out, err := g.Call(c, a)
+	require.NoError(t, err)
+	require.Len(t, out, 1)
+	defer out[0].Close()
+	got, err := out[0].ToHost()
+	require.NoError(t, err)
+	assert.Equal(t, []float32{2, 4, 6, 8}, got)
+	assert.Equal(t, mesh.MemoryDevice, a.Sharding().MemoryKind(), "the caller's array stays where it was")
+}
