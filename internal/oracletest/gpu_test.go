@@ -41,9 +41,19 @@ func gpuTolerance(d dtypes.DType) (rtol, atol float64) {
 	return 1e-5, 1e-6
 }
 
+// gpuTolerant lets gpuClose tolerate on a GPU; the tests of the comparators themselves turn it
+// off (strictComparators), since they check what the comparators catch bit for bit.
+var gpuTolerant = true
+
+// strictComparators turns the GPU tolerance off until t ends.
+func strictComparators(t testing.TB) {
+	gpuTolerant = false
+	t.Cleanup(func() { gpuTolerant = true })
+}
+
 // gpuClose reports whether got is within d's GPU tolerance of want (false off a GPU).
 func gpuClose(d dtypes.DType, want, got float64) bool {
-	if !onGPU() {
+	if !onGPU() || !gpuTolerant {
 		return false
 	}
 	rtol, atol := gpuTolerance(d)
@@ -104,4 +114,13 @@ func TestGPUTolerance(t *testing.T) {
 			t.Errorf("%v: %v vs %v within (%g, %g): %v, want %v", c.d, c.want, c.got, rtol, atol, got, c.close)
 		}
 	}
+}
+
+// refusedOffCPU reports whether diffs is exactly jit's refusal to run a jax.export artifact
+// exported for cpu alone on this client of another platform, which JAX refuses too (JAX's
+// "was lowered for platforms ('cpu',) but it is used on ('cuda',)"); the module's text, run
+// as text, is compared there instead.
+func refusedOffCPU(platform string, diffs []string) bool {
+	return platform != "cpu" && len(diffs) == 1 &&
+		strings.Contains(diffs[0], "cannot run external module: the module was exported for [cpu], the client runs "+platform)
 }

@@ -26,6 +26,17 @@ import (
 // function.
 const optimTol, optimFloor = 1e-6, 1e-9
 
+// optimGPUTolerance is the (relative, absolute) tolerance of a case of type dt on a GPU, where
+// XLA's kernels differ from the CPU's in the last bits (gpu_test.go) and a few steps compound
+// that: float32 as gpuTolerance; a bfloat16 case 1e-2 (on an H200 its float32 state leaves came
+// within 4e-3 of optax's after the bfloat16 steps, adafactor_momentum_bf16).
+func optimGPUTolerance(dt dtypes.DType) (rtol, atol float64) {
+	if dt == dtypes.BFloat16 {
+		return 1e-2, 1e-6
+	}
+	return gpuTolerance(dtypes.Float32)
+}
+
 type optimCase struct {
 	Name  string       `json:"name"`
 	DType string       `json:"dtype"`
@@ -205,8 +216,8 @@ var optimSchedules = map[string]func() (optim.Schedule, error){
 
 // compareOptim appends the differences between optax's want and xlamesh's buffer: the type
 // and shape, then the values, int32 ones exactly and float32 and bfloat16 ones within
-// optimTol.
-func compareOptim(d *[]string, what string, want vjpArray, got *pjrt.Buffer) error {
+// optimTol (on a GPU within optimGPUTolerance of the case's type dt).
+func compareOptim(d *[]string, what string, want vjpArray, got *pjrt.Buffer, dt dtypes.DType) error {
 	s := got.Shape()
 	if wd, ok := programDTypes[want.DType]; !ok || s.DType() != wd || !slices.Equal(s.Dims(), want.Shape) {
 		*d = append(*d, fmt.Sprintf("%s: optax %s%v, xlamesh %v%v", what, want.DType, want.Shape, s.DType(), s.Dims()))
@@ -245,7 +256,11 @@ func compareOptim(d *[]string, what string, want vjpArray, got *pjrt.Buffer) err
 		if s.DType() == dtypes.Float32 {
 			w = float64(float32(w))
 		}
-		if math.Abs(g-w) > optimFloor+optimTol*math.Max(math.Abs(g), math.Abs(w)) {
+		tol, floor := optimTol, optimFloor
+		if onGPU() {
+			tol, floor = optimGPUTolerance(dt)
+		}
+		if math.Abs(g-w) > floor+tol*math.Max(math.Abs(g), math.Abs(w)) {
 			*d = append(*d, fmt.Sprintf("%s[%d]: optax %v, xlamesh %v", what, i, w, g))
 			return nil
 		}
@@ -423,13 +438,13 @@ func runOptim(c *pjrt.Client, dev *pjrt.Device, opt optim.Transformation, tc opt
 		live = append(live, r[0]...)
 		params, state = r[0][:n], r[0][n:]
 		for k, b := range params {
-			if err := compareOptim(&d, fmt.Sprintf("step %d param %d", s+1, k), tc.Steps[s][k], b); err != nil {
+			if err := compareOptim(&d, fmt.Sprintf("step %d param %d", s+1, k), tc.Steps[s][k], b, dt); err != nil {
 				return nil, err
 			}
 		}
 	}
 	for k, b := range state {
-		if err := compareOptim(&d, fmt.Sprintf("state leaf %d", k), tc.State[k], b); err != nil {
+		if err := compareOptim(&d, fmt.Sprintf("state leaf %d", k), tc.State[k], b, dt); err != nil {
 			return nil, err
 		}
 	}
@@ -478,7 +493,7 @@ func TestOptimSchedules(t *testing.T) {
 			}
 			defer closeBuffers(out)
 			var d []string
-			if err := compareOptim(&d, "values", tc.Values, out[0]); err != nil {
+			if err := compareOptim(&d, "values", tc.Values, out[0], dtypes.Float32); err != nil {
 				t.Fatal(err)
 			}
 			report.check(t, "optim", "schedule/"+tc.Name, d)

@@ -26,6 +26,7 @@ func f32Bytes(v ...float32) []byte {
 }
 
 func TestOpsComparePlanted(t *testing.T) {
+	strictComparators(t)
 	nan := float32(math.NaN())
 	want := f32Bytes(1, 2, nan, -0.5)
 	tests := []struct {
@@ -60,6 +61,7 @@ func TestOpsComparePlanted(t *testing.T) {
 }
 
 func TestCompareProgramOutputPlanted(t *testing.T) {
+	strictComparators(t)
 	w := arrayJSON{Shape: []int{2, 2}, DType: "float32", Values: []any{1.0, -2.0, "nan", 4.0}}
 	nan := float32(math.NaN())
 	tests := []struct {

@@ -205,8 +205,11 @@ fi
 # The same figures from JAX on this host (jax_bench.py), in turns with xlamesh bench -format json,
 # when python3 has jax (GPU hosts usually do; the CPU check's python3 need not): the report puts
 # them side by side (bench_compare.py). Informational: it never fails the run.
+# XLAMESH_BUNDLE_VS_JAX=0 leaves it out (a rerun short of time).
 vsjax="not run: python3 has no jax"
-if [[ $bench_ok == 1 ]] && python3 -c 'import jax' 2>/dev/null; then
+if [[ ${XLAMESH_BUNDLE_VS_JAX:-1} == 0 ]]; then
+  vsjax="not run: XLAMESH_BUNDLE_VS_JAX=0"
+elif [[ $bench_ok == 1 ]] && python3 -c 'import jax' 2>/dev/null; then
   n=${bargs[3]} iters=${bargs[5]} chainlen=${bargs[9]} mib=${bargs[11]}
   xl=() jx=()
   for k in 1 2 3; do
