@@ -88,6 +88,7 @@ func TestCompareProgramOutputPlanted(t *testing.T) {
 }
 
 func TestCompareArrayPlanted(t *testing.T) {
+	strictComparators(t)
 	want := vjpArray{Shape: []int{3}, DType: "float32", Values: []float64{1, -0.5, 3}}
 	nan := float32(math.NaN())
 	tests := []struct {
@@ -114,6 +115,7 @@ func TestCompareArrayPlanted(t *testing.T) {
 }
 
 func TestCompareHostPlanted(t *testing.T) {
+	strictComparators(t)
 	c2 := vjpArray{Shape: []int{2}, DType: "complex64", Values: []float64{1, -0.5, 0, 2}, Hex: "0000803f000000bf0000000000000040"}
 	f8 := vjpArray{Shape: []int{3}, DType: "float8_e4m3fn", Values: []float64{1, -2, 0.5}, Hex: "38c030"}
 	tests := []struct {
@@ -146,6 +148,7 @@ func TestCompareHostPlanted(t *testing.T) {
 }
 
 func TestCompareLossesPlanted(t *testing.T) {
+	strictComparators(t)
 	want := []float64{2.5, 1.25}
 	tests := []struct {
 		name string
@@ -171,6 +174,7 @@ func TestCompareLossesPlanted(t *testing.T) {
 // TestCompareProcessPlanted runs compareProcess on a real multiprocess golden case: it agrees
 // on the golden as it is, and reports each planted field exactly once.
 func TestCompareProcessPlanted(t *testing.T) {
+	strictComparators(t)
 	g := loadGolden[multiprocessCase](t, "multiprocess")
 	i := slices.IndexFunc(g.Cases, func(c multiprocessCase) bool {
 		if c.ExpectError || known["multiprocess/"+c.Name].why != "" || len(c.JAX.Processes) == 0 {

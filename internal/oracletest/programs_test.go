@@ -500,7 +500,7 @@ func compareProgramOutput(w arrayJSON, dt dtypes.DType, shape []int, got []byte)
 		if !ok && dt == dtypes.Float32 && !math.IsInf(x, 0) && !math.IsNaN(x) && !math.IsNaN(y) {
 			d := math.Abs(x - y)
 			worst = max(worst, d/scale)
-			ok = d <= f32Tolerance*scale
+			ok = d <= programTolerance()*scale
 			if ok {
 				within++
 			}
