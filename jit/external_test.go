@@ -366,9 +366,11 @@ func TestFromExported(t *testing.T) {
 	})
 }
 
-// hostArgModule takes its argument in pinned host memory and returns it doubled in device memory.
+// hostArgModule takes its argument in pinned host memory and returns it doubled there (XLA's
+// GPU compiler turns the add into host compute, and refuses a result of host compute in device
+// memory: "E1200: CompileTimeHostOffloadOutputLocationMismatch").
 const hostArgModule = `module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
-  func.func public @main(%arg0: tensor<4xf32> {mhlo.memory_kind = "pinned_host"}) -> (tensor<4xf32> {jax.result_info = "result"}) {
+  func.func public @main(%arg0: tensor<4xf32> {mhlo.memory_kind = "pinned_host"}) -> (tensor<4xf32> {jax.result_info = "result", mhlo.memory_kind = "pinned_host"}) {
     %0 = stablehlo.add %arg0, %arg0 : tensor<4xf32>
     return %0 : tensor<4xf32>
   }

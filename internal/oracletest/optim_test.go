@@ -28,11 +28,12 @@ const optimTol, optimFloor = 1e-6, 1e-9
 
 // optimGPUTolerance is the (relative, absolute) tolerance of a case of type dt on a GPU, where
 // XLA's kernels differ from the CPU's in the last bits (gpu_test.go) and a few steps compound
-// that: float32 as gpuTolerance; a bfloat16 case 1e-2 (on an H200 its float32 state leaves came
-// within 4e-3 of optax's after the bfloat16 steps, adafactor_momentum_bf16).
+// that: float32 as gpuTolerance; a bfloat16 case 5e-2, where a bfloat16 step that rounds the
+// other way moves the float32 state after it by more than a bfloat16 unit (on an H200,
+// adafactor_momentum_bf16's factored second moments came within 1.5e-2 of optax's).
 func optimGPUTolerance(dt dtypes.DType) (rtol, atol float64) {
 	if dt == dtypes.BFloat16 {
-		return 1e-2, 1e-6
+		return 5e-2, 1e-6
 	}
 	return gpuTolerance(dtypes.Float32)
 }

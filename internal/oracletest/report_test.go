@@ -84,6 +84,10 @@ func (c *collector) check(t reporter, group, name string, diffs []string) {
 	t.Helper()
 	k, isKnown := known[group+"/"+name]
 	o := outcome{group: group, name: name, status: statusPass, diffs: diffs}
+	if why, ok := gpuUnspecified[group+"/"+name]; ok && len(diffs) > 0 && gpuLoose() {
+		t.Logf("%s/%s: on a GPU, where the result is XLA's choice (%s): %s", group, name, why, strings.Join(diffs, "; "))
+		diffs = nil
+	}
 	switch {
 	case len(diffs) == 0 && isKnown:
 		t.Errorf("%s/%s: agrees with JAX now; remove it from known_test.go (%s)", group, name, k.why)

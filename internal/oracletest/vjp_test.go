@@ -482,11 +482,17 @@ func compareArray(d *[]string, what string, want vjpArray, got []float32, exact 
 		*d = append(*d, fmt.Sprintf("%s: JAX has %d values, xlamesh %d", what, len(want.Values), len(got)))
 		return
 	}
+	scale := 0.0 // on a GPU, differences are relative to the array's largest magnitude (TF32)
+	if gpuLoose() {
+		for _, w := range want.Values {
+			scale = max(scale, math.Abs(w))
+		}
+	}
 	for i, w := range want.Values {
 		g := float64(got[i])
 		ok := float32(w) == got[i]
 		if !exact || gpuLoose() {
-			ok = ok || math.Abs(g-w) <= vjpFloor+vjpTolerance()*math.Max(math.Abs(g), math.Abs(w))
+			ok = ok || math.Abs(g-w) <= vjpFloor+vjpTolerance()*max(math.Abs(g), math.Abs(w), scale)
 		}
 		if !ok {
 			*d = append(*d, fmt.Sprintf("%s[%d]: JAX %v, xlamesh %v", what, i, float32(w), got[i]))
