@@ -184,13 +184,20 @@ func TestAbandonedRunawayReleasedCPUOnly(t *testing.T) {
 
 // calibrate returns a trip count for countModule that runs about d.
 func calibrate(t *testing.T, c *pjrt.Client, exe *pjrt.Executable, d time.Duration) int64 {
-	const probe = 1 << 22
-	start := time.Now()
-	got, err := runCount(t, c, exe, []int64{0, 0, 0, 0}, probe)
-	require.NoError(t, err)
-	require.Equal(t, []int64{probe, probe, probe, probe}, got)
-	per := time.Since(start) / probe
-	return int64(d / max(per, time.Nanosecond))
+	// From a small probe up, 8 times longer each time, until one takes a twentieth of d: an
+	// iteration costs nanoseconds on a CPU and tens of microseconds on a GPU, whose while loop
+	// asks the host whether to go on every time (a fixed probe of 4M iterations took 85 s on
+	// an H200).
+	for probe := int64(1 << 10); ; probe *= 8 {
+		start := time.Now()
+		got, err := runCount(t, c, exe, []int64{0, 0, 0, 0}, probe)
+		require.NoError(t, err)
+		require.Equal(t, []int64{probe, probe, probe, probe}, got)
+		if took := time.Since(start); took >= d/20 || probe >= 1<<40 {
+			per := took / time.Duration(probe)
+			return int64(d / max(per, time.Nanosecond))
+		}
+	}
 }
 
 // TestCloseAbandonedRunaway8DevicesCPUOnly: an execution on 8 devices that never ends runs on
