@@ -67,8 +67,8 @@ func transposedBytes(b []byte, rows, cols, elem int) []byte {
 // returns it and its transpose, re-sharded over a 4x2 mesh, and back with ToHostBytes, ToHost,
 // a shard's pjrt ToHost and CopyToHost; every read returns all the array's bytes. 2-bit arrays
 // run with their sharding kept: moving them between devices is refused (see
-// TestTwoBitCollectivesRefused); on a plugin older than pjrt.TwoBitMinor their program is
-// refused before it is compiled.
+// TestTwoBitCollectivesRefused); on a plugin older than pjrt.TwoBitMinor their program, and
+// that of the 4-bit types (a transpose), is refused before it is compiled.
 func TestAllDTypes(t *testing.T) {
 	c := pjrttest.Client(t)
 	checkNoLeak(t)
@@ -110,6 +110,11 @@ func TestAllDTypes(t *testing.T) {
 			if shapes.Bits(d) == 2 && refusesTwoBit(c) {
 				require.ErrorIs(t, err, pjrt.ErrCompile, "an old plugin must refuse 2-bit programs before its XLA aborts")
 				require.ErrorContains(t, err, "the program has 2-bit integers")
+				return
+			}
+			if shapes.Bits(d) == 4 && refusesTwoBit(c) {
+				require.ErrorIs(t, err, pjrt.ErrCompile, "an old plugin must refuse 4-bit transposes before its XLA aborts")
+				require.ErrorContains(t, err, "the program transposes a 4-bit type")
 				return
 			}
 			require.NoError(t, err)

@@ -187,10 +187,12 @@ func (c *Client) Compile(mlir string, opts CompileOptions) (*Executable, error) 
 const MeshAxesReplicaGroupsMinor = 115
 
 // TwoBitMinor is the oldest PJRT API minor version whose plugins xlamesh lets compile programs
-// on 2-bit integers: the pinned API 0.81 CPU plugin (XLA of 2024) aborts compiling a transpose
-// of ui2[8,4] ("dims and input_strides_in_bytes must have equal sizes", an uncaught
-// absl::StatusOr), while the API 0.115 one compiles and runs them. Versions between were not
-// tried.
+// on 2-bit integers, and transposes of 4-bit types: the pinned API 0.81 CPU plugin (XLA of 2024)
+// aborts compiling a transpose of ui2[8,4] ("dims and input_strides_in_bytes must have equal
+// sizes", an uncaught absl::StatusOr), and of i4, ui4 or f4E2M1FN [8,4] whenever the transpose is
+// materialised (returned beside its operand, or twice; found with one device, 2026-11-28), while
+// the API 0.115 one compiles and runs them all. Other 4-bit programs tried compile there.
+// Versions between were not tried.
 const TwoBitMinor = 115
 
 // MemorySpacesMinor is the oldest PJRT API minor version whose plugins xlamesh lets compile
@@ -209,11 +211,16 @@ var memorySpaces = regexp.MustCompile(`annotate_device_placement`)
 // twoBit matches a tensor type of 2-bit integers in MLIR text: tensor<i2>, tensor<4x8xui2>.
 var twoBit = regexp.MustCompile(`[<x]u?i2>`)
 
+// fourBitTranspose matches a transpose of a 4-bit type (i4, ui4, f4E2M1FN) in MLIR text, in the
+// pretty or the generic form (one operation a line, as MLIR prints them).
+var fourBitTranspose = regexp.MustCompile(`stablehlo\.transpose"?[^\n]*[<x](u?i4|f4E2M1FN)>`)
+
 // checkedProgram returns the text to compile for a program given as text or bytecode, for n
 // partitions, on a plugin of PJRT API minor version minor: the text itself, or the bytecode
 // read as text; either way checked by mlir.Check for what XLA would misread or not survive,
 // with mesh-axes replica groups written as dense ones for plugins too old to read them.
-// Programs on 2-bit integers are refused on plugins older than TwoBitMinor, programs that place
+// Programs on 2-bit integers, and transposes of 4-bit types, are refused on plugins older than
+// TwoBitMinor, programs that place
 // values in memory spaces on plugins older than MemorySpacesMinor.
 func checkedProgram(program string, n, minor int) (string, error) {
 	if bytecode.IsBytecode(unsafe.Slice(unsafe.StringData(program), len(program))) {
@@ -233,6 +240,11 @@ func checkedProgram(program string, n, minor int) (string, error) {
 		return "", fmt.Errorf("pjrt: compile: %w: the program has 2-bit integers (i2, ui2), and this plugin (PJRT API 0.%d) "+
 			"aborts compiling some programs on them (a transpose of a ui2[8,4] kills the process); use a plugin of PJRT "+
 			"API 0.%d or later, or 4-bit integers", ErrCompile, minor, TwoBitMinor)
+	}
+	if minor < TwoBitMinor && fourBitTranspose.MatchString(program) {
+		return "", fmt.Errorf("pjrt: compile: %w: the program transposes a 4-bit type (i4, ui4, f4E2M1FN), and this plugin "+
+			"(PJRT API 0.%d) aborts compiling such transposes (of an i4[8,4] returned beside its operand, it kills the "+
+			"process); use a plugin of PJRT API 0.%d or later, or an 8-bit type", ErrCompile, minor, TwoBitMinor)
 	}
 	if minor < MemorySpacesMinor && memorySpaces.MatchString(program) {
 		return "", fmt.Errorf("pjrt: compile: %w: %w: the program places values in memory spaces (%s), which this plugin "+

@@ -74,6 +74,40 @@ func TestTwoBitRefusedOnOldPlugins(t *testing.T) {
 	}
 }
 
+// TestFourBitTransposeRefusedOnOldPlugins: a transpose of a 4-bit type, in the pretty or the
+// generic form, is refused with ErrCompile for plugins older than TwoBitMinor and passed on for
+// newer ones; a transpose of 8-bit integers and other ops on 4-bit ones are not caught.
+func TestFourBitTransposeRefusedOnOldPlugins(t *testing.T) {
+	pretty := func(elem string) string {
+		return "module @m {\n  func.func public @main(%arg0: tensor<8x4x" + elem + ">) -> tensor<4x8x" + elem + "> {\n" +
+			"    %0 = stablehlo.transpose %arg0, dims = [1, 0] : (tensor<8x4x" + elem + ">) -> tensor<4x8x" + elem + ">\n" +
+			"    return %0 : tensor<4x8x" + elem + ">\n  }\n}\n"
+	}
+	generic := func(elem string) string {
+		return "module @m {\n  func.func public @main(%arg0: tensor<8x4x" + elem + ">) -> tensor<4x8x" + elem + "> {\n" +
+			"    %0 = \"stablehlo.transpose\"(%arg0) <{permutation = array<i64: 1, 0>}> : (tensor<8x4x" + elem + ">) -> tensor<4x8x" + elem + ">\n" +
+			"    return %0 : tensor<4x8x" + elem + ">\n  }\n}\n"
+	}
+	negate := "module @m {\n  func.func public @main(%arg0: tensor<8x4xi4>) -> tensor<8x4xi4> {\n" +
+		"    %0 = stablehlo.negate %arg0 : tensor<8x4xi4>\n    return %0 : tensor<8x4xi4>\n  }\n}\n"
+	for _, elem := range []string{"i4", "ui4", "f4E2M1FN"} {
+		for _, p := range []string{pretty(elem), generic(elem)} {
+			_, err := checkedProgram(p, 1, TwoBitMinor-1)
+			if !errors.Is(err, ErrCompile) || !strings.Contains(err.Error(), "the program transposes a 4-bit type (i4, ui4, f4E2M1FN)") {
+				t.Errorf("%s on API 0.%d: %v", elem, TwoBitMinor-1, err)
+			}
+			if _, err := checkedProgram(p, 1, TwoBitMinor); err != nil {
+				t.Errorf("%s on API 0.%d: %v", elem, TwoBitMinor, err)
+			}
+		}
+	}
+	for _, p := range []string{pretty("i8"), generic("ui8"), pretty("f8E4M3FN"), negate} {
+		if _, err := checkedProgram(p, 1, 81); err != nil {
+			t.Errorf("on API 0.81: %v\n%s", err, p)
+		}
+	}
+}
+
 // TestMemorySpacesRefusedOnOldPlugins: a program that moves values between memory spaces (an
 // annotate_device_placement call) is refused with ErrCompile and ErrUnimplemented, naming the
 // call, on plugins older than MemorySpacesMinor, and passed on for newer ones; memory kinds on
