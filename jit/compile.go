@@ -105,7 +105,8 @@ func (f *Function) compile(c *pjrt.Client, m mesh.Mesh, l *lowering) (*compiled,
 			text = bindPlatformIndex(text, index)
 		}
 	}
-	exe, err := c.Compile(text, pjrt.CompileOptions{DeviceAssignment: m.DeviceIDs(), Partitioner: l.partitioner})
+	exe, err := c.Compile(text, pjrt.CompileOptions{DeviceAssignment: m.DeviceIDs(), Partitioner: l.partitioner,
+		CompilerOptions: f.opt.compiler})
 	if err != nil {
 		return nil, fmt.Errorf("jit: %s: %w", f.name, err)
 	}

@@ -408,3 +408,32 @@ func TestFromTextArgumentMemory(t *testing.T) {
 	assert.Equal(t, []float32{2, 4, 6, 8}, got)
 	assert.Equal(t, mesh.MemoryDevice, a.Sharding().MemoryKind(), "the caller's array stays where it was")
 }
+
+// TestCompilerOptionsReachXLA: jit.CompilerOptions travel with every compile the Function makes;
+// XLA refuses a name it does not know, so the call fails naming it, and accepts one it knows.
+func TestCompilerOptionsReachXLA(t *testing.T) {
+	c := pjrttest.Client(t)
+	checkNoLeak(t)
+	m, err := mesh.New(jit.Devices(c)[:1], []int{1}, "x")
+	require.NoError(t, err)
+	a, err := jit.Put(c, []float32{1, 2, 3, 4}, []int{4}, sharding(t, m, mesh.P()))
+	require.NoError(t, err)
+	defer a.Close()
+	double := func(f *lower.Function, v []lower.Value) []lower.Value { return []lower.Value{f.Add(v[0], v[0])} }
+	bad := jit.New("double", double, jit.CompilerOptions(map[string]any{"xla_no_such_option_here": true}))
+	defer bad.Close()
+	_, err = bad.Call(c, a)
+	require.ErrorIs(t, err, pjrt.ErrCompile)
+	assert.ErrorContains(t, err, "xla_no_such_option_here")
+
+	opts := map[string]any{"xla_cpu_enable_fast_min_max": false}
+	good := jit.New("double", double, jit.CompilerOptions(opts))
+	defer good.Close()
+	opts["xla_no_such_option_here"] = true // the Function keeps its own copy
+	out, err := good.Call(c, a)
+	require.NoError(t, err)
+	defer out[0].Close()
+	got, err := out[0].ToHost()
+	require.NoError(t, err)
+	assert.Equal(t, []float32{2, 4, 6, 8}, got)
+}

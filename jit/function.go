@@ -3,6 +3,7 @@ package jit
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -61,8 +62,9 @@ type options struct {
 	reshard        bool
 	partitioner    lower.Partitioner
 	partitionerSet bool
-	mesh           *mesh.Mesh // WithMesh
-	partitions     int        // NumPartitions; 0 when not given
+	mesh           *mesh.Mesh     // WithMesh
+	partitions     int            // NumPartitions; 0 when not given
+	compiler       map[string]any // CompilerOptions
 
 	// NewTree's options, and the hook its Functions declare their results' specs by, once
 	// the Body has said the result's structure.
@@ -74,6 +76,15 @@ type options struct {
 
 // Option configures New.
 type Option func(*options)
+
+// CompilerOptions passes XLA options to every compile of the Function, as JAX's
+// jit(f).lower(x).compile(compiler_options={...}): XLA debug option names (for example
+// "xla_gpu_autotune_level") to a string, bool, int, int64 or float64 (pjrt.CompileOptions.CompilerOptions,
+// which checks them; XLA refuses names it does not know, and Call then fails with the compile
+// error). The map is copied.
+func CompilerOptions(opts map[string]any) Option {
+	return func(o *options) { o.compiler = maps.Clone(opts) }
+}
 
 // InSpecs declares the partition spec of each argument (JAX's in_shardings over the arguments'
 // mesh). A call whose argument is laid out differently fails with ErrArguments, unless Reshard
