@@ -3,6 +3,7 @@ package pjrt
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -60,11 +61,7 @@ func gpuEnvOptions(getenv func(string) string) (map[string]any, error) {
 	}
 	if v := getenv(EnvGPUAllocator); v != "" {
 		a := strings.ToLower(v)
-		known := false
-		for _, k := range gpuAllocators {
-			known = known || a == k
-		}
-		if !known {
+		if !slices.Contains(gpuAllocators, a) {
 			return nil, bad(EnvGPUAllocator, v, "one of "+strings.Join(gpuAllocators, ", "))
 		}
 		opts["allocator"] = a
