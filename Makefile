@@ -122,11 +122,13 @@ bazel: setup
 # covered code of PKGS and runs their tests; tools/mutationreport prints each package's efficacy
 # (killed / covered) and the surviving mutants. mutation-diff mutates only the lines changed
 # since BASE (default: where HEAD left origin/main, or main, else HEAD~1), in the packages they
-# touch. MUTATION_WORKERS, MUTATION_TIMEOUT_COEFFICIENT and MUTATION_MIN tune it.
+# touch. SAMPLE=N runs only the mutants of N lines of each package, drawn at random
+# (MUTATION_SEED), for packages whose full run takes hours. MUTATION_WORKERS,
+# MUTATION_TIMEOUT_COEFFICIENT and MUTATION_MIN tune it.
 PKGS ?= ./mesh
 BASE ?= $(shell git merge-base HEAD origin/main 2>/dev/null || git merge-base HEAD main 2>/dev/null || echo HEAD~1)
 mutation: generate
-	@bash tools/mutation.sh $(PKGS)
+	@bash tools/mutation.sh $(if $(SAMPLE),-sample $(SAMPLE)) $(PKGS)
 
 mutation-diff: generate
 	@bash tools/mutation.sh -diff $(BASE)
