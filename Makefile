@@ -25,9 +25,10 @@ test: generate setup oracle-env lint fuzz-smoke oracle-check newcomer gpu-bundle
 
 # The pinned PJRT plugins (pjrt/plugins.Known): the default CPU plugin of pjrt.Open() (PJRT API
 # 0.115), a second CPU plugin of the oldest API xlamesh speaks (0.81), and the CUDA plugin
-# (test-gpu; pjrt's tests load it everywhere).
+# (test-gpu; pjrt's tests load it everywhere); and the LAPACK library (pjrt/plugins.LAPACK) over
+# which CPU clients serve the lapack_*_ffi kernels of jnp.linalg programs.
 # The installer is the one users run: `xlamesh install-plugin`, pure Go, no Python.
-PLUGINS := cpu,cpu-0.81,cuda12
+PLUGINS := cpu,cpu-0.81,cuda12,lapack
 INSTALL := $(GO) run ./cmd/xlamesh install-plugin
 # The packages whose tests open a PJRT client; they run once more per extra plugin.
 INTEGRATION := ./pjrt/... ./jit ./lower ./examples ./examples/mlp ./autodiff/... ./internal/oracletest

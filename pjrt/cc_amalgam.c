@@ -4,3 +4,4 @@
 // go command compile this again (and pjrt's tests fail until then).
 #include "../cc/xlamesh_pjrt.c"
 #include "../cc/xlamesh_profiler.c"
+#include "../cc/xlamesh_lapack.c"

@@ -6,7 +6,10 @@ package pjrt
 // (see package pjrt/internal/ccsources): the go command's cache hashes only this
 // directory's files, so this constant is what makes it rebuild after an edit under cc/.
 const ccSources = `
+cc/include/xla/ffi/api/c_api.h a7cdfc19c9383ea0a588e1b34dbe2c2225afcdff670349fa560b583f0a189cd2
 cc/include/xla/pjrt/c/pjrt_c_api.h a38827698466b7ac81b2402ad144d027a8566714d94d649fba74a37be464ece4
+cc/xlamesh_lapack.c 065c87ff9abd23e183f35aaa83bf2cce0b6d5f6950c4d019833156b8f393bfd6
+cc/xlamesh_lapack.h b81fa1aef6461631dc01e9f6712d749e3f96664d61df1036dc40ba9fbd0d8900
 cc/xlamesh_pjrt.c f6d7a547ba1cf2bce72b86965ba03ce2b49f63766ad05a4454818a21ac618f39
 cc/xlamesh_pjrt.h 48236c4f95f51ade4f3df79bd17e42c1f0eabfb79e26539d771a8b2e2065d59b
 cc/xlamesh_profiler.c 7ff8d1ee15856cbc5845212a82c42a4dc9b423cd0a9930697bba5c57d743f75c

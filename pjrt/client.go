@@ -44,6 +44,7 @@ type openConfig struct {
 	cacheSet    bool
 	logger      *slog.Logger
 	maxInFlight int
+	noLAPACK    bool
 }
 
 // WithPlugin selects the plugin by path or name (see LoadPlugin). The default is
@@ -251,6 +252,9 @@ func Open(opts ...Option) (*Client, error) {
 	if err := dist.formGlobal(c); err != nil {
 		_ = c.destroy()
 		return nil, err
+	}
+	if c.platform == "cpu" && !cfg.noLAPACK {
+		p.registerLAPACK() // lapack.go: before this client compiles anything
 	}
 	return c, nil
 }

@@ -44,6 +44,12 @@
 // Plugin.StartProfiler and Profiler.Stop, an XSpace that WriteChromeTrace turns into a trace
 // ui.perfetto.dev opens. `xlamesh bench -trace` writes one around its timed calls.
 //
+// jnp.linalg programs exported for CPU call jaxlib's LAPACK kernels (custom calls to
+// lapack_*_ffi), which no plugin has: a CPU client registers xlamesh's own handlers for them
+// through the plugin's FFI extension when it opens (../cc/xlamesh_lapack.c), over the LAPACK
+// library of EnvLAPACK or `xlamesh install-plugin -plugin lapack`; Plugin.LAPACK says what is
+// served, WithoutLAPACK opts out.
+//
 // A client can be one process's part of a multi-process job (WithDistributed, given a
 // kv.Distributed such as package distributed's Job): the plugin gets the job's store and its
 // node_id/num_nodes (or process_id), and Devices lists the job's devices, AddressableDevices

@@ -106,8 +106,9 @@ func (c Code) String() string {
 // ("No FFI handler registered for lapack_spotrf_ffi ...") where its kernels come from: the
 // lapack_* and blas_* targets of jax.numpy.linalg (and ducc_fft) are jaxlib's own CPU kernels,
 // which jaxlib registers with XLA inside its Python extension; plain XLA PJRT plugins do not
-// have them. Any other error is returned as it is.
-func explainMissingHandler(err error) error {
+// have them. xlamesh serves some of the LAPACK ones itself (lapack.go): the error says which,
+// or why none are (p's LAPACKStatus). Any other error is returned as it is.
+func explainMissingHandler(err error, p *Plugin) error {
 	const marker = "No FFI handler registered for "
 	msg := err.Error()
 	i := strings.Index(msg, marker)
@@ -120,9 +121,16 @@ func explainMissingHandler(err error) error {
 	}
 	switch {
 	case strings.HasPrefix(target, "lapack_") || strings.HasPrefix(target, "blas_"):
+		st := p.LAPACK()
+		why := "xlamesh serves " + strings.Join(st.Targets, ", ") + "; not this one yet"
+		switch {
+		case st.Err != nil && len(st.Targets) == 0:
+			why = st.Err.Error()
+		case len(st.Targets) == 0:
+			why = "this client was opened with WithoutLAPACK, or is not a CPU client"
+		}
 		return fmt.Errorf("%w (%s is a LAPACK kernel of jaxlib, which registers it with XLA from jaxlib's "+
-			"Python extension (jaxlib/cpu/lapack); PJRT plugins do not have it, so jnp.linalg programs "+
-			"exported for CPU do not run here yet)", err, target)
+			"Python extension (jaxlib/cpu/lapack); PJRT plugins do not have it: %s)", err, target, why)
 	case strings.HasPrefix(target, "ducc_"):
 		return fmt.Errorf("%w (%s is jaxlib's FFT kernel (jaxlib/cpu, DUCC), which PJRT plugins do not have)", err, target)
 	}

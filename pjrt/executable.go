@@ -288,7 +288,7 @@ func (c *Client) compile(mlir string, options []byte) (*C.PJRT_LoadedExecutable,
 	}
 	c.stats.compiles.Add(1)
 	if err := c.api.toError("compile", ErrCompile, C.xm_Client_Compile(c.api.p, &args)); err != nil {
-		return nil, explainMissingHandler(err)
+		return nil, explainMissingHandler(err, c.plugin)
 	}
 	return args.executable, nil
 }

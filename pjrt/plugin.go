@@ -36,8 +36,9 @@ const EnvPlugin = "XLAMESH_PJRT_PLUGIN"
 
 // Plugin is a loaded PJRT plugin. Plugins are loaded once per path and never unloaded.
 type Plugin struct {
-	api   *api
-	attrs map[string]any
+	api    *api
+	attrs  map[string]any
+	lapack lapackState
 }
 
 // Path returns the absolute path of the plugin's shared library.

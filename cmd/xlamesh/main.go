@@ -265,7 +265,9 @@ func installPlugin(w, stderr io.Writer, args []string) error {
 	for _, p := range plugins.Known {
 		names = append(names, p.Name)
 	}
-	namesFlag := fs.String("plugin", "cpu", "which plugins, comma-separated: "+strings.Join(names, ", "))
+	names = append(names, plugins.LAPACK.Name)
+	namesFlag := fs.String("plugin", "cpu", "which plugins, comma-separated: "+strings.Join(names, ", ")+
+		" (lapack: the LAPACK library jnp.linalg programs need on CPU plugins)")
 	version := fs.String("version", "", "a PyPI version other than the pinned one (its sha256 is then the index's; one plugin only)")
 	dir := fs.String("dir", "", "cache directory (default $XLAMESH_CACHE_DIR, else the user cache directory + /xlamesh)")
 	pathOnly := fs.Bool("path", false, "print where the plugins are installed; install nothing")
@@ -337,8 +339,10 @@ func installPlugin(w, stderr io.Writer, args []string) error {
 				return fmt.Errorf("install-plugin: %s==%s reports PJRT C API %d.%d, the pin says %s", p.Package, p.Version, major, minor, p.API)
 			}
 		}
-		if !*quiet {
+		if !*quiet && p.API != "" {
 			fmt.Fprintf(stderr, "xlamesh: %s==%s (PJRT C API %s) installed\n", p.Package, p.Version, p.API)
+		} else if !*quiet {
+			fmt.Fprintf(stderr, "xlamesh: %s==%s installed\n", p.Package, p.Version)
 		}
 		fmt.Fprintln(w, path)
 	}

@@ -52,14 +52,27 @@ var Known = []Plugin{
 		"libtpu/libtpu.so", "0.117", 0, ""},
 }
 
+// LAPACK is the LAPACK library over which package pjrt serves the lapack_*_ffi kernels of
+// jnp.linalg programs on CPU plugins (pjrt.Plugin.LAPACK): OpenBLAS with LAPACK as SciPy ships
+// it in the scipy-openblas32 wheel (32-bit integers, symbols prefixed scipy_). It is not a PJRT
+// plugin (API is ""), but it installs like one: `xlamesh install-plugin -plugin lapack`, and
+// Lookup("lapack") returns it.
+var LAPACK = Plugin{"lapack", "scipy-openblas32", "0.3.34.481.3", "0595f94cd58c1f8a0d90c975621f4587337a003916b1979e834ebdf2cb5d9504",
+	"scipy_openblas32/lib/libscipy_openblas.so", "",
+	25127992, "b396d74f12ab4319e6713b3287104d64245c76c60e5bd9eaeb4b447eda66a561"}
+
 // renamed are former short names of Known plugins.
 var renamed = map[string]string{"cpu-0.115": "cpu"}
 
-// Lookup returns the known plugin with the given short name (or a former name of it). Any other
-// name gives an error wrapping ErrUnknownPlugin that lists the known names.
+// Lookup returns the known plugin with the given short name (or a former name of it), or
+// LAPACK for "lapack". Any other name gives an error wrapping ErrUnknownPlugin that lists the
+// known names.
 func Lookup(name string) (Plugin, error) {
 	if n, ok := renamed[name]; ok {
 		name = n
+	}
+	if name == LAPACK.Name {
+		return LAPACK, nil
 	}
 	var names []string
 	for _, p := range Known {
@@ -68,6 +81,7 @@ func Lookup(name string) (Plugin, error) {
 		}
 		names = append(names, p.Name)
 	}
+	names = append(names, LAPACK.Name)
 	return Plugin{}, fmt.Errorf("plugins: %w %q (known: %s)", ErrUnknownPlugin, name, strings.Join(names, ", "))
 }
 
