@@ -47,44 +47,92 @@ typedef struct {
 } xm_ffi_extension;
 #define XM_FFI_EXTENSION_SIZE (offsetof(xm_ffi_extension, register_handler) + sizeof(void*))
 
-// lapack_errorf returns a malloc'd message formatted like printf.
-static char* lapack_errorf(const char* format, ...) {
-  va_list ap;
-  va_start(ap, format);
-  int n = vsnprintf(NULL, 0, format, ap);
-  va_end(ap);
-  if (n < 0) n = 0;
-  char* msg = malloc((size_t)n + 1);
-  if (msg == NULL) return NULL;
-  va_start(ap, format);
-  vsnprintf(msg, (size_t)n + 1, format, ap);
-  va_end(ap);
-  return msg;
-}
-
 // ---- The library ----
 
-// Fortran ABI, 32-bit integers; the trailing size_t are the lengths of the character
-// arguments that gfortran-compiled routines take after the others (C routines ignore them).
+// The routines' Fortran ABI, 32-bit integers. Character arguments are followed, after all the
+// others, by their lengths, which gfortran-compiled routines read and C ones (OpenBLAS's) ignore.
 typedef void potrf_fn(const char* uplo, const int* n, void* a, const int* lda, int* info, size_t);
 typedef void trsm_fn(const char* side, const char* uplo, const char* transa, const char* diag, const int* m,
                      const int* n, const void* alpha, const void* a, const int* lda, void* b, const int* ldb,
                      size_t, size_t, size_t, size_t);
+typedef void getrf_fn(const int* m, const int* n, void* a, const int* lda, int* ipiv, int* info);
+typedef void geqrf_fn(const int* m, const int* n, void* a, const int* lda, void* tau, void* work, const int* lwork,
+                      int* info);
+typedef void orgqr_fn(const int* m, const int* n, const int* k, void* a, const int* lda, const void* tau, void* work,
+                      const int* lwork, int* info);
+typedef void syevd_fn(const char* jobz, const char* uplo, const int* n, void* a, const int* lda, void* w, void* work,
+                      const int* lwork, int* iwork, const int* liwork, int* info, size_t, size_t);
+typedef void heevd_fn(const char* jobz, const char* uplo, const int* n, void* a, const int* lda, void* w, void* work,
+                      const int* lwork, void* rwork, const int* lrwork, int* iwork, const int* liwork, int* info,
+                      size_t, size_t);
+typedef void gesdd_fn(const char* jobz, const int* m, const int* n, void* a, const int* lda, void* s, void* u,
+                      const int* ldu, void* vt, const int* ldvt, void* work, const int* lwork, int* iwork, int* info,
+                      size_t);
+typedef void cgesdd_fn(const char* jobz, const int* m, const int* n, void* a, const int* lda, void* s, void* u,
+                       const int* ldu, void* vt, const int* ldvt, void* work, const int* lwork, void* rwork, int* iwork,
+                       int* info, size_t);
+typedef void gtsv_fn(const int* n, const int* nrhs, void* dl, void* d, void* du, void* b, const int* ldb, int* info);
+typedef void gehrd_fn(const int* n, const int* ilo, const int* ihi, void* a, const int* lda, void* tau, void* work,
+                      const int* lwork, int* info);
+typedef void sytrd_fn(const char* uplo, const int* n, void* a, const int* lda, void* d, void* e, void* tau, void* work,
+                      const int* lwork, int* info, size_t);
+typedef void geev_fn(const char* jobvl, const char* jobvr, const int* n, void* a, const int* lda, void* wr, void* wi,
+                     void* vl, const int* ldvl, void* vr, const int* ldvr, void* work, const int* lwork, int* info,
+                     size_t, size_t);
+typedef void cgeev_fn(const char* jobvl, const char* jobvr, const int* n, void* a, const int* lda, void* w, void* vl,
+                      const int* ldvl, void* vr, const int* ldvr, void* work, const int* lwork, void* rwork, int* info,
+                      size_t, size_t);
+typedef void gees_fn(const char* jobvs, const char* sort, void* select, const int* n, void* a, const int* lda,
+                     int* sdim, void* wr, void* wi, void* vs, const int* ldvs, void* work, const int* lwork,
+                     void* bwork, int* info, size_t, size_t);
+typedef void cgees_fn(const char* jobvs, const char* sort, void* select, const int* n, void* a, const int* lda,
+                      int* sdim, void* w, void* vs, const int* ldvs, void* work, const int* lwork, void* rwork,
+                      void* bwork, int* info, size_t, size_t);
 
 // The element types, in the order of the routines' s, d, c, z prefixes.
 enum { XM_S, XM_D, XM_C, XM_Z, XM_NTYPES };
 static const char xm_prefix[XM_NTYPES] = {'s', 'd', 'c', 'z'};
 static const XLA_FFI_DataType xm_dtype[XM_NTYPES] = {XLA_FFI_DataType_F32, XLA_FFI_DataType_F64,
                                                      XLA_FFI_DataType_C64, XLA_FFI_DataType_C128};
+// xm_real is the type of a real result (eigenvalues, singular values) of each element type.
+static const XLA_FFI_DataType xm_real[XM_NTYPES] = {XLA_FFI_DataType_F32, XLA_FFI_DataType_F64,
+                                                    XLA_FFI_DataType_F32, XLA_FFI_DataType_F64};
 static const size_t xm_size[XM_NTYPES] = {4, 8, 8, 16};
+#define XM_COMPLEX(t) ((t) == XM_C || (t) == XM_Z)
+
+// The routines, each named without its type prefix for real and for complex types.
+enum {
+  XM_POTRF,
+  XM_TRSM,
+  XM_GETRF,
+  XM_GEQRF,
+  XM_ORGQR,
+  XM_SYEVD,
+  XM_GESDD,
+  XM_GTSV,
+  XM_GEHRD,
+  XM_SYTRD,
+  XM_GEEV,
+  XM_GEES,
+  XM_NROUTINES
+};
+static const char* const xm_routine[XM_NROUTINES][2] = {
+    {"potrf", "potrf"}, {"trsm", "trsm"},   {"getrf", "getrf"}, {"geqrf", "geqrf"},
+    {"orgqr", "ungqr"}, {"syevd", "heevd"}, {"gesdd", "gesdd"}, {"gtsv", "gtsv"},
+    {"gehrd", "gehrd"}, {"sytrd", "hetrd"}, {"geev", "geev"},   {"gees", "gees"},
+};
 
 static struct {
   pthread_mutex_t mu;
   void* handle;
   char* path;
-  potrf_fn* potrf[XM_NTYPES];
-  trsm_fn* trsm[XM_NTYPES];
-} lib = {PTHREAD_MUTEX_INITIALIZER};
+  void* fn[XM_NROUTINES][XM_NTYPES];
+} lib = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+// routine_name writes the LAPACK name of routine r for type t, e.g. "cungqr".
+static void routine_name(char* buf, size_t n, int r, int t) {
+  snprintf(buf, n, "%c%s", xm_prefix[t], xm_routine[r][XM_COMPLEX(t)]);
+}
 
 // lookup finds routine (e.g. "spotrf") in h: scipy-openblas's scipy_spotrf_, else spotrf_.
 static void* lookup(void* h, const char* routine) {
@@ -101,7 +149,7 @@ char* xm_lapack_load(const char* path) {
   char* err = NULL;
   if (lib.handle != NULL) {
     if (strcmp(lib.path, path) != 0) {
-      err = lapack_errorf("LAPACK %s is loaded in this process; cannot load %s too", lib.path, path);
+      err = xm_errorf("LAPACK %s is loaded in this process; cannot load %s too", lib.path, path);
     }
     pthread_mutex_unlock(&lib.mu);
     return err;
@@ -109,24 +157,22 @@ char* xm_lapack_load(const char* path) {
   void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (h == NULL) {
     const char* e = dlerror();
-    err = lapack_errorf("%s", e != NULL ? e : path);
+    err = xm_errorf("%s", e != NULL ? e : path);
     pthread_mutex_unlock(&lib.mu);
     return err;
   }
   int found = 0;
-  for (int t = 0; t < XM_NTYPES; t++) {
-    char routine[16];
-    snprintf(routine, sizeof routine, "%cpotrf", xm_prefix[t]);
-    lib.potrf[t] = (potrf_fn*)lookup(h, routine);
-    snprintf(routine, sizeof routine, "%ctrsm", xm_prefix[t]);
-    lib.trsm[t] = (trsm_fn*)lookup(h, routine);
-    found += (lib.potrf[t] != NULL) + (lib.trsm[t] != NULL);
+  for (int r = 0; r < XM_NROUTINES; r++) {
+    for (int t = 0; t < XM_NTYPES; t++) {
+      char routine[16];
+      routine_name(routine, sizeof routine, r, t);
+      lib.fn[r][t] = lookup(h, routine);
+      found += lib.fn[r][t] != NULL;
+    }
   }
   if (found == 0) {
     dlclose(h);
-    memset(lib.potrf, 0, sizeof lib.potrf);
-    memset(lib.trsm, 0, sizeof lib.trsm);
-    err = lapack_errorf("%s has none of the LAPACK routines xlamesh calls (spotrf_ or scipy_spotrf_, ...)", path);
+    err = xm_errorf("%s has none of the LAPACK routines xlamesh calls (spotrf_ or scipy_spotrf_, ...)", path);
     pthread_mutex_unlock(&lib.mu);
     return err;
   }
@@ -177,6 +223,42 @@ static int answer_metadata(XLA_FFI_CallFrame* frame) {
   return 0;
 }
 
+// A call being decoded: its frame, its target's name, and the routine and element type.
+typedef struct {
+  XLA_FFI_CallFrame* f;
+  char target[32];
+  int r, t;
+} call;
+
+// fail returns an INVALID_ARGUMENT error that begins with the call's target.
+static XLA_FFI_Error* fail(const call* c, const char* format, ...) {
+  char msg[400];
+  va_list ap;
+  va_start(ap, format);
+  vsnprintf(msg, sizeof msg, format, ap);
+  va_end(ap);
+  return ffi_error(c->f->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, "%s: %s", c->target, msg);
+}
+
+// begin starts decoding a call of routine r on type t. *done is set when there is nothing to
+// run (a metadata question, or a stage other than execution); the error is that of a routine
+// the library lacks.
+static XLA_FFI_Error* begin(XLA_FFI_CallFrame* f, int r, int t, call* c, int* done) {
+  *done = answer_metadata(f) || f->stage != XLA_FFI_ExecutionStage_EXECUTE;
+  if (*done) return NULL;
+  c->f = f;
+  c->r = r;
+  c->t = t;
+  char routine[16];
+  routine_name(routine, sizeof routine, r, t);
+  snprintf(c->target, sizeof c->target, "lapack_%s_ffi", routine);
+  if (lib.fn[r][t] == NULL) {
+    return ffi_error(f->api, XLA_FFI_Error_Code_UNIMPLEMENTED, "%s: LAPACK %s has no %s", c->target,
+                     lib.path != NULL ? lib.path : "(none loaded)", routine);
+  }
+  return NULL;
+}
+
 // A matrix operand or result: its buffer, and the batch and matrix dimensions.
 typedef struct {
   XLA_FFI_Buffer* buf;
@@ -194,51 +276,71 @@ static XLA_FFI_Buffer* buffer(XLA_FFI_CallFrame* f, int ret, int64_t i) {
   return (XLA_FFI_Buffer*)f->args.args[i];
 }
 
-// as_matrix reads b as a batch of matrices of type dt; it returns an error for XLA, or NULL.
-static XLA_FFI_Error* as_matrix(XLA_FFI_CallFrame* f, const char* target, const char* what, XLA_FFI_Buffer* b,
-                                XLA_FFI_DataType dt, matrix* m) {
-  if (b == NULL) {
-    return ffi_error(f->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, "%s: %s is missing or not a buffer", target, what);
-  }
-  if (b->dtype != dt) {
-    return ffi_error(f->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, "%s: %s has element type %d, want %d", target,
-                     what, (int)b->dtype, (int)dt);
-  }
-  if (b->rank < 2) {
-    return ffi_error(f->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, "%s: %s has rank %lld, want a matrix or a batch of them",
-                     target, what, (long long)b->rank);
-  }
+// as_matrix reads operand (ret = 0) or result (ret = 1) i, named what, as a batch of matrices
+// of type dt.
+static XLA_FFI_Error* as_matrix(const call* c, int ret, int64_t i, const char* what, XLA_FFI_DataType dt, matrix* m) {
+  XLA_FFI_Buffer* b = buffer(c->f, ret, i);
+  if (b == NULL) return fail(c, "%s is missing or not a buffer", what);
+  if (b->dtype != dt) return fail(c, "%s has element type %d, want %d", what, (int)b->dtype, (int)dt);
+  if (b->rank < 2) return fail(c, "%s has rank %lld, want a matrix or a batch of them", what, (long long)b->rank);
   m->buf = b;
   m->batch = 1;
-  for (int64_t i = 0; i < b->rank - 2; i++) m->batch *= b->dims[i];
+  for (int64_t k = 0; k < b->rank - 2; k++) m->batch *= b->dims[k];
   m->rows = b->dims[b->rank - 2];
   m->cols = b->dims[b->rank - 1];
-  if (m->rows > INT32_MAX || m->cols > INT32_MAX) {
-    return ffi_error(f->api, XLA_FFI_Error_Code_INVALID_ARGUMENT,
-                     "%s: %s is %lldx%lld; LAPACK with 32-bit integers takes at most %d rows and columns", target, what,
-                     (long long)m->rows, (long long)m->cols, INT32_MAX);
+  if (m->rows > INT32_MAX / 8 || m->cols > INT32_MAX / 8) {
+    return fail(c, "%s is %lldx%lld; LAPACK with 32-bit integers (and its workspaces) takes at most %d", what,
+                (long long)m->rows, (long long)m->cols, INT32_MAX / 8);
   }
   return NULL;
 }
 
-// char_attr reads the u8 attribute name (a LAPACK character flag) into *c, checking it is one
+// as_batch reads operand or result i, named what, as count elements of type dt in any shape
+// (a batch of vectors, of pivots, of info values), and returns its data in *data.
+static XLA_FFI_Error* as_batch(const call* c, int ret, int64_t i, const char* what, XLA_FFI_DataType dt,
+                               int64_t count, void** data) {
+  XLA_FFI_Buffer* b = buffer(c->f, ret, i);
+  if (b == NULL) return fail(c, "%s is missing or not a buffer", what);
+  if (b->dtype != dt) return fail(c, "%s has element type %d, want %d", what, (int)b->dtype, (int)dt);
+  int64_t n = 1;
+  for (int64_t k = 0; k < b->rank; k++) n *= b->dims[k];
+  if (n != count) return fail(c, "%s has %lld elements, want %lld", what, (long long)n, (long long)count);
+  *data = b->data;
+  return NULL;
+}
+
+// char_attr reads the u8 attribute name (a LAPACK character flag) into *v, checking it is one
 // of allowed.
-static XLA_FFI_Error* char_attr(XLA_FFI_CallFrame* f, const char* target, const char* name, const char* allowed,
-                                char* c) {
+static XLA_FFI_Error* char_attr(const call* c, const char* name, const char* allowed, char* v) {
+  XLA_FFI_CallFrame* f = c->f;
   for (int64_t i = 0; i < f->attrs.size; i++) {
     XLA_FFI_ByteSpan* n = f->attrs.names[i];
     if (n->len != strlen(name) || memcmp(n->ptr, name, n->len) != 0) continue;
     if (f->attrs.types[i] != XLA_FFI_AttrType_SCALAR) break;
     XLA_FFI_Scalar* s = (XLA_FFI_Scalar*)f->attrs.attrs[i];
     if (s->dtype != XLA_FFI_DataType_U8 && s->dtype != XLA_FFI_DataType_S8) break;
-    *c = *(const char*)s->value;
-    if (*c == 0 || strchr(allowed, *c) == NULL) {
-      return ffi_error(f->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, "%s: attribute %s is %d, want one of %s", target,
-                       name, (int)(unsigned char)*c, allowed);
+    *v = *(const char*)s->value;
+    if (*v == 0 || strchr(allowed, *v) == NULL) {
+      return fail(c, "attribute %s is %d, want one of %s", name, (int)(unsigned char)*v, allowed);
     }
     return NULL;
   }
-  return ffi_error(f->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, "%s: no u8 attribute %s", target, name);
+  return fail(c, "no u8 attribute %s", name);
+}
+
+// int_attr reads the s32 attribute name into *v.
+static XLA_FFI_Error* int_attr(const call* c, const char* name, int* v) {
+  XLA_FFI_CallFrame* f = c->f;
+  for (int64_t i = 0; i < f->attrs.size; i++) {
+    XLA_FFI_ByteSpan* n = f->attrs.names[i];
+    if (n->len != strlen(name) || memcmp(n->ptr, name, n->len) != 0) continue;
+    if (f->attrs.types[i] != XLA_FFI_AttrType_SCALAR) break;
+    XLA_FFI_Scalar* s = (XLA_FFI_Scalar*)f->attrs.attrs[i];
+    if (s->dtype != XLA_FFI_DataType_S32) break;
+    *v = *(const int32_t*)s->value;
+    return NULL;
+  }
+  return fail(c, "no s32 attribute %s", name);
 }
 
 // copy_in copies the operand into the result when XLA did not alias them.
@@ -247,135 +349,745 @@ static void copy_in(const matrix* in, matrix* out, size_t elem) {
   memcpy(out->buf->data, in->buf->data, (size_t)(in->batch * in->rows * in->cols) * elem);
 }
 
-// ---- potrf: Cholesky factorization ----
+// same_shape reports whether out has in's batch and matrix dimensions.
+static int same_shape(const matrix* in, const matrix* out) {
+  return in->batch == out->batch && in->rows == out->rows && in->cols == out->cols;
+}
 
-// lapack_?potrf_ffi(x) -> (x_out, info), attribute uplo: x_out's uplo triangle holds the
-// factor of each matrix, info each one's LAPACK info (0, or the order of the first minor that
-// is not positive definite).
-static XLA_FFI_Error* potrf(XLA_FFI_CallFrame* f, int t) {
-  if (answer_metadata(f) || f->stage != XLA_FFI_ExecutionStage_EXECUTE) return NULL;
-  char target[32];
-  snprintf(target, sizeof target, "lapack_%cpotrf_ffi", xm_prefix[t]);
-  if (lib.potrf[t] == NULL) {
-    return ffi_error(f->api, XLA_FFI_Error_Code_UNIMPLEMENTED, "%s: LAPACK %s has no %cpotrf", target, lib.path != NULL ? lib.path : "(none loaded)",
-                     xm_prefix[t]);
-  }
-  matrix x, out;
+// workspace allocates n elements of size elem (at least one), or returns NULL.
+static void* workspace(int64_t n, size_t elem) { return calloc(n > 0 ? (size_t)n : 1, elem); }
+
+static XLA_FFI_Error* out_of_memory(const call* c, int64_t n) {
+  return ffi_error(c->f->api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED,
+                   "%s: no host memory for a workspace of %lld elements", c->target, (long long)n);
+}
+
+// query_size is a LAPACK workspace query's answer, the real part of its first element (at
+// least 1).
+static int64_t query_size(const void* w, int t) {
+  double v = t == XM_S || t == XM_C ? (double)*(const float*)w : *(const double*)w;
+  return v >= 1 && v < 9e18 ? (int64_t)v : 1;
+}
+
+// too_big is the error for a workspace whose size LAPACK's 32-bit integers cannot give, or NULL.
+static XLA_FFI_Error* too_big(const call* c, const char* what, int64_t n) {
+  if (n <= INT32_MAX) return NULL;
+  return ffi_error(c->f->api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED,
+                   "%s: LAPACK's %s would need %lld elements, more than its 32-bit sizes can say", c->target, what,
+                   (long long)n);
+}
+
+// query_work turns the answer q of a workspace query into *lwork and a workspace *work of that
+// many elements, which the caller frees.
+static XLA_FFI_Error* query_work(const call* c, const void* q, int* lwork, void** work) {
+  int64_t want = query_size(q, c->t);
+  XLA_FFI_Error* err = too_big(c, "work", want);
+  if (err != NULL) return err;
+  *lwork = (int)want;
+  *work = workspace(want, xm_size[c->t]);
+  return *work == NULL ? out_of_memory(c, want) : NULL;
+}
+
+// in_out decodes operand x and result x_out as batches of matrices of the call's type of the
+// same shape, square ones if square is set.
+static XLA_FFI_Error* in_out(const call* c, matrix* x, matrix* out, int square) {
   XLA_FFI_Error* err;
-  if ((err = as_matrix(f, target, "operand x", buffer(f, 0, 0), xm_dtype[t], &x)) != NULL) return err;
-  if ((err = as_matrix(f, target, "result x_out", buffer(f, 1, 0), xm_dtype[t], &out)) != NULL) return err;
-  XLA_FFI_Buffer* info = buffer(f, 1, 1);
-  if (info == NULL || info->dtype != XLA_FFI_DataType_S32) {
-    return ffi_error(f->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, "%s: result info is missing or not s32", target);
-  }
-  int64_t ninfo = 1;
-  for (int64_t i = 0; i < info->rank; i++) ninfo *= info->dims[i];
-  if (x.rows != x.cols || out.rows != x.rows || out.cols != x.cols || out.batch != x.batch || ninfo != x.batch) {
-    return ffi_error(f->api, XLA_FFI_Error_Code_INVALID_ARGUMENT,
-                     "%s: want square matrices x and x_out of the same shape and one info per matrix", target);
-  }
+  if ((err = as_matrix(c, 0, 0, "operand x", xm_dtype[c->t], x)) != NULL) return err;
+  if ((err = as_matrix(c, 1, 0, "result x_out", xm_dtype[c->t], out)) != NULL) return err;
+  if (square && x->rows != x->cols) return fail(c, "want square matrices x and x_out of the same shape");
+  if (!same_shape(x, out)) return fail(c, "want x_out shaped as x");
+  return NULL;
+}
+
+#define MAXI(a, b) ((a) > (b) ? (a) : (b))
+#define MINI(a, b) ((a) < (b) ? (a) : (b))
+
+// ---- The kernels, each as jaxlib's kernel of the same target ----
+
+// potrf(x) -> (x_out, info), attribute uplo: x_out's uplo triangle holds each matrix's Cholesky
+// factor, info its LAPACK info (0, or the order of the first minor that is not positive
+// definite); the other triangle keeps x's values.
+static XLA_FFI_Error* potrf(XLA_FFI_CallFrame* f, int t) {
+  call c;
+  int done;
+  XLA_FFI_Error* err = begin(f, XM_POTRF, t, &c, &done);
+  if (err != NULL || done) return err;
+  matrix x, out;
+  void* info;
   char uplo;
-  if ((err = char_attr(f, target, "uplo", "LU", &uplo)) != NULL) return err;
+  if ((err = in_out(&c, &x, &out, 1)) != NULL) return err;
+  if ((err = as_batch(&c, 1, 1, "result info", XLA_FFI_DataType_S32, x.batch, &info)) != NULL) return err;
+  if ((err = char_attr(&c, "uplo", "LU", &uplo)) != NULL) return err;
   copy_in(&x, &out, xm_size[t]);
-  int n = (int)x.rows;
-  int lda = n > 1 ? n : 1;
-  int32_t* infos = (int32_t*)info->data;
-  char* a = (char*)out.buf->data;
-  size_t stride = (size_t)n * (size_t)n * xm_size[t];
+  int n = (int)x.rows, lda = MAXI(n, 1);
+  size_t step = (size_t)n * (size_t)n * xm_size[t];
   for (int64_t b = 0; b < x.batch; b++) {
-    int inf = 0;
-    if (n > 0) lib.potrf[t](&uplo, &n, a + (size_t)b * stride, &lda, &inf, 1);
-    infos[b] = inf;
+    int* inf = (int*)info + b;
+    *inf = 0;
+    if (n > 0) ((potrf_fn*)lib.fn[XM_POTRF][t])(&uplo, &n, (char*)out.buf->data + (size_t)b * step, &lda, inf, 1);
   }
   return NULL;
 }
 
-static XLA_FFI_Error* spotrf(XLA_FFI_CallFrame* f) { return potrf(f, XM_S); }
-static XLA_FFI_Error* dpotrf(XLA_FFI_CallFrame* f) { return potrf(f, XM_D); }
-static XLA_FFI_Error* cpotrf(XLA_FFI_CallFrame* f) { return potrf(f, XM_C); }
-static XLA_FFI_Error* zpotrf(XLA_FFI_CallFrame* f) { return potrf(f, XM_Z); }
-
-// ---- trsm: triangular solve ----
-
-// lapack_?trsm_ffi(x, y[, alpha]) -> y_out, attributes side, uplo, trans_x, diag: y_out is the
-// solution of op(x) a = alpha y (side L) or a op(x) = alpha y (side R), matrix by matrix, x
-// triangular. alpha is 1 unless the (older, 2024) form passes it as a third operand.
+// trsm(x, y[, alpha]) -> y_out, attributes side, uplo, trans_x, diag: y_out solves
+// op(x) a = alpha y (side L) or a op(x) = alpha y (side R), matrix by matrix, x triangular.
+// alpha is 1 unless the call passes it as a third, scalar operand (jaxlib's 2024 form).
 static XLA_FFI_Error* trsm(XLA_FFI_CallFrame* f, int t) {
-  if (answer_metadata(f) || f->stage != XLA_FFI_ExecutionStage_EXECUTE) return NULL;
-  char target[32];
-  snprintf(target, sizeof target, "lapack_%ctrsm_ffi", xm_prefix[t]);
-  if (lib.trsm[t] == NULL) {
-    return ffi_error(f->api, XLA_FFI_Error_Code_UNIMPLEMENTED, "%s: LAPACK %s has no %ctrsm", target, lib.path != NULL ? lib.path : "(none loaded)",
-                     xm_prefix[t]);
-  }
+  call c;
+  int done;
+  XLA_FFI_Error* err = begin(f, XM_TRSM, t, &c, &done);
+  if (err != NULL || done) return err;
   matrix x, y, out;
-  XLA_FFI_Error* err;
-  if ((err = as_matrix(f, target, "operand x", buffer(f, 0, 0), xm_dtype[t], &x)) != NULL) return err;
-  if ((err = as_matrix(f, target, "operand y", buffer(f, 0, 1), xm_dtype[t], &y)) != NULL) return err;
-  if ((err = as_matrix(f, target, "result y_out", buffer(f, 1, 0), xm_dtype[t], &out)) != NULL) return err;
   char side, uplo, trans, diag;
-  if ((err = char_attr(f, target, "side", "LR", &side)) != NULL) return err;
-  if ((err = char_attr(f, target, "uplo", "LU", &uplo)) != NULL) return err;
-  if ((err = char_attr(f, target, "trans_x", "NTC", &trans)) != NULL) return err;
-  if ((err = char_attr(f, target, "diag", "NU", &diag)) != NULL) return err;
+  if ((err = as_matrix(&c, 0, 0, "operand x", xm_dtype[t], &x)) != NULL) return err;
+  if ((err = as_matrix(&c, 0, 1, "operand y", xm_dtype[t], &y)) != NULL) return err;
+  if ((err = as_matrix(&c, 1, 0, "result y_out", xm_dtype[t], &out)) != NULL) return err;
+  if ((err = char_attr(&c, "side", "LR", &side)) != NULL) return err;
+  if ((err = char_attr(&c, "uplo", "LU", &uplo)) != NULL) return err;
+  if ((err = char_attr(&c, "trans_x", "NTC", &trans)) != NULL) return err;
+  if ((err = char_attr(&c, "diag", "NU", &diag)) != NULL) return err;
   int64_t k = side == 'L' ? y.rows : y.cols;
-  if (x.rows != k || x.cols != k || x.batch != y.batch || out.rows != y.rows || out.cols != y.cols ||
-      out.batch != y.batch) {
-    return ffi_error(f->api, XLA_FFI_Error_Code_INVALID_ARGUMENT,
-                     "%s: want x of %lldx%lld matrices for y's, as many of each, and y_out shaped as y", target,
-                     (long long)k, (long long)k);
+  if (x.rows != k || x.cols != k || x.batch != y.batch || !same_shape(&y, &out)) {
+    return fail(&c, "want x of %lldx%lld matrices for y's, as many of each, and y_out shaped as y", (long long)k,
+                (long long)k);
   }
-  double one[2] = {1, 0};
-  float onef[2] = {1, 0};
+  static const double one[2] = {1, 0};
+  static const float onef[2] = {1, 0};
   const void* alpha = (t == XM_S || t == XM_C) ? (const void*)onef : (const void*)one;
   if (f->args.size > 2) {
-    XLA_FFI_Buffer* a = buffer(f, 0, 2);
-    if (a == NULL || a->dtype != xm_dtype[t] || a->rank != 0) {
-      return ffi_error(f->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, "%s: operand alpha is not a scalar of x's type",
-                       target);
-    }
-    alpha = a->data;
+    void* a;
+    if ((err = as_batch(&c, 0, 2, "operand alpha", xm_dtype[t], 1, &a)) != NULL) return err;
+    alpha = a;
   }
   copy_in(&y, &out, xm_size[t]);
   int m = (int)y.rows, n = (int)y.cols;
   if (m == 0 || n == 0) return NULL;
-  int lda = (int)k > 1 ? (int)k : 1;
-  int ldb = m;
-  size_t xs = (size_t)k * (size_t)k * xm_size[t];
-  size_t ys = (size_t)m * (size_t)n * xm_size[t];
+  int lda = MAXI((int)k, 1), ldb = m;
+  size_t xs = (size_t)k * (size_t)k * xm_size[t], ys = (size_t)m * (size_t)n * xm_size[t];
   for (int64_t b = 0; b < y.batch; b++) {
-    lib.trsm[t](&side, &uplo, &trans, &diag, &m, &n, alpha, (const char*)x.buf->data + (size_t)b * xs, &lda,
-                (char*)out.buf->data + (size_t)b * ys, &ldb, 1, 1, 1, 1);
+    ((trsm_fn*)lib.fn[XM_TRSM][t])(&side, &uplo, &trans, &diag, &m, &n, alpha,
+                                    (const char*)x.buf->data + (size_t)b * xs, &lda,
+                                    (char*)out.buf->data + (size_t)b * ys, &ldb, 1, 1, 1, 1);
   }
   return NULL;
 }
 
-static XLA_FFI_Error* strsm(XLA_FFI_CallFrame* f) { return trsm(f, XM_S); }
-static XLA_FFI_Error* dtrsm(XLA_FFI_CallFrame* f) { return trsm(f, XM_D); }
-static XLA_FFI_Error* ctrsm(XLA_FFI_CallFrame* f) { return trsm(f, XM_C); }
-static XLA_FFI_Error* ztrsm(XLA_FFI_CallFrame* f) { return trsm(f, XM_Z); }
+// getrf(x) -> (x_out, ipiv, info): LU factorization with partial pivoting of each m x n matrix;
+// ipiv holds min(m, n) 1-based pivot rows per matrix.
+static XLA_FFI_Error* getrf(XLA_FFI_CallFrame* f, int t) {
+  call c;
+  int done;
+  XLA_FFI_Error* err = begin(f, XM_GETRF, t, &c, &done);
+  if (err != NULL || done) return err;
+  matrix x, out;
+  void *ipiv, *info;
+  if ((err = in_out(&c, &x, &out, 0)) != NULL) return err;
+  int64_t k = MINI(x.rows, x.cols);
+  if ((err = as_batch(&c, 1, 1, "result ipiv", XLA_FFI_DataType_S32, x.batch * k, &ipiv)) != NULL) return err;
+  if ((err = as_batch(&c, 1, 2, "result info", XLA_FFI_DataType_S32, x.batch, &info)) != NULL) return err;
+  copy_in(&x, &out, xm_size[t]);
+  int m = (int)x.rows, n = (int)x.cols, lda = MAXI(m, 1);
+  size_t step = (size_t)m * (size_t)n * xm_size[t];
+  for (int64_t b = 0; b < x.batch; b++) {
+    int* inf = (int*)info + b;
+    *inf = 0;
+    if (m > 0 && n > 0) {
+      ((getrf_fn*)lib.fn[XM_GETRF][t])(&m, &n, (char*)out.buf->data + (size_t)b * step, &lda, (int*)ipiv + b * k, inf);
+    }
+  }
+  return NULL;
+}
+
+// geqrf(x) -> (x_out, tau): QR factorization of each m x n matrix, R above the diagonal and
+// the Householder reflectors below it, their min(m, n) scalars in tau.
+static XLA_FFI_Error* geqrf(XLA_FFI_CallFrame* f, int t) {
+  call c;
+  int done;
+  XLA_FFI_Error* err = begin(f, XM_GEQRF, t, &c, &done);
+  if (err != NULL || done) return err;
+  matrix x, out;
+  void* tau;
+  if ((err = in_out(&c, &x, &out, 0)) != NULL) return err;
+  int64_t k = MINI(x.rows, x.cols);
+  if ((err = as_batch(&c, 1, 1, "result tau", xm_dtype[t], x.batch * k, &tau)) != NULL) return err;
+  copy_in(&x, &out, xm_size[t]);
+  int m = (int)x.rows, n = (int)x.cols, lda = MAXI(m, 1), info = 0;
+  if (m == 0 || n == 0) return NULL;
+  geqrf_fn* fn = (geqrf_fn*)lib.fn[XM_GEQRF][t];
+  double q[2] = {0, 0};
+  int lwork = -1;
+  fn(&m, &n, NULL, &lda, NULL, q, &lwork, &info);
+  void* work;
+  if ((err = query_work(&c, q, &lwork, &work)) != NULL) return err;
+  size_t step = (size_t)m * (size_t)n * xm_size[t];
+  for (int64_t b = 0; b < x.batch; b++) {
+    fn(&m, &n, (char*)out.buf->data + (size_t)b * step, &lda, (char*)tau + (size_t)(b * k) * xm_size[t], work, &lwork,
+       &info);
+  }
+  free(work);
+  return NULL;
+}
+
+// orgqr / ungqr(x, tau) -> x_out: the m x n matrix Q with orthonormal columns of the first
+// k = tau's last dimension reflectors geqrf left in x.
+static XLA_FFI_Error* orgqr(XLA_FFI_CallFrame* f, int t) {
+  call c;
+  int done;
+  XLA_FFI_Error* err = begin(f, XM_ORGQR, t, &c, &done);
+  if (err != NULL || done) return err;
+  matrix x, out;
+  if ((err = in_out(&c, &x, &out, 0)) != NULL) return err;
+  XLA_FFI_Buffer* tb = buffer(f, 0, 1);
+  if (tb == NULL || tb->rank < 1) return fail(&c, "operand tau is missing or not a batch of vectors");
+  int64_t k = tb->dims[tb->rank - 1];
+  if (k > x.cols || x.cols > x.rows) {
+    return fail(&c, "want m >= n >= k; x is %lldx%lld, tau has %lld", (long long)x.rows, (long long)x.cols,
+                (long long)k);
+  }
+  void* tau;
+  if ((err = as_batch(&c, 0, 1, "operand tau", xm_dtype[t], x.batch * k, &tau)) != NULL) return err;
+  copy_in(&x, &out, xm_size[t]);
+  int m = (int)x.rows, n = (int)x.cols, kk = (int)k, lda = MAXI(m, 1), info = 0;
+  if (m == 0 || n == 0) return NULL;
+  orgqr_fn* fn = (orgqr_fn*)lib.fn[XM_ORGQR][t];
+  double q[2] = {0, 0};
+  int lwork = -1;
+  fn(&m, &n, &kk, NULL, &lda, NULL, q, &lwork, &info);
+  void* work;
+  if ((err = query_work(&c, q, &lwork, &work)) != NULL) return err;
+  size_t step = (size_t)m * (size_t)n * xm_size[t];
+  for (int64_t b = 0; b < x.batch; b++) {
+    fn(&m, &n, &kk, (char*)out.buf->data + (size_t)b * step, &lda, (const char*)tau + (size_t)(b * k) * xm_size[t],
+       work, &lwork, &info);
+  }
+  free(work);
+  return NULL;
+}
+
+// syevd / heevd(x) -> (x_out, w, info), attributes uplo and mode (V: eigenvectors too, N:
+// eigenvalues only): the eigenvalues of each symmetric (Hermitian) matrix, read from its uplo
+// triangle, ascending in w (real), the eigenvectors as x_out's columns.
+static XLA_FFI_Error* syevd(XLA_FFI_CallFrame* f, int t) {
+  call c;
+  int done;
+  XLA_FFI_Error* err = begin(f, XM_SYEVD, t, &c, &done);
+  if (err != NULL || done) return err;
+  matrix x, out;
+  void *w, *info;
+  char uplo, mode;
+  if ((err = in_out(&c, &x, &out, 1)) != NULL) return err;
+  if ((err = as_batch(&c, 1, 1, "result w", xm_real[t], x.batch * x.cols, &w)) != NULL) return err;
+  if ((err = as_batch(&c, 1, 2, "result info", XLA_FFI_DataType_S32, x.batch, &info)) != NULL) return err;
+  if ((err = char_attr(&c, "uplo", "LU", &uplo)) != NULL) return err;
+  if ((err = char_attr(&c, "mode", "VN", &mode)) != NULL) return err;
+  copy_in(&x, &out, xm_size[t]);
+  int64_t n64 = x.cols;
+  int n = (int)n64, lda = MAXI(n, 1);
+  // The workspace sizes LAPACK documents as enough, as jaxlib uses.
+  int64_t lwork, lrwork = 0, liwork = mode == 'V' ? 3 + 5 * n64 : 1;
+  if (XM_COMPLEX(t)) {
+    lwork = mode == 'V' ? 2 * n64 + n64 * n64 : n64 + 1;
+    lrwork = mode == 'V' ? 1 + 5 * n64 + 2 * n64 * n64 : MAXI(n64, 1);
+  } else {
+    lwork = mode == 'V' ? 1 + 6 * n64 + 2 * n64 * n64 : 2 * n64 + 1;
+  }
+  if ((err = too_big(&c, "work", lwork)) != NULL || (err = too_big(&c, "rwork", lrwork)) != NULL ||
+      (err = too_big(&c, "iwork", liwork)) != NULL) {
+    return err;
+  }
+  void* work = workspace(lwork, xm_size[t]);
+  void* rwork = workspace(lrwork, xm_size[t] / (XM_COMPLEX(t) ? 2 : 1));
+  int* iwork = workspace(liwork, sizeof(int));
+  if (work == NULL || rwork == NULL || iwork == NULL) {
+    free(work);
+    free(rwork);
+    free(iwork);
+    return out_of_memory(&c, lwork + lrwork + liwork);
+  }
+  int lw = (int)lwork, lrw = (int)lrwork, liw = (int)liwork;
+  size_t step = (size_t)n * (size_t)n * xm_size[t];
+  size_t wstep = (size_t)n * (xm_size[t] / (XM_COMPLEX(t) ? 2 : 1));
+  for (int64_t b = 0; b < x.batch; b++) {
+    int* inf = (int*)info + b;
+    *inf = 0;
+    if (n == 0) continue;
+    char* a = (char*)out.buf->data + (size_t)b * step;
+    char* wb = (char*)w + (size_t)b * wstep;
+    if (XM_COMPLEX(t)) {
+      ((heevd_fn*)lib.fn[XM_SYEVD][t])(&mode, &uplo, &n, a, &lda, wb, work, &lw, rwork, &lrw, iwork, &liw, inf, 1, 1);
+    } else {
+      ((syevd_fn*)lib.fn[XM_SYEVD][t])(&mode, &uplo, &n, a, &lda, wb, work, &lw, iwork, &liw, inf, 1, 1);
+    }
+  }
+  free(work);
+  free(rwork);
+  free(iwork);
+  return NULL;
+}
+
+// gesdd(x) -> (x_out, s, u, vt, info), attribute mode (A: full u and vt, S: their first
+// min(m, n) columns and rows, N: singular values only): the SVD of each m x n matrix by divide
+// and conquer, singular values descending in s (real). x_out is LAPACK's scratch.
+static XLA_FFI_Error* gesdd(XLA_FFI_CallFrame* f, int t) {
+  call c;
+  int done;
+  XLA_FFI_Error* err = begin(f, XM_GESDD, t, &c, &done);
+  if (err != NULL || done) return err;
+  matrix x, out;
+  void *s, *info;
+  char mode;
+  if ((err = char_attr(&c, "mode", "ASNO", &mode)) != NULL) return err;
+  if (mode == 'O') {
+    return ffi_error(f->api, XLA_FFI_Error_Code_UNIMPLEMENTED, "%s: mode O is not implemented (nor is it in jaxlib)",
+                     c.target);
+  }
+  if ((err = in_out(&c, &x, &out, 0)) != NULL) return err;
+  int64_t m64 = x.rows, n64 = x.cols, k64 = MINI(m64, n64), mx64 = MAXI(m64, n64);
+  if ((err = as_batch(&c, 1, 1, "result s", xm_real[t], x.batch * k64, &s)) != NULL) return err;
+  XLA_FFI_Buffer* ub = buffer(f, 1, 2);
+  XLA_FFI_Buffer* vb = buffer(f, 1, 3);
+  if (ub == NULL || vb == NULL || ub->rank < 2 || vb->rank < 2) {
+    return fail(&c, "results u and vt must be batches of matrices");
+  }
+  int64_t urows = ub->dims[ub->rank - 2], ucols = ub->dims[ub->rank - 1];
+  int64_t vrows = vb->dims[vb->rank - 2], vcols = vb->dims[vb->rank - 1];
+  if (mode != 'N' && (urows != m64 || ucols != (mode == 'A' ? m64 : k64) || vrows != (mode == 'A' ? n64 : k64) ||
+                      vcols != n64)) {
+    return fail(&c, "mode %c wants u of %lldx%lld and vt of %lldx%lld matrices", mode, (long long)m64,
+                (long long)(mode == 'A' ? m64 : k64), (long long)(mode == 'A' ? n64 : k64), (long long)n64);
+  }
+  void *u, *vt;
+  if ((err = as_batch(&c, 1, 2, "result u", xm_dtype[t], x.batch * urows * ucols, &u)) != NULL) return err;
+  if ((err = as_batch(&c, 1, 3, "result vt", xm_dtype[t], x.batch * vrows * vcols, &vt)) != NULL) return err;
+  if ((err = as_batch(&c, 1, 4, "result info", XLA_FFI_DataType_S32, x.batch, &info)) != NULL) return err;
+  copy_in(&x, &out, xm_size[t]);
+  int m = (int)m64, n = (int)n64, lda = MAXI(m, 1), ldu = MAXI(m, 1), ldvt = MAXI((int)vrows, 1), qinfo = 0;
+  if (mode != 'N') ldvt = MAXI(mode == 'A' ? n : (int)k64, 1);
+  int64_t liwork = 8 * k64;
+  int64_t lrwork = 0;
+  if (XM_COMPLEX(t)) {
+    lrwork = mode == 'N' ? 7 * k64 : MAXI(5 * k64 * k64 + 5 * k64, 2 * mx64 * k64 + 2 * k64 * k64 + k64);
+  }
+  if ((err = too_big(&c, "iwork", liwork)) != NULL || (err = too_big(&c, "rwork", lrwork)) != NULL) return err;
+  double q[2] = {0, 0};
+  int lwork = -1;
+  int* iwork = workspace(liwork, sizeof(int));
+  void* rwork = workspace(lrwork, xm_size[t] / (XM_COMPLEX(t) ? 2 : 1));
+  if (iwork == NULL || rwork == NULL) {
+    free(iwork);
+    free(rwork);
+    return out_of_memory(&c, liwork + lrwork);
+  }
+  if (m > 0 && n > 0) {
+    if (XM_COMPLEX(t)) {
+      ((cgesdd_fn*)lib.fn[XM_GESDD][t])(&mode, &m, &n, NULL, &lda, NULL, NULL, &ldu, NULL, &ldvt, q, &lwork, rwork,
+                                         iwork, &qinfo, 1);
+    } else {
+      ((gesdd_fn*)lib.fn[XM_GESDD][t])(&mode, &m, &n, NULL, &lda, NULL, NULL, &ldu, NULL, &ldvt, q, &lwork, iwork,
+                                        &qinfo, 1);
+    }
+  }
+  void* work;
+  if ((err = query_work(&c, q, &lwork, &work)) != NULL) {
+    free(iwork);
+    free(rwork);
+    return err;
+  }
+  size_t rsize = xm_size[t] / (XM_COMPLEX(t) ? 2 : 1);
+  for (int64_t b = 0; b < x.batch; b++) {
+    int* inf = (int*)info + b;
+    *inf = 0;
+    if (m == 0 || n == 0) continue;
+    char* a = (char*)out.buf->data + (size_t)(b * m64 * n64) * xm_size[t];
+    char* sb = (char*)s + (size_t)(b * k64) * rsize;
+    char* ub2 = (char*)u + (size_t)(b * urows * ucols) * xm_size[t];
+    char* vb2 = (char*)vt + (size_t)(b * vrows * vcols) * xm_size[t];
+    if (XM_COMPLEX(t)) {
+      ((cgesdd_fn*)lib.fn[XM_GESDD][t])(&mode, &m, &n, a, &lda, sb, ub2, &ldu, vb2, &ldvt, work, &lwork, rwork, iwork,
+                                         inf, 1);
+    } else {
+      ((gesdd_fn*)lib.fn[XM_GESDD][t])(&mode, &m, &n, a, &lda, sb, ub2, &ldu, vb2, &ldvt, work, &lwork, iwork, inf, 1);
+    }
+  }
+  free(work);
+  free(iwork);
+  free(rwork);
+  return NULL;
+}
+
+// gtsv(dl, d, du, b) -> (dl_out, d_out, du_out, b_out, info): solves each tridiagonal system
+// with n x nrhs right-hand sides b; dl, d and du are the sub-, main and super-diagonals as n
+// values each (dl's first and du's last unused), overwritten by LAPACK's factorization.
+static XLA_FFI_Error* gtsv(XLA_FFI_CallFrame* f, int t) {
+  call c;
+  int done;
+  XLA_FFI_Error* err = begin(f, XM_GTSV, t, &c, &done);
+  if (err != NULL || done) return err;
+  matrix b, bout;
+  if ((err = as_matrix(&c, 0, 3, "operand b", xm_dtype[t], &b)) != NULL) return err;
+  if ((err = as_matrix(&c, 1, 3, "result b_out", xm_dtype[t], &bout)) != NULL) return err;
+  if (!same_shape(&b, &bout)) return fail(&c, "want b_out shaped as b");
+  static const char* const names[3][2] = {{"operand dl", "result dl_out"}, {"operand d", "result d_out"},
+                                          {"operand du", "result du_out"}};
+  void *in[3], *outd[3], *info;
+  int64_t count = b.batch * b.rows;
+  for (int i = 0; i < 3; i++) {
+    if ((err = as_batch(&c, 0, i, names[i][0], xm_dtype[t], count, &in[i])) != NULL) return err;
+    if ((err = as_batch(&c, 1, i, names[i][1], xm_dtype[t], count, &outd[i])) != NULL) return err;
+    if (in[i] != outd[i]) memcpy(outd[i], in[i], (size_t)count * xm_size[t]);
+  }
+  if ((err = as_batch(&c, 1, 4, "result info", XLA_FFI_DataType_S32, b.batch, &info)) != NULL) return err;
+  copy_in(&b, &bout, xm_size[t]);
+  int n = (int)b.rows, nrhs = (int)b.cols, ldb = MAXI(n, 1);
+  size_t dstep = (size_t)n * xm_size[t], bstep = (size_t)n * (size_t)nrhs * xm_size[t];
+  for (int64_t k = 0; k < b.batch; k++) {
+    int* inf = (int*)info + k;
+    *inf = 0;
+    if (n == 0) continue;
+    char* dl = (char*)outd[0] + (size_t)k * dstep;
+    ((gtsv_fn*)lib.fn[XM_GTSV][t])(&n, &nrhs, dl + xm_size[t], (char*)outd[1] + (size_t)k * dstep,
+                                    (char*)outd[2] + (size_t)k * dstep, (char*)bout.buf->data + (size_t)k * bstep,
+                                    &ldb, inf);
+  }
+  return NULL;
+}
+
+// gehrd(x) -> (x_out, tau, info), attributes low and high (1-based, as LAPACK's ilo and ihi):
+// reduces each n x n matrix to upper Hessenberg form, the reflectors below the subdiagonal, their
+// n - 1 scalars in tau.
+static XLA_FFI_Error* gehrd(XLA_FFI_CallFrame* f, int t) {
+  call c;
+  int done;
+  XLA_FFI_Error* err = begin(f, XM_GEHRD, t, &c, &done);
+  if (err != NULL || done) return err;
+  matrix x, out;
+  void *tau, *info;
+  int low, high;
+  if ((err = in_out(&c, &x, &out, 1)) != NULL) return err;
+  int64_t k = MAXI(x.cols - 1, 0);
+  if ((err = as_batch(&c, 1, 1, "result tau", xm_dtype[t], x.batch * k, &tau)) != NULL) return err;
+  if ((err = as_batch(&c, 1, 2, "result info", XLA_FFI_DataType_S32, x.batch, &info)) != NULL) return err;
+  if ((err = int_attr(&c, "low", &low)) != NULL) return err;
+  if ((err = int_attr(&c, "high", &high)) != NULL) return err;
+  int n = (int)x.cols, lda = MAXI(n, 1), qinfo = 0;
+  if (low < 1 || high > n || (n > 0 && low > high + 1) || (n == 0 && (low != 1 || high != 0))) {
+    return fail(&c, "low %d and high %d are not 1 <= low <= high <= n = %d", low, high, n);
+  }
+  copy_in(&x, &out, xm_size[t]);
+  gehrd_fn* fn = (gehrd_fn*)lib.fn[XM_GEHRD][t];
+  double q[2] = {0, 0};
+  int lwork = -1;
+  if (n > 0) fn(&n, &low, &high, NULL, &lda, NULL, q, &lwork, &qinfo);
+  void* work;
+  if ((err = query_work(&c, q, &lwork, &work)) != NULL) return err;
+  size_t step = (size_t)n * (size_t)n * xm_size[t];
+  for (int64_t b = 0; b < x.batch; b++) {
+    int* inf = (int*)info + b;
+    *inf = 0;
+    if (n > 0) {
+      fn(&n, &low, &high, (char*)out.buf->data + (size_t)b * step, &lda, (char*)tau + (size_t)(b * k) * xm_size[t],
+         work, &lwork, inf);
+    }
+  }
+  free(work);
+  return NULL;
+}
+
+// sytrd / hetrd(x) -> (x_out, d, e, tau, info), attribute uplo: reduces each symmetric
+// (Hermitian) matrix, read from its uplo triangle, to tridiagonal form: its diagonal in d and
+// off-diagonal in e (both real), the reflectors in x_out and their scalars in tau.
+static XLA_FFI_Error* sytrd(XLA_FFI_CallFrame* f, int t) {
+  call c;
+  int done;
+  XLA_FFI_Error* err = begin(f, XM_SYTRD, t, &c, &done);
+  if (err != NULL || done) return err;
+  matrix x, out;
+  void *d, *e, *tau, *info;
+  char uplo;
+  if ((err = in_out(&c, &x, &out, 1)) != NULL) return err;
+  int64_t k = MAXI(x.cols - 1, 0);
+  if ((err = as_batch(&c, 1, 1, "result d", xm_real[t], x.batch * x.cols, &d)) != NULL) return err;
+  if ((err = as_batch(&c, 1, 2, "result e", xm_real[t], x.batch * k, &e)) != NULL) return err;
+  if ((err = as_batch(&c, 1, 3, "result tau", xm_dtype[t], x.batch * k, &tau)) != NULL) return err;
+  if ((err = as_batch(&c, 1, 4, "result info", XLA_FFI_DataType_S32, x.batch, &info)) != NULL) return err;
+  if ((err = char_attr(&c, "uplo", "LU", &uplo)) != NULL) return err;
+  copy_in(&x, &out, xm_size[t]);
+  int n = (int)x.cols, lda = MAXI(n, 1), qinfo = 0;
+  sytrd_fn* fn = (sytrd_fn*)lib.fn[XM_SYTRD][t];
+  double q[2] = {0, 0};
+  int lwork = -1;
+  if (n > 0) fn(&uplo, &n, NULL, &lda, NULL, NULL, NULL, q, &lwork, &qinfo, 1);
+  void* work;
+  if ((err = query_work(&c, q, &lwork, &work)) != NULL) return err;
+  size_t rsize = xm_size[t] / (XM_COMPLEX(t) ? 2 : 1);
+  size_t step = (size_t)n * (size_t)n * xm_size[t];
+  for (int64_t b = 0; b < x.batch; b++) {
+    int* inf = (int*)info + b;
+    *inf = 0;
+    if (n > 0) {
+      fn(&uplo, &n, (char*)out.buf->data + (size_t)b * step, &lda, (char*)d + (size_t)(b * n) * rsize,
+         (char*)e + (size_t)(b * k) * rsize, (char*)tau + (size_t)(b * k) * xm_size[t], work, &lwork, inf, 1);
+    }
+  }
+  free(work);
+  return NULL;
+}
+
+// finite reports whether the n values of type t at a (complex: both parts) are all finite.
+static int finite(const void* a, int64_t n, int t) {
+  int64_t parts = n * (XM_COMPLEX(t) ? 2 : 1);
+  for (int64_t i = 0; i < parts; i++) {
+    double v = (t == XM_S || t == XM_C) ? (double)((const float*)a)[i] : ((const double*)a)[i];
+    if (v - v != 0) return 0;  // NaN or infinite
+  }
+  return 1;
+}
+
+// unpack_eigenvectors writes real geev's eigenvectors v (n x n, column-major) as complex ones:
+// a column j with wi[j] = 0 is real; a pair j, j+1 with wi[j] > 0 stands for v_j ± i v_{j+1}.
+static void unpack_eigenvectors(int t, int n, const void* wi, const void* v, void* out) {
+  for (int j = 0; j < n; j++) {
+    double im = t == XM_S ? ((const float*)wi)[j] : ((const double*)wi)[j];
+    int pair = im != 0 && j + 1 < n;
+    for (int i = 0; i < n; i++) {
+      size_t a = (size_t)j * (size_t)n + (size_t)i, b = a + (size_t)n;
+      if (t == XM_S) {
+        const float* vf = v;
+        float* o = out;
+        o[2 * a] = vf[a];
+        o[2 * a + 1] = pair ? vf[b] : 0;
+        if (pair) {
+          o[2 * b] = vf[a];
+          o[2 * b + 1] = -vf[b];
+        }
+      } else {
+        const double* vd = v;
+        double* o = out;
+        o[2 * a] = vd[a];
+        o[2 * a + 1] = pair ? vd[b] : 0;
+        if (pair) {
+          o[2 * b] = vd[a];
+          o[2 * b + 1] = -vd[b];
+        }
+      }
+    }
+    if (pair) j++;
+  }
+}
+
+// geev(x) -> real: (wr, wi, vl, vr, info), complex: (w, vl, vr, info); attributes
+// compute_left and compute_right (V or N): eigenvalues and left and right eigenvectors of each
+// general matrix, the eigenvectors complex whatever x's type. A matrix that is not finite is
+// not given to LAPACK: its info is -4, as jaxlib's.
+static XLA_FFI_Error* geev(XLA_FFI_CallFrame* f, int t) {
+  call c;
+  int done;
+  XLA_FFI_Error* err = begin(f, XM_GEEV, t, &c, &done);
+  if (err != NULL || done) return err;
+  int cx = XM_COMPLEX(t);
+  XLA_FFI_DataType ctype = t == XM_S ? XLA_FFI_DataType_C64 : t == XM_D ? XLA_FFI_DataType_C128 : xm_dtype[t];
+  matrix x;
+  void *wr = NULL, *wi = NULL, *vl, *vr, *info;
+  char jobvl, jobvr;
+  if ((err = as_matrix(&c, 0, 0, "operand x", xm_dtype[t], &x)) != NULL) return err;
+  if (x.rows != x.cols) return fail(&c, "want square matrices x");
+  int64_t n64 = x.cols, nn = n64 * n64;
+  int r = 0;
+  if ((err = as_batch(&c, 1, r++, cx ? "result w" : "result wr", xm_dtype[t], x.batch * n64, &wr)) != NULL) return err;
+  if (!cx && (err = as_batch(&c, 1, r++, "result wi", xm_dtype[t], x.batch * n64, &wi)) != NULL) return err;
+  if ((err = as_batch(&c, 1, r++, "result vl", ctype, x.batch * nn, &vl)) != NULL) return err;
+  if ((err = as_batch(&c, 1, r++, "result vr", ctype, x.batch * nn, &vr)) != NULL) return err;
+  if ((err = as_batch(&c, 1, r++, "result info", XLA_FFI_DataType_S32, x.batch, &info)) != NULL) return err;
+  if ((err = char_attr(&c, "compute_left", "VN", &jobvl)) != NULL) return err;
+  if ((err = char_attr(&c, "compute_right", "VN", &jobvr)) != NULL) return err;
+  int n = (int)n64, ld = MAXI(n, 1), qinfo = 0;
+  size_t es = xm_size[t], rsize = cx ? es / 2 : es;
+  // Scratch: x's copy, LAPACK's real eigenvectors (real types), rwork (complex types).
+  void* a = workspace(nn, es);
+  void* lv = workspace(cx ? 1 : nn, es);
+  void* rv = workspace(cx ? 1 : nn, es);
+  void* rwork = workspace(cx ? 2 * n64 : 1, rsize);
+  double q[2] = {0, 0};
+  int lwork = -1;
+  if (n > 0) {
+    if (cx) {
+      ((cgeev_fn*)lib.fn[XM_GEEV][t])(&jobvl, &jobvr, &n, NULL, &ld, NULL, NULL, &ld, NULL, &ld, q, &lwork, rwork,
+                                       &qinfo, 1, 1);
+    } else {
+      ((geev_fn*)lib.fn[XM_GEEV][t])(&jobvl, &jobvr, &n, NULL, &ld, NULL, NULL, NULL, &ld, NULL, &ld, q, &lwork, &qinfo,
+                                      1, 1);
+    }
+  }
+  int64_t want = query_size(q, t);
+  lwork = want > INT32_MAX ? 1 : (int)want;
+  void* work = want > INT32_MAX ? NULL : workspace(lwork, es);
+  if (a == NULL || lv == NULL || rv == NULL || rwork == NULL || work == NULL) {
+    free(a);
+    free(lv);
+    free(rv);
+    free(rwork);
+    free(work);
+    return want > INT32_MAX ? too_big(&c, "work", want) : out_of_memory(&c, nn + lwork);
+  }
+  size_t cs = cx ? es : 2 * es;  // the size of a complex eigenvector element
+  for (int64_t b = 0; b < x.batch; b++) {
+    int* inf = (int*)info + b;
+    *inf = 0;
+    if (n == 0) continue;
+    memcpy(a, (const char*)x.buf->data + (size_t)(b * nn) * es, (size_t)nn * es);
+    if (!finite(a, nn, t)) {
+      *inf = -4;
+      continue;
+    }
+    char* vlb = (char*)vl + (size_t)(b * nn) * cs;
+    char* vrb = (char*)vr + (size_t)(b * nn) * cs;
+    if (cx) {
+      ((cgeev_fn*)lib.fn[XM_GEEV][t])(&jobvl, &jobvr, &n, a, &ld, (char*)wr + (size_t)(b * n64) * es, vlb, &ld, vrb,
+                                       &ld, work, &lwork, rwork, inf, 1, 1);
+    } else {
+      char* wib = (char*)wi + (size_t)(b * n64) * es;
+      ((geev_fn*)lib.fn[XM_GEEV][t])(&jobvl, &jobvr, &n, a, &ld, (char*)wr + (size_t)(b * n64) * es, wib, lv, &ld, rv,
+                                      &ld, work, &lwork, inf, 1, 1);
+      if (*inf == 0) {
+        unpack_eigenvectors(t, n, wib, lv, vlb);
+        unpack_eigenvectors(t, n, wib, rv, vrb);
+      }
+    }
+  }
+  free(a);
+  free(lv);
+  free(rv);
+  free(rwork);
+  free(work);
+  return NULL;
+}
+
+// gees(x) -> real: (x_out, vs, wr, wi, sdim, info), complex: (x_out, vs, w, sdim, info);
+// attributes mode (V: Schur vectors too, N: not) and sort (N only: jaxlib does not order the
+// eigenvalues either): the Schur form of each matrix in x_out, its eigenvalues, sdim 0.
+static XLA_FFI_Error* gees(XLA_FFI_CallFrame* f, int t) {
+  call c;
+  int done;
+  XLA_FFI_Error* err = begin(f, XM_GEES, t, &c, &done);
+  if (err != NULL || done) return err;
+  int cx = XM_COMPLEX(t);
+  matrix x, out;
+  void *vs, *wr, *wi = NULL, *sdim, *info;
+  char mode, sort;
+  if ((err = char_attr(&c, "sort", "NS", &sort)) != NULL) return err;
+  if (sort != 'N') {
+    return ffi_error(f->api, XLA_FFI_Error_Code_UNIMPLEMENTED,
+                     "%s: ordering eigenvalues on the diagonal is not implemented (nor is it in jaxlib)", c.target);
+  }
+  if ((err = char_attr(&c, "mode", "VN", &mode)) != NULL) return err;
+  if ((err = in_out(&c, &x, &out, 1)) != NULL) return err;
+  int64_t n64 = x.cols, nn = n64 * n64;
+  int r = 1;
+  if ((err = as_batch(&c, 1, r++, "result vs", xm_dtype[t], x.batch * nn, &vs)) != NULL) return err;
+  if ((err = as_batch(&c, 1, r++, cx ? "result w" : "result wr", xm_dtype[t], x.batch * n64, &wr)) != NULL) return err;
+  if (!cx && (err = as_batch(&c, 1, r++, "result wi", xm_dtype[t], x.batch * n64, &wi)) != NULL) return err;
+  if ((err = as_batch(&c, 1, r++, "result sdim", XLA_FFI_DataType_S32, x.batch, &sdim)) != NULL) return err;
+  if ((err = as_batch(&c, 1, r++, "result info", XLA_FFI_DataType_S32, x.batch, &info)) != NULL) return err;
+  copy_in(&x, &out, xm_size[t]);
+  int n = (int)n64, ld = MAXI(n, 1), qinfo = 0, qsdim = 0;
+  size_t es = xm_size[t], rsize = cx ? es / 2 : es;
+  void* rwork = workspace(cx ? n64 : 1, rsize);
+  double q[2] = {0, 0};
+  int lwork = -1;
+  if (n > 0) {
+    if (cx) {
+      ((cgees_fn*)lib.fn[XM_GEES][t])(&mode, &sort, NULL, &n, NULL, &ld, &qsdim, NULL, NULL, &ld, q, &lwork, rwork,
+                                       NULL, &qinfo, 1, 1);
+    } else {
+      ((gees_fn*)lib.fn[XM_GEES][t])(&mode, &sort, NULL, &n, NULL, &ld, &qsdim, NULL, NULL, NULL, &ld, q, &lwork, NULL,
+                                      &qinfo, 1, 1);
+    }
+  }
+  int64_t want = query_size(q, t);
+  lwork = want > INT32_MAX ? 1 : (int)want;
+  void* work = want > INT32_MAX ? NULL : workspace(lwork, es);
+  if (rwork == NULL || work == NULL) {
+    free(rwork);
+    free(work);
+    return want > INT32_MAX ? too_big(&c, "work", want) : out_of_memory(&c, lwork + n64);
+  }
+  for (int64_t b = 0; b < x.batch; b++) {
+    int* inf = (int*)info + b;
+    int* sd = (int*)sdim + b;
+    *inf = 0;
+    *sd = 0;
+    if (n == 0) continue;
+    char* ab = (char*)out.buf->data + (size_t)(b * nn) * es;
+    char* vsb = (char*)vs + (size_t)(b * nn) * es;
+    char* wrb = (char*)wr + (size_t)(b * n64) * es;
+    if (cx) {
+      ((cgees_fn*)lib.fn[XM_GEES][t])(&mode, &sort, NULL, &n, ab, &ld, sd, wrb, vsb, &ld, work, &lwork, rwork, NULL,
+                                       inf, 1, 1);
+    } else {
+      ((gees_fn*)lib.fn[XM_GEES][t])(&mode, &sort, NULL, &n, ab, &ld, sd, wrb, (char*)wi + (size_t)(b * n64) * es, vsb,
+                                      &ld, work, &lwork, NULL, inf, 1, 1);
+    }
+  }
+  free(rwork);
+  free(work);
+  return NULL;
+}
 
 // ---- The targets and their registration ----
 
-static const struct {
-  const char* name;
-  XLA_FFI_Handler* handler;
-  int type;
-  int routine;  // 0 potrf, 1 trsm
-} targets[] = {
-    {"lapack_spotrf_ffi", spotrf, XM_S, 0}, {"lapack_dpotrf_ffi", dpotrf, XM_D, 0},
-    {"lapack_cpotrf_ffi", cpotrf, XM_C, 0}, {"lapack_zpotrf_ffi", zpotrf, XM_Z, 0},
-    {"lapack_strsm_ffi", strsm, XM_S, 1},   {"lapack_dtrsm_ffi", dtrsm, XM_D, 1},
-    {"lapack_ctrsm_ffi", ctrsm, XM_C, 1},   {"lapack_ztrsm_ffi", ztrsm, XM_Z, 1},
+typedef XLA_FFI_Error* kernel_fn(XLA_FFI_CallFrame* f, int t);
+static kernel_fn* const kernels[XM_NROUTINES] = {potrf, trsm,  getrf, geqrf, orgqr, syevd,
+                                                  gesdd, gtsv, gehrd, sytrd, geev,  gees};
+
+// The handlers XLA calls: one per routine and type.
+#define XM_HANDLERS(r)                                                                         \
+  static XLA_FFI_Error* r##_s(XLA_FFI_CallFrame* f) { return kernels[XM_##r](f, XM_S); } \
+  static XLA_FFI_Error* r##_d(XLA_FFI_CallFrame* f) { return kernels[XM_##r](f, XM_D); } \
+  static XLA_FFI_Error* r##_c(XLA_FFI_CallFrame* f) { return kernels[XM_##r](f, XM_C); } \
+  static XLA_FFI_Error* r##_z(XLA_FFI_CallFrame* f) { return kernels[XM_##r](f, XM_Z); }
+XM_HANDLERS(POTRF)
+XM_HANDLERS(TRSM)
+XM_HANDLERS(GETRF)
+XM_HANDLERS(GEQRF)
+XM_HANDLERS(ORGQR)
+XM_HANDLERS(SYEVD)
+XM_HANDLERS(GESDD)
+XM_HANDLERS(GTSV)
+XM_HANDLERS(GEHRD)
+XM_HANDLERS(SYTRD)
+XM_HANDLERS(GEEV)
+XM_HANDLERS(GEES)
+#undef XM_HANDLERS
+
+#define XM_ROW(r) {r##_s, r##_d, r##_c, r##_z}
+static XLA_FFI_Handler* const handlers[XM_NROUTINES][XM_NTYPES] = {
+    XM_ROW(POTRF), XM_ROW(TRSM),  XM_ROW(GETRF), XM_ROW(GEQRF), XM_ROW(ORGQR), XM_ROW(SYEVD),
+    XM_ROW(GESDD), XM_ROW(GTSV),  XM_ROW(GEHRD), XM_ROW(SYTRD), XM_ROW(GEEV),  XM_ROW(GEES),
 };
+#undef XM_ROW
 
-int xm_lapack_target_count(void) { return (int)(sizeof targets / sizeof targets[0]); }
+int xm_lapack_target_count(void) { return XM_NROUTINES * XM_NTYPES; }
 
-const char* xm_lapack_target(int i) { return targets[i].name; }
+// Target i is routine i / XM_NTYPES on type i % XM_NTYPES.
+static char target_names[XM_NROUTINES * XM_NTYPES][32];
+static pthread_once_t target_names_once = PTHREAD_ONCE_INIT;
+
+static void name_targets(void) {
+  for (int i = 0; i < XM_NROUTINES * XM_NTYPES; i++) {
+    char routine[16];
+    routine_name(routine, sizeof routine, i / XM_NTYPES, i % XM_NTYPES);
+    snprintf(target_names[i], sizeof target_names[i], "lapack_%s_ffi", routine);
+  }
+}
+
+const char* xm_lapack_target(int i) {
+  pthread_once(&target_names_once, name_targets);
+  return target_names[i];
+}
 
 int xm_lapack_target_ready(int i) {
   pthread_mutex_lock(&lib.mu);
-  int ok = targets[i].routine == 0 ? lib.potrf[targets[i].type] != NULL : lib.trsm[targets[i].type] != NULL;
+  int ok = lib.fn[i / XM_NTYPES][i % XM_NTYPES] != NULL;
   pthread_mutex_unlock(&lib.mu);
   return ok;
 }
@@ -398,13 +1110,14 @@ int xm_ffi_can_register(const PJRT_Api* api) { return ffi_extension(api) != NULL
 
 char* xm_lapack_register(const PJRT_Api* api, int i) {
   const xm_ffi_extension* x = ffi_extension(api);
-  if (x == NULL) return lapack_errorf("the plugin has no PJRT FFI extension with register_handler");
+  if (x == NULL) return xm_errorf("the plugin has no PJRT FFI extension with register_handler");
   xm_ffi_register_args a;
   memset(&a, 0, sizeof a);
   a.struct_size = XM_FFI_REGISTER_ARGS_SIZE;
-  a.target_name = targets[i].name;
-  a.target_name_size = strlen(targets[i].name);
-  a.handler = (void*)targets[i].handler;
+  const char* name = xm_lapack_target(i);
+  a.target_name = name;
+  a.target_name_size = strlen(name);
+  a.handler = (void*)handlers[i / XM_NTYPES][i % XM_NTYPES];
   a.platform_name = "cpu";
   a.platform_name_size = 3;
   PJRT_Error* err = x->register_handler(&a);
@@ -412,5 +1125,5 @@ char* xm_lapack_register(const PJRT_Api* api, int i) {
   int code = 0;
   char* msg = NULL;
   xm_error_take(api, err, &code, &msg);
-  return msg != NULL ? msg : lapack_errorf("registering %s failed (code %d)", targets[i].name, code);
+  return msg != NULL ? msg : xm_errorf("registering %s failed (code %d)", name, code);
 }

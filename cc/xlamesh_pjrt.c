@@ -11,8 +11,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
-// errorf returns a malloc'd message formatted like printf.
-static char* errorf(const char* format, ...) {
+char* xm_errorf(const char* format, ...) {
   va_list ap;
   va_start(ap, format);
   int n = vsnprintf(NULL, 0, format, ap);
@@ -31,34 +30,34 @@ char* xm_probe(const char* path, const PJRT_Api** api, size_t* struct_size, int*
   if (path == NULL || api == NULL || struct_size == NULL || major == NULL || minor == NULL ||
       code == NULL) {
     if (code != NULL) *code = XM_ERR_BAD_ARGUMENT;
-    return errorf("xm_probe: NULL argument");
+    return xm_errorf("xm_probe: NULL argument");
   }
   dlerror();  // clear
   void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (handle == NULL) {
     const char* why = dlerror();
     *code = XM_ERR_DLOPEN;
-    return errorf("%s", why != NULL ? why : "dlopen failed");
+    return xm_errorf("%s", why != NULL ? why : "dlopen failed");
   }
   typedef const PJRT_Api* (*get_api_fn)(void);
   get_api_fn get_api = (get_api_fn)dlsym(handle, "GetPjrtApi");
   if (get_api == NULL) {
     dlclose(handle);
     *code = XM_ERR_NO_SYMBOL;
-    return errorf("no GetPjrtApi symbol: not a PJRT plugin");
+    return xm_errorf("no GetPjrtApi symbol: not a PJRT plugin");
   }
   const PJRT_Api* a = get_api();
   if (a == NULL) {
     dlclose(handle);
     *code = XM_ERR_NULL_API;
-    return errorf("GetPjrtApi returned NULL");
+    return xm_errorf("GetPjrtApi returned NULL");
   }
   // Every field is read while the library is loaded; on failure it is closed only afterwards.
   size_t size = a->struct_size;
   if (size < XM_MIN_API_STRUCT_SIZE) {
     dlclose(handle);
     *code = XM_ERR_SMALL_API;
-    return errorf("PJRT_Api struct_size %zu is smaller than %d, the size at PJRT C API 0.%d", size,
+    return xm_errorf("PJRT_Api struct_size %zu is smaller than %d, the size at PJRT C API 0.%d", size,
                   XM_MIN_API_STRUCT_SIZE, XM_MIN_API_MINOR);
   }
   *api = a;
@@ -83,7 +82,7 @@ void xm_error_take(const PJRT_Api* api, PJRT_Error* err, int* code, char** msg) 
   m.struct_size = PJRT_Error_Message_Args_STRUCT_SIZE;
   m.error = err;
   api->PJRT_Error_Message(&m);
-  *msg = errorf("%.*s", (int)m.message_size, m.message != NULL ? m.message : "");
+  *msg = xm_errorf("%.*s", (int)m.message_size, m.message != NULL ? m.message : "");
   PJRT_Error_GetCode_Args g = {0};
   g.struct_size = PJRT_Error_GetCode_Args_STRUCT_SIZE;
   g.error = err;

@@ -49,6 +49,9 @@ char* xm_probe(const char* path, const PJRT_Api** api, size_t* struct_size, int*
 // `offset` (offsetof(PJRT_Api, PJRT_X)): the slot must lie inside api->struct_size.
 int xm_has(const PJRT_Api* api, size_t offset);
 
+// xm_errorf returns a malloc'd message formatted like printf (NULL if out of memory).
+char* xm_errorf(const char* format, ...);
+
 // xm_error_take reads a PJRT_Error's code and message into *code and a malloc'd,
 // NUL-terminated *msg (the caller frees it), then destroys the error.
 void xm_error_take(const PJRT_Api* api, PJRT_Error* err, int* code, char** msg);

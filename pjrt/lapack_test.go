@@ -67,8 +67,9 @@ func runLAPACK(t *testing.T, c *pjrt.Client, text string, args ...[]float64) ([]
 	return got, nil
 }
 
-// TestLAPACKCholeskyCPUOnly runs lapack_dpotrf_ffi, xlamesh's handler over the LAPACK that
-// `make setup` installs, on a batch: a matrix whose factor has small integer entries (so LAPACK
+// TestLAPACKCholeskyCPUOnly checks that a CPU client serves the 48 lapack_*_ffi targets of the
+// twelve routines xlamesh has, then runs lapack_dpotrf_ffi, over the LAPACK that `make setup`
+// installs, on a batch: a matrix whose factor has small integer entries (so LAPACK
 // computes it exactly) and one that is not positive definite (info 2). The factor replaces the
 // uplo triangle; the other triangle keeps the operand's values, as jaxlib's kernel leaves it.
 func TestLAPACKCholeskyCPUOnly(t *testing.T) {
@@ -84,10 +85,19 @@ func TestLAPACKCholeskyCPUOnly(t *testing.T) {
 	if want := plugins.LAPACK.Path(lib); st.Library != want && os.Getenv(pjrt.EnvLAPACK) == "" {
 		t.Errorf("library %s, want %s", st.Library, want)
 	}
-	for _, target := range []string{"lapack_spotrf_ffi", "lapack_dpotrf_ffi", "lapack_cpotrf_ffi", "lapack_zpotrf_ffi",
-		"lapack_strsm_ffi", "lapack_dtrsm_ffi", "lapack_ctrsm_ffi", "lapack_ztrsm_ffi"} {
-		if !slices.Contains(st.Targets, target) {
-			t.Errorf("%s not served (served: %v)", target, st.Targets)
+	for _, routine := range []string{"potrf", "trsm", "getrf", "geqrf", "orgqr", "ungqr", "syevd", "heevd", "gesdd", "gtsv",
+		"gehrd", "sytrd", "hetrd", "geev", "gees"} {
+		types := "sdcz"
+		switch routine {
+		case "orgqr", "syevd", "sytrd":
+			types = "sd"
+		case "ungqr", "heevd", "hetrd":
+			types = "cz"
+		}
+		for _, p := range types {
+			if target := "lapack_" + string(p) + routine + "_ffi"; !slices.Contains(st.Targets, target) {
+				t.Errorf("%s not served (served: %v)", target, st.Targets)
+			}
 		}
 	}
 	// A = L Lᵀ with L = [[2 0 0] [1 3 0] [4 5 6]], row-major; then [[1 2 0] [2 1 0] [0 0 1]],

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/cmplx"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,18 +24,21 @@ import (
 // backCompatFile is testdata/oracle/backcompat.json (tools/oracle/backcompat.py): the modules of
 // JAX's export backward-compatibility test data, with JAX's inputs and expected outputs.
 type backCompatFile struct {
-	JAXVersion string `json:"jax_version"`
-	Artifacts  []struct {
-		Name              string      `json:"name"`
-		Platform          string      `json:"platform"`
-		BytecodeVersion   int         `json:"bytecode_version"`
-		NrDevices         int         `json:"nr_devices"`
-		CustomCallTargets []string    `json:"custom_call_targets"`
-		Module            string      `json:"module"`
-		Text              string      `json:"text"`
-		Inputs            []arrayJSON `json:"inputs"`
-		Outputs           []arrayJSON `json:"outputs"`
-	} `json:"artifacts"`
+	JAXVersion string               `json:"jax_version"`
+	Artifacts  []backCompatArtifact `json:"artifacts"`
+}
+
+// backCompatArtifact is one module of backcompat.json.
+type backCompatArtifact struct {
+	Name              string      `json:"name"`
+	Platform          string      `json:"platform"`
+	BytecodeVersion   int         `json:"bytecode_version"`
+	NrDevices         int         `json:"nr_devices"`
+	CustomCallTargets []string    `json:"custom_call_targets"`
+	Module            string      `json:"module"`
+	Text              string      `json:"text"`
+	Inputs            []arrayJSON `json:"inputs"`
+	Outputs           []arrayJSON `json:"outputs"`
 }
 
 // xlaTargets are the custom calls the plain XLA CPU plugin runs itself (the partitioner's
@@ -55,14 +59,7 @@ var xlaTargets = []string{"Sharding", "SPMDFullToShardShape", "SPMDShardToFullSh
 // compile with an error that names the handler and the package that provides it (issue 32
 // brings the rest).
 func TestBackCompatRun(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(goldenDir, "backcompat.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f backCompatFile
-	if err := json.Unmarshal(raw, &f); err != nil {
-		t.Fatal(err)
-	}
+	f := loadBackCompat(t)
 	c := pjrttest.Client(t)
 	report.noteGroup("backcompat", fmt.Sprintf("The modules of JAX's own export backward-compatibility test data "+
 		"(`testdata/oracle/backcompat.json`, read from jax %s by tools/oracle/backcompat.py) that plain XLA runs on CPU, "+
@@ -104,6 +101,8 @@ func TestBackCompatRun(t *testing.T) {
 			// call puts the inputs replicated on a mesh, calls fn and compares its outputs
 			// with JAX's; err is the call's error.
 			call := func(fn *jit.Function, on mesh.Mesh) (diffs []string, err error) {
+				var values []hostValue // the outputs, for a property check
+				property := propertyCheck(a.Name)
 				args := make([]*jit.Array, len(a.Inputs))
 				defer func() {
 					for _, x := range args {
@@ -148,8 +147,16 @@ func TestBackCompatRun(t *testing.T) {
 						// LAPACK builds differ in the last bits: JAX's own test allows it.
 						d = compareClose(a.Outputs[i], outs[i].DType(), outs[i].Shape(), got, rtol, atol)
 					}
-					if d != "" {
+					values = append(values, hostValue{outs[i].DType(), got})
+					if d != "" && property == nil {
 						diffs = append(diffs, fmt.Sprintf("output %d: %s", i, d))
+					}
+				}
+				if property != nil && len(values) == len(a.Outputs) {
+					// Eigenvectors and Schur vectors are not unique: checked as JAX's own
+					// back-compat test checks them.
+					if d := property(a, values); d != "" {
+						diffs = append(diffs, d)
 					}
 				}
 				return diffs, nil
@@ -231,6 +238,20 @@ func TestBackCompatRun(t *testing.T) {
 	}
 }
 
+// loadBackCompat reads testdata/oracle/backcompat.json.
+func loadBackCompat(t *testing.T) backCompatFile {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(goldenDir, "backcompat.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f backCompatFile
+	if err := json.Unmarshal(raw, &f); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 // servesAll reports whether the client's plugin serves every LAPACK kernel of targets.
 func servesAll(c *pjrt.Client, targets []string) bool {
 	served := c.Plugin().LAPACK().Targets
@@ -304,4 +325,219 @@ func floatParts(dt dtypes.DType, data []byte) []float64 {
 		}
 	}
 	return out
+}
+
+// hostValue is an output read back to the host.
+type hostValue struct {
+	dt   dtypes.DType
+	data []byte
+}
+
+// complexes reads a float or complex value as complex numbers.
+func (v hostValue) complexes() []complex128 {
+	parts := floatParts(v.dt, v.data)
+	if v.dt != dtypes.Complex64 && v.dt != dtypes.Complex128 {
+		out := make([]complex128, len(parts))
+		for i, x := range parts {
+			out[i] = complex(x, 0)
+		}
+		return out
+	}
+	out := make([]complex128, len(parts)/2)
+	for i := range out {
+		out[i] = complex(parts[2*i], parts[2*i+1])
+	}
+	return out
+}
+
+// propertyCheck returns the check of JAX's own back-compat test for the modules whose outputs
+// are not unique (eigenvectors, Schur vectors), or nil for the modules compared value by value.
+func propertyCheck(name string) func(a backCompatArtifact, outs []hostValue) string {
+	switch {
+	case strings.HasPrefix(name, "cpu_eigh_lapack_syev/"):
+		return checkEigh
+	case strings.HasPrefix(name, "cpu_eig_lapack_geev/"):
+		return checkEig
+	case strings.HasPrefix(name, "cpu_schur_lapack_gees/"):
+		return checkSchur
+	}
+	return nil
+}
+
+// matrixOf returns the n x n row-major matrix m as rows.
+func matrixOf(m []complex128, n int) [][]complex128 {
+	out := make([][]complex128, n)
+	for i := range out {
+		out[i] = m[i*n : (i+1)*n]
+	}
+	return out
+}
+
+// frobenius is the Frobenius norm of the n x n matrix f(i, j).
+func frobenius(n int, f func(i, j int) complex128) float64 {
+	var s float64
+	for i := range n {
+		for j := range n {
+			x := f(i, j)
+			s += real(x)*real(x) + imag(x)*imag(x)
+		}
+	}
+	return math.Sqrt(s)
+}
+
+// arangeSquare is numpy.arange(n*n).reshape(n, n), the input JAX's eig test builds.
+func arangeSquare(n int) [][]complex128 {
+	a := make([]complex128, n*n)
+	for i := range a {
+		a[i] = complex(float64(i), 0)
+	}
+	return matrixOf(a, n)
+}
+
+// epsilon is numpy.finfo(dt).eps of a float or complex dtype.
+func epsilon(dt dtypes.DType) float64 {
+	if dt == dtypes.Float32 || dt == dtypes.Complex64 {
+		return math.Pow(2, -23)
+	}
+	return math.Pow(2, -52)
+}
+
+// checkEigh checks jnp.linalg.eigh's outputs (v 8x8, w 8) as JAX's eigh back-compat test does
+// (check_eigh_results): ||I - VᴴV|| <= rtol, ||A V - V diag(w)|| <= rtol ||A|| (Frobenius
+// norms), and the eigenvalues close to JAX's. Its input is arange(64) made self-adjoint, which
+// has six zero eigenvalues: their eigenvectors are any orthonormal basis of that space.
+func checkEigh(a backCompatArtifact, outs []hostValue) string {
+	if len(outs) != 2 {
+		return fmt.Sprintf("%d outputs, want v and w", len(outs))
+	}
+	rtol, atol, _ := lapackTolerance(outs[0].dt)
+	const n = 8
+	v := outs[0].complexes()
+	if len(v) != n*n {
+		return fmt.Sprintf("output 0: %d eigenvector elements, want 64", len(v))
+	}
+	if d := compareClose(a.Outputs[1], outs[1].dt, a.Outputs[1].Shape, outs[1].data, rtol, atol); d != "" {
+		return "output 1: " + d
+	}
+	w := outs[1].complexes()
+	x := arangeSquare(n)
+	m := matrixOf(v, n)
+	orth := frobenius(n, func(i, j int) complex128 {
+		var s complex128
+		for k := range n {
+			s += cmplx.Conj(m[k][i]) * m[k][j]
+		}
+		if i == j {
+			s--
+		}
+		return s
+	})
+	// A = (X + Xᴴ)/2.
+	resid := frobenius(n, func(i, j int) complex128 {
+		var s complex128
+		for k := range n {
+			s += (x[i][k] + cmplx.Conj(x[k][i])) / 2 * m[k][j]
+		}
+		return s - m[i][j]*w[j]
+	})
+	norm := frobenius(n, func(i, j int) complex128 { return (x[i][j] + cmplx.Conj(x[j][i])) / 2 })
+	if orth > rtol {
+		return fmt.Sprintf("output 0: eigenvectors not orthonormal: ||I - VᴴV|| = %.3g > %g", orth, rtol)
+	}
+	if resid > rtol*norm {
+		return fmt.Sprintf("output 0: not eigenvectors of the eigenvalues: ||AV - Vw|| = %.3g > %g ||A||", resid, rtol)
+	}
+	return ""
+}
+
+// checkEig checks jnp.linalg.eig's outputs (w, vl, vr) as JAX's eig back-compat test does
+// (check_eig_results) for its input arange(16) as 4x4: every eigenvalue within tolerance of one
+// of JAX's and the other way round, and ||A vr - vr w|| / ((n + 1) eps) < 100, the same for the
+// left eigenvectors with Aᴴ and the conjugate eigenvalues.
+func checkEig(a backCompatArtifact, outs []hostValue) string {
+	if len(outs) != 3 {
+		return fmt.Sprintf("%d outputs, want w, vl and vr", len(outs))
+	}
+	const n = 4
+	_, atol, _ := lapackTolerance(outs[0].dt)
+	w := outs[0].complexes()
+	_, wantBytes, err := encodeArray(a.Outputs[0])
+	if err != nil {
+		return err.Error()
+	}
+	want := hostValue{outs[0].dt, wantBytes}.complexes()
+	if len(w) != n || len(want) != n {
+		return fmt.Sprintf("output 0: %d eigenvalues, JAX %d, want 4", len(w), len(want))
+	}
+	near := func(x complex128, set []complex128) bool {
+		closest := math.Inf(1)
+		for _, y := range set {
+			closest = min(closest, cmplx.Abs(x-y))
+		}
+		return closest <= atol // JAX compares the distance with 0: rtol*0 adds nothing
+	}
+	for i := range n {
+		if !near(w[i], want) || !near(want[i], w) {
+			return fmt.Sprintf("output 0: eigenvalues %v, JAX %v (atol %g)", w, want, atol)
+		}
+	}
+	x := arangeSquare(n)
+	eps := epsilon(outs[1].dt)
+	check := func(which string, v []complex128, op func(i, k int) complex128, ev func(j int) complex128) string {
+		if len(v) != n*n {
+			return fmt.Sprintf("%s: %d elements, want 16", which, len(v))
+		}
+		m := matrixOf(v, n)
+		r := frobenius(n, func(i, j int) complex128 {
+			var s complex128
+			for k := range n {
+				s += op(i, k) * m[k][j]
+			}
+			return s - ev(j)*m[i][j]
+		}) / ((n + 1) * eps)
+		if !(r < 100) {
+			return fmt.Sprintf("%s: ||A v - w v|| is %.3g (n+1) eps, want < 100", which, r)
+		}
+		return ""
+	}
+	if d := check("output 2 (right eigenvectors)", outs[2].complexes(), func(i, k int) complex128 { return x[i][k] },
+		func(j int) complex128 { return w[j] }); d != "" {
+		return d
+	}
+	return check("output 1 (left eigenvectors)", outs[1].complexes(), func(i, k int) complex128 { return cmplx.Conj(x[k][i]) },
+		func(j int) complex128 { return cmplx.Conj(w[j]) })
+}
+
+// checkSchur checks jax.lax.linalg.schur's outputs (t, s) as JAX's Schur back-compat test does
+// (check_schur_results): the input equals s t sᴴ within tolerance.
+func checkSchur(a backCompatArtifact, outs []hostValue) string {
+	if len(outs) != 2 || len(a.Inputs) != 1 {
+		return fmt.Sprintf("%d outputs and %d inputs, want t, s and one input", len(outs), len(a.Inputs))
+	}
+	rtol, atol, _ := lapackTolerance(outs[0].dt)
+	_, inBytes, err := encodeArray(a.Inputs[0])
+	if err != nil {
+		return err.Error()
+	}
+	in := hostValue{outs[0].dt, inBytes}.complexes()
+	t, s := outs[0].complexes(), outs[1].complexes()
+	n := int(math.Round(math.Sqrt(float64(len(in)))))
+	if n*n != len(in) || len(t) != len(in) || len(s) != len(in) {
+		return fmt.Sprintf("sizes: input %d, t %d, s %d", len(in), len(t), len(s))
+	}
+	tm, sm := matrixOf(t, n), matrixOf(s, n)
+	for i := range n {
+		for j := range n {
+			var r complex128
+			for k := range n {
+				for l := range n {
+					r += sm[i][k] * tm[k][l] * cmplx.Conj(sm[j][l])
+				}
+			}
+			if want := in[i*n+j]; cmplx.Abs(r-want) > atol+rtol*cmplx.Abs(want) {
+				return fmt.Sprintf("s t sᴴ at [%d,%d] is %v, the input %v (rtol %g, atol %g)", i, j, r, want, rtol, atol)
+			}
+		}
+	}
+	return ""
 }

@@ -2,6 +2,7 @@ package oracletest
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"math"
 	"slices"
@@ -219,5 +220,131 @@ func TestCompareProcessPlanted(t *testing.T) {
 		if len(d) != 1 || !strings.HasPrefix(d[0], "process 0: "+what+":") {
 			t.Errorf("%s: planted %s: %q", c.Name, what, d)
 		}
+	}
+}
+
+func f64Bytes(v ...float64) []byte {
+	out := make([]byte, 8*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(out[8*i:], math.Float64bits(x))
+	}
+	return out
+}
+
+// TestCompareClosePlanted: the LAPACK modules' comparator (numpy.allclose with JAX's
+// tolerances) passes what is within atol + rtol|want| and reports anything beyond, a NaN
+// against a number, and a complex part off alone.
+func TestCompareClosePlanted(t *testing.T) {
+	// As backcompat.json writes float64 and complex data: raw bytes in hex.
+	w := arrayJSON{Shape: []int{3}, DType: "float64", Hex: hex.EncodeToString(f64Bytes(1, -2, 0))}
+	wc := arrayJSON{Shape: []int{2}, DType: "complex128", Hex: hex.EncodeToString(f64Bytes(1, 1, 0, -3))}
+	nan := math.NaN()
+	tests := []struct {
+		name string
+		w    arrayJSON
+		dt   dtypes.DType
+		got  []byte
+		diff string
+	}{
+		{"same", w, dtypes.Float64, f64Bytes(1, -2, 0), ""},
+		{"within rtol", w, dtypes.Float64, f64Bytes(1+5e-6, -2, 0), ""},
+		{"within atol at zero", w, dtypes.Float64, f64Bytes(1, -2, 1e-12), ""},
+		{"beyond rtol", w, dtypes.Float64, f64Bytes(1, -2-1e-4, 0), "element 1: JAX [-2], xlamesh [-2.0001] (rtol 1e-05, atol 1e-12)"},
+		{"beyond atol at zero", w, dtypes.Float64, f64Bytes(1, -2, 1e-11), "element 2: JAX [0], xlamesh [1e-11] (rtol 1e-05, atol 1e-12)"},
+		{"NaN from xlamesh", w, dtypes.Float64, f64Bytes(nan, -2, 0), "element 0: JAX [1], xlamesh [NaN] (rtol 1e-05, atol 1e-12)"},
+		{"imaginary part off", wc, dtypes.Complex128, f64Bytes(1, 1, 0, -3.001), "element 1: JAX [0 -3], xlamesh [0 -3.001] (rtol 1e-05, atol 1e-12)"},
+		{"complex same", wc, dtypes.Complex128, f64Bytes(1, 1, 0, -3), ""},
+		{"dtype", w, dtypes.Float32, f32Bytes(1, -2, 0), "JAX float64[3], xlamesh Float32[3]"},
+	}
+	for _, tt := range tests {
+		rtol, atol, ok := lapackTolerance(tt.dt)
+		if !ok {
+			rtol, atol = 1e-5, 1e-12
+		}
+		if d := compareClose(tt.w, tt.dt, tt.w.Shape, tt.got, rtol, atol); d != tt.diff {
+			t.Errorf("%s: diff %q, want %q", tt.name, d, tt.diff)
+		}
+	}
+}
+
+// backCompatArtifactNamed returns the module of backcompat.json with the given name.
+func backCompatArtifactNamed(t *testing.T, name string) backCompatArtifact {
+	t.Helper()
+	f := loadBackCompat(t)
+	i := slices.IndexFunc(f.Artifacts, func(a backCompatArtifact) bool { return a.Name == name })
+	if i < 0 {
+		t.Fatalf("no module %s in backcompat.json", name)
+	}
+	return f.Artifacts[i]
+}
+
+// expected returns JAX's expected outputs of a as host values.
+func expected(t *testing.T, a backCompatArtifact) []hostValue {
+	t.Helper()
+	var out []hostValue
+	for _, o := range a.Outputs {
+		dt, data, err := encodeArray(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, hostValue{dt, data})
+	}
+	return out
+}
+
+// swapColumns returns v (n x n, row-major, elements of size es) with columns j and k swapped.
+func swapColumns(v []byte, n, es, j, k int) []byte {
+	out := slices.Clone(v)
+	for i := range n {
+		a, b := (i*n+j)*es, (i*n+k)*es
+		copy(out[a:a+es], v[b:b+es])
+		copy(out[b:b+es], v[a:a+es])
+	}
+	return out
+}
+
+// TestPropertyChecksPlanted: JAX's own outputs pass the property checks of the eigh, eig and
+// Schur modules (the checks of JAX's back-compat tests); a planted difference does not: an
+// eigenvector column doubled or two swapped, a changed eigenvalue, a Schur vector swapped.
+func TestPropertyChecksPlanted(t *testing.T) {
+	for _, dt := range []string{"f32", "f64", "c64", "c128"} {
+		for _, name := range []string{"cpu_eigh_lapack_syev/data_2024_08_19/", "cpu_eig_lapack_geev/data_2024_08_19/",
+			"cpu_schur_lapack_gees/data_2024_11_29/"} {
+			a := backCompatArtifactNamed(t, name+dt)
+			if d := propertyCheck(a.Name)(a, expected(t, a)); d != "" {
+				t.Errorf("%s: JAX's own outputs: %s", a.Name, d)
+			}
+		}
+	}
+	eigh := backCompatArtifactNamed(t, "cpu_eigh_lapack_syev/data_2024_08_19/f64")
+	out := expected(t, eigh)
+	doubled := slices.Clone(out[0].data)
+	for i := range 8 {
+		x := math.Float64frombits(binary.LittleEndian.Uint64(doubled[8*(8*i+7):]))
+		binary.LittleEndian.PutUint64(doubled[8*(8*i+7):], math.Float64bits(2*x))
+	}
+	if d := checkEigh(eigh, []hostValue{{out[0].dt, doubled}, out[1]}); !strings.Contains(d, "not orthonormal") {
+		t.Errorf("eigh, a column doubled: %q, want not orthonormal", d)
+	}
+	if d := checkEigh(eigh, []hostValue{{out[0].dt, swapColumns(out[0].data, 8, 8, 0, 7)}, out[1]}); !strings.Contains(d, "not eigenvectors") {
+		t.Errorf("eigh, columns 0 and 7 swapped: %q, want not eigenvectors", d)
+	}
+	eig := backCompatArtifactNamed(t, "cpu_eig_lapack_geev/data_2024_08_19/c128")
+	out = expected(t, eig)
+	if d := checkEig(eig, []hostValue{out[0], out[1], {out[2].dt, swapColumns(out[2].data, 4, 16, 0, 1)}}); !strings.Contains(d, "right eigenvectors") {
+		t.Errorf("eig, right eigenvectors 0 and 1 swapped: %q, want them reported", d)
+	}
+	if d := checkEig(eig, []hostValue{out[0], {out[1].dt, swapColumns(out[1].data, 4, 16, 0, 1)}, out[2]}); !strings.Contains(d, "left eigenvectors") {
+		t.Errorf("eig, left eigenvectors 0 and 1 swapped: %q, want them reported", d)
+	}
+	w := slices.Clone(out[0].data)
+	binary.LittleEndian.PutUint64(w, math.Float64bits(math.Float64frombits(binary.LittleEndian.Uint64(w))+1e-9))
+	if d := checkEig(eig, []hostValue{{out[0].dt, w}, out[1], out[2]}); !strings.Contains(d, "eigenvalues") {
+		t.Errorf("eig, an eigenvalue moved by 1e-9: %q, want it reported", d)
+	}
+	schur := backCompatArtifactNamed(t, "cpu_schur_lapack_gees/data_2024_11_29/f64")
+	out = expected(t, schur)
+	if d := checkSchur(schur, []hostValue{out[0], {out[1].dt, swapColumns(out[1].data, 4, 8, 0, 1)}}); !strings.Contains(d, "s t sᴴ") {
+		t.Errorf("schur, Schur vectors 0 and 1 swapped: %q, want it reported", d)
 	}
 }
