@@ -251,3 +251,27 @@ func lapackChild(t *testing.T, mode string) {
 		}
 	}
 }
+
+// TestLAPACKUnservedCPUOnly: a kernel of jaxlib that xlamesh does not serve yet is refused at
+// compile with ErrCompile, naming it and the kernels that are served.
+func TestLAPACKUnservedCPUOnly(t *testing.T) {
+	c := pjrttest.Client(t)
+	const text = `module @geqp3 {
+  func.func public @main(%a: tensor<3x3xf32>, %p: tensor<3xi32>) -> (tensor<3x3xf32>, tensor<3xi32>, tensor<3xf32>) {
+    %0:3 = stablehlo.custom_call @lapack_sgeqp3_ffi(%a, %p) {mhlo.backend_config = {},
+      operand_layouts = [dense<[0, 1]> : tensor<2xindex>, dense<0> : tensor<1xindex>],
+      result_layouts = [dense<[0, 1]> : tensor<2xindex>, dense<0> : tensor<1xindex>, dense<0> : tensor<1xindex>]}
+      : (tensor<3x3xf32>, tensor<3xi32>) -> (tensor<3x3xf32>, tensor<3xi32>, tensor<3xf32>)
+    return %0#0, %0#1, %0#2 : tensor<3x3xf32>, tensor<3xi32>, tensor<3xf32>
+  }
+}`
+	_, err := c.Compile(text, pjrt.CompileOptions{DeviceAssignment: []int{0}})
+	if !errors.Is(err, pjrt.ErrCompile) {
+		t.Fatalf("compile: %v, want ErrCompile", err)
+	}
+	for _, want := range []string{"lapack_sgeqp3_ffi is a LAPACK kernel of jaxlib", "xlamesh serves lapack_spotrf_ffi", "not this one yet"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("compile error %q does not say %q", err, want)
+		}
+	}
+}
