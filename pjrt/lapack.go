@@ -48,7 +48,8 @@ type LAPACKStatus struct {
 // WithoutLAPACK, before it compiles anything: XLA's handler registry is the plugin's, for all of
 // its clients.
 type lapackState struct {
-	once   sync.Once
+	mu     sync.Mutex // held while registering, so that LAPACK waits for it
+	done   bool
 	status LAPACKStatus
 }
 
@@ -60,7 +61,8 @@ func WithoutLAPACK() Option { return func(c *openConfig) { c.noLAPACK = true } }
 // LAPACK reports what the plugin serves of the lapack_*_ffi kernels: after a CPU client was
 // opened (without WithoutLAPACK), the library found and the targets registered.
 func (p *Plugin) LAPACK() LAPACKStatus {
-	p.lapack.once.Do(func() {}) // a registration in progress finishes first
+	p.lapack.mu.Lock()
+	defer p.lapack.mu.Unlock()
 	s := p.lapack.status
 	s.Targets = append([]string(nil), s.Targets...)
 	return s
@@ -69,7 +71,11 @@ func (p *Plugin) LAPACK() LAPACKStatus {
 // registerLAPACK registers the LAPACK kernels with the plugin once; what it found is
 // Plugin.LAPACK's. A failure is not Open's: programs that call no LAPACK kernel run without one.
 func (p *Plugin) registerLAPACK() {
-	p.lapack.once.Do(func() { p.lapack.status = p.doRegisterLAPACK() })
+	p.lapack.mu.Lock()
+	defer p.lapack.mu.Unlock()
+	if !p.lapack.done {
+		p.lapack.status, p.lapack.done = p.doRegisterLAPACK(), true
+	}
 }
 
 func (p *Plugin) doRegisterLAPACK() LAPACKStatus {

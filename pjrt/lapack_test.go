@@ -193,7 +193,8 @@ func TestLAPACKBadCallCPUOnly(t *testing.T) {
 
 // TestLAPACKMissingCPUOnly runs, in child processes, a client whose LAPACK library does not exist
 // (XLAMESH_LAPACK) and one opened WithoutLAPACK: Open succeeds, Plugin.LAPACK says why nothing
-// is served, and a program calling a LAPACK kernel is refused at compile with that reason.
+// is served, and a program calling a LAPACK kernel is refused at compile with that reason. A
+// client opened after the WithoutLAPACK one, without the option, serves them.
 func TestLAPACKMissingCPUOnly(t *testing.T) {
 	if mode := os.Getenv("XLAMESH_TEST_LAPACK_CHILD"); mode != "" {
 		lapackChild(t, mode)
@@ -248,6 +249,27 @@ func lapackChild(t *testing.T, mode string) {
 		}
 		if !strings.Contains(err.Error(), "WithoutLAPACK") {
 			t.Errorf("compile error does not say why: %v", err)
+		}
+		// A client opened later without the option registers them, though the first one
+		// looked at the plugin's (empty) status.
+		opts, err := pjrttest.Options(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c2, err := pjrt.Open(opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c2.Close()
+		if st := c2.Plugin().LAPACK(); len(st.Targets) == 0 || st.Err != nil {
+			t.Errorf("second client: served %v, error %v; want the kernels", st.Targets, st.Err)
+		}
+		got, err := runLAPACK(t, c2, potrfModule("76"), []float64{4, 2, 8, 2, 10, 19, 8, 19, 77, 1, 0, 0, 0, 1, 0, 0, 0, 1})
+		if err != nil {
+			t.Fatalf("second client: %v", err)
+		}
+		if info := got[1].([]int32); !slices.Equal(info, []int32{0, 0}) {
+			t.Errorf("second client: info %v, want [0 0]", info)
 		}
 	}
 }
