@@ -7,7 +7,10 @@
 // is an error the call returns, never a bad read) and calls the routine once per matrix.
 #include "xlamesh_lapack.h"
 
+#include <complex.h>
 #include <dlfcn.h>
+#include <float.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -71,6 +74,19 @@ typedef void gesdd_fn(const char* jobz, const int* m, const int* n, void* a, con
 typedef void cgesdd_fn(const char* jobz, const int* m, const int* n, void* a, const int* lda, void* s, void* u,
                        const int* ldu, void* vt, const int* ldvt, void* work, const int* lwork, void* rwork, int* iwork,
                        int* info, size_t);
+typedef void gesvd_fn(const char* jobu, const char* jobvt, const int* m, const int* n, void* a, const int* lda,
+                      void* s, void* u, const int* ldu, void* vt, const int* ldvt, void* work, const int* lwork,
+                      int* info, size_t, size_t);
+typedef void cgesvd_fn(const char* jobu, const char* jobvt, const int* m, const int* n, void* a, const int* lda,
+                       void* s, void* u, const int* ldu, void* vt, const int* ldvt, void* work, const int* lwork,
+                       void* rwork, int* info, size_t, size_t);
+typedef void geqp3_fn(const int* m, const int* n, void* a, const int* lda, int* jpvt, void* tau, void* work,
+                      const int* lwork, int* info);
+typedef void cgeqp3_fn(const int* m, const int* n, void* a, const int* lda, int* jpvt, void* tau, void* work,
+                       const int* lwork, void* rwork, int* info);
+typedef void ormqr_fn(const char* side, const char* trans, const int* m, const int* n, const int* k, const void* a,
+                      const int* lda, const void* tau, void* c, const int* ldc, void* work, const int* lwork, int* info,
+                      size_t, size_t);
 typedef void gtsv_fn(const int* n, const int* nrhs, void* dl, void* d, void* du, void* b, const int* ldb, int* info);
 typedef void gehrd_fn(const int* n, const int* ilo, const int* ihi, void* a, const int* lda, void* tau, void* work,
                       const int* lwork, int* info);
@@ -114,12 +130,16 @@ enum {
   XM_SYTRD,
   XM_GEEV,
   XM_GEES,
+  XM_GESVD,
+  XM_GEQP3,
+  XM_ORMQR,
   XM_NROUTINES
 };
 static const char* const xm_routine[XM_NROUTINES][2] = {
     {"potrf", "potrf"}, {"trsm", "trsm"},   {"getrf", "getrf"}, {"geqrf", "geqrf"},
     {"orgqr", "ungqr"}, {"syevd", "heevd"}, {"gesdd", "gesdd"}, {"gtsv", "gtsv"},
     {"gehrd", "gehrd"}, {"sytrd", "hetrd"}, {"geev", "geev"},   {"gees", "gees"},
+    {"gesvd", "gesvd"}, {"geqp3", "geqp3"}, {"ormqr", "unmqr"},
 };
 
 static struct {
@@ -309,38 +329,46 @@ static XLA_FFI_Error* as_batch(const call* c, int ret, int64_t i, const char* wh
   return NULL;
 }
 
-// char_attr reads the u8 attribute name (a LAPACK character flag) into *v, checking it is one
-// of allowed.
-static XLA_FFI_Error* char_attr(const call* c, const char* name, const char* allowed, char* v) {
+// scalar_attr returns the scalar attribute name if it has element type dt (or dt2), else NULL.
+static const XLA_FFI_Scalar* scalar_attr(const call* c, const char* name, XLA_FFI_DataType dt,
+                                         XLA_FFI_DataType dt2) {
   XLA_FFI_CallFrame* f = c->f;
   for (int64_t i = 0; i < f->attrs.size; i++) {
     XLA_FFI_ByteSpan* n = f->attrs.names[i];
     if (n->len != strlen(name) || memcmp(n->ptr, name, n->len) != 0) continue;
-    if (f->attrs.types[i] != XLA_FFI_AttrType_SCALAR) break;
-    XLA_FFI_Scalar* s = (XLA_FFI_Scalar*)f->attrs.attrs[i];
-    if (s->dtype != XLA_FFI_DataType_U8 && s->dtype != XLA_FFI_DataType_S8) break;
-    *v = *(const char*)s->value;
-    if (*v == 0 || strchr(allowed, *v) == NULL) {
-      return fail(c, "attribute %s is %d, want one of %s", name, (int)(unsigned char)*v, allowed);
-    }
-    return NULL;
+    if (f->attrs.types[i] != XLA_FFI_AttrType_SCALAR) return NULL;
+    const XLA_FFI_Scalar* s = (const XLA_FFI_Scalar*)f->attrs.attrs[i];
+    return s->dtype == dt || s->dtype == dt2 ? s : NULL;
   }
-  return fail(c, "no u8 attribute %s", name);
+  return NULL;
+}
+
+// char_attr reads the u8 attribute name (a LAPACK character flag) into *v, checking it is one
+// of allowed.
+static XLA_FFI_Error* char_attr(const call* c, const char* name, const char* allowed, char* v) {
+  const XLA_FFI_Scalar* s = scalar_attr(c, name, XLA_FFI_DataType_U8, XLA_FFI_DataType_S8);
+  if (s == NULL) return fail(c, "no u8 attribute %s", name);
+  *v = *(const char*)s->value;
+  if (*v == 0 || strchr(allowed, *v) == NULL) {
+    return fail(c, "attribute %s is %d, want one of %s", name, (int)(unsigned char)*v, allowed);
+  }
+  return NULL;
 }
 
 // int_attr reads the s32 attribute name into *v.
 static XLA_FFI_Error* int_attr(const call* c, const char* name, int* v) {
-  XLA_FFI_CallFrame* f = c->f;
-  for (int64_t i = 0; i < f->attrs.size; i++) {
-    XLA_FFI_ByteSpan* n = f->attrs.names[i];
-    if (n->len != strlen(name) || memcmp(n->ptr, name, n->len) != 0) continue;
-    if (f->attrs.types[i] != XLA_FFI_AttrType_SCALAR) break;
-    XLA_FFI_Scalar* s = (XLA_FFI_Scalar*)f->attrs.attrs[i];
-    if (s->dtype != XLA_FFI_DataType_S32) break;
-    *v = *(const int32_t*)s->value;
-    return NULL;
-  }
-  return fail(c, "no s32 attribute %s", name);
+  const XLA_FFI_Scalar* s = scalar_attr(c, name, XLA_FFI_DataType_S32, XLA_FFI_DataType_S32);
+  if (s == NULL) return fail(c, "no s32 attribute %s", name);
+  *v = *(const int32_t*)s->value;
+  return NULL;
+}
+
+// bool_attr reads the pred attribute name into *v.
+static XLA_FFI_Error* bool_attr(const call* c, const char* name, int* v) {
+  const XLA_FFI_Scalar* s = scalar_attr(c, name, XLA_FFI_DataType_PRED, XLA_FFI_DataType_PRED);
+  if (s == NULL) return fail(c, "no bool attribute %s", name);
+  *v = *(const uint8_t*)s->value != 0;
+  return NULL;
 }
 
 // copy_in copies the operand into the result when XLA did not alias them.
@@ -564,6 +592,104 @@ static XLA_FFI_Error* orgqr(XLA_FFI_CallFrame* f, int t) {
   return NULL;
 }
 
+// geqp3(x, jpvt) -> (x_out, jpvt_out, tau): QR factorization with column pivoting of each
+// m x n matrix, laid out as geqrf's; jpvt holds n 1-based column indices per matrix, a nonzero
+// one on entry fixing that column to the front, and on return the permutation.
+static XLA_FFI_Error* geqp3(XLA_FFI_CallFrame* f, int t) {
+  call c;
+  int done;
+  XLA_FFI_Error* err = begin(f, XM_GEQP3, t, &c, &done);
+  if (err != NULL || done) return err;
+  matrix x, out;
+  void *jpvt, *jpvt_out, *tau;
+  if ((err = as_matrix(&c, 0, 0, "operand x", xm_dtype[t], &x)) != NULL) return err;
+  if ((err = as_matrix(&c, 1, 0, "result x_out", xm_dtype[t], &out)) != NULL) return err;
+  if (!same_shape(&x, &out)) return fail(&c, "want x_out shaped as x");
+  int64_t k = MINI(x.rows, x.cols);
+  if ((err = as_batch(&c, 0, 1, "operand jpvt", XLA_FFI_DataType_S32, x.batch * x.cols, &jpvt)) != NULL) return err;
+  if ((err = as_batch(&c, 1, 1, "result jpvt_out", XLA_FFI_DataType_S32, x.batch * x.cols, &jpvt_out)) != NULL) {
+    return err;
+  }
+  if ((err = as_batch(&c, 1, 2, "result tau", xm_dtype[t], x.batch * k, &tau)) != NULL) return err;
+  copy_in(&x, &out, xm_size[t]);
+  if (jpvt != jpvt_out) memcpy(jpvt_out, jpvt, (size_t)(x.batch * x.cols) * sizeof(int32_t));
+  int m = (int)x.rows, n = (int)x.cols, lda = MAXI(m, 1), info = 0;
+  if (m == 0 || n == 0) return NULL;
+  void* fn = lib.fn[XM_GEQP3][t];
+  void* rwork = workspace(XM_COMPLEX(t) ? 2 * x.cols : 1, xm_size[t] / (XM_COMPLEX(t) ? 2 : 1));
+  if (rwork == NULL) return out_of_memory(&c, 2 * x.cols);
+  double q[2] = {0, 0};
+  int lwork = -1;
+  if (XM_COMPLEX(t)) {
+    ((cgeqp3_fn*)fn)(&m, &n, NULL, &lda, NULL, NULL, q, &lwork, NULL, &info);
+  } else {
+    ((geqp3_fn*)fn)(&m, &n, NULL, &lda, NULL, NULL, q, &lwork, &info);
+  }
+  void* work;
+  if ((err = query_work(&c, q, &lwork, &work)) != NULL) {
+    free(rwork);
+    return err;
+  }
+  size_t step = (size_t)m * (size_t)n * xm_size[t];
+  for (int64_t b = 0; b < x.batch; b++) {
+    char* a = (char*)out.buf->data + (size_t)b * step;
+    int* p = (int*)jpvt_out + b * n;
+    char* tb = (char*)tau + (size_t)(b * k) * xm_size[t];
+    if (XM_COMPLEX(t)) {
+      ((cgeqp3_fn*)fn)(&m, &n, a, &lda, p, tb, work, &lwork, rwork, &info);
+    } else {
+      ((geqp3_fn*)fn)(&m, &n, a, &lda, p, tb, work, &lwork, &info);
+    }
+  }
+  free(work);
+  free(rwork);
+  return NULL;
+}
+
+// ormqr / unmqr(a, tau, c) -> c_out, attributes left and transpose: c_out is Q c, Q^H c
+// (left), c Q or c Q^H, matrix by matrix, where Q is the product of the k = tau's last
+// dimension reflectors geqrf left in a (its rows those of c if left, c's columns if not).
+static XLA_FFI_Error* ormqr(XLA_FFI_CallFrame* f, int t) {
+  call c;
+  int done;
+  XLA_FFI_Error* err = begin(f, XM_ORMQR, t, &c, &done);
+  if (err != NULL || done) return err;
+  matrix a, cm, out;
+  int left, transpose;
+  if ((err = as_matrix(&c, 0, 0, "operand a", xm_dtype[t], &a)) != NULL) return err;
+  if ((err = as_matrix(&c, 0, 2, "operand c", xm_dtype[t], &cm)) != NULL) return err;
+  if ((err = as_matrix(&c, 1, 0, "result c_out", xm_dtype[t], &out)) != NULL) return err;
+  if ((err = bool_attr(&c, "left", &left)) != NULL) return err;
+  if ((err = bool_attr(&c, "transpose", &transpose)) != NULL) return err;
+  XLA_FFI_Buffer* tb = buffer(f, 0, 1);
+  if (tb == NULL || tb->rank < 1) return fail(&c, "operand tau is missing or not a batch of vectors");
+  int64_t k = tb->dims[tb->rank - 1], order = left ? cm.rows : cm.cols;
+  if (!same_shape(&cm, &out) || a.batch != cm.batch || a.rows != order || k > a.cols || k > order) {
+    return fail(&c, "want c_out shaped as c and, as many of each, a of %lld rows with k <= its columns and rows, "
+                "k = %lld", (long long)order, (long long)k);
+  }
+  void* tau;
+  if ((err = as_batch(&c, 0, 1, "operand tau", xm_dtype[t], a.batch * k, &tau)) != NULL) return err;
+  copy_in(&cm, &out, xm_size[t]);
+  char side = left ? 'L' : 'R', trans = !transpose ? 'N' : XM_COMPLEX(t) ? 'C' : 'T';
+  int m = (int)cm.rows, n = (int)cm.cols, kk = (int)k, lda = MAXI((int)order, 1), ldc = MAXI(m, 1), info = 0;
+  if (m == 0 || n == 0) return NULL;
+  ormqr_fn* fn = (ormqr_fn*)lib.fn[XM_ORMQR][t];
+  double q[2] = {0, 0};
+  int lwork = -1;
+  fn(&side, &trans, &m, &n, &kk, NULL, &lda, NULL, NULL, &ldc, q, &lwork, &info, 1, 1);
+  void* work;
+  if ((err = query_work(&c, q, &lwork, &work)) != NULL) return err;
+  size_t astep = (size_t)(a.rows * a.cols) * xm_size[t], cstep = (size_t)m * (size_t)n * xm_size[t];
+  for (int64_t b = 0; b < cm.batch; b++) {
+    fn(&side, &trans, &m, &n, &kk, (const char*)a.buf->data + (size_t)b * astep, &lda,
+       (const char*)tau + (size_t)(b * k) * xm_size[t], (char*)out.buf->data + (size_t)b * cstep, &ldc, work, &lwork,
+       &info, 1, 1);
+  }
+  free(work);
+  return NULL;
+}
+
 // syevd / heevd(x) -> (x_out, w, info), attributes uplo and mode (V: eigenvectors too, N:
 // eigenvalues only): the eigenvalues of each symmetric (Hermitian) matrix, read from its uplo
 // triangle, ascending in w (real), the eigenvectors as x_out's columns.
@@ -625,13 +751,30 @@ static XLA_FFI_Error* syevd(XLA_FFI_CallFrame* f, int t) {
   return NULL;
 }
 
-// gesdd(x) -> (x_out, s, u, vt, info), attribute mode (A: full u and vt, S: their first
-// min(m, n) columns and rows, N: singular values only): the SVD of each m x n matrix by divide
-// and conquer, singular values descending in s (real). x_out is LAPACK's scratch.
-static XLA_FFI_Error* gesdd(XLA_FFI_CallFrame* f, int t) {
+// lapack_svd calls routine r (XM_GESDD or XM_GESVD) on type t with LAPACK's arguments; a NULL a
+// makes it a workspace query. gesvd is given mode as both its jobu and jobvt, as jaxlib does.
+static void lapack_svd(int r, int t, char mode, int m, int n, void* a, int lda, void* s, void* u, int ldu, void* vt,
+                       int ldvt, void* work, int lwork, void* rwork, int* iwork, int* info) {
+  void* fn = lib.fn[r][t];
+  if (r == XM_GESDD && XM_COMPLEX(t)) {
+    ((cgesdd_fn*)fn)(&mode, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, rwork, iwork, info, 1);
+  } else if (r == XM_GESDD) {
+    ((gesdd_fn*)fn)(&mode, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, info, 1);
+  } else if (XM_COMPLEX(t)) {
+    ((cgesvd_fn*)fn)(&mode, &mode, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, rwork, info, 1, 1);
+  } else {
+    ((gesvd_fn*)fn)(&mode, &mode, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, info, 1, 1);
+  }
+}
+
+// gesdd and gesvd(x) -> (x_out, s, u, vt, info), attribute mode (A: full u and vt, S: their
+// first min(m, n) columns and rows, N: singular values only): the SVD of each m x n matrix, by
+// divide and conquer (gesdd) or by QR iteration (gesvd), singular values descending in s (real).
+// x_out is LAPACK's scratch.
+static XLA_FFI_Error* svd(XLA_FFI_CallFrame* f, int r, int t) {
   call c;
   int done;
-  XLA_FFI_Error* err = begin(f, XM_GESDD, t, &c, &done);
+  XLA_FFI_Error* err = begin(f, r, t, &c, &done);
   if (err != NULL || done) return err;
   matrix x, out;
   void *s, *info;
@@ -663,14 +806,17 @@ static XLA_FFI_Error* gesdd(XLA_FFI_CallFrame* f, int t) {
   copy_in(&x, &out, xm_size[t]);
   int m = (int)m64, n = (int)n64, lda = MAXI(m, 1), ldu = MAXI(m, 1), ldvt = MAXI((int)vrows, 1), qinfo = 0;
   if (mode != 'N') ldvt = MAXI(mode == 'A' ? n : (int)k64, 1);
-  int64_t liwork = 8 * k64;
+  // The workspaces jaxlib gives each routine: gesdd's integer one, and for complex types a real
+  // one of the size LAPACK documents.
+  int64_t liwork = r == XM_GESDD ? 8 * k64 : 0;
   int64_t lrwork = 0;
-  if (XM_COMPLEX(t)) {
+  if (XM_COMPLEX(t) && r == XM_GESVD) {
+    lrwork = 5 * k64;
+  } else if (XM_COMPLEX(t)) {
     lrwork = mode == 'N' ? 7 * k64 : MAXI(5 * k64 * k64 + 5 * k64, 2 * mx64 * k64 + 2 * k64 * k64 + k64);
   }
   if ((err = too_big(&c, "iwork", liwork)) != NULL || (err = too_big(&c, "rwork", lrwork)) != NULL) return err;
   double q[2] = {0, 0};
-  int lwork = -1;
   int* iwork = workspace(liwork, sizeof(int));
   void* rwork = workspace(lrwork, xm_size[t] / (XM_COMPLEX(t) ? 2 : 1));
   if (iwork == NULL || rwork == NULL) {
@@ -678,15 +824,8 @@ static XLA_FFI_Error* gesdd(XLA_FFI_CallFrame* f, int t) {
     free(rwork);
     return out_of_memory(&c, liwork + lrwork);
   }
-  if (m > 0 && n > 0) {
-    if (XM_COMPLEX(t)) {
-      ((cgesdd_fn*)lib.fn[XM_GESDD][t])(&mode, &m, &n, NULL, &lda, NULL, NULL, &ldu, NULL, &ldvt, q, &lwork, rwork,
-                                         iwork, &qinfo, 1);
-    } else {
-      ((gesdd_fn*)lib.fn[XM_GESDD][t])(&mode, &m, &n, NULL, &lda, NULL, NULL, &ldu, NULL, &ldvt, q, &lwork, iwork,
-                                        &qinfo, 1);
-    }
-  }
+  if (m > 0 && n > 0) lapack_svd(r, t, mode, m, n, NULL, lda, NULL, NULL, ldu, NULL, ldvt, q, -1, rwork, iwork, &qinfo);
+  int lwork;
   void* work;
   if ((err = query_work(&c, q, &lwork, &work)) != NULL) {
     free(iwork);
@@ -698,22 +837,18 @@ static XLA_FFI_Error* gesdd(XLA_FFI_CallFrame* f, int t) {
     int* inf = (int*)info + b;
     *inf = 0;
     if (m == 0 || n == 0) continue;
-    char* a = (char*)out.buf->data + (size_t)(b * m64 * n64) * xm_size[t];
-    char* sb = (char*)s + (size_t)(b * k64) * rsize;
-    char* ub2 = (char*)u + (size_t)(b * urows * ucols) * xm_size[t];
-    char* vb2 = (char*)vt + (size_t)(b * vrows * vcols) * xm_size[t];
-    if (XM_COMPLEX(t)) {
-      ((cgesdd_fn*)lib.fn[XM_GESDD][t])(&mode, &m, &n, a, &lda, sb, ub2, &ldu, vb2, &ldvt, work, &lwork, rwork, iwork,
-                                         inf, 1);
-    } else {
-      ((gesdd_fn*)lib.fn[XM_GESDD][t])(&mode, &m, &n, a, &lda, sb, ub2, &ldu, vb2, &ldvt, work, &lwork, iwork, inf, 1);
-    }
+    lapack_svd(r, t, mode, m, n, (char*)out.buf->data + (size_t)(b * m64 * n64) * xm_size[t], lda,
+               (char*)s + (size_t)(b * k64) * rsize, (char*)u + (size_t)(b * urows * ucols) * xm_size[t], ldu,
+               (char*)vt + (size_t)(b * vrows * vcols) * xm_size[t], ldvt, work, lwork, rwork, iwork, inf);
   }
   free(work);
   free(iwork);
   free(rwork);
   return NULL;
 }
+
+static XLA_FFI_Error* gesdd(XLA_FFI_CallFrame* f, int t) { return svd(f, XM_GESDD, t); }
+static XLA_FFI_Error* gesvd(XLA_FFI_CallFrame* f, int t) { return svd(f, XM_GESVD, t); }
 
 // gtsv(dl, d, du, b) -> (dl_out, d_out, du_out, b_out, info): solves each tridiagonal system
 // with n x nrhs right-hand sides b; dl, d and du are the sub-, main and super-diagonals as n
@@ -749,6 +884,160 @@ static XLA_FFI_Error* gtsv(XLA_FFI_CallFrame* f, int t) {
                                     (char*)outd[2] + (size_t)k * dstep, (char*)bout.buf->data + (size_t)k * bstep,
                                     &ldb, inf);
   }
+  return NULL;
+}
+
+// ---- tridiagonal_solve_perturbed: jaxlib's own kernel, no LAPACK routine ----
+//
+// Solves T x = b for a tridiagonal T by Gaussian elimination with partial pivoting, as LAPACK's
+// xLAGTF and xLAGTS do, perturbing a pivot that is too small to divide by (T numerically
+// singular, as in inverse iteration) instead of failing. XM_PERTURBED(name, T, R, ABS, RE)
+// defines name for element type T with real type R, ABS its magnitude and RE its real part.
+#define XM_PERTURBED(name, T, R, ABS, RE, MIN, MAX, EPS)                                              \
+  /* name_pivot perturbs *p (or scales it and row, k values) until neither row / p nor 1 / p      \
+     overflows; perturb is the step, eps times the largest entry of U. */                          \
+  static void name##_pivot(R perturb, T* p, T* row, int k) {                                      \
+    const R one = 1, tiny = MIN, small = one / MAX;                                                \
+    const R safemin = small < tiny ? tiny : small * (one + EPS), bignum = one / safemin;           \
+    R mag = ABS(*p);                                                                               \
+    if (mag >= one) return;                                                                        \
+    perturb = copysign(fmax(fabs(perturb), safemin), RE(*p));                                      \
+    R largest = 0;                                                                                 \
+    for (int j = 0; j < k; j++) largest = fmax(largest, ABS(row[j]));                              \
+    for (int stop = 0; mag < one && !stop; mag = ABS(*p)) {                                        \
+      if (mag < safemin && mag != 0 && largest * safemin <= mag) {                                 \
+        *p *= bignum;                                                                              \
+        for (int j = 0; j < k; j++) row[j] *= bignum;                                              \
+        stop = 1;                                                                                  \
+      } else if (mag < safemin || largest > mag * bignum) {                                        \
+        *p += perturb;                                                                             \
+        perturb *= 2;                                                                              \
+      } else {                                                                                     \
+        stop = 1;                                                                                  \
+      }                                                                                            \
+    }                                                                                              \
+  }                                                                                                \
+  /* name solves one n x k system in place: x holds b on entry (column-major, n rows), the       \
+     solution on return; u is 3n scratch (U's diagonal and two superdiagonals), row k. */         \
+  static void name(int n, int k, const T* dl, const T* d, const T* du, T* x, T* u, T* row) {        \
+    T *u0 = u, *u1 = u + n, *u2 = u + 2 * (size_t)n;                                               \
+    if (n == 0) return;                                                                            \
+    for (int i = 0; i < n; i++) u0[i] = u1[i] = u2[i] = 0;                                         \
+    u0[0] = d[0];                                                                                  \
+    u1[0] = n > 1 ? du[0] : 0;                                                                     \
+    R umax = fmax(ABS(u0[0]), ABS(u1[0])), scale1 = ABS(u0[0]) + ABS(u1[0]);                       \
+    for (int i = 0; i + 1 < n; i++) {                                                              \
+      /* Eliminate dl[i+1] from row i+1, swapping rows i and i+1 when it is the larger pivot. */  \
+      u0[i + 1] = d[i + 1];                                                                        \
+      R scale2 = ABS(dl[i + 1]) + ABS(u0[i + 1]) + (i + 2 < n ? ABS(du[i + 1]) : 0);               \
+      if (dl[i + 1] == 0) {                                                                        \
+        scale1 = scale2;                                                                           \
+        u1[i + 1] = du[i + 1];                                                                     \
+      } else if (ABS(dl[i + 1]) / scale2 <= (u0[i] == 0 ? 0 : ABS(u0[i]) / scale1)) {              \
+        T factor = dl[i + 1] / u0[i];                                                              \
+        scale1 = scale2;                                                                           \
+        u0[i + 1] -= factor * u1[i];                                                               \
+        u1[i + 1] = du[i + 1];                                                                     \
+        for (int j = 0; j < k; j++) x[i + 1 + (size_t)j * n] -= factor * x[i + (size_t)j * n];     \
+      } else {                                                                                     \
+        T factor = u0[i] / dl[i + 1], above = u1[i];                                               \
+        u0[i] = dl[i + 1];                                                                         \
+        u0[i + 1] = above - factor * d[i + 1];                                                     \
+        u1[i] = d[i + 1];                                                                          \
+        if (i + 2 < n) {                                                                           \
+          u2[i] = du[i + 1];                                                                       \
+          u1[i + 1] = -factor * du[i + 1];                                                         \
+        }                                                                                          \
+        for (int j = 0; j < k; j++) {                                                              \
+          T* xi = x + i + (size_t)j * n;                                                           \
+          T below = xi[1];                                                                         \
+          xi[1] = xi[0] - factor * below;                                                          \
+          xi[0] = below;                                                                           \
+        }                                                                                          \
+        scale1 = ABS(u0[i + 1]) + ABS(u1[i + 1]);                                                  \
+      }                                                                                            \
+      if (i + 2 < n) umax = fmax(umax, fmax(ABS(u0[i]), fmax(ABS(u1[i]), ABS(u2[i]))));            \
+    }                                                                                              \
+    umax = fmax(umax, ABS(u0[n - 1]));                                                             \
+    const R perturb = EPS * umax;                                                                  \
+    /* Back substitution through U, a pivot at a time. */                                          \
+    for (int i = n - 1; i >= 0; i--) {                                                             \
+      for (int j = 0; j < k; j++) {                                                                \
+        T v = x[i + (size_t)j * n];                                                                \
+        if (i + 1 < n) v -= u1[i] * x[i + 1 + (size_t)j * n];                                      \
+        if (i + 2 < n) v -= u2[i] * x[i + 2 + (size_t)j * n];                                      \
+        row[j] = v;                                                                                \
+      }                                                                                            \
+      T p = u0[i];                                                                                 \
+      name##_pivot(n == 1 ? EPS * ABS(p) : perturb, &p, row, k);                                   \
+      T inv = (T)1 / p;                                                                            \
+      for (int j = 0; j < k; j++) x[i + (size_t)j * n] = row[j] * inv;                             \
+    }                                                                                              \
+  }
+
+#define XM_ID(v) (v)
+XM_PERTURBED(perturbed_s, float, float, fabsf, XM_ID, FLT_MIN, FLT_MAX, FLT_EPSILON)
+XM_PERTURBED(perturbed_d, double, double, fabs, XM_ID, DBL_MIN, DBL_MAX, DBL_EPSILON)
+XM_PERTURBED(perturbed_c, float complex, float, cabsf, crealf, FLT_MIN, FLT_MAX, FLT_EPSILON)
+XM_PERTURBED(perturbed_z, double complex, double, cabs, creal, DBL_MIN, DBL_MAX, DBL_EPSILON)
+#undef XM_ID
+#undef XM_PERTURBED
+
+// tridiagonal_solve_perturbed(dl, d, du, b) -> x: one target for every element type (the
+// operands' own), b of n x nrhs matrices and dl, d, du of n values each per matrix.
+static XLA_FFI_Error* perturbed(XLA_FFI_CallFrame* f) {
+  if (answer_metadata(f) || f->stage != XLA_FFI_ExecutionStage_EXECUTE) return NULL;
+  call c = {.f = f, .target = "tridiagonal_solve_perturbed_ffi"};
+  XLA_FFI_Buffer* bb = buffer(f, 0, 3);
+  if (bb == NULL) return fail(&c, "operand b is missing or not a buffer");
+  c.t = -1;
+  for (int t = 0; t < XM_NTYPES; t++) {
+    if (bb->dtype == xm_dtype[t]) c.t = t;
+  }
+  if (c.t < 0) return fail(&c, "operand b has element type %d, want F32, F64, C64 or C128", (int)bb->dtype);
+  int t = c.t;
+  matrix b, x;
+  XLA_FFI_Error* err;
+  if ((err = as_matrix(&c, 0, 3, "operand b", xm_dtype[t], &b)) != NULL) return err;
+  if ((err = as_matrix(&c, 1, 0, "result x", xm_dtype[t], &x)) != NULL) return err;
+  if (!same_shape(&b, &x)) return fail(&c, "want x shaped as b");
+  static const char* const names[3] = {"operand dl", "operand d", "operand du"};
+  void* diag[3];
+  for (int i = 0; i < 3; i++) {
+    if ((err = as_batch(&c, 0, i, names[i], xm_dtype[t], b.batch * b.rows, &diag[i])) != NULL) return err;
+  }
+  copy_in(&b, &x, xm_size[t]);
+  int n = (int)b.rows, k = (int)b.cols;
+  void* u = workspace(3 * (int64_t)n, xm_size[t]);
+  void* row = workspace(k, xm_size[t]);
+  if (u == NULL || row == NULL) {
+    free(u);
+    free(row);
+    return out_of_memory(&c, 3 * (int64_t)n + k);
+  }
+  size_t es = xm_size[t], dstep = (size_t)n * es, xstep = (size_t)n * (size_t)k * es;
+  for (int64_t i = 0; i < b.batch; i++) {
+    const char *dl = (const char*)diag[0] + (size_t)i * dstep, *d = (const char*)diag[1] + (size_t)i * dstep;
+    const char* du = (const char*)diag[2] + (size_t)i * dstep;
+    char* xb = (char*)x.buf->data + (size_t)i * xstep;
+    switch (t) {
+      case XM_S:
+        perturbed_s(n, k, (const float*)dl, (const float*)d, (const float*)du, (float*)xb, u, row);
+        break;
+      case XM_D:
+        perturbed_d(n, k, (const double*)dl, (const double*)d, (const double*)du, (double*)xb, u, row);
+        break;
+      case XM_C:
+        perturbed_c(n, k, (const float complex*)dl, (const float complex*)d, (const float complex*)du,
+                    (float complex*)xb, u, row);
+        break;
+      default:
+        perturbed_z(n, k, (const double complex*)dl, (const double complex*)d, (const double complex*)du,
+                    (double complex*)xb, u, row);
+    }
+  }
+  free(u);
+  free(row);
   return NULL;
 }
 
@@ -833,8 +1122,8 @@ static XLA_FFI_Error* sytrd(XLA_FFI_CallFrame* f, int t) {
   return NULL;
 }
 
-// finite reports whether the n values of type t at a (complex: both parts) are all finite.
-static int finite(const void* a, int64_t n, int t) {
+// all_finite reports whether the n values of type t at a (complex: both parts) are all finite.
+static int all_finite(const void* a, int64_t n, int t) {
   int64_t parts = n * (XM_COMPLEX(t) ? 2 : 1);
   for (int64_t i = 0; i < parts; i++) {
     double v = (t == XM_S || t == XM_C) ? (double)((const float*)a)[i] : ((const double*)a)[i];
@@ -935,7 +1224,7 @@ static XLA_FFI_Error* geev(XLA_FFI_CallFrame* f, int t) {
     *inf = 0;
     if (n == 0) continue;
     memcpy(a, (const char*)x.buf->data + (size_t)(b * nn) * es, (size_t)nn * es);
-    if (!finite(a, nn, t)) {
+    if (!all_finite(a, nn, t)) {
       *inf = -4;
       continue;
     }
@@ -1036,8 +1325,8 @@ static XLA_FFI_Error* gees(XLA_FFI_CallFrame* f, int t) {
 // ---- The targets and their registration ----
 
 typedef XLA_FFI_Error* kernel_fn(XLA_FFI_CallFrame* f, int t);
-static kernel_fn* const kernels[XM_NROUTINES] = {potrf, trsm,  getrf, geqrf, orgqr, syevd,
-                                                  gesdd, gtsv, gehrd, sytrd, geev,  gees};
+static kernel_fn* const kernels[XM_NROUTINES] = {potrf, trsm, getrf, geqrf, orgqr, syevd, gesdd, gtsv,
+                                                  gehrd, sytrd, geev, gees,  gesvd, geqp3, ormqr};
 
 // The handlers XLA calls: one per routine and type.
 #define XM_HANDLERS(r)                                                                         \
@@ -1057,27 +1346,35 @@ XM_HANDLERS(GEHRD)
 XM_HANDLERS(SYTRD)
 XM_HANDLERS(GEEV)
 XM_HANDLERS(GEES)
+XM_HANDLERS(GESVD)
+XM_HANDLERS(GEQP3)
+XM_HANDLERS(ORMQR)
 #undef XM_HANDLERS
 
 #define XM_ROW(r) {r##_s, r##_d, r##_c, r##_z}
 static XLA_FFI_Handler* const handlers[XM_NROUTINES][XM_NTYPES] = {
     XM_ROW(POTRF), XM_ROW(TRSM),  XM_ROW(GETRF), XM_ROW(GEQRF), XM_ROW(ORGQR), XM_ROW(SYEVD),
     XM_ROW(GESDD), XM_ROW(GTSV),  XM_ROW(GEHRD), XM_ROW(SYTRD), XM_ROW(GEEV),  XM_ROW(GEES),
+    XM_ROW(GESVD), XM_ROW(GEQP3), XM_ROW(ORMQR),
 };
 #undef XM_ROW
 
-int xm_lapack_target_count(void) { return XM_NROUTINES * XM_NTYPES; }
+// Target i < XM_LAPACK_TARGETS is routine i / XM_NTYPES on type i % XM_NTYPES; the last,
+// tridiagonal_solve_perturbed_ffi, calls no LAPACK routine.
+#define XM_LAPACK_TARGETS (XM_NROUTINES * XM_NTYPES)
 
-// Target i is routine i / XM_NTYPES on type i % XM_NTYPES.
-static char target_names[XM_NROUTINES * XM_NTYPES][32];
+int xm_lapack_target_count(void) { return XM_LAPACK_TARGETS + 1; }
+
+static char target_names[XM_LAPACK_TARGETS + 1][32];
 static pthread_once_t target_names_once = PTHREAD_ONCE_INIT;
 
 static void name_targets(void) {
-  for (int i = 0; i < XM_NROUTINES * XM_NTYPES; i++) {
+  for (int i = 0; i < XM_LAPACK_TARGETS; i++) {
     char routine[16];
     routine_name(routine, sizeof routine, i / XM_NTYPES, i % XM_NTYPES);
     snprintf(target_names[i], sizeof target_names[i], "lapack_%s_ffi", routine);
   }
+  snprintf(target_names[XM_LAPACK_TARGETS], sizeof target_names[0], "tridiagonal_solve_perturbed_ffi");
 }
 
 const char* xm_lapack_target(int i) {
@@ -1086,6 +1383,7 @@ const char* xm_lapack_target(int i) {
 }
 
 int xm_lapack_target_ready(int i) {
+  if (i == XM_LAPACK_TARGETS) return 1;
   pthread_mutex_lock(&lib.mu);
   int ok = lib.fn[i / XM_NTYPES][i % XM_NTYPES] != NULL;
   pthread_mutex_unlock(&lib.mu);
@@ -1117,7 +1415,7 @@ char* xm_lapack_register(const PJRT_Api* api, int i) {
   const char* name = xm_lapack_target(i);
   a.target_name = name;
   a.target_name_size = strlen(name);
-  a.handler = (void*)handlers[i / XM_NTYPES][i % XM_NTYPES];
+  a.handler = i == XM_LAPACK_TARGETS ? (void*)perturbed : (void*)handlers[i / XM_NTYPES][i % XM_NTYPES];
   a.platform_name = "cpu";
   a.platform_name_size = 3;
   PJRT_Error* err = x->register_handler(&a);

@@ -6,7 +6,7 @@ package pjrt
 
 /*
 #cgo CFLAGS: -I${SRCDIR}/../cc -I${SRCDIR}/../cc/include -std=c11 -D_GNU_SOURCE
-#cgo LDFLAGS: -ldl
+#cgo LDFLAGS: -ldl -lm
 #include <stdlib.h>
 #include "xlamesh_pjrt.h"
 */

@@ -67,8 +67,8 @@ func runLAPACK(t *testing.T, c *pjrt.Client, text string, args ...[]float64) ([]
 	return got, nil
 }
 
-// TestLAPACKCholeskyCPUOnly checks that a CPU client serves the 48 lapack_*_ffi targets of the
-// twelve routines xlamesh has, then runs lapack_dpotrf_ffi, over the LAPACK that `make setup`
+// TestLAPACKCholeskyCPUOnly checks that a CPU client serves the 61 targets jaxlib 0.12 registers
+// (the 60 lapack_*_ffi of fifteen routines and tridiagonal_solve_perturbed_ffi), then runs lapack_dpotrf_ffi, over the LAPACK that `make setup`
 // installs, on a batch: a matrix whose factor has small integer entries (so LAPACK
 // computes it exactly) and one that is not positive definite (info 2). The factor replaces the
 // uplo triangle; the other triangle keeps the operand's values, as jaxlib's kernel leaves it.
@@ -85,13 +85,16 @@ func TestLAPACKCholeskyCPUOnly(t *testing.T) {
 	if want := plugins.LAPACK.Path(lib); st.Library != want && os.Getenv(pjrt.EnvLAPACK) == "" {
 		t.Errorf("library %s, want %s", st.Library, want)
 	}
-	for _, routine := range []string{"potrf", "trsm", "getrf", "geqrf", "orgqr", "ungqr", "syevd", "heevd", "gesdd", "gtsv",
-		"gehrd", "sytrd", "hetrd", "geev", "gees"} {
+	if !slices.Contains(st.Targets, "tridiagonal_solve_perturbed_ffi") || len(st.Targets) != 61 {
+		t.Errorf("%d targets served, want 61 with tridiagonal_solve_perturbed_ffi: %v", len(st.Targets), st.Targets)
+	}
+	for _, routine := range []string{"potrf", "trsm", "getrf", "geqrf", "geqp3", "orgqr", "ungqr", "ormqr", "unmqr", "syevd",
+		"heevd", "gesdd", "gesvd", "gtsv", "gehrd", "sytrd", "hetrd", "geev", "gees"} {
 		types := "sdcz"
 		switch routine {
-		case "orgqr", "syevd", "sytrd":
+		case "orgqr", "ormqr", "syevd", "sytrd":
 			types = "sd"
-		case "ungqr", "heevd", "hetrd":
+		case "ungqr", "unmqr", "heevd", "hetrd":
 			types = "cz"
 		}
 		for _, p := range types {
@@ -274,13 +277,14 @@ func lapackChild(t *testing.T, mode string) {
 	}
 }
 
-// TestLAPACKUnservedCPUOnly: a kernel of jaxlib that xlamesh does not serve yet is refused at
-// compile with ErrCompile, naming it and the kernels that are served.
+// TestLAPACKUnservedCPUOnly: a lapack_ kernel xlamesh does not serve (xlamesh serves every one
+// jaxlib 0.12 registers; this one stands for a kernel a later jaxlib adds) is refused at compile
+// with ErrCompile, naming it and the kernels that are served.
 func TestLAPACKUnservedCPUOnly(t *testing.T) {
 	c := pjrttest.Client(t)
-	const text = `module @geqp3 {
+	const text = `module @later {
   func.func public @main(%a: tensor<3x3xf32>, %p: tensor<3xi32>) -> (tensor<3x3xf32>, tensor<3xi32>, tensor<3xf32>) {
-    %0:3 = stablehlo.custom_call @lapack_sgeqp3_ffi(%a, %p) {mhlo.backend_config = {},
+    %0:3 = stablehlo.custom_call @lapack_sgeqp4_ffi(%a, %p) {mhlo.backend_config = {},
       operand_layouts = [dense<[0, 1]> : tensor<2xindex>, dense<0> : tensor<1xindex>],
       result_layouts = [dense<[0, 1]> : tensor<2xindex>, dense<0> : tensor<1xindex>, dense<0> : tensor<1xindex>]}
       : (tensor<3x3xf32>, tensor<3xi32>) -> (tensor<3x3xf32>, tensor<3xi32>, tensor<3xf32>)
@@ -291,7 +295,7 @@ func TestLAPACKUnservedCPUOnly(t *testing.T) {
 	if !errors.Is(err, pjrt.ErrCompile) {
 		t.Fatalf("compile: %v, want ErrCompile", err)
 	}
-	for _, want := range []string{"lapack_sgeqp3_ffi is a LAPACK kernel of jaxlib", "xlamesh serves lapack_spotrf_ffi", "not this one yet"} {
+	for _, want := range []string{"lapack_sgeqp4_ffi is a LAPACK kernel of jaxlib", "xlamesh serves lapack_spotrf_ffi", "not this one yet"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("compile error %q does not say %q", err, want)
 		}
