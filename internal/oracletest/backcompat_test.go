@@ -98,68 +98,18 @@ func TestBackCompatRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// call puts the inputs replicated on a mesh, calls fn and compares its outputs
-			// with JAX's; err is the call's error.
+			// call runs fn on a mesh and compares its outputs with JAX's; err is the call's error.
 			call := func(fn *jit.Function, on mesh.Mesh) (diffs []string, err error) {
-				var values []hostValue // the outputs, for a property check
+				// Eigenvectors and Schur vectors are not unique: checked as JAX's own back-compat
+				// test checks them, not value by value.
 				property := propertyCheck(a.Name)
-				args := make([]*jit.Array, len(a.Inputs))
-				defer func() {
-					for _, x := range args {
-						if x != nil {
-							x.Close()
-						}
-					}
-				}()
-				for i, in := range a.Inputs {
-					dt, data, err := encodeArray(in)
-					if err != nil {
-						t.Fatalf("input %d: %v", i, err)
-					}
-					s, err := mesh.NewNamedSharding(on, mesh.P())
-					if err != nil {
-						t.Fatal(err)
-					}
-					if args[i], err = jit.PutBytes(c, dt, in.Shape, data, s); err != nil {
-						t.Fatalf("input %d: %v", i, err)
-					}
-				}
-				outs, err := fn.Call(c, args...)
-				if err != nil {
-					return []string{"call: " + err.Error()}, err
-				}
-				defer func() {
-					for _, o := range outs {
-						o.Close()
-					}
-				}()
-				if len(outs) != len(a.Outputs) {
-					diffs = append(diffs, fmt.Sprintf("JAX returns %d outputs, xlamesh %d", len(a.Outputs), len(outs)))
-				}
-				for i := range min(len(outs), len(a.Outputs)) {
-					got, err := outs[i].ToHostBytes()
-					if err != nil {
-						diffs = append(diffs, fmt.Sprintf("output %d: %v", i, err))
-						continue
-					}
-					d, _ := compareProgramOutput(a.Outputs[i], outs[i].DType(), outs[i].Shape(), got)
-					if rtol, atol, ok := lapackTolerance(outs[i].DType()); lapack && ok {
-						// LAPACK builds differ in the last bits: JAX's own test allows it.
-						d = compareClose(a.Outputs[i], outs[i].DType(), outs[i].Shape(), got, rtol, atol)
-					}
-					values = append(values, hostValue{outs[i].DType(), got})
-					if d != "" && property == nil {
-						diffs = append(diffs, fmt.Sprintf("output %d: %s", i, d))
-					}
-				}
+				diffs, values, err := callAndCompare(t, c, fn, on, a.Inputs, a.Outputs, lapack, property == nil)
 				if property != nil && len(values) == len(a.Outputs) {
-					// Eigenvectors and Schur vectors are not unique: checked as JAX's own
-					// back-compat test checks them.
 					if d := property(a, values); d != "" {
 						diffs = append(diffs, d)
 					}
 				}
-				return diffs, nil
+				return diffs, err
 			}
 			fn, err := jit.FromBytecode(name, code, jit.NumPartitions(n), jit.Reshard(), jit.WithMesh(m))
 			if err != nil {
@@ -236,6 +186,66 @@ func TestBackCompatRun(t *testing.T) {
 	if ran[0] < min(1, eligible[0]) || ran[1] < min(1, eligible[1]) || ran[6] < min(2, eligible[6]) || eligible[0] == 0 {
 		t.Errorf("ran %v by bytecode version; want modules of versions 0, 1 and 6 (those this host and plugin can run: %v)", ran, eligible)
 	}
+}
+
+// callAndCompare puts inputs replicated on a mesh, calls fn and, with byValue, compares its
+// outputs with JAX's (outputs): exactly, float32 within the programs' tolerance, or, for a module
+// that calls LAPACK kernels, floats within the tolerance of JAX's own tests of them
+// (lapackTolerance). It returns the differences, the outputs read back (for a check of their
+// properties instead), and the call's error.
+func callAndCompare(t *testing.T, c *pjrt.Client, fn *jit.Function, on mesh.Mesh, inputs, outputs []arrayJSON,
+	lapack, byValue bool) (diffs []string, values []hostValue, err error) {
+	t.Helper()
+	args := make([]*jit.Array, len(inputs))
+	defer func() {
+		for _, x := range args {
+			if x != nil {
+				x.Close()
+			}
+		}
+	}()
+	for i, in := range inputs {
+		dt, data, err := encodeArray(in)
+		if err != nil {
+			t.Fatalf("input %d: %v", i, err)
+		}
+		s, err := mesh.NewNamedSharding(on, mesh.P())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if args[i], err = jit.PutBytes(c, dt, in.Shape, data, s); err != nil {
+			t.Fatalf("input %d: %v", i, err)
+		}
+	}
+	outs, err := fn.Call(c, args...)
+	if err != nil {
+		return []string{"call: " + err.Error()}, nil, err
+	}
+	defer func() {
+		for _, o := range outs {
+			o.Close()
+		}
+	}()
+	if len(outs) != len(outputs) {
+		diffs = append(diffs, fmt.Sprintf("JAX returns %d outputs, xlamesh %d", len(outputs), len(outs)))
+	}
+	for i := range min(len(outs), len(outputs)) {
+		got, err := outs[i].ToHostBytes()
+		if err != nil {
+			diffs = append(diffs, fmt.Sprintf("output %d: %v", i, err))
+			continue
+		}
+		d, _ := compareProgramOutput(outputs[i], outs[i].DType(), outs[i].Shape(), got)
+		if rtol, atol, ok := lapackTolerance(outs[i].DType()); lapack && ok {
+			// LAPACK builds differ in the last bits: JAX's own test allows it.
+			d = compareClose(outputs[i], outs[i].DType(), outs[i].Shape(), got, rtol, atol)
+		}
+		values = append(values, hostValue{outs[i].DType(), got})
+		if d != "" && byValue {
+			diffs = append(diffs, fmt.Sprintf("output %d: %s", i, d))
+		}
+	}
+	return diffs, values, nil
 }
 
 // loadBackCompat reads testdata/oracle/backcompat.json.

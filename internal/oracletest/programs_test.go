@@ -383,6 +383,25 @@ func encodeArray(a arrayJSON) (dtypes.DType, []byte, error) {
 	size := shapes.ElementBytes(dt)
 	data := make([]byte, 0, len(a.Values)*size)
 	for _, v := range a.Values {
+		if dt == dtypes.Complex64 || dt == dtypes.Complex128 {
+			// A complex value by value: [real, imaginary] (linalg.json's outputs).
+			parts, ok := v.([]any)
+			if !ok || len(parts) != 2 {
+				return dt, nil, fmt.Errorf("complex value %v is not a [real, imaginary] pair", v)
+			}
+			for _, p := range parts {
+				x, err := number(p)
+				if err != nil {
+					return dt, nil, err
+				}
+				if dt == dtypes.Complex64 {
+					data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32(x)))
+				} else {
+					data = binary.LittleEndian.AppendUint64(data, math.Float64bits(x))
+				}
+			}
+			continue
+		}
 		x, err := number(v)
 		if err != nil {
 			return dt, nil, err
@@ -390,6 +409,8 @@ func encodeArray(a arrayJSON) (dtypes.DType, []byte, error) {
 		switch dt {
 		case dtypes.Float32:
 			data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32(x)))
+		case dtypes.Float64:
+			data = binary.LittleEndian.AppendUint64(data, math.Float64bits(x))
 		case dtypes.BFloat16:
 			data = binary.LittleEndian.AppendUint16(data, uint16(math.Float32bits(float32(x))>>16))
 		case dtypes.Float16:
@@ -402,6 +423,8 @@ func encodeArray(a arrayJSON) (dtypes.DType, []byte, error) {
 			data = binary.LittleEndian.AppendUint32(data, uint32(x))
 		case dtypes.Bool:
 			data = append(data, byte(x))
+		default:
+			return dt, nil, fmt.Errorf("dtype %s is written with its raw bytes (hex), not by value", a.DType)
 		}
 	}
 	return dt, data, nil

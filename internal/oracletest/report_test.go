@@ -112,7 +112,7 @@ func (c *collector) check(t reporter, group, name string, diffs []string) {
 // groupOrder is the order of the report's sections.
 var groupOrder = []string{"mesh", "make_mesh", "abstract_mesh", "spec", "sharding", "flax", "flax_constraint",
 	"mesh_utils", "hybrid_mesh", "visualize", "lowering", "lowering_numeric", "multiprocess", "ops_data", "vjp", "optim", "ops_numpy", "ops_broadcast",
-	"ops_shardmap", "ops_control", "explicit", "ops_types", "programs", "programs081", "programs_types", "programs_types081", "programs_poly", "programs_poly081", "backcompat", "bytecode_versions", "memory_kinds"}
+	"ops_shardmap", "ops_control", "explicit", "ops_types", "programs", "programs081", "programs_types", "programs_types081", "programs_poly", "programs_poly081", "backcompat", "linalg", "bytecode_versions", "memory_kinds"}
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -208,7 +208,7 @@ func (c *collector) render() (string, error) {
 		if note := c.groupNotes[g]; note != "" {
 			b.WriteString(note + "\n\n")
 		}
-		if strings.HasPrefix(g, "programs") || g == "backcompat" || g == "bytecode_versions" {
+		if strings.HasPrefix(g, "programs") || g == "backcompat" || g == "linalg" || g == "bytecode_versions" {
 			c.renderPrograms(&b, g)
 			continue
 		}

@@ -42,6 +42,8 @@ done
 # and the C sources pjrt's tests fingerprint and compile against.
 mkdir -p "$b/src/testdata"
 cp -r testdata/oracle "$b/src/testdata/"
+# Read only by TestLinalgCPUOnly, which the bundle does not run (excluded-tests).
+rm -f "$b/src/testdata/oracle/linalg.json"
 cp -r cc "$b/src/cc"
 rm -f "$b/src/cc/BUILD.bazel"
 cp tools/gpu-bundle/run.sh "$b/run.sh"

@@ -4,9 +4,10 @@
 # op groups tools/oracle/ops_*.py and writes OUTDIR/<group>.json, then
 # OUTDIR/bytecode.json (bytecode.py), OUTDIR/export012.json (export012.py) and
 # OUTDIR/backcompat.json (backcompat.py: JAX's own export back-compat data) and
-# OUTDIR/bytecode_versions.json (bytecode_versions.py);
+# OUTDIR/bytecode_versions.json (bytecode_versions.py) and OUTDIR/linalg.json (linalg.py: jnp.linalg over
+# jaxlib's LAPACK kernels);
 # with GROUPs after OUTDIR, only those ("programs", "vjp", "bytecode" and
-# "export012", "backcompat", "bytecode_versions" name those corpora; "multicontroller" runs multicontroller.py, 2
+# "export012", "backcompat", "bytecode_versions", "linalg" name those corpora; "multicontroller" runs multicontroller.py, 2
 # JAX processes over gloo). `make oracle` runs it with OUTDIR=testdata/oracle.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -29,12 +30,14 @@ multicontroller=yes
 export012=yes
 backcompat=yes
 bcversions=yes
+linalg=yes
 if [[ $# -gt 0 ]]; then
   bytecode=no
   multicontroller=no
   export012=no
   backcompat=no
   bcversions=no
+  linalg=no
   for g in "$@"; do
     case $g in
     bytecode) bytecode=yes ;;
@@ -42,6 +45,7 @@ if [[ $# -gt 0 ]]; then
     export012) export012=yes ;;
     backcompat) backcompat=yes ;;
     bytecode_versions) bcversions=yes ;;
+    linalg) linalg=yes ;;
     *) groups+=("$g") ;;
     esac
   done
@@ -68,4 +72,8 @@ fi
 # Artifacts of every MLIR bytecode version (OUTDIR/bytecode_versions.json).
 if [[ $bcversions == yes ]]; then
   "$py" "$here/bytecode_versions.py" "$out"
+fi
+# jnp.linalg functions exported for CPU, over jaxlib's LAPACK kernels (OUTDIR/linalg.json).
+if [[ $linalg == yes ]]; then
+  "$py" "$here/linalg.py" "$out"
 fi
