@@ -9,12 +9,14 @@ two. Inputs come from numpy's PCG64 generator with fixed seeds and are well cond
 two LAPACK builds agree to their tolerance. Where a result is not unique (eigenvectors and
 singular vectors, each up to a sign or a phase; Schur vectors), the program returns what is:
 the magnitudes of the vectors' entries, or A rebuilt from its factors, as JAX's own linalg tests
-check them. Outputs are written by value only (no raw bytes): LAPACK rounds by the processor it
+check them. For the functions package linalg differentiates, "grads" holds jax.grad of
+sum(real(f(inputs) * weights)) with respect to every input. Outputs are written by value only (no raw bytes): LAPACK rounds by the processor it
 runs on, and tools/oracle/compare.py compares this file's float arrays within a tolerance.
 
     {"group": "linalg", "jax_version", "generator", "artifacts": [{"name", "function", "dtype",
       "batched", "platform", "nr_devices", "custom_call_targets", "exported" (base64 of
-      jax.export's serialization), "text" (its module as JAX prints it), "inputs", "outputs"}]}
+      jax.export's serialization), "text" (its module as JAX prints it), "inputs", "outputs"}],
+     "grads": [{"name", "function", "inputs", "weights", "grads"}]}
 
 generate.sh runs it in the oracle venv. Usage: linalg.py OUTDIR
 """
@@ -67,6 +69,12 @@ def general(rng, dt, b):
     """A well-conditioned general square matrix (b: batch shape)."""
     x = rand(rng, dt, b + (N, N))
     return (x + N * eye_like(x)).astype(dt)
+
+
+def pivoting(rng, dt, b):
+    """A general square matrix without diagonal dominance, so that partial pivoting swaps rows
+    (its rows are a fixed rotation of a dominant matrix's: the pivots make a 4-cycle)."""
+    return np.roll(general(rng, dt, b), 1, axis=-2).astype(dt)
 
 
 def hermitian(rng, dt, b):
@@ -127,13 +135,18 @@ def householder(a, c, left, transpose):
 # name: (function, input makers, about). Each input maker takes (rng, dtype, batch shape).
 FUNCTIONS = {
     "cholesky": (jnp.linalg.cholesky, [positive], "jnp.linalg.cholesky (potrf)"),
-    "solve": (jnp.linalg.solve, [general, lambda r, dt, b: rand(r, dt, b + (N, 2))],
+    "solve": (jnp.linalg.solve, [pivoting, lambda r, dt, b: rand(r, dt, b + (N, 2))],
               "jnp.linalg.solve (getrf, trsm)"),
     "triangular_solve": (
         lambda a, y: lax.linalg.triangular_solve(a, y, left_side=True, lower=True, transpose_a=True),
         [lambda r, dt, b: np.tril(general(r, dt, b)), lambda r, dt, b: rand(r, dt, b + (N, 2))],
         "lax.linalg.triangular_solve, left side, lower, transposed (trsm)"),
-    "lu": (lax.linalg.lu, [general], "lax.linalg.lu: the factors, pivots and permutation (getrf)"),
+    "triangular_solve_adjoint": (
+        lambda a, y: lax.linalg.triangular_solve(a, y, left_side=False, lower=False, transpose_a=True,
+                                                 conjugate_a=True, unit_diagonal=True),
+        [lambda r, dt, b: np.triu(general(r, dt, b)), lambda r, dt, b: rand(r, dt, b + (2, N))],
+        "lax.linalg.triangular_solve, right side, upper, conjugate transposed, unit diagonal (trsm)"),
+    "lu": (lax.linalg.lu, [pivoting], "lax.linalg.lu: the factors, pivots and permutation (getrf)"),
     "qr": (lambda a: jnp.linalg.qr(a, mode="reduced"), [rect], "jnp.linalg.qr, reduced (geqrf, orgqr/ungqr)"),
     "qr_complete": (lambda a: jnp.linalg.qr(a, mode="complete"), [rect],
                     "jnp.linalg.qr, complete (geqrf, orgqr/ungqr)"),
@@ -152,6 +165,8 @@ FUNCTIONS = {
     "eigvals": (jnp.linalg.eigvals, [general], "jnp.linalg.eigvals (geev, no vectors)"),
     "svd": (lambda a: (lambda u, s, vh: (jnp.abs(u), s, jnp.abs(vh)))(*jnp.linalg.svd(a, full_matrices=False)),
             [rect], "jnp.linalg.svd, reduced: |u|, s, |vh| (gesdd)"),
+    "svd_wide": (lambda a: (lambda u, s, vh: (jnp.abs(u), s, jnp.abs(vh)))(*jnp.linalg.svd(a, full_matrices=False)),
+                 [lambda r, dt, b: rand(r, dt, b + (K, M))], "jnp.linalg.svd of wide matrices, reduced: |u|, s, |vh| (gesdd)"),
     "svd_full": (lambda a: (lambda u, s, vh: (jnp.abs(u), s, jnp.abs(vh)))(*jnp.linalg.svd(a)), [rect],
                  "jnp.linalg.svd, full matrices: |u|, s, |vh| (gesdd)"),
     "svdvals": (lambda a: jnp.linalg.svd(a, compute_uv=False), [rect], "jnp.linalg.svd without u and vh (gesdd)"),
@@ -184,18 +199,49 @@ UNSTABLE = [export.DisabledSafetyCheck.custom_call(t) for t in
              "tridiagonal_solve_perturbed_ffi"]]
 
 
-def targets(text):
-    return sorted(set(re.findall(r"stablehlo\.custom_call @([\w.]+)", text)))
-
-
-def artifact(name, fn, makers, about, dt, batched, seed):
-    rng = np.random.default_rng(seed)
+def make_inputs(makers, rng, dt, batched):
+    """The inputs the makers draw from rng, for one matrix or a batch of two."""
     b = (2,) if batched else ()
     inputs = []
     for make in makers:
         x = make(rng, dt, b)
         inputs.extend(x if isinstance(x, list) else [x])
-    inputs = [np.ascontiguousarray(x) for x in inputs]
+    return [np.ascontiguousarray(x) for x in inputs]
+
+
+# Gradients: jax.grad of sum(real(f(*inputs) * w)) with respect to every input, w fixed, for the
+# functions package linalg differentiates (their names in FUNCTIONS).
+GRADS = ["cholesky", "triangular_solve", "triangular_solve_adjoint", "lu", "solve", "eigh", "svd", "svd_wide", "qr"]
+
+
+def gradient(name, dt, batched, seed):
+    fn, makers, _ = FUNCTIONS[name]
+    rng = np.random.default_rng(1000 + seed)
+    inputs = make_inputs(makers, rng, dt, batched)
+    outs = jax.tree.leaves(fn(*inputs))
+    weights = [rand(rng, o.dtype, o.shape) for o in outs]
+
+    def loss(*args):
+        return sum(jnp.sum(jnp.real(o * w)) for o, w in zip(jax.tree.leaves(fn(*args)), weights))
+    grads = jax.jit(jax.grad(loss, argnums=tuple(range(len(inputs)))))(*inputs)
+    for g in grads:
+        if not np.all(np.isfinite(np.asarray(g))):
+            raise SystemExit(f"xlamesh: oracle: linalg gradient of {name} {dt}: not finite")
+    return {
+        "name": "%s/%s%s" % (name, dt, "/batched" if batched else ""),
+        "function": name,
+        "inputs": [enc_array(x) for x in inputs],
+        "weights": [enc_array(np.asarray(w)) for w in weights],
+        "grads": [{k: v for k, v in enc_array(np.asarray(g)).items() if k != "hex"} for g in grads],
+    }
+
+
+def targets(text):
+    return sorted(set(re.findall(r"stablehlo\.custom_call @([\w.]+)", text)))
+
+
+def artifact(name, fn, makers, about, dt, batched, seed):
+    inputs = make_inputs(makers, np.random.default_rng(seed), dt, batched)
     # Named tuples (jnp.linalg's results) have no serialization: the leaves as a plain tuple.
     flat = jax.jit(lambda *a: tuple(jax.tree.leaves(fn(*a))))
     exp = export.export(flat, platforms=("cpu",), disabled_checks=UNSTABLE)(*inputs)
@@ -228,24 +274,27 @@ def artifact(name, fn, makers, about, dt, batched, seed):
 
 
 def generate():
-    out = []
+    out, grads = [], []
     seed = 0
     for name, (fn, makers, about) in FUNCTIONS.items():
         for dt in DTYPES:
             for batched in (False, True):
                 seed += 1
                 out.append(artifact(name, fn, makers, about, dt, batched, seed))
-    return out
+                if name in GRADS:
+                    grads.append(gradient(name, dt, batched, seed))
+    return out, grads
 
 
 def main():
     outdir = sys.argv[1]
-    arts = generate()
+    arts, grads = generate()
     with open(os.path.join(outdir, "linalg.json"), "w", encoding="utf-8") as f:
         json.dump({"group": "linalg", "jax_version": jax.__version__, "numpy_version": np.__version__,
-                   "generator": "tools/oracle/linalg.py", "artifacts": arts}, f, indent=1, sort_keys=True)
+                   "generator": "tools/oracle/linalg.py", "artifacts": arts, "grads": grads}, f, indent=1,
+                  sort_keys=True)
         f.write("\n")
-    print("oracle: %-14s %4d artifacts" % ("linalg", len(arts)))
+    print("oracle: %-14s %4d artifacts, %d gradients" % ("linalg", len(arts), len(grads)))
 
 
 if __name__ == "__main__":
