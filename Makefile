@@ -26,7 +26,8 @@ test: generate setup oracle-env lint fuzz-smoke oracle-check newcomer gpu-bundle
 # The pinned PJRT plugins (pjrt/plugins.Known): the default CPU plugin of pjrt.Open() (PJRT API
 # 0.115), a second CPU plugin of the oldest API xlamesh speaks (0.81), and the CUDA plugin
 # (test-gpu; pjrt's tests load it everywhere); and the LAPACK library (pjrt/plugins.LAPACK) over
-# which CPU clients serve the lapack_*_ffi kernels of jnp.linalg programs.
+# which CPU clients serve the lapack_*_ffi kernels of jnp.linalg programs. Then a test fixture:
+# Debian's ILP64 OpenBLAS (tools/setup/ilp64-lapack.sh), which pjrt must refuse.
 # The installer is the one users run: `xlamesh install-plugin`, pure Go, no Python.
 PLUGINS := cpu,cpu-0.81,cuda12,lapack
 INSTALL := $(GO) run ./cmd/xlamesh install-plugin
@@ -35,6 +36,7 @@ INTEGRATION := ./pjrt/... ./jit ./lower ./examples ./examples/mlp ./autodiff/...
 
 setup:
 	@$(INSTALL) -check -plugin $(PLUGINS) >/dev/null
+	@bash tools/setup/ilp64-lapack.sh >/dev/null
 
 # pjrt/cc_sources.go fingerprints the C files of cc/ that cgo compiles into pjrt: the go command's
 # cache sees only pjrt's own files, so without this an edit under cc/ could link a stale C object.

@@ -164,6 +164,27 @@ static void* lookup(void* h, const char* routine) {
   return dlsym(h, name);
 }
 
+// check_integers refuses a library whose integers are 64-bit (an ILP64 build, such as Debian's
+// libopenblas64, under the usual names): the kernels pass 32-bit ones, as jaxlib does, and such
+// a library would read every size and leading dimension wrong (wrong results, or a crash). The
+// probe asks BLAS's idamax for the largest of 3 values with n stored as the 32-bit 3 followed by
+// -1: a 32-bit library reads 3 and answers 2; a 64-bit one reads a negative n and answers 0,
+// touching nothing. A library without idamax is not probed.
+static char* check_integers(void* h, const char* path) {
+  typedef int idamax_fn(const int* n, const double* x, const int* incx);
+  idamax_fn* idamax = (idamax_fn*)lookup(h, "idamax");
+  if (idamax == NULL) return NULL;
+  const int n[2] = {3, -1}, inc[2] = {1, -1};
+  const double x[3] = {1, -5, 2};
+  int got = idamax(n, x, inc);
+  if (got == 2) return NULL;
+  return xm_errorf("%s takes 64-bit integers (an ILP64 build: its idamax_ did not read a 32-bit n = 3, it "
+                   "answered %d); xlamesh's kernels call LAPACK with 32-bit integers, as jaxlib does: use an LP64 "
+                   "one, such as the scipy-openblas32 wheel `xlamesh install-plugin -plugin lapack` installs or a "
+                   "system liblapack.so.3",
+                   path, got);
+}
+
 char* xm_lapack_load(const char* path) {
   pthread_mutex_lock(&lib.mu);
   char* err = NULL;
@@ -193,6 +214,12 @@ char* xm_lapack_load(const char* path) {
   if (found == 0) {
     dlclose(h);
     err = xm_errorf("%s has none of the LAPACK routines xlamesh calls (spotrf_ or scipy_spotrf_, ...)", path);
+    pthread_mutex_unlock(&lib.mu);
+    return err;
+  }
+  if ((err = check_integers(h, path)) != NULL) {
+    // Not closed: an OpenBLAS has started its threads, which dlclose may not stop cleanly.
+    memset(lib.fn, 0, sizeof lib.fn);
     pthread_mutex_unlock(&lib.mu);
     return err;
   }

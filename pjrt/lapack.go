@@ -21,7 +21,8 @@ import (
 // EnvLAPACK names the variable that chooses the LAPACK library (a path to a shared library with
 // the Fortran LAPACK and BLAS routines and 32-bit integers, e.g. a system liblapack.so.3 or
 // OpenBLAS) over which CPU clients serve jnp.linalg's kernels; unset, the one `xlamesh
-// install-plugin -plugin lapack` installs (plugins.LAPACK) is used.
+// install-plugin -plugin lapack` installs (plugins.LAPACK) is used. A library with 64-bit
+// integers (an ILP64 build) is refused with ErrNoLAPACK.
 const EnvLAPACK = "XLAMESH_LAPACK"
 
 // ErrNoLAPACK: no LAPACK library was found or loaded, so the lapack_*_ffi kernels of jnp.linalg

@@ -301,3 +301,51 @@ func TestLAPACKUnservedCPUOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestLAPACKILP64CPUOnly points XLAMESH_LAPACK, in a child process, at a real ILP64 LAPACK
+// (Debian's libopenblas64, 64-bit integers under the usual names; tools/setup/ilp64-lapack.sh
+// installs it, `make setup` runs it): pjrt refuses it at load with ErrNoLAPACK saying why, and a
+// program calling a kernel is refused at compile, where the kernels would otherwise have passed
+// 32-bit sizes to it (wrong factors, then a segmentation fault in trsm).
+func TestLAPACKILP64CPUOnly(t *testing.T) {
+	if os.Getenv("XLAMESH_TEST_LAPACK_CHILD") == "ilp64" {
+		lapackILP64Child(t)
+		return
+	}
+	cache, err := pjrttest.CacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(cache, "fixtures", "openblas64-0.3.21", "usr", "lib", "x86_64-linux-gnu")
+	lib := filepath.Join(dir, "openblas64-pthread", "libopenblas64.so.0")
+	if _, err := os.Stat(lib); err != nil {
+		t.Fatalf("the ILP64 LAPACK fixture is missing (run `make setup` or tools/setup/ilp64-lapack.sh): %v", err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestLAPACKILP64CPUOnly$", "-test.v")
+	cmd.Env = append(os.Environ(), "XLAMESH_TEST_LAPACK_CHILD=ilp64", pjrt.EnvLAPACK+"="+lib,
+		"LD_LIBRARY_PATH="+dir) // its libgfortran
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestLAPACKILP64CPUOnly") {
+		t.Errorf("child failed: %v\n%s", err, out)
+	}
+}
+
+func lapackILP64Child(t *testing.T) {
+	opts, err := pjrttest.Options(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := pjrt.Open(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	st := c.Plugin().LAPACK()
+	if len(st.Targets) != 0 || !errors.Is(st.Err, pjrt.ErrNoLAPACK) || !strings.Contains(st.Err.Error(), "takes 64-bit integers") {
+		t.Fatalf("served %v, error %v; want none served and ErrNoLAPACK saying the library takes 64-bit integers", st.Targets, st.Err)
+	}
+	_, err = c.Compile(potrfModule("76"), pjrt.CompileOptions{DeviceAssignment: []int{0}})
+	if !errors.Is(err, pjrt.ErrCompile) || !strings.Contains(err.Error(), "takes 64-bit integers") {
+		t.Fatalf("compile: %v, want ErrCompile saying why no kernel is served", err)
+	}
+}
