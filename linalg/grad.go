@@ -7,6 +7,7 @@ import (
 
 	"github.com/xlamesh/xlamesh/autodiff"
 	"github.com/xlamesh/xlamesh/jnp"
+	"github.com/xlamesh/xlamesh/shapes"
 	"github.com/xlamesh/xlamesh/stablehlo"
 )
 
@@ -78,7 +79,7 @@ func trsmRule(b *autodiff.Backward, op *stablehlo.Op, cts []Value) []Value {
 	if transposed {
 		ctOpA = transposeLast(f, ctOpA)
 	}
-	if conjugated && isComplex(ctOpA.DType()) {
+	if conjugated && shapes.IsComplex(ctOpA.DType()) {
 		ctOpA = f.Conj(ctOpA)
 	}
 	switch {
@@ -172,14 +173,14 @@ func syevdRule(b *autodiff.Backward, op *stablehlo.Op, cts []Value) []Value {
 		gap := f.Sub(wj, wi)
 		one := f.Full(gap.Shape(), 1)
 		fm := f.Select(eye, f.Full(gap.Shape(), 0), f.Div(one, f.Select(eye, one, gap)))
-		if isComplex(dt) {
+		if shapes.IsComplex(dt) {
 			fm = f.Convert(fm, dt)
 		}
 		m = f.Mul(fm, f.MatMul(transposeLast(f, v), ctV))
 	}
 	if ctW.Valid() {
 		cw := ctW
-		if isComplex(dt) {
+		if shapes.IsComplex(dt) {
 			cw = f.Convert(cw, dt)
 		}
 		eye := diagonal(f, d)
@@ -187,7 +188,7 @@ func syevdRule(b *autodiff.Backward, op *stablehlo.Op, cts []Value) []Value {
 		m = f.Add(m, diag)
 	}
 	cv := v
-	if isComplex(dt) {
+	if shapes.IsComplex(dt) {
 		cv = f.Conj(v)
 	}
 	return []Value{f.MatMul(f.MatMul(cv, m), transposeLast(f, v))}
@@ -213,14 +214,14 @@ func gesddRule(b *autodiff.Backward, op *stablehlo.Op, cts []Value) []Value {
 	kk := u.Shape().Dims()
 	kk[r-2] = k // k x k
 	cplx := func(x Value) Value {
-		if isComplex(dt) {
+		if shapes.IsComplex(dt) {
 			return f.Convert(x, dt)
 		}
 		return x
 	}
 	H := func(x Value) Value { return adjoint(f, x) }
 	conj := func(x Value) Value {
-		if isComplex(dt) {
+		if shapes.IsComplex(dt) {
 			return f.Conj(x)
 		}
 		return x
@@ -283,7 +284,7 @@ func gesddRule(b *autodiff.Backward, op *stablehlo.Op, cts []Value) []Value {
 func sRowOf(f *stablehlo.Function, s Value, dims []int, dt dtypes.DType) Value {
 	r := len(dims)
 	x := f.BroadcastInDim(s, dims, append(iotaInts(r-2), r-1))
-	if isComplex(dt) {
+	if shapes.IsComplex(dt) {
 		x = f.Convert(x, dt)
 	}
 	return x
@@ -380,13 +381,13 @@ func geqrfRule(b *autodiff.Backward, op *stablehlo.Op, cts []Value) []Value {
 	}
 	ctL := f.Sub(ctDo, adjoint(f, ctDo))
 	ctZ = f.Add(ctZ, jnp.Tril(f, ctL, -1))
-	if isComplex(dt) {
+	if shapes.IsComplex(dt) {
 		eye := diagonal(f, nn.Dims())
 		diag := f.Select(eye, ctDo, zero)
 		ctZ = f.Add(ctZ, f.Sub(diag, f.Convert(f.Real(diag), dt)))
 	}
 	q := l.q
-	if isComplex(dt) {
+	if shapes.IsComplex(dt) {
 		q = f.Conj(q)
 	}
 	fromZ := f.MatMul(q, ctZ)

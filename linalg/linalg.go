@@ -38,8 +38,6 @@ func realOf(d dtypes.DType) dtypes.DType {
 	return d
 }
 
-func isComplex(d dtypes.DType) bool { return d == dtypes.Complex64 || d == dtypes.Complex128 }
-
 // matrices checks that x is a batch of matrices (square ones if square) of a type LAPACK takes,
 // for function fn (jnp's name, for the message), and returns its batch dimensions and its
 // matrices' rows and columns.
@@ -69,8 +67,8 @@ func matrices(f *stablehlo.Function, fn string, x Value, square bool) (batch []i
 
 // kernel is one call of a LAPACK kernel, as JAX's CPU lowering writes it.
 type kernel struct {
-	routine  string // the routine without its type prefix, e.g. "potrf"; complexRoutine for c and z if set
-	cRoutine string
+	routine  string // the routine without its type prefix, e.g. "potrf"
+	cRoutine string // the routine's name for complex types where it differs ("ungqr" for "orgqr")
 	args     []Value
 	results  []Shape
 	config   []string      // mhlo.backend_config entries, "name = value : type", in name order
@@ -83,7 +81,7 @@ type kernel struct {
 func (k kernel) emit(f *stablehlo.Function) []Value {
 	d := k.args[0].DType()
 	routine := k.routine
-	if isComplex(d) && k.cRoutine != "" {
+	if shapes.IsComplex(d) && k.cRoutine != "" {
 		routine = k.cRoutine
 	}
 	target := "lapack_" + prefixes[d] + routine + "_ffi"
@@ -207,18 +205,15 @@ func nanUnless(f *stablehlo.Function, ok, x Value, batch []int) Value {
 	for i := len(batch); i < len(keep); i++ {
 		keep[i] = 1
 	}
-	bdims := make([]int, len(batch))
-	for i := range bdims {
-		bdims[i] = i
-	}
-	sel := f.BroadcastInDim(f.BroadcastInDim(ok, keep, bdims), dims, iotaInts(len(dims)))
+	sel := f.BroadcastInDim(f.BroadcastInDim(ok, keep, iotaInts(len(batch))), dims, iotaInts(len(dims)))
 	nan := f.Full(stablehlo.NewShape(realOf(x.DType()), dims...), math.NaN())
-	if isComplex(x.DType()) {
+	if shapes.IsComplex(x.DType()) {
 		nan = f.Convert(nan, x.DType())
 	}
 	return f.Select(sel, x, nan)
 }
 
+// iotaInts is 0, 1, ..., n-1.
 func iotaInts(n int) []int {
 	out := make([]int, n)
 	for i := range out {
@@ -234,11 +229,8 @@ func infoIs(f *stablehlo.Function, info Value, dir stablehlo.Comparison) Value {
 
 // adjoint returns the conjugate transpose of x's matrices (the transpose for real types).
 func adjoint(f *stablehlo.Function, x Value) Value {
-	r := x.Shape().Rank()
-	perm := iotaInts(r)
-	perm[r-2], perm[r-1] = r-1, r-2
-	t := f.Transpose(x, perm...)
-	if isComplex(x.DType()) {
+	t := transposeLast(f, x)
+	if shapes.IsComplex(x.DType()) {
 		t = f.Conj(t)
 	}
 	return t
@@ -301,7 +293,7 @@ func TriangularSolve(f *stablehlo.Function, a, b Value, o TriangularOptions) Val
 			shapes.PyTuple(b.Shape().Dims()), side, map[bool]string{true: "rows'", false: "columns'"}[o.LeftSide])
 		return Value{}
 	}
-	if o.ConjugateA && !o.TransposeA && isComplex(a.DType()) {
+	if o.ConjugateA && !o.TransposeA && shapes.IsComplex(a.DType()) {
 		a = f.Conj(a)
 	}
 	trans, side, uplo, diag := byte('N'), byte('R'), byte('U'), byte('N')
