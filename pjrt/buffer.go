@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"unsafe"
 
@@ -257,6 +258,13 @@ func WaitAll(bufs ...*Buffer) error {
 // per step of each dimension, so that a block of a larger host array can be sent in place). The
 // buffer is made on Device, in Memory: one of the memories Device addresses (Device.Memory gives
 // them by kind, e.g. "pinned_host"), or, when Memory is nil, the device's default memory.
+//
+// A transfer may instead have Fill, and neither Data nor ByteStrides: Fill then writes the
+// array's row-major bytes into dst (exactly the array's size, holding anything before), and
+// its error fails the transfer. Where the transfer is staged (see BuffersFromHost) dst is the
+// staging memory the buffer then uses: the bytes are written once, where the device reads
+// them (a file decompressed straight into device memory, on CPU). BuffersFromHost calls the
+// transfers' Fills at the same time, on all cores.
 type HostTransfer struct {
 	Device      *Device
 	DType       dtypes.DType
@@ -264,6 +272,7 @@ type HostTransfer struct {
 	Data        []byte
 	ByteStrides []int64 // nil: dense row-major
 	Memory      *Memory // nil: the device's default memory
+	Fill        func(dst []byte) error
 }
 
 // BuffersFromHost starts every transfer, then waits until the plugin is done with the host
@@ -288,31 +297,46 @@ func (c *Client) BuffersFromHost(ts []HostTransfer) ([]*Buffer, error) {
 	}
 	defer done()
 	a := c.api
-	// Choose each transfer's route and gather the staged ones, all at once.
+	// Choose each transfer's route and gather the staged ones, all at once, with the fills.
 	staged := make([]stagingBlock, len(ts))
 	defer func() {
 		for _, b := range staged {
 			b.free() // blocks not handed to the plugin
 		}
 	}()
-	if c.hostMemory && a.has(fnEventOnReady) {
-		var tasks []func()
-		for i, t := range ts {
-			n := hostBytes(t.DType, t.Dims)
-			if t.ByteStrides == nil && n < stagingMin {
-				continue
+	stage := c.hostMemory && a.has(fnEventOnReady)
+	fills := make([]error, len(ts))
+	var tasks []func()
+	ts = slices.Clone(ts) // filled transfers get their Data here
+	for i, t := range ts {
+		n := hostBytes(t.DType, t.Dims)
+		if !stage || (t.ByteStrides == nil && n < stagingMin) {
+			if t.Fill != nil {
+				ts[i].Data = make([]byte, n)
+				tasks = append(tasks, func() { fills[i] = fill(t, ts[i].Data) })
 			}
-			if staged[i], err = allocStaging(n); err != nil {
-				return nil, fmt.Errorf("pjrt: buffers from host: transfer %d: %w", i, err)
-			}
-			strides := t.ByteStrides
-			if strides == nil {
-				strides = denseStrides(t.Dims, shapes.ElementBytes(t.DType))
-			}
-			l := newLayout(t.Dims, strides, shapes.ElementBytes(t.DType))
-			tasks = l.copyTasks(tasks, staged[i].bytes(n), t.Data, true)
+			continue
 		}
-		runTasks(tasks)
+		if staged[i], err = allocStaging(n); err != nil {
+			return nil, fmt.Errorf("pjrt: buffers from host: transfer %d: %w", i, err)
+		}
+		if t.Fill != nil {
+			dst := staged[i].bytes(n)
+			tasks = append(tasks, func() { fills[i] = fill(t, dst) })
+			continue
+		}
+		strides := t.ByteStrides
+		if strides == nil {
+			strides = denseStrides(t.Dims, shapes.ElementBytes(t.DType))
+		}
+		l := newLayout(t.Dims, strides, shapes.ElementBytes(t.DType))
+		tasks = l.copyTasks(tasks, staged[i].bytes(n), t.Data, true)
+	}
+	runTasks(tasks)
+	for i, err := range fills {
+		if err != nil {
+			return nil, fmt.Errorf("pjrt: buffers from host: transfer %d: %w", i, err)
+		}
 	}
 	var pin runtime.Pinner
 	defer pin.Unpin()
@@ -387,6 +411,14 @@ func (c *Client) BuffersFromHost(ts []HostTransfer) ([]*Buffer, error) {
 	return out, nil
 }
 
+// fill calls t.Fill and checks the elements it wrote.
+func fill(t HostTransfer, dst []byte) error {
+	if err := t.Fill(dst); err != nil {
+		return err
+	}
+	return CheckElements(shapes.Make(t.DType, t.Dims...), dst)
+}
+
 // denseStrides returns the row-major byte strides of dims.
 func denseStrides(dims []int, elem int) []int64 {
 	s := make([]int64, len(dims))
@@ -424,6 +456,12 @@ func (c *Client) checkTransfer(t HostTransfer) error {
 	}
 	if n > math.MaxInt/max(1, shapes.ElementBytes(t.DType)) {
 		return fmt.Errorf("%w: %v has more bytes than an int holds", ErrHostData, t.Dims)
+	}
+	if t.Fill != nil {
+		if t.Data != nil || t.ByteStrides != nil {
+			return fmt.Errorf("%w: a transfer with Fill has no Data or ByteStrides", ErrHostData)
+		}
+		return nil // its elements are checked once filled
 	}
 	if t.ByteStrides == nil {
 		if nb := hostBytes(t.DType, t.Dims); len(t.Data) != nb {
@@ -514,44 +552,122 @@ var directReads atomic.Int64
 // copyFromHostMemory copies from device memory that is host memory, when every buffer allows it
 // (see CopyToHostAll); it reports false, having done nothing, when one does not.
 func (c *Client) copyFromHostMemory(copies []HostCopy) (bool, error) {
-	a := c.api
-	n := len(copies)
-	bufs := make([]*C.PJRT_Buffer, n)
-	sizes := make([]C.int64_t, n)
-	ranks := make([]C.int32_t, n)
-	ptrs := make([]unsafe.Pointer, n)
+	bufs := make([]*Buffer, len(copies))
 	for i, hc := range copies {
-		bufs[i] = hc.Buffer.st.c
-		sizes[i] = C.int64_t(hc.Buffer.shape.Bytes())
-		ranks[i] = C.int32_t(hc.Buffer.shape.Rank())
+		bufs[i] = hc.Buffer
 	}
-	var ok C.int
-	var failed C.size_t
-	if err := a.toError("copy to host", ErrExecute, C.xm_host_views(a.p, &bufs[0], &sizes[0], &ranks[0], C.size_t(n),
-		&ptrs[0], &ok, &failed)); err != nil {
-		if e, isPJRT := err.(*Error); isPJRT {
-			e.Op = fmt.Sprintf("copy %s to host", copies[failed].Buffer)
-		}
+	srcs, release, err := c.hostViews("copy %s to host", bufs)
+	if srcs == nil || err != nil {
 		return false, err
 	}
-	if ok == 0 {
-		return false, nil
-	}
-	defer C.xm_host_views_release(a.p, &bufs[0], C.size_t(n))
-	directReads.Add(int64(n))
+	defer release()
+	directReads.Add(int64(len(copies)))
 	var tasks []func()
 	for i, hc := range copies {
 		s := hc.Buffer.shape
-		src := unsafe.Slice((*byte)(ptrs[i]), s.Bytes())
 		dims, size := s.Dims(), shapes.ElementBytes(s.DType())
 		strides := hc.DstByteStrides
 		if strides == nil {
 			strides = denseStrides(dims, size)
 		}
-		tasks = newLayout(dims, strides, size).copyTasks(tasks, src, hc.Dst, false)
+		tasks = newLayout(dims, strides, size).copyTasks(tasks, srcs[i], hc.Dst, false)
 	}
 	runTasks(tasks)
 	return true, nil
+}
+
+// hostViews returns the bytes of each buffer where they lie in device memory, and the release
+// to call once they are read; nil views when one buffer does not allow it (see CopyToHostAll).
+// The caller holds every buffer, each with bytes. op names an operation on a buffer (%s) in
+// errors.
+func (c *Client) hostViews(op string, bufs []*Buffer) ([][]byte, func(), error) {
+	a := c.api
+	n := len(bufs)
+	cbufs := make([]*C.PJRT_Buffer, n)
+	sizes := make([]C.int64_t, n)
+	ranks := make([]C.int32_t, n)
+	ptrs := make([]unsafe.Pointer, n)
+	for i, b := range bufs {
+		cbufs[i] = b.st.c
+		sizes[i] = C.int64_t(b.shape.Bytes())
+		ranks[i] = C.int32_t(b.shape.Rank())
+	}
+	var ok C.int
+	var failed C.size_t
+	if err := a.toError(fmt.Sprintf(op, "buffers"), ErrExecute, C.xm_host_views(a.p, &cbufs[0], &sizes[0], &ranks[0],
+		C.size_t(n), &ptrs[0], &ok, &failed)); err != nil {
+		if e, isPJRT := err.(*Error); isPJRT {
+			e.Op = fmt.Sprintf(op, bufs[failed])
+		}
+		return nil, nil, err
+	}
+	if ok == 0 {
+		return nil, nil, nil
+	}
+	views := make([][]byte, n)
+	for i, b := range bufs {
+		views[i] = unsafe.Slice((*byte)(ptrs[i]), b.shape.Bytes())
+	}
+	return views, func() { C.xm_host_views_release(a.p, &cbufs[0], C.size_t(n)) }, nil
+}
+
+// ReadInPlace calls read with the bytes of each buffer (row-major, dense, Shape().Bytes() long)
+// where they lie in device memory, without copying them, when that memory is host memory (the
+// CPU platform) and every buffer allows it (as for CopyToHostAll's single copy). It reports
+// false, having called nothing, when one does not: the caller then copies. It waits for every
+// buffer to be ready first, and holds them all until read returns, so that closing one
+// meanwhile frees it only then. The slices are valid only until read returns and must not be
+// written to. It returns read's error.
+func (c *Client) ReadInPlace(bufs []*Buffer, read func(views [][]byte) error) (bool, error) {
+	for i, b := range bufs {
+		if b == nil {
+			return false, fmt.Errorf("pjrt: read in place: %w: buffer %d is nil", ErrHostData, i)
+		}
+		if b.dev.client != c {
+			return false, fmt.Errorf("pjrt: read in place: %w: buffer %d: buffer of another client", ErrDevice, i)
+		}
+	}
+	if !c.hostMemory {
+		return false, nil
+	}
+	done, err := c.use("read in place")
+	if err != nil {
+		return false, err
+	}
+	defer done()
+	var held heldSet
+	defer held.release()
+	var todo []int // the buffers with bytes to read
+	for i, b := range bufs {
+		if !held.has(b.st) {
+			if !b.st.enter() {
+				return false, fmt.Errorf("pjrt: read %s in place: buffer %w", b, b.st.closedError())
+			}
+			held.add(b.st, false, len(bufs))
+		}
+		if b.shape.Bytes() > 0 {
+			todo = append(todo, i)
+		}
+	}
+	views := make([][]byte, len(bufs))
+	for i := range views {
+		views[i] = []byte{}
+	}
+	if len(todo) > 0 {
+		withBytes := make([]*Buffer, len(todo))
+		for i, j := range todo {
+			withBytes[i] = bufs[j]
+		}
+		srcs, release, err := c.hostViews("read %s in place", withBytes)
+		if srcs == nil || err != nil {
+			return false, err
+		}
+		defer release()
+		for i, j := range todo {
+			views[j] = srcs[i]
+		}
+	}
+	return true, read(views)
 }
 
 // copyToHostBuffers copies with PJRT_Buffer_ToHostBuffer: every copy starts, then all are waited
