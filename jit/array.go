@@ -88,17 +88,7 @@ func PutBytes(c *pjrt.Client, dtype dtypes.DType, shape []int, data []byte, s me
 			transfers[i].Data, transfers[i].ByteStrides = data[blockOffset(p.Index, strides):], strides
 		}
 	}
-	if err := inMemory(transfers, s); err != nil {
-		return nil, fmt.Errorf("jit: put: %w", err)
-	}
-	bufs, err := c.BuffersFromHost(transfers)
-	if err != nil {
-		return nil, fmt.Errorf("jit: put: %w", err)
-	}
-	for i := range placed {
-		placed[i].Data = bufs[i]
-	}
-	return newArray(shape, dtype, s, placed), nil
+	return transfer("put", c, shape, dtype, s, placed, transfers)
 }
 
 // inMemory places each transfer in the memory of its device that s's memory kind names; a
@@ -197,6 +187,82 @@ func FromCallbackBytes(c *pjrt.Client, shape []int, dtype dtypes.DType, s mesh.N
 	})
 }
 
+// transfer makes the array whose shards, placed, have the bytes of transfers; op names the
+// caller in errors.
+func transfer(op string, c *pjrt.Client, shape []int, dtype dtypes.DType, s mesh.NamedSharding, placed []Shard,
+	transfers []pjrt.HostTransfer) (*Array, error) {
+	if err := inMemory(transfers, s); err != nil {
+		return nil, fmt.Errorf("jit: %s: %w", op, err)
+	}
+	bufs, err := c.BuffersFromHost(transfers)
+	if err != nil {
+		return nil, fmt.Errorf("jit: %s: %w", op, err)
+	}
+	for i := range placed {
+		placed[i].Data = bufs[i]
+	}
+	return newArray(shape, dtype, s, placed), nil
+}
+
+// FromCallbackInto is FromCallbackBytes with each shard's bytes written in place: fill writes
+// the row-major bytes of the global array's part index into dst (exactly that part's size; dst
+// holds anything before, so every byte must be written). On CPU dst is, for a shard of 64 KiB
+// or more, the memory the device buffer then uses (pjrt.HostTransfer.Fill): the bytes are
+// written once, where the device reads them, as when a file is decompressed straight onto the
+// devices. fill is called once per distinct index, for several indices at the same time (on
+// all cores); the devices that hold one index get copies of its one fill.
+func FromCallbackInto(c *pjrt.Client, shape []int, dtype dtypes.DType, s mesh.NamedSharding,
+	fill func(index mesh.Index, dst []byte) error) (*Array, error) {
+	if fill == nil {
+		return nil, fmt.Errorf("jit: from callback: %w: nil callback", ErrNil)
+	}
+	if !pjrt.Supported(dtype) {
+		return nil, fmt.Errorf("jit: from callback: %w: unsupported element type %v", pjrt.ErrHostData, dtype)
+	}
+	if err := s.CheckShape(shape); err != nil {
+		return nil, fmt.Errorf("jit: from callback: %w", err)
+	}
+	placed, shardShape, err := placement(c, s, shape)
+	if err != nil {
+		return nil, fmt.Errorf("jit: from callback: %w", err)
+	}
+	want := shapes.Make(dtype, shardShape...)
+	holders := map[string]int{}
+	for _, p := range placed {
+		holders[p.Index.String()]++
+	}
+	transfers := make([]pjrt.HostTransfer, len(placed))
+	shared := map[string][]byte{} // filled once for the devices that hold one index
+	for i, p := range placed {
+		index, dev := slices.Clone(p.Index), p.Device
+		transfers[i] = pjrt.HostTransfer{Device: dev, DType: dtype, Dims: shardShape}
+		key := index.String()
+		if holders[key] == 1 {
+			transfers[i].Fill = func(dst []byte) error {
+				if err := fill(index, dst); err != nil {
+					return fmt.Errorf("index %v on %s: %w", index, dev, err)
+				}
+				return nil
+			}
+			continue
+		}
+		block, ok := shared[key]
+		if !ok {
+			block = make([]byte, want.Bytes())
+			err := fill(index, block)
+			if err == nil {
+				err = pjrt.CheckElements(want, block)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("jit: from callback: index %v on %s: %w", index, dev, err)
+			}
+			shared[key] = block
+		}
+		transfers[i].Data = block
+	}
+	return transfer("from callback", c, shape, dtype, s, placed, transfers)
+}
+
 func fromCallback(c *pjrt.Client, shape []int, dtype dtypes.DType, s mesh.NamedSharding,
 	data func(index mesh.Index) ([]byte, error)) (*Array, error) {
 	if err := s.CheckShape(shape); err != nil {
@@ -228,17 +294,7 @@ func fromCallback(c *pjrt.Client, shape []int, dtype dtypes.DType, s mesh.NamedS
 		}
 		transfers[i] = pjrt.HostTransfer{Device: placed[i].Device, DType: dtype, Dims: shardShape, Data: block}
 	}
-	if err := inMemory(transfers, s); err != nil {
-		return nil, fmt.Errorf("jit: from callback: %w", err)
-	}
-	bufs, err := c.BuffersFromHost(transfers)
-	if err != nil {
-		return nil, fmt.Errorf("jit: from callback: %w", err)
-	}
-	for i := range placed {
-		placed[i].Data = bufs[i]
-	}
-	return newArray(shape, dtype, s, placed), nil
+	return transfer("from callback", c, shape, dtype, s, placed, transfers)
 }
 
 // FromShards builds an Array from existing device buffers, one per addressable device of the

@@ -1,6 +1,7 @@
 package jit_test
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -257,6 +258,76 @@ func TestFromCallback(t *testing.T) {
 		return nil, boom
 	})
 	assert.ErrorIs(t, err, boom)
+}
+
+// TestFromCallbackInto fills shards in place: once per distinct index (concurrently, so the
+// calls are counted under a lock), replicas copied from one fill; large shards and small, exact
+// values; a fill's error names its index, and an element XLA cannot hold is refused.
+func TestFromCallbackInto(t *testing.T) {
+	c := pjrttest.Client(t)
+	checkNoLeak(t)
+	m := mesh42(t, c)
+	nx, ny := axis(t, m, "x"), axis(t, m, "y")
+	for _, cols := range []int{2, 8192} { // shards of a few bytes and of 64 KiB or more (staged)
+		for split, spec := range []mesh.PartitionSpec{mesh.P("x"), mesh.P("x", "y")} { // replicas over y, or none
+			var mu sync.Mutex
+			calls := map[string]int{}
+			a, err := jit.FromCallbackInto(c, []int{8, cols}, dtypes.Int32, sharding(t, m, spec), func(idx mesh.Index, dst []byte) error {
+				mu.Lock()
+				calls[fmt.Sprint(idx)]++
+				mu.Unlock()
+				at := 0
+				for r := idx[0].Start; r < idx[0].Stop; r++ {
+					for k := idx[1].Start; k < idx[1].Stop; k++ {
+						binary.LittleEndian.PutUint32(dst[at:], uint32(1000*r+k))
+						at += 4
+					}
+				}
+				return nil
+			})
+			require.NoError(t, err)
+			want := map[string]int{}
+			parts := 1
+			if split == 1 {
+				parts = ny
+			}
+			for i := range nx {
+				for j := range parts {
+					want[fmt.Sprintf("[%d:%d, %d:%d]", i*8/nx, (i+1)*8/nx, j*cols/parts, (j+1)*cols/parts)] = 1
+				}
+			}
+			assert.Equal(t, want, calls, "one fill per distinct index")
+			got, err := a.ToHost()
+			require.NoError(t, err)
+			expect := make([]int32, 8*cols)
+			for r := range 8 {
+				for k := range cols {
+					expect[r*cols+k] = int32(1000*r + k)
+				}
+			}
+			assert.Equal(t, expect, got)
+			require.NoError(t, a.Close())
+		}
+	}
+	boom := errors.New("boom")
+	for _, spec := range []mesh.PartitionSpec{mesh.P("x"), mesh.P("x", "y")} {
+		_, err := jit.FromCallbackInto(c, []int{8, 2}, dtypes.Int32, sharding(t, m, spec), func(idx mesh.Index, _ []byte) error {
+			if idx[0].Start > 0 {
+				return boom
+			}
+			return nil
+		})
+		assert.ErrorIs(t, err, boom)
+		assert.ErrorContains(t, err, fmt.Sprintf("index [%d:%d, ", 8/nx, 16/nx))
+	}
+	_, err := jit.FromCallbackInto(c, []int{8}, dtypes.S4, sharding(t, m, mesh.P()), func(_ mesh.Index, dst []byte) error {
+		clear(dst)
+		dst[3] = 0x30
+		return nil
+	})
+	assert.ErrorIs(t, err, pjrt.ErrHostData)
+	_, err = jit.FromCallbackInto(c, []int{8}, dtypes.Int32, sharding(t, m, mesh.P()), nil)
+	assert.ErrorIs(t, err, jit.ErrNil)
 }
 
 func TestFromShards(t *testing.T) {
