@@ -62,17 +62,25 @@ func benchArray(b *testing.B) (*pjrt.Client, *jit.Array, mesh.NamedSharding, str
 }
 
 // BenchmarkSave1GiB saves a 1 GiB array sharded 8 ways (zarr v2, zstd level 1, synced to
-// disk), as serialization.async_serialize does in tools/bench/checkpoint_jax.py.
+// disk), as serialization.async_serialize does in tools/bench/checkpoint_jax.py. With
+// XLAMESH_CKPT_BENCH_KEEP=PATH its first save is kept at PATH, for JAX to check.
 func BenchmarkSave1GiB(b *testing.B) {
 	_, a, _, root := benchArray(b)
 	ctx := context.Background()
+	keep := os.Getenv("XLAMESH_CKPT_BENCH_KEEP")
 	for i := 0; b.Loop(); i++ {
 		dir := filepath.Join(root, "save_"+strconv.Itoa(i))
 		if err := checkpoint.Save(ctx, dir, a); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()
-		if err := os.RemoveAll(dir); err != nil {
+		var err error
+		if i == 0 && keep != "" {
+			err = os.Rename(dir, keep)
+		} else {
+			err = os.RemoveAll(dir)
+		}
+		if err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()

@@ -1,10 +1,12 @@
 package checkpoint_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"testing"
@@ -527,4 +529,80 @@ func TestOversizedFiles(t *testing.T) {
 	_, err = checkpoint.Restore[*jit.Array](context.Background(), dir, c, s)
 	assert.ErrorIs(t, err, checkpoint.ErrCorrupt)
 	assert.ErrorContains(t, err, filepath.Join(dir, ".zarray"))
+}
+
+// TestLargeChunks saves shards larger than zstd's blocks and writeZstd's pieces (2.5 MiB each,
+// as incompressible as the benchmark's): Save, reading the shards where they lie in device
+// memory, and SaveAsync, copying them, write the same files, and both restore exactly. Save
+// allocates less than the array (no copy of it, compressed or not; at most its encoders, when
+// a collection emptied their pool), which is checked without the race detector.
+func TestLargeChunks(t *testing.T) {
+	c := pjrttest.ClientWithDevices(t, 8)
+	ctx := context.Background()
+	s := sharding(t, c, []int{4}, []string{"x"}, mesh.P("x"))
+	const rows, cols = 4 * 640, 1024 // 2.5 MiB per shard
+	values := make([]float32, rows*cols)
+	for i := range values {
+		values[i] = float32(float64(uint64(i)*2654435761%(1<<32))/(1<<31) - 1)
+	}
+	a := put(t, c, values, []int{rows, cols}, s)
+	root := t.TempDir()
+	require.NoError(t, checkpoint.Save(ctx, filepath.Join(root, "warm"), a)) // the encoders' pool
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	require.NoError(t, checkpoint.Save(ctx, filepath.Join(root, "save"), a))
+	runtime.ReadMemStats(&after)
+	if allocated := after.TotalAlloc - before.TotalAlloc; !raceEnabled {
+		assert.Less(t, allocated, uint64(rows*cols*4), "Save allocated %d bytes for a %d-byte array", allocated, rows*cols*4)
+	}
+	p, err := checkpoint.SaveAsync(ctx, filepath.Join(root, "async"), a)
+	require.NoError(t, err)
+	require.NoError(t, p.Wait())
+	assert.Equal(t, []string{".zarray", "0.0", "1.0", "2.0", "3.0"}, files(t, filepath.Join(root, "save")))
+	for _, f := range files(t, filepath.Join(root, "save")) {
+		want, err := os.ReadFile(filepath.Join(root, "save", f))
+		require.NoError(t, err)
+		got, err := os.ReadFile(filepath.Join(root, "async", f))
+		require.NoError(t, err)
+		assert.True(t, bytes.Equal(want, got), "file %s differs between Save and SaveAsync", f)
+	}
+	for _, dir := range []string{"save", "async"} {
+		b, err := checkpoint.Restore[*jit.Array](ctx, filepath.Join(root, dir), c, sharding(t, c, []int{2, 4}, []string{"a", "b"}, mesh.P("b", "a")))
+		require.NoError(t, err)
+		assert.Equal(t, values, host(t, b), dir)
+		require.NoError(t, b.Close())
+	}
+}
+
+// TestRestoreIntoReusedMemory restores shards of 64 KiB, which on CPU are read straight into
+// the staging memory the devices use, after that memory held other values: the chunks of
+// zeros a zarr3 save leaves out come back as zeros, the others exactly.
+func TestRestoreIntoReusedMemory(t *testing.T) {
+	c := pjrttest.ClientWithDevices(t, 8)
+	ctx := context.Background()
+	s := sharding(t, c, []int{4}, []string{"x"}, mesh.P("x"))
+	const rows, cols = 4, 16384 // one row per shard: 64 KiB
+	values := make([]float32, rows*cols)
+	for i := range values {
+		if r := i / cols; r%2 == 0 {
+			values[i] = float32(i) + 0.25 // rows 1 and 3 are zeros
+		}
+	}
+	a := put(t, c, values, []int{rows, cols}, s)
+	for _, f := range []checkpoint.Format{checkpoint.Zarr3, checkpoint.ZarrV2} {
+		dir := filepath.Join(t.TempDir(), "ck")
+		require.NoError(t, checkpoint.Save(ctx, dir, a, checkpoint.WithFormat(f)))
+		if f == checkpoint.Zarr3 {
+			assert.Equal(t, []string{"c/0/0", "c/2/0", "zarr.json"}, files(t, dir))
+		}
+		for range 3 {
+			junk := put(t, c, slices.Repeat([]float32{7}, rows*cols), []int{rows, cols}, s)
+			require.NoError(t, junk.Close()) // its memory goes back to be used again
+			b, err := checkpoint.Restore[*jit.Array](ctx, dir, c, s)
+			require.NoError(t, err)
+			assert.Equal(t, values, host(t, b), "format %v", f)
+			require.NoError(t, b.Close())
+		}
+	}
 }

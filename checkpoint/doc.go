@@ -5,9 +5,13 @@
 //
 // # Where it sits
 //
-// checkpoint is above jit: it reads each array's shards to host (jit.Array's buffers), writes
-// them as zarr chunks, and builds arrays back with jit.FromCallbackBytes, each device's shard
-// from the chunks that overlap it. It knows trees through package tree: a leaf's path
+// checkpoint is above jit: it reads each array's shards (jit.Array's buffers), writes them as
+// zarr chunks, and builds arrays back with jit.FromCallbackInto, each device's shard from the
+// chunks that overlap it. Where device memory is host memory (CPU), Save compresses the shards
+// straight from the devices' memory (pjrt.Client.ReadInPlace) and Restore decompresses a
+// chunk that is a shard straight into the memory its device then uses
+// (pjrt.HostTransfer.Fill): neither copies the arrays whole, as JAX's serialization does not
+// on CPU. SaveAsync copies the shards to host first, so that it can return before writing. It knows trees through package tree: a leaf's path
 // (".Blocks[1].Wq") becomes the array's name ("Blocks.1.Wq"), as Orbax names a pytree's leaves.
 //
 // # Layout

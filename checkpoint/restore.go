@@ -90,7 +90,7 @@ func checkComplete(dir string) error {
 func readMeta(st store, name string) (layout, error) {
 	for _, file := range []string{zarr2Meta, zarr3Meta} {
 		key := keyIn(name, file)
-		text, err := st.read(key, maxMeta)
+		text, err := st.read(key, maxMeta, nil)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -132,18 +132,26 @@ func restoreArray(ctx context.Context, st store, name string, c *pjrt.Client, s 
 	if err != nil {
 		return nil, err
 	}
-	indices := make([]mesh.Index, len(mine))
-	for i, sh := range mine {
-		indices[i] = sh.Index
+	// A chunk that is exactly one shard's part, and overlaps no other's, is read straight into
+	// that shard (on CPU, into the device's memory); the others are read into memory first,
+	// on all cores, each once.
+	var indices []mesh.Index
+	seen := map[string]bool{}
+	for _, sh := range mine {
+		if key := sh.Index.String(); !seen[key] {
+			seen[key] = true
+			indices = append(indices, sh.Index)
+		}
 	}
+	r.direct = r.exclusive(indices)
 	if err := r.prefetch(indices); err != nil {
 		return nil, err
 	}
-	return jit.FromCallbackBytes(c, l.shape, l.dtype, s, func(index mesh.Index) ([]byte, error) {
+	return jit.FromCallbackInto(c, l.shape, l.dtype, s, func(index mesh.Index, dst []byte) error {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
-		return r.block(index)
+		return r.fill(index, dst)
 	})
 }
 
@@ -157,6 +165,7 @@ type chunkReader struct {
 	size   int // bytes per chunk
 	dec    *zstd.Decoder
 	cache  map[string][]byte
+	direct map[string]bool // the chunks read straight into their shard, not cached
 }
 
 // overlapping calls visit with the grid position of every chunk that overlaps index, the last
@@ -201,7 +210,7 @@ func (r *chunkReader) prefetch(indices []mesh.Index) error {
 	var want [][]int
 	for _, index := range indices {
 		_ = r.overlapping(index, func(pos []int) error {
-			if key := r.layout.key(pos); !seen[key] {
+			if key := r.layout.key(pos); !seen[key] && !r.direct[key] {
 				seen[key] = true
 				want = append(want, slices.Clone(pos))
 			}
@@ -243,31 +252,65 @@ feed:
 	return err
 }
 
-// block returns the row-major bytes of the global array's part index, from the chunks that
-// overlap it: the chunk itself when index is exactly one chunk.
-func (r *chunkReader) block(index mesh.Index) ([]byte, error) {
+// exclusive returns the keys of the chunks that are exactly one of the parts indices (all
+// distinct) and overlap no other.
+func (r *chunkReader) exclusive(indices []mesh.Index) map[string]bool {
+	uses := map[string]int{}
+	whole := map[string]bool{}
+	for _, index := range indices {
+		if pos, ok := r.wholeChunk(index); ok {
+			whole[r.layout.key(pos)] = true
+		}
+		_ = r.overlapping(index, func(pos []int) error {
+			uses[r.layout.key(pos)]++
+			return nil
+		})
+	}
+	out := map[string]bool{}
+	for key := range whole {
+		if uses[key] == 1 {
+			out[key] = true
+		}
+	}
+	return out
+}
+
+// wholeChunk returns the grid position of the chunk that is exactly the part index, if one is.
+func (r *chunkReader) wholeChunk(index mesh.Index) ([]int, bool) {
+	pos := make([]int, len(index))
+	for d, rg := range index {
+		n := r.layout.chunks[d]
+		if rg.Len() != n || n == 0 || rg.Start%n != 0 {
+			return nil, false
+		}
+		pos[d] = rg.Start / n
+	}
+	return pos, true
+}
+
+// fill writes the row-major bytes of the global array's part index into dst, every byte:
+// from the chunk itself when index is exactly one, else from the chunks that overlap it.
+func (r *chunkReader) fill(index mesh.Index, dst []byte) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	if pos, ok := r.wholeChunk(index); ok {
+		if r.direct[r.layout.key(pos)] {
+			return r.readInto(pos, dst)
+		}
+		data, err := r.chunk(pos)
+		if err == nil {
+			copy(dst, data)
+		}
+		return err
+	}
 	rank := len(index)
 	shape := make([]int, rank)
-	size := r.elem
-	whole := true
 	for d, rg := range index {
 		shape[d] = rg.Len()
-		size *= shape[d]
-		whole = whole && shape[d] == r.layout.chunks[d] && rg.Start%shape[d] == 0
 	}
-	if size == 0 {
-		return []byte{}, nil
-	}
-	if whole {
-		pos := make([]int, rank)
-		for d, rg := range index {
-			pos[d] = rg.Start / shape[d]
-		}
-		return r.chunk(pos)
-	}
-	out := make([]byte, size)
 	chunks := r.layout.chunks
-	err := r.overlapping(index, func(pos []int) error {
+	return r.overlapping(index, func(pos []int) error {
 		data, err := r.chunk(pos)
 		if err != nil {
 			return err
@@ -279,13 +322,12 @@ func (r *chunkReader) block(index mesh.Index) ([]byte, error) {
 			stop := min(rg.Stop, (pos[d]+1)*chunks[d])
 			srcAt[d], dstAt[d], count[d] = start-pos[d]*chunks[d], start-rg.Start, stop-start
 		}
-		copyBox(out, shape, dstAt, data, chunks, srcAt, count, r.elem)
+		copyBox(dst, shape, dstAt, data, chunks, srcAt, count, r.elem)
 		return nil
 	})
-	return out, err
 }
 
-// chunk returns the uncompressed bytes of the chunk at grid position pos.
+// chunk returns the uncompressed bytes of the chunk at grid position pos, read once.
 func (r *chunkReader) chunk(pos []int) ([]byte, error) {
 	key := r.layout.key(pos)
 	r.mu.Lock()
@@ -294,32 +336,54 @@ func (r *chunkReader) chunk(pos []int) ([]byte, error) {
 	if ok {
 		return data, nil
 	}
-	path := r.store.where(keyIn(r.name, key))
+	data = make([]byte, r.size)
+	if err := r.readInto(pos, data); err != nil {
+		return nil, err
+	}
+	return r.keep(key, data), nil
+}
+
+// raws holds the buffers compressed chunks are read into, between reads.
+var raws = sync.Pool{New: func() any { return new([]byte) }}
+
+// readInto reads the chunk at grid position pos into dst (exactly a chunk's size), every byte.
+func (r *chunkReader) readInto(pos []int, dst []byte) error {
+	key := keyIn(r.name, r.layout.key(pos))
+	path := r.store.where(key)
 	limit := r.size // a raw chunk is the chunk; a zstd frame of it is at most a little longer
+	into := dst[:0]
 	if r.layout.zstd {
 		limit = r.size + r.size/64 + 1<<16
+		buf := raws.Get().(*[]byte)
+		defer raws.Put(buf)
+		into = (*buf)[:0]
+		defer func() { *buf = into[:0] }() // a larger buffer read into is kept
 	}
-	raw, err := r.store.read(keyIn(r.name, key), limit)
+	raw, err := r.store.read(key, limit, into)
 	if errors.Is(err, fs.ErrNotExist) && r.layout.sparse {
-		return r.keep(key, make([]byte, r.size)), nil // a chunk of the fill value, zero, is not written
+		clear(dst) // a chunk of the fill value, zero, is not written
+		return nil
 	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%w: %s", ErrMissingChunk, path)
+			return fmt.Errorf("%w: %s", ErrMissingChunk, path)
 		}
-		return nil, err
+		return err
 	}
-	data = raw
+	data := raw
 	if r.layout.zstd {
-		data, err = r.dec.DecodeAll(raw, make([]byte, 0, r.size))
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, path, err)
+		into = raw
+		if data, err = r.dec.DecodeAll(raw, dst[:0]); err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrCorrupt, path, err)
 		}
 	}
 	if len(data) != r.size {
-		return nil, fmt.Errorf("%w: %s holds %d bytes, a chunk of %v is %d", ErrCorrupt, path, len(data), r.layout.chunks, r.size)
+		return fmt.Errorf("%w: %s holds %d bytes, a chunk of %v is %d", ErrCorrupt, path, len(data), r.layout.chunks, r.size)
 	}
-	return r.keep(key, data), nil
+	if len(data) > 0 && &data[0] != &dst[0] {
+		copy(dst, data) // read or decoded elsewhere (a value of an OCDBT database)
+	}
+	return nil
 }
 
 // keep caches a chunk's bytes.

@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -8,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -21,6 +23,7 @@ import (
 	"github.com/xlamesh/xlamesh/checkpoint/ocdbt"
 	"github.com/xlamesh/xlamesh/jit"
 	"github.com/xlamesh/xlamesh/mesh"
+	"github.com/xlamesh/xlamesh/pjrt"
 	"github.com/xlamesh/xlamesh/shapes"
 	"github.com/xlamesh/xlamesh/tree"
 )
@@ -65,13 +68,22 @@ func WithJob(j Job) Option { return func(o *options) { o.job = j } }
 // Save writes the arrays of t, a tree of *jit.Array (package tree: a struct, slice or map of
 // them, or one array), to the new directory dir, as described in the package doc. It returns
 // once the checkpoint is committed (renamed to dir) or the save failed, in which case dir does
-// not exist. Save is SaveAsync followed by Wait.
+// not exist. Save holds the arrays while it writes: where device memory is host memory (the
+// CPU plugin), it compresses and writes the shards straight from it, as JAX does on CPU, with
+// no copy; elsewhere it is SaveAsync followed by Wait.
 func Save(ctx context.Context, dir string, t any, opts ...Option) error {
-	p, err := SaveAsync(ctx, dir, t, opts...)
+	s, err := prepare(dir, t, opts)
 	if err != nil {
 		return err
 	}
-	return p.Wait()
+	if read, err := s.writeInPlace(ctx); read || err != nil {
+		return err
+	}
+	items, err := s.hostCopies()
+	if err != nil {
+		return err
+	}
+	return s.write(ctx, items)
 }
 
 // Pending is a save whose files are being written: Wait for its end. The arrays it was given
@@ -99,6 +111,32 @@ func (p *Pending) Dir() string { return p.dir }
 // training loop can run its next steps meanwhile. Cancelling ctx stops the writing; the
 // temporary directory is removed and Wait returns ctx's error.
 func SaveAsync(ctx context.Context, dir string, t any, opts ...Option) (*Pending, error) {
+	s, err := prepare(dir, t, opts)
+	if err != nil {
+		return nil, err
+	}
+	items, err := s.hostCopies()
+	if err != nil {
+		return nil, err
+	}
+	p := &Pending{dir: dir, done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		p.err = s.write(ctx, items)
+	}()
+	return p, nil
+}
+
+// saving is a save whose arguments are checked.
+type saving struct {
+	dir    string
+	o      options
+	arrays []*jit.Array
+	names  []string
+}
+
+// prepare checks a save's arguments.
+func prepare(dir string, t any, opts []Option) (*saving, error) {
 	var o options
 	for _, opt := range opts {
 		opt(&o)
@@ -128,25 +166,86 @@ func SaveAsync(ctx context.Context, dir string, t any, opts ...Option) (*Pending
 	if strings.Contains(filepath.Base(dir), tmpMark) {
 		return nil, fmt.Errorf("checkpoint: save %s: %w: %s in a name marks a save in progress", dir, ErrName, tmpMark)
 	}
-	items := make([]item, len(arrays))
-	for i, a := range arrays {
-		if items[i], err = hostCopy(a, names[i], o.format, o.job != nil); err != nil {
-			return nil, fmt.Errorf("checkpoint: save %s: %s: %w", dir, show(names[i]), err)
+	return &saving{dir: dir, o: o, arrays: arrays, names: names}, nil
+}
+
+// plans returns each array's item, without chunks yet, and the shards this process writes.
+func (s *saving) plans() ([]item, [][]jit.Shard, error) {
+	items := make([]item, len(s.arrays))
+	mine := make([][]jit.Shard, len(s.arrays))
+	for i, a := range s.arrays {
+		var err error
+		if items[i], mine[i], err = plan(a, s.names[i], s.o.format, s.o.job != nil); err != nil {
+			return nil, nil, fmt.Errorf("checkpoint: save %s: %s: %w", s.dir, show(s.names[i]), err)
 		}
 	}
-	p := &Pending{dir: dir, done: make(chan struct{})}
-	go func() {
-		defer close(p.done)
-		if o.job == nil {
-			p.err = write(ctx, dir, items, o.format == Orbax)
-		} else {
-			p.err = writeJob(ctx, dir, items, o.job, attempt(dir))
+	return items, mine, nil
+}
+
+// hostCopies returns the items with the chunks of every shard this process writes, copied to
+// host memory.
+func (s *saving) hostCopies() ([]item, error) {
+	items, mine, err := s.plans()
+	if err != nil {
+		return nil, err
+	}
+	for i := range items {
+		if err := items[i].copyShards(mine[i]); err != nil {
+			return nil, fmt.Errorf("checkpoint: save %s: %s: %w", s.dir, show(s.names[i]), err)
 		}
-		if p.err != nil {
-			p.err = fmt.Errorf("checkpoint: save %s: %w", dir, p.err)
+	}
+	return items, nil
+}
+
+// writeInPlace writes the save with the chunks read where the shards lie in device memory,
+// and reports whether it could (every array on one client whose device memory is host
+// memory, as pjrt.Client.ReadInPlace allows); when it could not, it has written nothing.
+func (s *saving) writeInPlace(ctx context.Context) (bool, error) {
+	items, mine, err := s.plans()
+	if err != nil {
+		return false, err
+	}
+	var client *pjrt.Client
+	var bufs []*pjrt.Buffer
+	for _, shards := range mine {
+		for _, sh := range shards {
+			if c := sh.Device.Client(); client == nil {
+				client = c
+			} else if c != client {
+				return false, nil
+			}
+			bufs = append(bufs, sh.Data)
 		}
-	}()
-	return p, nil
+	}
+	if client == nil {
+		return false, nil // nothing to read
+	}
+	read, err := client.ReadInPlace(bufs, func(views [][]byte) error {
+		for i := range items {
+			items[i].cutShards(mine[i], views[:len(mine[i])])
+			views = views[len(mine[i]):]
+		}
+		return s.write(ctx, items)
+	})
+	if !read && err != nil {
+		err = fmt.Errorf("checkpoint: save %s: %w", s.dir, err)
+	}
+	return read, err
+}
+
+// write writes the items (every array's metadata and the chunks this process writes) and
+// commits the checkpoint.
+func (s *saving) write(ctx context.Context, items []item) error {
+	var err error
+	if s.o.job == nil {
+		err = write(ctx, s.dir, items, s.o.format == Orbax)
+	} else {
+		err = writeJob(ctx, s.dir, items, s.o.job, attempt(s.dir))
+	}
+	if err != nil {
+		return fmt.Errorf("checkpoint: save %s: %w", s.dir, err)
+	}
+	return nil
 }
 
 // show returns an array name as errors print it.
@@ -157,13 +256,16 @@ func show(name string) string {
 	return fmt.Sprintf("array %q", name)
 }
 
-// item is one array of a save, in host memory: its metadata and the chunks this process writes.
+// item is one array of a save: its metadata and the chunks this process writes, in host
+// memory (copies, or during Save on CPU the devices' own memory).
 type item struct {
-	name     string
-	metaName string // .zarray or zarr.json
-	meta     []byte
-	layout   layout
-	chunks   []chunk
+	name       string
+	metaName   string // .zarray or zarr.json
+	meta       []byte
+	layout     layout
+	shardShape []int
+	elem       int // bytes per element
+	chunks     []chunk
 }
 
 // chunk is one chunk's key and uncompressed bytes.
@@ -172,25 +274,26 @@ type chunk struct {
 	data []byte
 }
 
-// hostCopy copies the shards of a whose first replica this process holds to host memory and
-// cuts them into the chunks of format f.
-func hostCopy(a *jit.Array, name string, f Format, multi bool) (item, error) {
+// plan returns a's item, without its chunks, and the shards of a whose first replica this
+// process holds: all of them unless multi.
+func plan(a *jit.Array, name string, f Format, multi bool) (item, []jit.Shard, error) {
 	if a == nil {
-		return item{}, fmt.Errorf("%w: a nil array", jit.ErrNil)
+		return item{}, nil, fmt.Errorf("%w: a nil array", jit.ErrNil)
 	}
 	shape, s := a.Shape(), a.Sharding()
 	shardShape, err := s.ShardShape(shape)
 	if err != nil {
-		return item{}, err
+		return item{}, nil, err
 	}
 	l, metaName, meta, err := newLayout(f, a.DType(), shape, shardShape)
 	if err != nil {
-		return item{}, err
+		return item{}, nil, err
 	}
-	it := item{name: name, metaName: metaName, meta: meta, layout: l}
+	it := item{name: name, metaName: metaName, meta: meta, layout: l, shardShape: shardShape,
+		elem: shapes.ElementBytes(a.DType())}
 	all, err := s.Shards(shape)
 	if err != nil {
-		return item{}, err
+		return item{}, nil, err
 	}
 	firsts := 0
 	for _, sh := range all {
@@ -198,47 +301,58 @@ func hostCopy(a *jit.Array, name string, f Format, multi bool) (item, error) {
 			firsts++
 		}
 	}
-	elem := shapes.ElementBytes(a.DType())
-	size := shapes.Make(a.DType(), shardShape...).Bytes()
 	var mine []jit.Shard
 	for _, sh := range a.AddressableShards() {
 		if sh.ReplicaID == 0 {
 			mine = append(mine, sh)
 		}
 	}
-	if size > 0 {
-		// The copies run on all cores: on CPU devices each is a memory copy.
-		blocks := make([][]byte, len(mine))
-		errs := make([]error, len(mine))
-		var wg sync.WaitGroup
-		next := make(chan int)
-		for range min(runtime.GOMAXPROCS(0), len(mine)) {
-			wg.Go(func() {
-				for i := range next {
-					blocks[i] = make([]byte, size)
-					if err := mine[i].Data.CopyToHost(blocks[i]); err != nil {
-						errs[i] = fmt.Errorf("shard %v on %s: %w", mine[i].Index, mine[i].Device, err)
-					}
-				}
-			})
-		}
-		for i := range mine {
-			next <- i
-		}
-		close(next)
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
-			return item{}, err
-		}
-		for i, sh := range mine {
-			it.chunks = append(it.chunks, l.cut(sh.Index, shardShape, blocks[i], elem)...)
-		}
-	}
 	if !multi && len(mine) != firsts {
-		return item{}, fmt.Errorf("%w: this process holds %d of its %d shards (a save across processes needs WithJob)",
+		return item{}, nil, fmt.Errorf("%w: this process holds %d of its %d shards (a save across processes needs WithJob)",
 			ErrIncomplete, len(mine), firsts)
 	}
-	return it, nil
+	if shapes.Make(a.DType(), shardShape...).Bytes() == 0 {
+		mine = nil // no chunks to write
+	}
+	return it, mine, nil
+}
+
+// copyShards copies the shards to host memory, on all cores (on CPU devices each is a memory
+// copy), and cuts them into the item's chunks.
+func (it *item) copyShards(mine []jit.Shard) error {
+	size := shapes.Make(it.layout.dtype, it.shardShape...).Bytes()
+	blocks := make([][]byte, len(mine))
+	errs := make([]error, len(mine))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(runtime.GOMAXPROCS(0), len(mine)) {
+		wg.Go(func() {
+			for i := range next {
+				blocks[i] = make([]byte, size)
+				if err := mine[i].Data.CopyToHost(blocks[i]); err != nil {
+					errs[i] = fmt.Errorf("shard %v on %s: %w", mine[i].Index, mine[i].Device, err)
+				}
+			}
+		})
+	}
+	for i := range mine {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	it.cutShards(mine, blocks)
+	return nil
+}
+
+// cutShards sets the item's chunks to those of the shards, whose row-major bytes are blocks.
+func (it *item) cutShards(mine []jit.Shard, blocks [][]byte) {
+	it.chunks = nil
+	for i, sh := range mine {
+		it.chunks = append(it.chunks, it.layout.cut(sh.Index, it.shardShape, blocks[i], it.elem)...)
+	}
 }
 
 // cut returns the chunks of the shard at index (of shape shardShape, row-major bytes data):
@@ -440,24 +554,155 @@ func cleanUp(lead bool, tmp string, err error) error {
 // encoder compresses chunks as JAX does: zstd level 1 (klauspost's fastest level is zstd's
 // level 1), with the frame's content size and checksum. EncodeAll is safe for concurrent use.
 var encoder = sync.OnceValue(func() *zstd.Encoder {
-	e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(zstdLevel)),
-		zstd.WithEncoderCRC(true), zstd.WithEncoderConcurrency(1))
+	e, err := zstd.NewWriter(nil, zstdOptions()...)
 	if err != nil {
 		panic(err) // the options are constants
 	}
 	return e
 })
 
-// writeItems writes every array's directory and files under root, chunks compressed on all
-// cores; only the lead process writes metadata.
+// zstdOptions are the options of every encoder: JAX's level, a checksum, no goroutines of its own.
+func zstdOptions() []zstd.EOption {
+	return []zstd.EOption{zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(zstdLevel)),
+		zstd.WithEncoderCRC(true), zstd.WithEncoderConcurrency(1)}
+}
+
+// writeItems writes every array's directory and files under root, each chunk compressed as
+// it is written, several files at once: while some wait for the disk (a file's fsync), the
+// others compress on the cores. Only the lead process writes metadata. It stops at the first
+// error or at ctx's end.
 func writeItems(ctx context.Context, root string, items []item, lead bool) error {
-	return encodeItems(ctx, items, lead, func(key string, data []byte) error {
-		p := filepath.Join(root, filepath.FromSlash(key))
+	return eachFile(ctx, fileJobs(items, lead), writers, func(ctx context.Context, j fileJob) error {
+		p := filepath.Join(root, filepath.FromSlash(j.key))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
-		return writeFile(p, data)
+		if j.raw {
+			return writeFile(p, j.data)
+		}
+		return writeZstd(ctx, p, j.data)
 	})
+}
+
+// eachFile calls do for every file on n goroutines at once, and returns the first error of do
+// or ctx's; do's ctx ends at either.
+func eachFile(ctx context.Context, files []fileJob, n int, do func(ctx context.Context, j fileJob) error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	next := make(chan fileJob)
+	var wg sync.WaitGroup
+	for range min(n, max(len(files), 1)) {
+		wg.Go(func() {
+			for j := range next {
+				if err := do(ctx, j); err != nil {
+					cancel(err)
+				}
+			}
+		})
+	}
+feed:
+	for _, j := range files {
+		select {
+		case next <- j:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	return context.Cause(ctx)
+}
+
+// fileJob is one file of a save: its slash-separated path below the checkpoint and its bytes,
+// raw or to compress.
+type fileJob struct {
+	key  string
+	data []byte
+	raw  bool
+}
+
+// fileJobs returns the files of the items: the chunks, and the lead process's metadata.
+func fileJobs(items []item, lead bool) []fileJob {
+	var files []fileJob
+	for _, it := range items {
+		if lead {
+			files = append(files, fileJob{key: keyIn(it.name, it.metaName), data: it.meta, raw: true})
+		}
+		for _, c := range it.chunks {
+			files = append(files, fileJob{key: keyIn(it.name, c.key), data: c.data, raw: !it.layout.zstd})
+		}
+	}
+	return files
+}
+
+// streamBuffer is how many bytes writeZstd compresses and writes at a time; a chunk of up to
+// this size is compressed whole.
+const streamBuffer = 1 << 20
+
+// maxWindowLog is the log2 of the largest zstd window writeZstd declares: 8 MiB, zstd's
+// default for streams.
+const maxWindowLog = 23
+
+// streams[w] holds the streaming encoders of window 1<<w, with their file buffers, between
+// saves; small holds the buffers of chunks compressed whole.
+var (
+	streams [maxWindowLog + 1]sync.Pool
+	small   = sync.Pool{New: func() any { return new([]byte) }}
+)
+
+type stream struct {
+	enc *zstd.Encoder
+	w   *bufio.Writer
+}
+
+// writeZstd writes data as one zstd frame to a new file and syncs it. A chunk of up to
+// streamBuffer bytes is compressed whole (EncodeAll's frame, which declares its size as its
+// window, as C zstd's does); a larger one a piece at a time, written as it is compressed, so
+// that no compressed copy of it is ever held, in a frame whose window is the largest power of
+// two up to its size and 8 MiB: what a reader must hold of it at once.
+func writeZstd(ctx context.Context, path string, data []byte) error {
+	if len(data) <= streamBuffer {
+		buf := small.Get().(*[]byte)
+		defer small.Put(buf)
+		*buf = encoder().EncodeAll(data, (*buf)[:0])
+		return writeFile(path, *buf)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	log := min(bits.Len(uint(len(data)))-1, maxWindowLog)
+	st, _ := streams[log].Get().(*stream)
+	if st == nil {
+		e, err := zstd.NewWriter(nil, append(zstdOptions(), zstd.WithWindowSize(1<<log))...)
+		if err != nil {
+			panic(err) // the options are valid for every log from 20 to 23
+		}
+		st = &stream{enc: e, w: bufio.NewWriterSize(nil, streamBuffer)}
+	}
+	st.w.Reset(f)
+	st.enc.ResetContentSize(st.w, int64(len(data)))
+	for at := 0; at < len(data) && err == nil; at += streamBuffer {
+		if err = ctx.Err(); err == nil {
+			_, err = st.enc.Write(data[at:min(len(data), at+streamBuffer)])
+		}
+	}
+	if err == nil {
+		err = st.enc.Close()
+	}
+	if err == nil {
+		err = st.w.Flush()
+	}
+	st.enc.Reset(nil)
+	st.w.Reset(nil)
+	streams[log].Put(st)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // orbaxInlineBytes is Orbax's OCDBT max_inline_value_bytes: larger values go to data files.
@@ -523,78 +768,15 @@ func orbaxMetadata(items []item) []byte {
 }
 
 // encodeItems hands put every file of the items (its slash-separated path below the
-// checkpoint, and its bytes), chunks compressed on all cores; only the lead process's
+// checkpoint, and its bytes), chunks compressed whole on all cores; only the lead process's
 // metadata. It stops at the first error of put or at ctx's end.
 func encodeItems(ctx context.Context, items []item, lead bool, put func(key string, data []byte) error) error {
-	type job struct {
-		key  string
-		data []byte
-		raw  bool
-	}
-	var jobs []job
-	for _, it := range items {
-		if lead {
-			jobs = append(jobs, job{key: keyIn(it.name, it.metaName), data: it.meta, raw: true})
+	return eachFile(ctx, fileJobs(items, lead), runtime.GOMAXPROCS(0), func(_ context.Context, j fileJob) error {
+		if !j.raw {
+			j.data = encoder().EncodeAll(j.data, make([]byte, 0, encoder().MaxEncodedSize(len(j.data))))
 		}
-		for _, c := range it.chunks {
-			jobs = append(jobs, job{key: keyIn(it.name, c.key), data: c.data, raw: !it.layout.zstd})
-		}
-	}
-	// Compression runs on every core; writing (and its fsync, which waits on the disk) in
-	// other goroutines, so that the disk and the cores work at the same time.
-	work := make(chan job)
-	writes := make(chan job, 2)
-	errs := make(chan error, 1)
-	fail := func(err error) {
-		select {
-		case errs <- err:
-		default:
-		}
-	}
-	var compressing, writing sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), max(len(jobs), 1)) {
-		compressing.Go(func() {
-			for j := range work {
-				if !j.raw {
-					j.data = encoder().EncodeAll(j.data, make([]byte, 0, encoder().MaxEncodedSize(len(j.data))))
-				}
-				writes <- j
-			}
-		})
-	}
-	for range writers {
-		writing.Go(func() {
-			for j := range writes {
-				if err := put(j.key, j.data); err != nil {
-					fail(err)
-				}
-			}
-		})
-	}
-	var err error
-feed:
-	for _, j := range jobs {
-		select {
-		case work <- j:
-		case err = <-errs:
-			break feed
-		case <-ctx.Done():
-			err = ctx.Err()
-			break feed
-		}
-	}
-	close(work)
-	compressing.Wait()
-	close(writes)
-	writing.Wait()
-	if err == nil {
-		select {
-		case err = <-errs:
-		default:
-			err = ctx.Err()
-		}
-	}
-	return err
+		return put(j.key, j.data)
+	})
 }
 
 // writers is how many files a save writes at once.

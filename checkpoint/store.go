@@ -16,9 +16,10 @@ import (
 // store is where a checkpoint's files are: a directory, or the OCDBT database at the root of
 // the directory (Orbax's layout), whose keys are the files' slash-separated paths.
 type store interface {
-	// read returns the bytes of key; a missing key is an error wrapping fs.ErrNotExist, one
-	// longer than limit bytes an error wrapping ErrCorrupt (before it is read, from a file).
-	read(key string, limit int) ([]byte, error)
+	// read returns the bytes of key, read into into's memory when its capacity is enough (a
+	// file; into may be nil); a missing key is an error wrapping fs.ErrNotExist, one longer
+	// than limit bytes an error wrapping ErrCorrupt (before it is read, from a file).
+	read(key string, limit int, into []byte) ([]byte, error)
 	// list returns every key with the size of its value (-1 where only reading it would tell),
 	// sorted.
 	list() ([]sized, error)
@@ -54,7 +55,7 @@ type dirStore string
 
 func (d dirStore) path(key string) string { return filepath.Join(string(d), filepath.FromSlash(key)) }
 
-func (d dirStore) read(key string, limit int) ([]byte, error) {
+func (d dirStore) read(key string, limit int, into []byte) ([]byte, error) {
 	f, err := os.Open(d.path(key))
 	if err != nil {
 		return nil, err
@@ -67,7 +68,12 @@ func (d dirStore) read(key string, limit int) ([]byte, error) {
 	if st.Size() > int64(limit) {
 		return nil, fmt.Errorf("%w: %s has %d bytes, more than the %d it can hold", ErrCorrupt, d.path(key), st.Size(), limit)
 	}
-	out := make([]byte, st.Size())
+	out := into[:0]
+	if n := int(st.Size()); cap(out) >= n {
+		out = out[:n]
+	} else {
+		out = make([]byte, n)
+	}
 	if _, err := io.ReadFull(f, out); err != nil {
 		return nil, fmt.Errorf("%s: %w", d.path(key), err)
 	}
@@ -102,7 +108,7 @@ type ocdbtStore struct {
 	db  *ocdbt.DB
 }
 
-func (o *ocdbtStore) read(key string, limit int) ([]byte, error) {
+func (o *ocdbtStore) read(key string, limit int, _ []byte) ([]byte, error) {
 	v, err := o.db.Get(key) // the database checks every length against its files first
 	if errors.Is(err, ocdbt.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %w", fs.ErrNotExist, err)

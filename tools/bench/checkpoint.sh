@@ -4,6 +4,9 @@
 # report: each side's median of the rounds, the ratios, and the disk's rates. Run it alone: on
 # 2 cores anything beside it moves the numbers.
 #
+# Before the rounds, JAX restores a checkpoint BenchmarkSave1GiB wrote (XLAMESH_CKPT_BENCH_KEEP)
+# and checks every value: what is timed is a save JAX reads.
+#
 # Each round runs BenchmarkSave1GiB and BenchmarkRestore1GiB (checkpoint/bench_test.go, -benchtime
 # ITERSx), then the JAX script (ITERS runs of each after a warm-up), then dd writing 1 GiB with
 # conv=fsync and reading it back with iflag=direct: the disk's own rates. (Both restores read
@@ -28,10 +31,15 @@ fi
 dir=${DIR:-$cache/bench/checkpoint}
 mkdir -p "$dir"
 out=$(mktemp -d)
-trap 'rm -rf "$out" "$dir"/save_* "$dir"/restore "$dir"/jax_* "$dir"/dd' EXIT
+trap 'rm -rf "$out" "$dir"/save_* "$dir"/restore "$dir"/jax_* "$dir"/dd "$dir"/check' EXIT
 go test -c -o "$out/checkpoint.test" ./checkpoint
 export XLAMESH_CKPT_BENCH_MIB=$mib XLAMESH_CKPT_BENCH_DIR=$dir
 export JAX_PLATFORMS=cpu XLA_FLAGS=--xla_force_host_platform_device_count=8 TF_CPP_MIN_LOG_LEVEL=2
+rm -rf "$dir/check"
+(cd checkpoint && XLAMESH_CKPT_BENCH_KEEP="$dir/check" "$out/checkpoint.test" -test.run='^$' \
+	-test.bench='^BenchmarkSave1GiB$' -test.benchtime=1x) >/dev/null
+"$venv/bin/python" tools/bench/checkpoint_jax.py "$dir" --mib "$mib" --check "$dir/check" >&2
+rm -rf "$dir/check"
 for ((r = 1; r <= rounds; r++)); do
 	echo "checkpoint bench: round $r/$rounds (load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
 	cut -d' ' -f1-3 /proc/loadavg >>"$out/load"

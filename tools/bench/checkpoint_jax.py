@@ -11,7 +11,11 @@ checkpoint onto the same sharding ITERS times (deserialize, then block_until_rea
 warm-up restore. Prints one line of JSON: {"Save1GiB": {"ns_per_op": ...}, "Restore1GiB":
 {...}, "_jax_version": ..., "_tensorstore_version": ...}, ns_per_op the median.
 
-usage: checkpoint_jax.py DIR [--mib 1024] [--iters 3]
+With --check PATH it times nothing: it restores the checkpoint xlamesh saved at PATH
+(BenchmarkSave1GiB with XLAMESH_CKPT_BENCH_KEEP=PATH) through tensorstore and exits non-zero
+unless every shard holds exactly the values above: JAX reads xlamesh's large, streamed chunks.
+
+usage: checkpoint_jax.py DIR [--mib 1024] [--iters 3] [--check PATH]
 """
 import argparse
 import importlib.metadata
@@ -33,6 +37,7 @@ def main():
     ap.add_argument("dir")
     ap.add_argument("--mib", type=int, default=1024)
     ap.add_argument("--iters", type=int, default=3)
+    ap.add_argument("--check")
     args = ap.parse_args()
     rows, cols = args.mib * 64, 4096
     mesh = jax.make_mesh((8,), ("x",))
@@ -44,6 +49,15 @@ def main():
     a = jax.device_put(host, s)
     a.block_until_ready()
     del host
+
+    if args.check:
+        m = serialization.GlobalAsyncCheckpointManager()
+        [b] = m.deserialize([s], [serialization.get_tensorstore_spec(args.check)])
+        for got, want in zip(b.addressable_shards, a.addressable_shards):
+            if got.index != want.index or not np.array_equal(np.asarray(got.data), np.asarray(want.data)):
+                raise SystemExit("checkpoint_jax: %s restores other values at %s" % (args.check, got.index))
+        print("checkpoint_jax: JAX restores %s exactly (%d shards)" % (args.check, len(b.addressable_shards)))
+        return
 
     def save(path):
         m = serialization.GlobalAsyncCheckpointManager()
