@@ -12,11 +12,19 @@
 #   xlamesh-gpu-bundle/BUILD-INFO      the commit and Go version it was built from
 #
 # Usage: build.sh PACKAGE... (the Makefile passes $(INTEGRATION)). Fails, with the size, when
-# the archive is over 48 MiB.
+# the archive is over 40 MiB: it travels to a GPU host beside a checkout of about 21 MiB, and
+# such a transfer is often capped at 64 MiB.
+#
+# xz runs at -9 on one thread: its one 64 MiB dictionary spans the test binaries, which share
+# most of their code, so the archive is half what -6 in parallel blocks makes (24 against 46
+# MiB, 2026-11-28), for about 90 s of compression. XLAMESH_GPU_BUNDLE_XZ sets other xz options
+# for a bundle that only checks itself here (make test's gpu-bundle-ci: the same files, sooner);
+# the size limit is then not applied.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 GO=${GO:-go}
-limit=$((48 << 20))
+limit=$((40 << 20))
+xz_opts=${XLAMESH_GPU_BUNDLE_XZ:--9 -T1}
 cache=${XLAMESH_CACHE_DIR:-$PWD/.cache}
 out=${XLAMESH_GPU_BUNDLE:-$cache/gpu-bundle.tar.xz} # XLAMESH_GPU_BUNDLE: another place for it
 stage=$(mktemp -d)
@@ -57,12 +65,19 @@ chmod +x "$b/run.sh"
 } >"$b/BUILD-INFO"
 
 mkdir -p "$cache"
-tar -C "$stage" -cf - xlamesh-gpu-bundle | xz -T0 -6 >"$out.tmp"
+# shellcheck disable=SC2086 # xz_opts is a list of options
+tar -C "$stage" -cf - xlamesh-gpu-bundle | xz $xz_opts >"$out.tmp"
 size=$(stat -c %s "$out.tmp")
+mib=$(awk -v s="$size" 'BEGIN{printf "%.1f", s/1048576}')
+if [[ -n ${XLAMESH_GPU_BUNDLE_XZ:-} ]]; then
+  mv "$out.tmp" "$out"
+  echo "make gpu-bundle: $out, $size bytes ($mib MiB with xz $xz_opts: a bundle to check here, not to carry), $(wc -l <"$b/PACKAGES") test binaries"
+  exit 0
+fi
 if ((size > limit)); then
   rm -f "$out.tmp"
-  echo "make gpu-bundle: the archive is $size bytes ($((size >> 20)) MiB), over the limit of $limit bytes (48 MiB)" >&2
+  echo "make gpu-bundle: the archive is $size bytes ($((size >> 20)) MiB), over the limit of $limit bytes (40 MiB)" >&2
   exit 1
 fi
 mv "$out.tmp" "$out"
-echo "make gpu-bundle: $out, $size bytes ($(awk -v s="$size" 'BEGIN{printf "%.1f", s/1048576}') MiB of 48), $(wc -l <"$b/PACKAGES") test binaries"
+echo "make gpu-bundle: $out, $size bytes ($mib MiB of 40), $(wc -l <"$b/PACKAGES") test binaries"
