@@ -56,10 +56,12 @@ func gpuLoose() bool { return gpuTolerant && onGPU() }
 
 // tf32Tolerance is, on a GPU, the relative tolerance of float32 results that went through a
 // matrix product or a convolution: XLA's GPU compiler multiplies float32 matrices in
-// TensorFloat-32 (a 10-bit mantissa) at JAX's default precision, as JAX on that GPU does; on an
-// H200 (2026-11-28) the corpus's programs and gradients came within 4.4e-4 of JAX's CPU values,
-// relative to the array's largest magnitude. On CPU the tolerances stay f32Tolerance and vjpTol.
-const tf32Tolerance = 2e-3
+// TensorFloat-32 (a 10-bit mantissa, a rounding of 2^-11) at JAX's default precision, as JAX on
+// that GPU does. Eight such roundings: on an H200 (2026-11-28) the corpus's programs came within
+// 4.4e-4 of JAX's CPU values, relative to the array's largest magnitude, and the attention
+// gradient, through four chained products, within 2.0e-3 in one run of the autotuner's choices
+// and 2.03e-3 in another. On CPU the tolerances stay f32Tolerance and vjpTol.
+const tf32Tolerance = 4e-3
 
 // programTolerance is the float32 tolerance of program outputs, relative to the array's largest
 // magnitude: f32Tolerance, or tf32Tolerance on a GPU.
