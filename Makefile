@@ -79,7 +79,7 @@ test-gpu: generate
 
 # The GPU lane (docs/gpu.md): one archive with the integration packages' stripped test binaries
 # (and the files they read), the xlamesh CLI (its bench is the benchmark) and run.sh, for a GPU
-# host without Go or network; the build fails when it is over 48 MiB.
+# host without Go or network; the build fails when it is over 40 MiB.
 gpu-bundle: generate
 	@bash tools/gpu-bundle/build.sh $(INTEGRATION)
 
