@@ -1,12 +1,13 @@
 package linalg
 
 import (
-	"regexp"
+	"strconv"
 
 	"github.com/gomlx/gopjrt/dtypes"
 
 	"github.com/xlamesh/xlamesh/autodiff"
 	"github.com/xlamesh/xlamesh/jnp"
+	"github.com/xlamesh/xlamesh/mlir"
 	"github.com/xlamesh/xlamesh/shapes"
 	"github.com/xlamesh/xlamesh/stablehlo"
 )
@@ -16,9 +17,6 @@ import (
 // does: each is the transpose of JAX's JVP rule of the primitive, written with this package's
 // own functions. A complex cotangent follows JAX's convention (package autodiff): the plain
 // transpose of the linear map, without conjugation.
-
-// flagPattern reads one u8 character flag of a kernel's backend config.
-var flagPattern = regexp.MustCompile(`(\w+) = (\d+) : ui8`)
 
 // flags returns the character flags of a recorded kernel call, by name.
 func flags(op *stablehlo.Op) map[string]byte {
@@ -31,12 +29,24 @@ func flags(op *stablehlo.Op) map[string]byte {
 		if a.Name != "mhlo.backend_config" {
 			continue
 		}
-		for _, m := range flagPattern.FindAllStringSubmatch(a.Value, -1) {
-			var v int
-			for _, c := range m[2] {
-				v = 10*v + int(c-'0')
+		// The entries "name = 76 : ui8" of the dictionary.
+		var toks []mlir.Token
+		for s := mlir.NewScanner(a.Value); ; {
+			t := s.Next()
+			if t.Kind == mlir.EOF {
+				break
 			}
-			out[m[1]] = byte(v)
+			toks = append(toks, t)
+		}
+		for i := 0; i+4 < len(toks); i++ {
+			name, eq, v, colon, typ := toks[i], toks[i+1], toks[i+2], toks[i+3], toks[i+4]
+			if name.Kind != mlir.Ident || !eq.Is(mlir.Punct, "=") || v.Kind != mlir.Int ||
+				!colon.Is(mlir.Punct, ":") || !typ.Is(mlir.Ident, "ui8") {
+				continue
+			}
+			if n, err := strconv.ParseUint(v.Text, 0, 8); err == nil {
+				out[name.Text] = byte(n)
+			}
 		}
 	}
 	return out
