@@ -15,8 +15,11 @@ runs on, and tools/oracle/compare.py compares this file's float arrays within a 
 
     {"group": "linalg", "jax_version", "generator", "artifacts": [{"name", "function", "dtype",
       "batched", "platform", "nr_devices", "custom_call_targets", "exported" (base64 of
-      jax.export's serialization), "text" (its module as JAX prints it), "inputs", "outputs"}],
+      jax.export's serialization), "text" (its module as JAX prints it; for one matrix only,
+      since a batch's module is the same but for its shapes), "inputs", "outputs"}],
      "grads": [{"name", "function", "inputs", "weights", "grads"}]}
+
+The file is written compact (no indentation): it holds some 100,000 numbers.
 
 generate.sh runs it in the oracle venv. Usage: linalg.py OUTDIR
 """
@@ -266,7 +269,7 @@ def artifact(name, fn, makers, about, dt, batched, seed):
         "nr_devices": 1,
         "custom_call_targets": cc,
         "exported": base64.b64encode(exp.serialize()).decode("ascii"),
-        "text": text,
+        "text": "" if batched else text,
         "inputs": [enc_array(x) for x in inputs],
         # By value only: the raw bytes of a LAPACK result differ between processors.
         "outputs": [{k: v for k, v in enc_array(np.asarray(o)).items() if k != "hex"} for o in outs],
@@ -291,8 +294,8 @@ def main():
     arts, grads = generate()
     with open(os.path.join(outdir, "linalg.json"), "w", encoding="utf-8") as f:
         json.dump({"group": "linalg", "jax_version": jax.__version__, "numpy_version": np.__version__,
-                   "generator": "tools/oracle/linalg.py", "artifacts": arts, "grads": grads}, f, indent=1,
-                  sort_keys=True)
+                   "generator": "tools/oracle/linalg.py", "artifacts": arts, "grads": grads}, f,
+                  separators=(",", ":"), sort_keys=True)
         f.write("\n")
     print("oracle: %-14s %4d artifacts, %d gradients" % ("linalg", len(arts), len(grads)))
 
