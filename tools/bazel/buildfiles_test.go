@@ -80,8 +80,11 @@ func ignored(file string) bool {
 			return false
 		}
 		if constraint.IsGoBuild(line) {
+			// Gazelle lists a file some build can compile (race or !race), and leaves out one
+			// no build compiles ("ignore"): true for every tag but ignore, and for none.
 			expr, err := constraint.Parse(line)
-			return err == nil && !expr.Eval(func(tag string) bool { return tag != "ignore" })
+			return err == nil && !expr.Eval(func(tag string) bool { return tag != "ignore" }) &&
+				!expr.Eval(func(string) bool { return false })
 		}
 	}
 	return false
