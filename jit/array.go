@@ -187,6 +187,19 @@ func FromCallbackBytes(c *pjrt.Client, shape []int, dtype dtypes.DType, s mesh.N
 	})
 }
 
+// callbackPlacement checks shape against s and returns where its shards go (see placement),
+// for the callback constructors.
+func callbackPlacement(c *pjrt.Client, s mesh.NamedSharding, shape []int) ([]Shard, []int, error) {
+	if err := s.CheckShape(shape); err != nil {
+		return nil, nil, fmt.Errorf("jit: from callback: %w", err)
+	}
+	placed, shardShape, err := placement(c, s, shape)
+	if err != nil {
+		return nil, nil, fmt.Errorf("jit: from callback: %w", err)
+	}
+	return placed, shardShape, nil
+}
+
 // transfer makes the array whose shards, placed, have the bytes of transfers; op names the
 // caller in errors.
 func transfer(op string, c *pjrt.Client, shape []int, dtype dtypes.DType, s mesh.NamedSharding, placed []Shard,
@@ -219,12 +232,9 @@ func FromCallbackInto(c *pjrt.Client, shape []int, dtype dtypes.DType, s mesh.Na
 	if !pjrt.Supported(dtype) {
 		return nil, fmt.Errorf("jit: from callback: %w: unsupported element type %v", pjrt.ErrHostData, dtype)
 	}
-	if err := s.CheckShape(shape); err != nil {
-		return nil, fmt.Errorf("jit: from callback: %w", err)
-	}
-	placed, shardShape, err := placement(c, s, shape)
+	placed, shardShape, err := callbackPlacement(c, s, shape)
 	if err != nil {
-		return nil, fmt.Errorf("jit: from callback: %w", err)
+		return nil, err
 	}
 	want := shapes.Make(dtype, shardShape...)
 	holders := map[string]int{}
@@ -265,12 +275,9 @@ func FromCallbackInto(c *pjrt.Client, shape []int, dtype dtypes.DType, s mesh.Na
 
 func fromCallback(c *pjrt.Client, shape []int, dtype dtypes.DType, s mesh.NamedSharding,
 	data func(index mesh.Index) ([]byte, error)) (*Array, error) {
-	if err := s.CheckShape(shape); err != nil {
-		return nil, fmt.Errorf("jit: from callback: %w", err)
-	}
-	placed, shardShape, err := placement(c, s, shape)
+	placed, shardShape, err := callbackPlacement(c, s, shape)
 	if err != nil {
-		return nil, fmt.Errorf("jit: from callback: %w", err)
+		return nil, err
 	}
 	want := shapes.Make(dtype, shardShape...)
 	// Every block first, then one transfer of them all: pjrt copies them on all cores.

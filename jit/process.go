@@ -99,17 +99,7 @@ func FromProcessLocalBytes(c *pjrt.Client, s mesh.NamedSharding, dtype dtypes.DT
 		}
 		transfers[i] = t
 	}
-	if err := inMemory(transfers, s); err != nil {
-		return nil, fmt.Errorf("jit: %s: %w", op, err)
-	}
-	bufs, err := c.BuffersFromHost(transfers)
-	if err != nil {
-		return nil, fmt.Errorf("jit: %s: %w", op, err)
-	}
-	for i := range placed {
-		placed[i].Data = bufs[i]
-	}
-	return newArray(globalShape, dtype, s, placed), nil
+	return transfer(op, c, globalShape, dtype, s, placed, transfers)
 }
 
 // ProcessLocalData returns this process's part of the array as a new flat row-major Go slice
